@@ -1,0 +1,419 @@
+package journal
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/hex"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fastjson"
+)
+
+// Record is one decoded line of a log.
+type Record struct {
+	Seq  uint64
+	TS   time.Time
+	SID  [16]byte
+	Kind Kind
+	Prev Digest
+	Body Body   // *SessionStart, *Intent, … matching Kind
+	Sig  []byte // nil when the line is unsigned
+	// Signed is the part of the line the signature covers (everything
+	// before `,"sig":`); it aliases the line passed to Decoder.Decode.
+	Signed []byte
+}
+
+// Decoder decodes lines into Records, checking that each line is exactly
+// what the journal's encoder writes for it. Not goroutine-safe; reusable.
+type Decoder struct {
+	p   fastjson.Parser
+	enc []byte
+}
+
+// Decode decodes one line (without its '\n'). The returned Record's Signed
+// aliases line; its other fields are its own.
+func (d *Decoder) Decode(line []byte) (*Record, error) {
+	v, err := d.p.ParseBytes(line)
+	if err != nil {
+		return nil, recordError("not JSON: %v", err)
+	}
+	o, err := v.Object()
+	if err != nil {
+		return nil, recordError("not a JSON object")
+	}
+	r := &Record{}
+	g := getter{o: o}
+	if ver := g.uint("v"); g.err == nil && ver != Version {
+		return nil, recordError("schema version %d, want %d", ver, Version)
+	}
+	r.Seq = g.uint("seq")
+	if ts := g.str("ts"); g.err == nil {
+		if r.TS, err = time.Parse(TimeLayout, string(ts)); err != nil {
+			g.fail("ts %q is not RFC 3339 UTC with nanoseconds", ts)
+		}
+	}
+	if sid := g.str("sid"); g.err == nil {
+		if n, err := hex.Decode(r.SID[:], sid); err != nil || n != 16 || len(sid) != 32 {
+			g.fail("sid %q is not 16 bytes of hex", sid)
+		}
+	}
+	if k := g.str("kind"); g.err == nil {
+		var ok bool
+		if r.Kind, ok = parseKind(k); !ok {
+			g.fail("unknown kind %q", k)
+		}
+	}
+	r.Prev = g.digest("prev")
+	if g.err != nil {
+		return nil, g.err
+	}
+	if r.Body, err = decodeBody(r.Kind, g); err != nil {
+		return nil, err
+	}
+	if s := o.Get("sig"); s != nil {
+		r.Sig = g.key("sig", ed25519.SignatureSize)
+		if g.err != nil {
+			return nil, g.err
+		}
+	}
+	// The line must be exactly what the encoder writes: this rejects unknown
+	// fields, duplicate fields, another order, white space, other escapes.
+	enc := append(d.enc[:0], `{"v":2,"seq":`...)
+	enc = strconv.AppendUint(enc, r.Seq, 10)
+	enc = append(enc, `,"ts":"`...)
+	enc = appendTime(enc, r.TS)
+	enc = append(enc, `","sid":"`...)
+	enc = hex.AppendEncode(enc, r.SID[:])
+	enc = append(enc, `","kind":"`...)
+	enc = append(enc, kindNames[r.Kind]...)
+	enc = append(enc, `","prev":"`...)
+	enc = r.Prev.appendText(enc)
+	enc = append(enc, '"')
+	enc = r.Body.AppendFields(enc)
+	signedLen := len(enc)
+	if r.Sig != nil {
+		enc = appendSig(enc, r.Sig)
+	} else {
+		enc = append(enc, '}')
+	}
+	d.enc = enc
+	if !bytes.Equal(enc, line) {
+		return nil, recordError("not in canonical form (unknown or reordered fields, white space or escapes)")
+	}
+	r.Signed = line[:signedLen]
+	return r, nil
+}
+
+// getter reads fields of one object, keeping the first error.
+type getter struct {
+	o   *fastjson.Object
+	err error
+}
+
+func (g *getter) fail(format string, args ...any) {
+	if g.err == nil {
+		g.err = recordError(format, args...)
+	}
+}
+
+func (g *getter) get(name string) *fastjson.Value {
+	if g.err != nil {
+		return nil
+	}
+	v := g.o.Get(name)
+	if v == nil {
+		g.fail("missing field %q", name)
+	}
+	return v
+}
+
+func (g *getter) has(name string) bool { return g.err == nil && g.o.Get(name) != nil }
+
+func (g *getter) str(name string) []byte {
+	v := g.get(name)
+	if v == nil {
+		return nil
+	}
+	b, err := v.StringBytes()
+	if err != nil {
+		g.fail("field %q is not a string", name)
+	}
+	return b
+}
+
+// nstr reads a string or null ("" for null).
+func (g *getter) nstr(name string) string {
+	v := g.get(name)
+	if v == nil || v.Type() == fastjson.TypeNull {
+		return ""
+	}
+	b, err := v.StringBytes()
+	if err != nil {
+		g.fail("field %q is not a string or null", name)
+	}
+	return string(b)
+}
+
+func (g *getter) uint(name string) uint64 {
+	v := g.get(name)
+	if v == nil {
+		return 0
+	}
+	n, err := v.Uint64()
+	if err != nil {
+		g.fail("field %q is not an unsigned integer", name)
+	}
+	return n
+}
+
+func (g *getter) int(name string) int64 {
+	v := g.get(name)
+	if v == nil {
+		return 0
+	}
+	n, err := v.Int64()
+	if err != nil {
+		g.fail("field %q is not an integer", name)
+	}
+	return n
+}
+
+func (g *getter) bool(name string) bool {
+	v := g.get(name)
+	if v == nil {
+		return false
+	}
+	b, err := v.Bool()
+	if err != nil {
+		g.fail("field %q is not a boolean", name)
+	}
+	return b
+}
+
+func (g *getter) strs(name string) []string {
+	v := g.get(name)
+	if v == nil {
+		return nil
+	}
+	a, err := v.Array()
+	if err != nil {
+		g.fail("field %q is not an array", name)
+		return nil
+	}
+	out := make([]string, 0, len(a))
+	for _, e := range a {
+		b, err := e.StringBytes()
+		if err != nil {
+			g.fail("field %q holds a non-string", name)
+			return nil
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func (g *getter) obj(name string) *getter {
+	v := g.get(name)
+	if v == nil {
+		return &getter{err: g.err}
+	}
+	o, err := v.Object()
+	if err != nil {
+		g.fail("field %q is not an object", name)
+		return &getter{err: g.err}
+	}
+	return &getter{o: o}
+}
+
+func (g *getter) digest(name string) (d Digest) {
+	s := g.str(name)
+	if g.err != nil {
+		return d
+	}
+	h, ok := bytes.CutPrefix(s, []byte(digestPrefix))
+	if n, err := hex.Decode(d[:], h); !ok || err != nil || n != len(d) || len(h) != 2*len(d) {
+		g.fail("field %q is not sha256:<64 hex>", name)
+	}
+	return d
+}
+
+func (g *getter) key(name string, size int) []byte {
+	s := g.str(name)
+	if g.err != nil {
+		return nil
+	}
+	b64, ok := bytes.CutPrefix(s, []byte(keyPrefix))
+	raw, err := base64.StdEncoding.Strict().AppendDecode(nil, b64)
+	if !ok || err != nil || len(raw) != size {
+		g.fail("field %q is not ed25519:<base64 of %d bytes>", name, size)
+		return nil
+	}
+	return raw
+}
+
+// merge moves a nested getter's error into g.
+func (g *getter) merge(n *getter) {
+	if g.err == nil {
+		g.err = n.err
+	}
+}
+
+func (g *getter) call() Call {
+	v := g.get("call")
+	if v == nil {
+		return Call{}
+	}
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return Call{Type: IDNull}
+	case fastjson.TypeNumber:
+		return Call{Type: IDNumber, Text: v.MarshalTo(nil)}
+	case fastjson.TypeString:
+		b, _ := v.StringBytes()
+		return Call{Type: IDString, Text: append([]byte(nil), b...)}
+	}
+	g.fail("field \"call\" is not a JSON-RPC id")
+	return Call{}
+}
+
+func decodeBody(k Kind, g getter) (Body, error) {
+	var b Body
+	switch k {
+	case KindSessionStart:
+		s := &SessionStart{}
+		s.Key = g.key("key", ed25519.PublicKeySize)
+		s.Aegis = string(g.str("aegis"))
+		s.Argv = g.strs("argv")
+		s.Durability = string(g.str("durability"))
+		s.PolicySet = string(g.str("policy_set"))
+		if v := g.get("confine"); v != nil && v.Type() != fastjson.TypeNull {
+			c := g.obj("confine")
+			s.Confine = &ConfineRequest{
+				Read: c.strs("read"), Write: c.strs("write"), Net: c.strs("net"),
+				ExecSupport: c.bool("exec_support"), UDP: c.bool("udp"), BestEffort: c.bool("best_effort"),
+			}
+			g.merge(c)
+		}
+		if g.has("env") {
+			s.Env = g.strs("env")
+		}
+		b = s
+	case KindEnforcement:
+		e := &Enforcement{}
+		e.LandlockABI = int(g.int("landlock_abi"))
+		if v := g.get("fs"); v != nil {
+			a, err := v.Array()
+			if err != nil {
+				g.fail("field \"fs\" is not an array")
+			}
+			for _, r := range a {
+				o, err := r.Object()
+				if err != nil {
+					g.fail("field \"fs\" holds a non-object")
+					break
+				}
+				rg := getter{o: o}
+				e.FS = append(e.FS, FSRule{Path: string(rg.str("path")), Access: rg.strs("access")})
+				g.merge(&rg)
+			}
+		}
+		n := g.obj("net")
+		if v := n.get("ports"); v != nil {
+			a, err := v.Array()
+			if err != nil {
+				n.fail("field \"ports\" is not an array")
+			}
+			for _, p := range a {
+				port, err := p.Int()
+				if err != nil {
+					n.fail("field \"ports\" holds a non-integer")
+				}
+				e.NetPorts = append(e.NetPorts, port)
+			}
+		}
+		e.HostsEnforced = n.bool("hosts_enforced")
+		g.merge(n)
+		e.Scopes = g.strs("scopes")
+		e.SeccompApplied = g.bool("seccomp_applied")
+		e.SeccompNetworkDenied = g.bool("seccomp_network_denied")
+		e.IOURingDenied = g.bool("io_uring_denied")
+		be := g.obj("best_effort")
+		e.BestEffort = be.bool("enabled")
+		e.Dropped = be.strs("dropped")
+		g.merge(be)
+		b = e
+	case KindIntent:
+		in := &Intent{}
+		in.Call = g.call()
+		if v := g.get("tool"); v != nil && v.Type() != fastjson.TypeNull {
+			in.Tool, in.HasTool = append([]byte(nil), g.str("tool")...), true
+		}
+		in.RequestDigest = g.digest("request_digest")
+		if g.has("batch") {
+			bt := g.obj("batch")
+			in.BatchIndex, in.BatchSize = int(bt.int("index")), int(bt.int("size"))
+			g.merge(bt)
+			if g.err == nil && in.BatchSize <= 0 {
+				g.fail("batch size %d", in.BatchSize)
+			}
+		}
+		if g.has("malformed") {
+			in.Malformed = string(g.str("malformed"))
+		}
+		p := g.obj("policy")
+		in.Verdict, in.Rule, in.Set = string(p.str("verdict")), p.nstr("rule"), string(p.str("set"))
+		g.merge(p)
+		c := g.obj("capability")
+		if c.str("grant"); c.has("status") {
+			in.Refused = true
+			c.str("status")
+			c.str("reason")
+		}
+		g.merge(c)
+		b = in
+	case KindOutcome:
+		o := &Outcome{}
+		o.Call = g.call()
+		o.Intent = g.uint("intent")
+		if v := g.get("response_digest"); v != nil && v.Type() != fastjson.TypeNull {
+			o.ResponseDigest, o.HasResponse = g.digest("response_digest"), true
+		}
+		e := g.obj("execution")
+		o.Status, o.Reason = string(e.str("status")), e.nstr("reason")
+		g.merge(e)
+		o.LatencyNS = g.int("latency_ns")
+		b = o
+	case KindAnomaly:
+		b = &Anomaly{RequestDigest: g.digest("request_digest"), Bytes: int(g.int("bytes")),
+			Reason: string(g.str("reason")), Forwarded: g.bool("forwarded")}
+	case KindPolicyReload:
+		b = &PolicyReload{Set: string(g.str("set")), Status: string(g.str("status"))}
+	case KindRecovery:
+		b = &Recovery{TornBytes: int(g.int("torn_bytes")), TornDigest: g.digest("torn_digest")}
+	case KindSessionEnd:
+		e := &SessionEnd{Reason: string(g.str("reason"))}
+		if g.has("detail") {
+			e.Detail = string(g.str("detail"))
+		}
+		x := g.obj("exit")
+		if x.has("signal") {
+			e.ExitSignal = string(x.str("signal"))
+		} else {
+			e.ExitCode = int(x.int("code"))
+		}
+		g.merge(x)
+		e.SeccompKilled = g.bool("seccomp_killed")
+		c := g.obj("counts")
+		e.Counts = Counts{FramesIn: c.uint("frames_in"), FramesOut: c.uint("frames_out"),
+			Intents: c.uint("intents"), Outcomes: c.uint("outcomes"), Unanswered: c.uint("unanswered"),
+			Refused: c.uint("refused"), Anomalies: c.uint("anomalies")}
+		g.merge(c)
+		b = e
+	}
+	if g.err != nil {
+		return nil, g.err
+	}
+	return b, nil
+}

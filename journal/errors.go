@@ -1,0 +1,46 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors of the journal. Classify with errors.Is; I/O failures are *IOError
+// and also match ErrIO.
+var (
+	// ErrIO matches every *IOError: a write, sync or read of the audit file
+	// failed and the journal has failed closed.
+	ErrIO = errors.New("journal: audit I/O failed")
+	// ErrClosed is returned by Append and Wait after Close.
+	ErrClosed = errors.New("journal: closed")
+	// ErrLocked means another process holds the audit file open for writing.
+	ErrLocked = errors.New("journal: audit file is in use by another aegis process")
+	// ErrNotLog means an existing file's last intact line is not an aegis
+	// record, so the chain cannot be continued; aegis never rewrites it.
+	ErrNotLog = errors.New("journal: existing file is not an aegis audit log")
+	// ErrRecord is matched by every error about the bytes of a record.
+	ErrRecord = errors.New("journal: bad record")
+	// ErrKey is matched by every error about a key's encoding.
+	ErrKey = errors.New("journal: bad key")
+)
+
+// IOError records a failed operation on the audit file. Err is the
+// underlying error, usually a syscall.Errno (EIO, ENOSPC, …).
+type IOError struct {
+	Op   string // "open", "write", "fdatasync", "read", "close"
+	Path string
+	Err  error
+}
+
+func (e *IOError) Error() string {
+	return fmt.Sprintf("journal: %s %s: %v", e.Op, e.Path, e.Err)
+}
+
+func (e *IOError) Unwrap() error { return e.Err }
+
+// Is makes every IOError match ErrIO.
+func (e *IOError) Is(target error) bool { return target == ErrIO }
+
+func recordError(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrRecord}, args...)...)
+}

@@ -1,0 +1,74 @@
+package journal
+
+import (
+	"sync"
+	"syscall"
+)
+
+// faultFS wraps OSFS and fails chosen operations, in the manner of pebble's
+// errorfs: the Nth write (1-based) or the Nth sync fails with err; a short
+// write writes half of its bytes first.
+type faultFS struct {
+	mu        sync.Mutex
+	failWrite int // fail the Nth write; 0: never
+	failSync  int // fail the Nth sync; 0: never
+	short     bool
+	err       error
+	writes    int
+	syncs     int
+}
+
+type faultFile struct {
+	File
+	fs *faultFS
+}
+
+func (fs *faultFS) OpenAppend(path string) (File, error) {
+	f, err := OSFS{}.OpenAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	return &faultFile{File: f, fs: fs}, nil
+}
+
+func (f *faultFile) Write(p []byte) (int, error) {
+	f.fs.mu.Lock()
+	f.fs.writes++
+	fail := f.fs.writes == f.fs.failWrite
+	short, err := f.fs.short, f.fs.err
+	f.fs.mu.Unlock()
+	if !fail {
+		return f.File.Write(p)
+	}
+	if short {
+		n, _ := f.File.Write(p[:len(p)/2])
+		if err == nil {
+			return n, nil // a short write that reports no error
+		}
+		return n, err
+	}
+	return 0, err
+}
+
+func (f *faultFile) Sync() error {
+	f.fs.mu.Lock()
+	f.fs.syncs++
+	fail := f.fs.syncs == f.fs.failSync
+	err := f.fs.err
+	f.fs.mu.Unlock()
+	if fail {
+		return err
+	}
+	return f.File.Sync()
+}
+
+func (fs *faultFS) counts() (writes, syncs int) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.writes, fs.syncs
+}
+
+var (
+	eio    error = syscall.EIO
+	enospc error = syscall.ENOSPC
+)

@@ -1,0 +1,349 @@
+package journal
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Options configure Open. Key is required; the rest have defaults.
+type Options struct {
+	// Durability is the level; the zero value is None, so callers normally
+	// pass the result of ParseDurability (default "strict").
+	Durability Durability
+	// Key signs the records.
+	Key ed25519.PrivateKey
+	// FS opens the file. Default OSFS{}.
+	FS FS
+	// Now is the clock of "ts" and of nothing else. Default time.Now.
+	Now func() time.Time
+	// SID is the session id. Default: 16 random bytes.
+	SID [16]byte
+}
+
+// Head names the last line of a log: its seq and the SHA-256 of its bytes.
+type Head struct {
+	Seq  uint64
+	Hash Digest
+}
+
+func (h Head) String() string { return strconv.FormatUint(h.Seq, 10) + ":" + h.Hash.String() }
+
+// Journal appends records to one audit file. Its methods are safe for
+// concurrent use by any number of goroutines.
+type Journal struct {
+	path string
+	f    File
+	dur  Durability
+	key  ed25519.PrivateKey
+	pub  ed25519.PublicKey
+	now  func() time.Time
+	sid  [32]byte // hex
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	q       queue  // appended, not yet taken by a flush
+	spare   queue  // the other buffer, reused
+	nextSeq uint64 // seq of the next Append
+	written uint64 // every seq below it has been written
+	synced  uint64 // every seq below it has been synced
+	// flushing is true while one goroutine (the leader) owns the fields
+	// below and the file; every other waiter sleeps on cond.
+	flushing bool
+	err      error // sticky; set once, never cleared
+	closed   bool
+	stop     chan struct{} // stops the interval syncer
+	done     chan struct{}
+
+	// Owned by the leader.
+	lead []byte // bytes to write before the next group ("\n" ending a torn line)
+	prev Digest // hash of the last line written
+	head Head
+	out  []byte
+}
+
+type queue struct {
+	fields []byte // the kind fields of every record, back to back
+	recs   []queued
+}
+
+type queued struct {
+	seq  uint64
+	ts   time.Time
+	kind Kind
+	end  int // end of this record's fields in queue.fields
+}
+
+func (q *queue) reset() {
+	q.fields = q.fields[:0]
+	q.recs = q.recs[:0]
+}
+
+// Open opens (or creates) the audit file at path for appending. An existing
+// file is continued: the next record chains to its last intact line, and a
+// torn last line is ended and answered by a Recovery record, which is
+// queued as the first record of this journal. The caller appends
+// SessionStart next.
+func Open(path string, opts Options) (*Journal, error) {
+	if len(opts.Key) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("%w: signing key is missing or not Ed25519", ErrKey)
+	}
+	if opts.FS == nil {
+		opts.FS = OSFS{}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.SID == ([16]byte{}) {
+		if _, err := rand.Read(opts.SID[:]); err != nil {
+			return nil, err
+		}
+	}
+	f, err := opts.FS.OpenAppend(path)
+	if err != nil {
+		if errors.Is(err, ErrLocked) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
+		}
+		return nil, &IOError{Op: "open", Path: path, Err: err}
+	}
+	j := &Journal{
+		path: path,
+		f:    f,
+		dur:  opts.Durability,
+		key:  opts.Key,
+		pub:  opts.Key.Public().(ed25519.PublicKey),
+		now:  opts.Now,
+	}
+	hex.Encode(j.sid[:], opts.SID[:])
+	j.cond.L = &j.mu
+	tail, err := readTail(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if tail.intact {
+		j.prev, j.nextSeq = tail.hash, tail.seq+1
+		j.head = Head{Seq: tail.seq, Hash: tail.hash}
+	}
+	j.written, j.synced = j.nextSeq, j.nextSeq
+	if tail.tornBytes > 0 {
+		j.lead = []byte{'\n'}
+		j.Append(&Recovery{TornBytes: int(tail.tornBytes), TornDigest: tail.tornDigest})
+	}
+	if j.dur.Level == Interval {
+		j.stop, j.done = make(chan struct{}), make(chan struct{})
+		go j.syncEvery(j.dur.Every)
+	}
+	return j, nil
+}
+
+// PublicKey returns the public half of the signing key.
+func (j *Journal) PublicKey() ed25519.PublicKey { return j.pub }
+
+// Durability returns the journal's level.
+func (j *Journal) Durability() Durability { return j.dur }
+
+// Append queues a record and returns its seq. It does no I/O: call Wait to
+// have it written and, as the level requires, synced. A SessionStart with a
+// nil Key gets the journal's public key. Append copies what it needs; b may
+// be reused when it returns.
+func (j *Journal) Append(b Body) (uint64, error) {
+	if s, ok := b.(*SessionStart); ok && s.Key == nil {
+		s.Key = j.pub
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return 0, j.err
+	}
+	if j.closed {
+		return 0, ErrClosed
+	}
+	seq := j.nextSeq
+	j.nextSeq++
+	j.q.fields = b.AppendFields(j.q.fields)
+	j.q.recs = append(j.q.recs, queued{seq: seq, ts: j.now(), kind: b.Kind(), end: len(j.q.fields)})
+	return seq, nil
+}
+
+// Wait blocks until the record seq is as durable as the level requires
+// before the frame it describes crosses b, and returns nil; or returns the
+// journal's first I/O error, after which nothing more is ever written.
+// Waiting for a record waits for every record before it too.
+func (j *Journal) Wait(seq uint64, b Barrier) error {
+	sync := j.dur.needsSync(b)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if seq >= j.nextSeq {
+		return fmt.Errorf("journal: Wait(%d): not appended", seq)
+	}
+	for {
+		if j.err != nil {
+			return j.err
+		}
+		if seq < j.synced || (!sync && seq < j.written) {
+			return nil
+		}
+		if !j.flushing {
+			j.flush(sync)
+			continue
+		}
+		j.cond.Wait()
+	}
+}
+
+// flush writes every queued record as one group and, if sync, fdatasyncs.
+// Called with mu held and no flush in progress; returns with mu held.
+//
+// Rules of the group commit:
+//   - only the leader (flushing == true) touches the file, lead, prev, head
+//     and out; it drops mu for the I/O so that appenders queue meanwhile;
+//   - the leader takes the whole queue: one write covers every record
+//     appended before it started, and the sync after it covers them all;
+//   - the last record of every group is signed, so no written record is
+//     ever left without a signature after it;
+//   - on error nothing is written or synced again; every waiter wakes and
+//     sees the error.
+func (j *Journal) flush(sync bool) {
+	j.flushing = true
+	q := j.q
+	j.q, j.spare = j.spare, queue{}
+	target := j.written + uint64(len(q.recs))
+	needSync := sync && j.synced < target
+	j.mu.Unlock()
+
+	var err error
+	op := "write"
+	if len(q.recs) > 0 || len(j.lead) > 0 {
+		out := j.encode(&q)
+		var n int
+		n, err = j.f.Write(out)
+		if err == nil && n < len(out) {
+			err = io.ErrShortWrite
+		}
+	}
+	if err == nil && needSync {
+		op = "fdatasync"
+		err = j.f.Sync()
+	}
+
+	j.mu.Lock()
+	if err != nil {
+		j.err = &IOError{Op: op, Path: j.path, Err: err}
+	} else {
+		j.written = target
+		if needSync {
+			j.synced = target
+		}
+	}
+	q.reset()
+	j.spare = q
+	j.flushing = false
+	j.cond.Broadcast()
+}
+
+// encode turns the queued records into lines, chaining and signing them.
+// Only the leader calls it.
+func (j *Journal) encode(q *queue) []byte {
+	out := append(j.out[:0], j.lead...)
+	j.lead = nil
+	start := 0
+	for i, r := range q.recs {
+		line := len(out)
+		out = append(out, `{"v":2,"seq":`...)
+		out = strconv.AppendUint(out, r.seq, 10)
+		out = append(out, `,"ts":"`...)
+		out = appendTime(out, r.ts)
+		out = append(out, `","sid":"`...)
+		out = append(out, j.sid[:]...)
+		out = append(out, `","kind":"`...)
+		out = append(out, kindNames[r.kind]...)
+		out = append(out, `","prev":"`...)
+		out = j.prev.appendText(out)
+		out = append(out, '"')
+		out = append(out, q.fields[start:r.end]...)
+		start = r.end
+		if i == len(q.recs)-1 || r.kind == KindSessionEnd {
+			out = appendSig(out, ed25519.Sign(j.key, out[line:]))
+		} else {
+			out = append(out, '}')
+		}
+		j.prev = sha256.Sum256(out[line:])
+		j.head = Head{Seq: r.seq, Hash: j.prev}
+		out = append(out, '\n')
+	}
+	j.out = out
+	return out
+}
+
+// Head returns the last line written: what to keep elsewhere so that a cut
+// tail can be detected (verify --head). ok is false for an empty log.
+func (j *Journal) Head() (h Head, ok bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.flushing {
+		j.cond.Wait()
+	}
+	return j.head, j.written > 0
+}
+
+// Err returns the journal's sticky I/O error, or nil.
+func (j *Journal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+// Close writes what is queued, syncs it (at every level but None), and
+// closes the file. It returns the journal's first error, if any. Append
+// fails with ErrClosed afterwards.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return j.Err()
+	}
+	j.closed = true
+	for j.flushing {
+		j.cond.Wait()
+	}
+	if j.err == nil && (j.written < j.nextSeq || (j.dur.Level > None && j.synced < j.nextSeq)) {
+		j.flush(j.dur.Level > None)
+	}
+	err := j.err
+	j.mu.Unlock()
+	if j.stop != nil {
+		close(j.stop)
+		<-j.done
+	}
+	if cerr := j.f.Close(); cerr != nil && err == nil {
+		err = &IOError{Op: "close", Path: j.path, Err: cerr}
+	}
+	return err
+}
+
+// syncEvery is the interval level's background syncer.
+func (j *Journal) syncEvery(d time.Duration) {
+	defer close(j.done)
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-j.stop:
+			return
+		case <-t.C:
+			j.mu.Lock()
+			if !j.flushing && !j.closed && j.err == nil && j.synced < j.nextSeq {
+				j.flush(true)
+			}
+			j.mu.Unlock()
+		}
+	}
+}

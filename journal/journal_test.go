@@ -1,0 +1,498 @@
+package journal
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+func testKey(t testing.TB) ed25519.PrivateKey {
+	t.Helper()
+	k, err := GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func mustDurability(t testing.TB, s string) Durability {
+	t.Helper()
+	d, err := ParseDurability(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// session writes one complete session of every kind of record through the
+// journal API, waiting on each record as the relay would.
+func session(t testing.TB, path string, key ed25519.PrivateKey, calls int) {
+	t.Helper()
+	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(b Body, bar Barrier) uint64 {
+		t.Helper()
+		seq, err := j.Append(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Wait(seq, bar); err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	must(&SessionStart{Aegis: "test", Argv: []string{"server", "--flag", "ünï\"code\n"}, Durability: "strict", PolicySet: PassThroughSet}, BeforeRequest)
+	must(&Enforcement{LandlockABI: 7, FS: []FSRule{{Path: "/srv", Access: []string{"read"}}}, NetPorts: []int{443},
+		Scopes: []string{"signal"}, SeccompApplied: true, SeccompNetworkDenied: true, IOURingDenied: true}, BeforeRequest)
+	var c Counts
+	for i := range calls {
+		id := Call{Type: IDNumber, Text: []byte(strconv.Itoa(i))}
+		if i%3 == 1 {
+			id = Call{Type: IDString, Text: []byte("id-\x01-" + strconv.Itoa(i))}
+		}
+		in := &Intent{Call: id, Tool: []byte("echo"), HasTool: true, RequestDigest: sha256.Sum256([]byte{byte(i)})}
+		if i%4 == 2 {
+			in.BatchIndex, in.BatchSize = 1, 2
+		}
+		if i%5 == 3 {
+			in.Malformed, in.HasTool = "duplicate key \"name\"", false
+		}
+		iseq := must(in, BeforeRequest)
+		must(&Outcome{Call: id, Intent: iseq, ResponseDigest: sha256.Sum256([]byte("r")), HasResponse: true,
+			Status: StatusOK, LatencyNS: int64(1000 + i)}, BeforeResponse)
+		c.Intents++
+		c.Outcomes++
+	}
+	must(&Anomaly{RequestDigest: sha256.Sum256([]byte("junk")), Bytes: 4, Reason: "not one JSON value", Forwarded: true}, BeforeRequest)
+	must(&PolicyReload{Set: "sha256:00", Status: "rejected: line 3: bad glob"}, BeforeRequest)
+	c.Anomalies = 1
+	must(&SessionEnd{Reason: EndClientEOF, ExitCode: 0, Counts: c}, BeforeResponse)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func verifyFile(t testing.TB, path string, opts VerifyOptions) *Report {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := Verify(f, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func verifyBytes(t testing.TB, b []byte, opts VerifyOptions) *Report {
+	t.Helper()
+	rep, err := Verify(bytes.NewReader(b), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	key := testKey(t)
+	session(t, path, key, 7)
+	pub := key.Public().(ed25519.PublicKey)
+	rep := verifyFile(t, path, VerifyOptions{Key: pub})
+	if rep.Status != Valid {
+		t.Fatalf("Verify pinned = %v %v %v; want valid", rep.Status, rep.Problems, rep.Gaps)
+	}
+	if rep.Records != 2+14+3 || len(rep.Sessions) != 1 || rep.Sessions[0].Intents != 7 {
+		t.Errorf("Verify = %d records, %d sessions; want 19, 1", rep.Records, len(rep.Sessions))
+	}
+	other := testKey(t).Public().(ed25519.PublicKey)
+	if rep := verifyFile(t, path, VerifyOptions{Key: other}); rep.Status != Invalid {
+		t.Errorf("Verify pinned to another key = %v; want invalid", rep.Status)
+	}
+	// Every line decodes and re-encodes to itself; the file ends in '\n'.
+	data, _ := os.ReadFile(path)
+	var d Decoder
+	for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		if _, err := d.Decode(line); err != nil {
+			t.Errorf("Decode(line %d) = %v", i+1, err)
+		}
+	}
+}
+
+func TestAppendSessionsAndKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	k1, k2 := testKey(t), testKey(t)
+	session(t, path, k1, 2)
+	session(t, path, k2, 3)
+	session(t, path, k1, 1)
+	rep := verifyFile(t, path, VerifyOptions{})
+	if rep.Status != Valid || len(rep.Sessions) != 3 {
+		t.Fatalf("Verify unpinned = %v, %d sessions, %v; want valid, 3", rep.Status, len(rep.Sessions), rep.Problems)
+	}
+	rep = verifyFile(t, path, VerifyOptions{Key: k1.Public().(ed25519.PublicKey)})
+	if rep.Status != Invalid || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Msg, "not the pinned key") {
+		t.Fatalf("Verify pinned to k1 = %v %v; want invalid naming the k2 session", rep.Status, rep.Problems)
+	}
+}
+
+func TestLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	j, err := Open(path, Options{Key: testKey(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := Open(path, Options{Key: testKey(t)}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open = %v; want ErrLocked", err)
+	}
+}
+
+func TestOpenRefusesForeignFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	os.WriteFile(path, []byte("hello world\n"), 0o600)
+	if _, err := Open(path, Options{Key: testKey(t)}); !errors.Is(err, ErrNotLog) {
+		t.Fatalf("Open(foreign file) = %v; want ErrNotLog", err)
+	}
+	data, _ := os.ReadFile(path)
+	if string(data) != "hello world\n" {
+		t.Errorf("Open changed a foreign file: %q", data)
+	}
+}
+
+func TestTamper(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	key := testKey(t)
+	session(t, path, key, 3)
+	session(t, path, key, 2)
+	orig, _ := os.ReadFile(path)
+	pub := key.Public().(ed25519.PublicKey)
+	lines := bytes.SplitAfter(orig, []byte("\n"))
+	lines = lines[:len(lines)-1] // the empty string after the last '\n'
+	join := func(ls [][]byte) []byte { return bytes.Join(ls, nil) }
+
+	other := filepath.Join(dir, "other.jsonl")
+	session(t, other, key, 3)
+	otherData, _ := os.ReadFile(other)
+	otherLines := bytes.SplitAfter(otherData, []byte("\n"))
+
+	tests := []struct {
+		name string
+		data []byte
+		want Status
+	}{
+		{"original", orig, Valid},
+		{"deleted line", join(append(append([][]byte{}, lines[:4]...), lines[5:]...)), Invalid},
+		{"deleted first line", join(lines[1:]), Invalid},
+		{"swapped lines", join(append(append(append([][]byte{}, lines[:3]...), lines[4], lines[3]), lines[5:]...)), Invalid},
+		{"line from another log", join(append(append(append([][]byte{}, lines[:3]...), otherLines[3]), lines[4:]...)), Invalid},
+		{"line from another log replacing", join(append(append(append([][]byte{}, lines[:3]...), otherLines[3]), lines[3:]...)), Invalid},
+		{"duplicated line", join(append(append([][]byte{}, lines[:4]...), lines[3:]...)), Invalid},
+		{"cut tail", join(lines[:len(lines)-2]), Incomplete},
+		{"cut to first session", join(lines[:len(lines)/2]), Incomplete},
+		{"blank line inserted", join(append(append(append([][]byte{}, lines[:3]...), []byte("\n")), lines[3:]...)), Invalid},
+	}
+	for _, tt := range tests {
+		if got := verifyBytes(t, tt.data, VerifyOptions{Key: pub}).Status; got != tt.want {
+			t.Errorf("Verify(%s) = %v; want %v", tt.name, got, tt.want)
+		}
+	}
+
+	// Every single-byte change anywhere but the file's final '\n' makes the
+	// log invalid. (Changing that one byte makes the last line torn, which
+	// verify reports as incomplete: never valid.) A log of one session of
+	// one call holds every kind of record and keeps this quick.
+	small := filepath.Join(dir, "small.jsonl")
+	session(t, small, key, 1)
+	orig, _ = os.ReadFile(small)
+	for i := range orig {
+		for _, x := range []byte{0x01, 0x80} {
+			if x == 0x80 && i%7 != 0 {
+				continue
+			}
+			mut := bytes.Clone(orig)
+			mut[i] ^= x
+			want := Invalid
+			if i == len(orig)-1 {
+				want = Incomplete
+			}
+			if got := verifyBytes(t, mut, VerifyOptions{Key: pub, Workers: 1}).Status; got != want {
+				t.Fatalf("Verify(byte %d ^= %#x, in %q) = %v; want %v", i, x, lineAt(orig, i), got, want)
+			}
+		}
+	}
+}
+
+func lineAt(b []byte, i int) string {
+	s := bytes.LastIndexByte(b[:i], '\n') + 1
+	e := bytes.IndexByte(b[i:], '\n')
+	if e < 0 {
+		return string(b[s:])
+	}
+	return string(b[s : i+e])
+}
+
+func TestHead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	key := testKey(t)
+	j, err := Open(path, Options{Durability: mustDurability(t, "none"), Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, _ := j.Append(&SessionStart{Aegis: "t", Durability: "none", PolicySet: PassThroughSet})
+	seq, _ = j.Append(&SessionEnd{Reason: EndClientEOF})
+	if err := j.Wait(seq, BeforeResponse); err != nil {
+		t.Fatal(err)
+	}
+	head, ok := j.Head()
+	j.Close()
+	data, _ := os.ReadFile(path)
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	if !ok || head.Seq != 1 || head.Hash != sha256.Sum256(lines[1]) {
+		t.Fatalf("Head() = %v, %v; want seq 1 and the hash of line 2", head, ok)
+	}
+	if rep := verifyBytes(t, data, VerifyOptions{Head: &head}); rep.Status != Valid {
+		t.Errorf("Verify(--head of itself) = %v %v; want valid", rep.Status, rep.Problems)
+	}
+	later := Head{Seq: 5, Hash: head.Hash}
+	if rep := verifyBytes(t, data, VerifyOptions{Head: &later}); rep.Status != Invalid {
+		t.Errorf("Verify(--head beyond the end) = %v; want invalid (cut tail)", rep.Status)
+	}
+}
+
+func TestTornTailRecovery(t *testing.T) {
+	key := testKey(t)
+	pub := key.Public().(ed25519.PublicKey)
+	for _, torn := range []string{`{"v":2,"seq":9,"ts":"20`, "\x00\x00\x00", `x`} {
+		path := filepath.Join(t.TempDir(), "audit.jsonl")
+		session(t, path, key, 2)
+		f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString(torn)
+		f.Close()
+		before, _ := os.ReadFile(path)
+		if rep := verifyBytes(t, before, VerifyOptions{Key: pub}); rep.Status != Incomplete {
+			t.Errorf("Verify(torn %q, not yet recovered) = %v %v; want incomplete", torn, rep.Status, rep.Problems)
+		}
+		session(t, path, key, 2)
+		after, _ := os.ReadFile(path)
+		if !bytes.HasPrefix(after, before) {
+			t.Fatalf("recovery rewrote existing bytes")
+		}
+		rep := verifyBytes(t, after, VerifyOptions{Key: pub})
+		if rep.Status != Valid || len(rep.Sessions) != 2 {
+			t.Errorf("Verify(torn %q, recovered) = %v %v %v; want valid, 2 sessions", torn, rep.Status, rep.Problems, rep.Gaps)
+		}
+		if !bytes.Contains(after, []byte(`"kind":"recovery"`)) {
+			t.Errorf("no recovery record after torn %q", torn)
+		}
+	}
+}
+
+// A session that crashed (no session_end) leaves the log incomplete.
+func TestCrashedSessionIncomplete(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	key := testKey(t)
+	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Append(&SessionStart{Aegis: "t", Durability: "strict", PolicySet: PassThroughSet})
+	seq, _ := j.Append(&Intent{Call: Call{Type: IDNumber, Text: []byte("1")}, RequestDigest: Digest{1}})
+	j.Wait(seq, BeforeRequest)
+	j.Close()
+	rep := verifyFile(t, path, VerifyOptions{})
+	if rep.Status != Incomplete || len(rep.Problems) != 0 {
+		t.Fatalf("Verify(no session_end) = %v %v; want incomplete, no problems", rep.Status, rep.Problems)
+	}
+}
+
+func TestGroupCommit(t *testing.T) {
+	for _, n := range []int{1, 8, 32, 128} {
+		path := filepath.Join(t.TempDir(), "audit.jsonl")
+		fs := &faultFS{}
+		j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: fs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const per = 20
+		var wg sync.WaitGroup
+		for w := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range per {
+					seq, err := j.Append(&Intent{Call: Call{Type: IDNumber, Text: []byte(strconv.Itoa(w*per + i))}})
+					if err == nil {
+						err = j.Wait(seq, BeforeRequest)
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		j.Close()
+		writes, syncs := fs.counts()
+		if syncs > n*per || writes > n*per {
+			t.Errorf("%d appenders: %d writes, %d syncs for %d records; want at most one each per record", n, writes, syncs, n*per)
+		}
+		if n >= 8 && syncs > n*per/2 {
+			t.Errorf("%d appenders: %d syncs for %d records; want records to share syncs", n, syncs, n*per)
+		}
+		data, _ := os.ReadFile(path)
+		if got := bytes.Count(data, []byte("\n")); got != n*per {
+			t.Errorf("%d appenders: %d lines; want %d", n, got, n*per)
+		}
+	}
+}
+
+func TestDurabilityBarriers(t *testing.T) {
+	tests := []struct {
+		level           string
+		reqSync, rspSync bool
+	}{
+		{"strict", true, true}, {"G3", true, true},
+		{"reply", false, true}, {"G2", false, true},
+		{"interval:1h", false, false}, {"none", false, false}, {"G0", false, false},
+	}
+	for _, tt := range tests {
+		fs := &faultFS{}
+		j, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), Options{Durability: mustDurability(t, tt.level), Key: testKey(t), FS: fs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, _ := j.Append(&Intent{})
+		j.Wait(seq, BeforeRequest)
+		_, s1 := fs.counts()
+		seq, _ = j.Append(&Outcome{Intent: seq, Status: StatusOK})
+		j.Wait(seq, BeforeResponse)
+		_, s2 := fs.counts()
+		if (s1 == 1) != tt.reqSync || (s2-s1 == 1) != tt.rspSync {
+			t.Errorf("%s: syncs before request %d, before response %d; want %v, %v", tt.level, s1, s2-s1, tt.reqSync, tt.rspSync)
+		}
+		j.Close()
+	}
+}
+
+func TestParseDurability(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"strict", "strict", true}, {"G3", "strict", true}, {"reply", "reply", true}, {"g2", "reply", true},
+		{"interval", "interval:50ms", true}, {"interval:10ms", "interval:10ms", true}, {"G1:1s", "interval:1s", true},
+		{"none", "none", true}, {"G0", "none", true},
+		{"fast", "", false}, {"strict:1s", "", false}, {"interval:0s", "", false}, {"interval:x", "", false},
+	}
+	for _, tt := range tests {
+		d, err := ParseDurability(tt.in)
+		if (err == nil) != tt.ok || (tt.ok && d.String() != tt.want) {
+			t.Errorf("ParseDurability(%q) = %v, %v; want %q, ok %v", tt.in, d, err, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestFaults fails every write index and every sync index of a short run,
+// with EIO, ENOSPC and a short write, and checks the fail-closed contract.
+func TestFaults(t *testing.T) {
+	const records = 6
+	key := testKey(t)
+	pub := key.Public().(ed25519.PublicKey)
+	type fault struct {
+		name  string
+		fs    *faultFS
+		errIs error
+	}
+	var faults []fault
+	for i := 1; i <= records+1; i++ {
+		faults = append(faults,
+			fault{"EIO write " + strconv.Itoa(i), &faultFS{failWrite: i, err: eio}, syscall.EIO},
+			fault{"ENOSPC write " + strconv.Itoa(i), &faultFS{failWrite: i, err: enospc}, syscall.ENOSPC},
+			fault{"short write " + strconv.Itoa(i), &faultFS{failWrite: i, short: true}, nil},
+			fault{"short write ENOSPC " + strconv.Itoa(i), &faultFS{failWrite: i, short: true, err: enospc}, syscall.ENOSPC},
+			fault{"EIO sync " + strconv.Itoa(i), &faultFS{failSync: i, err: eio}, syscall.EIO},
+		)
+	}
+	for _, f := range faults {
+		path := filepath.Join(t.TempDir(), "audit.jsonl")
+		j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: key, FS: f.fs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var acked []uint64
+		var firstErr error
+		bodies := []Body{&SessionStart{Aegis: "t", Durability: "strict", PolicySet: PassThroughSet}}
+		for i := range records - 2 {
+			bodies = append(bodies, &Intent{RequestDigest: Digest{byte(i)}}) // no id: no outcome due
+		}
+		bodies = append(bodies, &SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: records - 2}})
+		for _, b := range bodies {
+			seq, err := j.Append(b)
+			if err == nil {
+				err = j.Wait(seq, BeforeRequest)
+			}
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				if !errors.Is(err, ErrIO) || !errors.Is(err, firstErr) && err.Error() != firstErr.Error() {
+					t.Errorf("%s: later error %v; want the first error %v again", f.name, err, firstErr)
+				}
+				continue
+			}
+			if firstErr != nil {
+				t.Errorf("%s: seq %d acknowledged after the fault", f.name, seq)
+			}
+			acked = append(acked, seq)
+		}
+		cerr := j.Close()
+		writes, syncs := f.fs.counts()
+		faulted := (f.fs.failWrite > 0 && f.fs.failWrite <= writes) || (f.fs.failSync > 0 && f.fs.failSync <= syncs)
+		if faulted {
+			if firstErr == nil && cerr == nil {
+				t.Errorf("%s: no error reported", f.name)
+			}
+			if firstErr != nil && f.errIs != nil && !errors.Is(firstErr, f.errIs) {
+				t.Errorf("%s: error %v; want it to wrap %v", f.name, firstErr, f.errIs)
+			}
+			if firstErr != nil && !strings.Contains(firstErr.Error(), path) {
+				t.Errorf("%s: error %q does not name the file", f.name, firstErr)
+			}
+		}
+		// Nothing is written or synced after the fault.
+		if faulted && (writes > max(f.fs.failWrite, 0) && f.fs.failWrite > 0 || syncs > f.fs.failSync && f.fs.failSync > 0) {
+			t.Errorf("%s: %d writes, %d syncs: I/O after the fault", f.name, writes, syncs)
+		}
+		data, _ := os.ReadFile(path)
+		rep := verifyBytes(t, data, VerifyOptions{Key: pub})
+		if rep.Status == Invalid {
+			t.Errorf("%s: Verify = invalid %v; a fault must never look like tampering", f.name, rep.Problems)
+		}
+		var d Decoder
+		present := map[uint64]bool{}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if r, err := d.Decode(line); err == nil {
+				present[r.Seq] = true
+			}
+		}
+		for _, seq := range acked {
+			if !present[seq] {
+				t.Errorf("%s: acknowledged seq %d missing from the file", f.name, seq)
+			}
+		}
+	}
+}

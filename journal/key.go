@@ -1,0 +1,74 @@
+package journal
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"fmt"
+	"strings"
+)
+
+// GenerateKey returns a new Ed25519 private key.
+func GenerateKey() (ed25519.PrivateKey, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	return priv, err
+}
+
+// MarshalPrivateKey encodes k as a PKCS#8 PEM block ("PRIVATE KEY"), the
+// form `openssl pkey` reads.
+func MarshalPrivateKey(k ed25519.PrivateKey) ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// ParsePrivateKey decodes a PKCS#8 PEM Ed25519 private key.
+func ParsePrivateKey(data []byte) (ed25519.PrivateKey, error) {
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, fmt.Errorf("%w: no PEM block", ErrKey)
+	}
+	if block.Type != "PRIVATE KEY" {
+		return nil, fmt.Errorf("%w: PEM block is %q, want PKCS#8 \"PRIVATE KEY\"", ErrKey, block.Type)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrKey, err)
+	}
+	priv, ok := k.(ed25519.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T is not an Ed25519 key", ErrKey, k)
+	}
+	return priv, nil
+}
+
+// FormatPublicKey returns "ed25519:<base64 of the 32 raw bytes>".
+func FormatPublicKey(pub ed25519.PublicKey) string {
+	return keyPrefix + base64.StdEncoding.EncodeToString(pub)
+}
+
+// ParsePublicKey parses the form FormatPublicKey writes. Surrounding white
+// space is ignored, so the contents of a .pub file can be passed as they are.
+func ParsePublicKey(s string) (ed25519.PublicKey, error) {
+	s = strings.TrimSpace(s)
+	b64, ok := strings.CutPrefix(s, keyPrefix)
+	if !ok {
+		return nil, fmt.Errorf("%w: public key %q does not start with %q", ErrKey, clip(s), keyPrefix)
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(b64)
+	if err != nil || len(raw) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%w: public key %q is not 32 bytes of base64", ErrKey, clip(s))
+	}
+	return ed25519.PublicKey(raw), nil
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
+}

@@ -1,0 +1,413 @@
+package journal
+
+import (
+	"crypto/ed25519"
+	"strconv"
+)
+
+// Kind is a record's kind. The names are part of the format.
+type Kind uint8
+
+// The record kinds, in the order they are documented in SPEC §3.
+const (
+	KindSessionStart Kind = iota + 1
+	KindEnforcement
+	KindIntent
+	KindOutcome
+	KindAnomaly
+	KindPolicyReload
+	KindRecovery
+	KindSessionEnd
+)
+
+var kindNames = [...]string{
+	KindSessionStart: "session_start",
+	KindEnforcement:  "enforcement",
+	KindIntent:       "intent",
+	KindOutcome:      "outcome",
+	KindAnomaly:      "anomaly",
+	KindPolicyReload: "policy_reload",
+	KindRecovery:     "recovery",
+	KindSessionEnd:   "session_end",
+}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+func parseKind(s []byte) (Kind, bool) {
+	for k, name := range kindNames {
+		if name != "" && name == string(s) {
+			return Kind(k), true
+		}
+	}
+	return 0, false
+}
+
+// Body is the kind-specific part of a record. AppendFields appends the kind
+// fields in their fixed order, each preceded by a comma, as they follow
+// "prev" on the line. Implementations are the types of this file; the
+// journal calls AppendFields once per record, under its queue lock.
+type Body interface {
+	Kind() Kind
+	AppendFields(dst []byte) []byte
+}
+
+// IDType says what a JSON-RPC id was.
+type IDType uint8
+
+// The id types a Call can hold.
+const (
+	IDNull   IDType = iota // null, or no id at all (a notification)
+	IDNumber               // Text is the JSON number literal as the client wrote it
+	IDString               // Text is the decoded string
+)
+
+// Call is a JSON-RPC id as recorded in "call". A number keeps its literal
+// (already validated as a JSON number by the frame parser); a string is
+// re-encoded by the journal, never copied.
+type Call struct {
+	Type IDType
+	Text []byte
+}
+
+func appendCall(dst []byte, c Call) []byte {
+	dst = appendKey(dst, "call")
+	switch c.Type {
+	case IDNumber:
+		return append(dst, c.Text...)
+	case IDString:
+		return appendString(dst, c.Text)
+	}
+	return append(dst, "null"...)
+}
+
+// SessionStart opens a session:
+//
+//	"key":"ed25519:…","aegis":"<version>","argv":[…],"durability":"strict",
+//	"policy_set":"sha256:…"|"pass-through","confine":null|{…}[,"env":[names]]
+type SessionStart struct {
+	Key        ed25519.PublicKey // filled in by Journal.Append when nil
+	Aegis      string
+	Argv       []string
+	Durability string
+	PolicySet  string
+	Confine    *ConfineRequest
+	Env        []string // names only, never values; nil: field absent
+}
+
+// ConfineRequest is the confinement profile as requested on the command line:
+//
+//	{"read":[…],"write":[…],"net":[…],"exec_support":b,"udp":b,"best_effort":b}
+type ConfineRequest struct {
+	Read, Write, Net []string
+	ExecSupport      bool
+	UDP              bool
+	BestEffort       bool
+}
+
+func (*SessionStart) Kind() Kind { return KindSessionStart }
+
+func (s *SessionStart) AppendFields(dst []byte) []byte {
+	dst = appendStringField(dst, "key", FormatPublicKey(s.Key))
+	dst = appendStringField(dst, "aegis", s.Aegis)
+	dst = appendStrings(dst, "argv", s.Argv)
+	dst = appendStringField(dst, "durability", s.Durability)
+	dst = appendStringField(dst, "policy_set", s.PolicySet)
+	dst = appendKey(dst, "confine")
+	if c := s.Confine; c == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '{')
+		dst = appendStrings(dst, "read", c.Read)
+		dst = appendStrings(dst, "write", c.Write)
+		dst = appendStrings(dst, "net", c.Net)
+		dst = appendBoolField(dst, "exec_support", c.ExecSupport)
+		dst = appendBoolField(dst, "udp", c.UDP)
+		dst = appendBoolField(dst, "best_effort", c.BestEffort)
+		dst = append(dst, '}')
+	}
+	if s.Env != nil {
+		dst = appendStrings(dst, "env", s.Env)
+	}
+	return dst
+}
+
+// Enforcement states what confinement was actually enforced:
+//
+//	"landlock_abi":N,"fs":[{"path":…,"access":[…]}],"net":{"ports":[…],"hosts_enforced":false},
+//	"scopes":[…],"seccomp_applied":b,"seccomp_network_denied":b,"io_uring_denied":b,
+//	"best_effort":{"enabled":b,"dropped":[…]}
+type Enforcement struct {
+	LandlockABI          int
+	FS                   []FSRule
+	NetPorts             []int
+	HostsEnforced        bool
+	Scopes               []string
+	SeccompApplied       bool
+	SeccompNetworkDenied bool
+	IOURingDenied        bool
+	BestEffort           bool
+	Dropped              []string
+}
+
+// FSRule is one Landlock filesystem rule as applied.
+type FSRule struct {
+	Path   string
+	Access []string
+}
+
+func (*Enforcement) Kind() Kind { return KindEnforcement }
+
+func (e *Enforcement) AppendFields(dst []byte) []byte {
+	dst = appendIntField(dst, "landlock_abi", int64(e.LandlockABI))
+	dst = append(appendKey(dst, "fs"), '[')
+	for i, r := range e.FS {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '{')
+		dst = appendStringField(dst, "path", r.Path)
+		dst = appendStrings(dst, "access", r.Access)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	dst = append(appendKey(dst, "net"), '{')
+	dst = append(appendKey(dst, "ports"), '[')
+	for i, p := range e.NetPorts {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendInt(dst, int64(p), 10)
+	}
+	dst = append(dst, ']')
+	dst = appendBoolField(dst, "hosts_enforced", e.HostsEnforced)
+	dst = append(dst, '}')
+	dst = appendStrings(dst, "scopes", e.Scopes)
+	dst = appendBoolField(dst, "seccomp_applied", e.SeccompApplied)
+	dst = appendBoolField(dst, "seccomp_network_denied", e.SeccompNetworkDenied)
+	dst = appendBoolField(dst, "io_uring_denied", e.IOURingDenied)
+	dst = append(appendKey(dst, "best_effort"), '{')
+	dst = appendBoolField(dst, "enabled", e.BestEffort)
+	dst = appendStrings(dst, "dropped", e.Dropped)
+	return append(dst, '}')
+}
+
+// Policy verdicts, as written in an intent's "policy".
+const (
+	VerdictPassThrough     = "pass-through"
+	VerdictAllowed         = "allowed"
+	VerdictDenied          = "denied"
+	VerdictRateLimited     = "rate_limited"
+	VerdictPendingApproval = "pending_approval"
+	// PassThroughSet is the stand-in policy set of a session without --policy.
+	PassThroughSet = "pass-through"
+)
+
+// Intent records a tools/call before its frame moves on:
+//
+//	"call":<id>,"tool":"name"|null,"request_digest":"sha256:…"[,"batch":{"index":i,"size":n}]
+//	[,"malformed":"reason"],"policy":{"verdict":…,"rule":…|null,"set":…},
+//	"capability":{"grant":"deny_all"[,"status":"denied","reason":"policy blocked before capability"]}
+type Intent struct {
+	Call          Call
+	Tool          []byte
+	HasTool       bool
+	RequestDigest Digest
+	BatchIndex    int
+	BatchSize     int // 0: not in a batch
+	Malformed     string
+	Verdict       string // "" means VerdictPassThrough
+	Rule          string
+	Set           string // "" means PassThroughSet
+	Refused       bool   // the call was refused before it reached the child
+}
+
+func (*Intent) Kind() Kind { return KindIntent }
+
+func (in *Intent) AppendFields(dst []byte) []byte {
+	dst = appendCall(dst, in.Call)
+	dst = appendKey(dst, "tool")
+	if in.HasTool {
+		dst = appendString(dst, in.Tool)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = appendDigestField(dst, "request_digest", in.RequestDigest)
+	if in.BatchSize > 0 {
+		dst = append(appendKey(dst, "batch"), '{')
+		dst = appendIntField(dst, "index", int64(in.BatchIndex))
+		dst = appendIntField(dst, "size", int64(in.BatchSize))
+		dst = append(dst, '}')
+	}
+	if in.Malformed != "" {
+		dst = appendStringField(dst, "malformed", in.Malformed)
+	}
+	verdict, set := in.Verdict, in.Set
+	if verdict == "" {
+		verdict = VerdictPassThrough
+	}
+	if set == "" {
+		set = PassThroughSet
+	}
+	dst = append(appendKey(dst, "policy"), '{')
+	dst = appendStringField(dst, "verdict", verdict)
+	dst = appendNullableString(dst, "rule", in.Rule)
+	dst = appendStringField(dst, "set", set)
+	dst = append(dst, '}')
+	dst = append(appendKey(dst, "capability"), '{')
+	dst = appendStringField(dst, "grant", "deny_all")
+	if in.Refused {
+		dst = appendStringField(dst, "status", "denied")
+		dst = appendStringField(dst, "reason", "policy blocked before capability")
+	}
+	return append(dst, '}')
+}
+
+// Execution statuses, as written in an outcome's "execution".
+const (
+	StatusOK            = "ok"
+	StatusToolError     = "tool_error"
+	StatusRPCError      = "rpc_error"
+	StatusHostDenied    = "host_denied"
+	StatusUnanswered    = "unanswered"
+	StatusSeccompKilled = "seccomp_killed"
+)
+
+// Outcome records the answer to an intent, before the answer moves on:
+//
+//	"call":<id>,"intent":seq,"response_digest":"sha256:…"|null,
+//	"execution":{"status":…,"reason":…|null},"latency_ns":N
+type Outcome struct {
+	Call           Call
+	Intent         uint64
+	ResponseDigest Digest
+	HasResponse    bool // false: "response_digest":null (nothing came back)
+	Status         string
+	Reason         string
+	LatencyNS      int64
+}
+
+func (*Outcome) Kind() Kind { return KindOutcome }
+
+func (o *Outcome) AppendFields(dst []byte) []byte {
+	dst = appendCall(dst, o.Call)
+	dst = appendUintField(dst, "intent", o.Intent)
+	if o.HasResponse {
+		dst = appendDigestField(dst, "response_digest", o.ResponseDigest)
+	} else {
+		dst = append(appendKey(dst, "response_digest"), "null"...)
+	}
+	dst = append(appendKey(dst, "execution"), '{')
+	dst = appendStringField(dst, "status", o.Status)
+	dst = appendNullableString(dst, "reason", o.Reason)
+	dst = append(dst, '}')
+	return appendIntField(dst, "latency_ns", o.LatencyNS)
+}
+
+// Anomaly records a client line that is not exactly one JSON value:
+//
+//	"request_digest":"sha256:…","bytes":N,"reason":"…","forwarded":b
+type Anomaly struct {
+	RequestDigest Digest
+	Bytes         int
+	Reason        string
+	Forwarded     bool
+}
+
+func (*Anomaly) Kind() Kind { return KindAnomaly }
+
+func (a *Anomaly) AppendFields(dst []byte) []byte {
+	dst = appendDigestField(dst, "request_digest", a.RequestDigest)
+	dst = appendIntField(dst, "bytes", int64(a.Bytes))
+	dst = appendStringField(dst, "reason", a.Reason)
+	return appendBoolField(dst, "forwarded", a.Forwarded)
+}
+
+// PolicyReload records a policy reload: "set":"sha256:…","status":"applied"|"rejected: …"
+type PolicyReload struct {
+	Set    string
+	Status string
+}
+
+func (*PolicyReload) Kind() Kind { return KindPolicyReload }
+
+func (p *PolicyReload) AppendFields(dst []byte) []byte {
+	dst = appendStringField(dst, "set", p.Set)
+	return appendStringField(dst, "status", p.Status)
+}
+
+// Recovery records a torn last line left by an earlier session:
+//
+//	"torn_bytes":N,"torn_digest":"sha256:…"
+type Recovery struct {
+	TornBytes  int
+	TornDigest Digest
+}
+
+func (*Recovery) Kind() Kind { return KindRecovery }
+
+func (r *Recovery) AppendFields(dst []byte) []byte {
+	dst = appendIntField(dst, "torn_bytes", int64(r.TornBytes))
+	return appendDigestField(dst, "torn_digest", r.TornDigest)
+}
+
+// Session end reasons.
+const (
+	EndClientEOF          = "client_eof"
+	EndChildExit          = "child_exit"
+	EndSignal             = "signal"
+	EndFrameTooLarge      = "frame_too_large"
+	EndAuditIOError       = "audit_io_error"
+	EndConfinementRefused = "confinement_refused"
+	EndChildStartFailed   = "child_start_failed"
+)
+
+// SessionEnd closes a session; the journal always signs it:
+//
+//	"reason":…[,"detail":"…"],"exit":{"code":n}|{"signal":"SIGSYS"},"seccomp_killed":b,
+//	"counts":{"frames_in":…,"frames_out":…,"intents":…,"outcomes":…,"unanswered":…,"refused":…,"anomalies":…}
+type SessionEnd struct {
+	Reason        string
+	Detail        string
+	ExitCode      int
+	ExitSignal    string // non-empty: the child died of this signal
+	SeccompKilled bool
+	Counts        Counts
+}
+
+// Counts are a session's totals. frames_in are client→child frames,
+// frames_out child→client.
+type Counts struct {
+	FramesIn, FramesOut, Intents, Outcomes, Unanswered, Refused, Anomalies uint64
+}
+
+func (*SessionEnd) Kind() Kind { return KindSessionEnd }
+
+func (e *SessionEnd) AppendFields(dst []byte) []byte {
+	dst = appendStringField(dst, "reason", e.Reason)
+	if e.Detail != "" {
+		dst = appendStringField(dst, "detail", e.Detail)
+	}
+	dst = append(appendKey(dst, "exit"), '{')
+	if e.ExitSignal != "" {
+		dst = appendStringField(dst, "signal", e.ExitSignal)
+	} else {
+		dst = appendIntField(dst, "code", int64(e.ExitCode))
+	}
+	dst = append(dst, '}')
+	dst = appendBoolField(dst, "seccomp_killed", e.SeccompKilled)
+	c := &e.Counts
+	dst = append(appendKey(dst, "counts"), '{')
+	dst = appendUintField(dst, "frames_in", c.FramesIn)
+	dst = appendUintField(dst, "frames_out", c.FramesOut)
+	dst = appendUintField(dst, "intents", c.Intents)
+	dst = appendUintField(dst, "outcomes", c.Outcomes)
+	dst = appendUintField(dst, "unanswered", c.Unanswered)
+	dst = appendUintField(dst, "refused", c.Refused)
+	dst = appendUintField(dst, "anomalies", c.Anomalies)
+	return append(dst, '}')
+}

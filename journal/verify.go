@@ -1,0 +1,439 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+)
+
+// Status is the verdict of Verify.
+type Status int
+
+// The verdicts; cmd/aegis maps them to exit codes 0, 1 and 3.
+const (
+	Valid      Status = iota // chain, seqs, signatures and pairing check out and every session ended
+	Invalid                  // something was changed, cut out, spliced in or signed by the wrong key
+	Incomplete               // valid as far as it goes, but a session has no session_end or an unsigned tail
+)
+
+func (s Status) String() string {
+	switch s {
+	case Valid:
+		return "valid"
+	case Invalid:
+		return "invalid"
+	}
+	return "incomplete"
+}
+
+// VerifyOptions configure Verify.
+type VerifyOptions struct {
+	// Key pins the log: every session must be signed by it. Nil verifies
+	// unpinned, each session against the key its session_start names.
+	Key ed25519.PublicKey
+	// Head, when set, is a head kept elsewhere: the log must contain that
+	// seq with that hash, or its tail was cut.
+	Head *Head
+	// Workers check signatures in parallel. Default GOMAXPROCS.
+	Workers int
+}
+
+// Report is what Verify found.
+type Report struct {
+	Status   Status
+	Pinned   bool
+	Records  uint64
+	Head     Head
+	HasHead  bool
+	Sessions []*SessionReport
+	// Problems make the log Invalid; Gaps make it Incomplete. Each holds at
+	// most maxProblems entries; Dropped counts the rest.
+	Problems []Problem
+	Gaps     []Problem
+	Dropped  int
+}
+
+// SessionReport summarises one session of the log.
+type SessionReport struct {
+	SID       string
+	Key       string
+	FirstSeq  uint64
+	LastSeq   uint64
+	Records   uint64
+	Intents   uint64
+	Outcomes  uint64
+	Ended     bool
+	EndReason string
+	// Unsigned counts the session's records after its last signature.
+	Unsigned uint64
+
+	pub      ed25519.PublicKey
+	open     map[uint64]Call // intents with an id still waiting for their outcome
+	recovery uint64          // unsigned records carried in by a preceding recovery
+}
+
+// Problem is one finding, located by line number (1-based) and, when the
+// line decoded, its seq.
+type Problem struct {
+	Line   uint64 `json:"line"`
+	Seq    uint64 `json:"seq"`
+	HasSeq bool   `json:"-"`
+	Msg    string `json:"msg"`
+}
+
+func (p Problem) String() string {
+	if p.HasSeq {
+		return fmt.Sprintf("line %d (seq %d): %s", p.Line, p.Seq, p.Msg)
+	}
+	return fmt.Sprintf("line %d: %s", p.Line, p.Msg)
+}
+
+const maxProblems = 100
+
+// Verify reads a log from r and checks it. It reads in bounded memory (one
+// line of lookahead, plus one entry per intent still waiting for its
+// outcome) and checks signatures on every core. The error is non-nil only
+// when r could not be read; everything wrong with the bytes is in the Report.
+func Verify(r io.Reader, opts VerifyOptions) (*Report, error) {
+	v := newVerifier(opts)
+	err := v.run(r)
+	v.finish()
+	if err != nil {
+		return v.rep, err
+	}
+	return v.rep, nil
+}
+
+type verifier struct {
+	opts VerifyOptions
+	rep  *Report
+	dec  Decoder
+
+	line     uint64 // number of the line being processed
+	prev     Digest
+	nextSeq  uint64
+	started  bool
+	sessions map[[16]byte]*SessionReport
+	cur      *SessionReport
+	// After a recovery: the sid the next session_start must carry, and the
+	// unsigned records (the recovery) that its first signature covers.
+	expectSID   *[16]byte
+	pendingRecs uint64
+	headFound   bool
+
+	jobs    chan sigJob
+	wg      sync.WaitGroup
+	mu      sync.Mutex // guards bad
+	bad     []Problem
+	scratch []byte
+}
+
+type sigJob struct {
+	pub       ed25519.PublicKey
+	msg, sig  []byte
+	line, seq uint64
+}
+
+func newVerifier(opts VerifyOptions) *verifier {
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	v := &verifier{
+		opts:     opts,
+		rep:      &Report{Pinned: opts.Key != nil},
+		sessions: map[[16]byte]*SessionReport{},
+		jobs:     make(chan sigJob, 256),
+	}
+	for range opts.Workers {
+		v.wg.Add(1)
+		go v.checkSigs()
+	}
+	return v
+}
+
+func (v *verifier) checkSigs() {
+	defer v.wg.Done()
+	for j := range v.jobs {
+		if !ed25519.Verify(j.pub, j.msg, j.sig) {
+			v.mu.Lock()
+			v.bad = append(v.bad, Problem{Line: j.line, Seq: j.seq, HasSeq: true, Msg: "signature does not verify"})
+			v.mu.Unlock()
+		}
+	}
+}
+
+func (v *verifier) problem(p *[]Problem, seq uint64, hasSeq bool, format string, args ...any) {
+	if len(*p) >= maxProblems {
+		v.rep.Dropped++
+		return
+	}
+	*p = append(*p, Problem{Line: v.line, Seq: seq, HasSeq: hasSeq, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *verifier) invalid(r *Record, format string, args ...any) {
+	if r == nil {
+		v.problem(&v.rep.Problems, 0, false, format, args...)
+		return
+	}
+	v.problem(&v.rep.Problems, r.Seq, true, format, args...)
+}
+
+// pending is a line read but not yet judged: whether it is a torn line
+// depends on the line after it.
+type pending struct {
+	buf  []byte
+	rec  *Record
+	err  error
+	hash Digest
+	line uint64
+	ok   bool
+}
+
+func (v *verifier) run(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var p pending
+	var long []byte
+	var n uint64 // lines read
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long)+len(chunk) > maxLine {
+				v.flush(&p)
+				v.line = n + 1
+				v.invalid(nil, "line longer than %d bytes", maxLine)
+				return nil
+			}
+			long = append(long, chunk...)
+			continue
+		}
+		line := chunk
+		if long != nil {
+			line = append(long, chunk...)
+			long = nil
+		}
+		if err != nil {
+			v.flush(&p)
+			if err == io.EOF && len(line) > 0 {
+				v.line = n + 1
+				v.problem(&v.rep.Gaps, 0, false, "torn last line (%d bytes without a line end): a crash during a write; the next aegis wrap on this file records its recovery", len(line))
+			}
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		n++
+		line = line[:len(line)-1]
+		rec, derr := v.dec.Decode(line)
+		hash := sha256.Sum256(line)
+		if rec != nil && rec.Kind == KindRecovery && p.ok {
+			if rv := rec.Body.(*Recovery); int64(rv.TornBytes) == int64(len(p.buf)) && rv.TornDigest == p.hash {
+				// The line before was torn by a crash and is answered by
+				// this recovery, which chains past it: not tampering.
+				p.ok = false
+				v.line = n
+				v.process(rec, derr, hash, true)
+				continue
+			}
+		}
+		v.flush(&p)
+		p.buf = append(p.buf[:0], line...)
+		if rec != nil {
+			rec.Signed = p.buf[:len(rec.Signed)]
+		}
+		p.rec, p.err, p.hash, p.line, p.ok = rec, derr, hash, n, true
+	}
+}
+
+// flush judges the pending line as an ordinary line.
+func (v *verifier) flush(p *pending) {
+	if !p.ok {
+		return
+	}
+	p.ok = false
+	v.line = p.line
+	v.process(p.rec, p.err, p.hash, false)
+}
+
+func (v *verifier) process(r *Record, derr error, hash Digest, afterTorn bool) {
+	v.rep.Records++
+	if derr != nil {
+		v.invalid(nil, "%v", derr)
+		// Keep the chain going past the bad line, so that one changed line
+		// is one problem, not a cascade.
+		v.prev, v.started = hash, true
+		v.nextSeq++
+		return
+	}
+	if !v.started {
+		if r.Seq != 0 || r.Prev != (Digest{}) {
+			v.invalid(r, "first record must have seq 0 and a zero prev")
+		}
+	} else {
+		if r.Seq != v.nextSeq {
+			v.invalid(r, "seq %d, want %d (a line removed, added or moved)", r.Seq, v.nextSeq)
+		}
+		if r.Prev != v.prev {
+			v.invalid(r, "prev does not match the line before (chain broken)")
+		}
+	}
+	if r.Kind == KindRecovery && !afterTorn {
+		v.invalid(r, "recovery record without the torn line it answers")
+	}
+	v.started, v.prev, v.nextSeq = true, hash, r.Seq+1
+	v.rep.Head, v.rep.HasHead = Head{Seq: r.Seq, Hash: hash}, true
+	if h := v.opts.Head; h != nil && h.Seq == r.Seq {
+		v.headFound = true
+		if h.Hash != hash {
+			v.invalid(r, "hash %s differs from the kept head %s", hash, h.Hash)
+		}
+	}
+	v.session(r)
+}
+
+func (v *verifier) session(r *Record) {
+	switch r.Kind {
+	case KindRecovery:
+		v.closeSession()
+		sid := r.SID
+		v.expectSID = &sid
+		v.pendingRecs = 1
+		if r.Sig != nil {
+			v.invalid(r, "signed recovery: its key is named only by the session_start after it")
+		}
+		return
+	case KindSessionStart:
+		if v.expectSID != nil && *v.expectSID != r.SID {
+			v.invalid(r, "session_start after a recovery carries another session id")
+		}
+		v.expectSID = nil
+		if _, dup := v.sessions[r.SID]; dup {
+			v.invalid(r, "session id %x reused", r.SID)
+		}
+		v.closeSession()
+		s := r.Body.(*SessionStart)
+		v.cur = &SessionReport{
+			SID: hex.EncodeToString(r.SID[:]), Key: FormatPublicKey(s.Key), FirstSeq: r.Seq,
+			pub: s.Key, open: map[uint64]Call{}, Unsigned: v.pendingRecs,
+		}
+		v.pendingRecs = 0
+		v.sessions[r.SID] = v.cur
+		v.rep.Sessions = append(v.rep.Sessions, v.cur)
+		if v.opts.Key != nil && !v.opts.Key.Equal(s.Key) {
+			v.invalid(r, "session %s is signed by %s, not the pinned key", v.cur.SID, v.cur.Key)
+		}
+	default:
+		if v.expectSID != nil {
+			v.invalid(r, "a recovery must be followed by its session_start")
+			v.expectSID = nil
+		}
+		if v.cur == nil || v.sessions[r.SID] != v.cur {
+			v.invalid(r, "%s record outside its session", r.Kind)
+			return
+		}
+		if v.cur.Ended {
+			v.invalid(r, "%s record after session_end", r.Kind)
+		}
+	}
+	s := v.cur
+	s.Records++
+	s.LastSeq = r.Seq
+	switch b := r.Body.(type) {
+	case *Intent:
+		s.Intents++
+		if b.Call.Type != IDNull {
+			s.open[r.Seq] = b.Call
+		}
+	case *Outcome:
+		s.Outcomes++
+		c, ok := s.open[b.Intent]
+		switch {
+		case !ok:
+			v.invalid(r, "outcome for intent seq %d, which is not an open intent of this session", b.Intent)
+		case c.Type != b.Call.Type || !bytes.Equal(c.Text, b.Call.Text):
+			v.invalid(r, "outcome call %s does not match intent seq %d's call %s", callText(b.Call), b.Intent, callText(c))
+		}
+		delete(s.open, b.Intent)
+	case *SessionEnd:
+		s.Ended, s.EndReason = true, b.Reason
+		if b.Counts.Intents != s.Intents || b.Counts.Outcomes != s.Outcomes {
+			v.invalid(r, "session_end counts %d intents and %d outcomes; the log holds %d and %d",
+				b.Counts.Intents, b.Counts.Outcomes, s.Intents, s.Outcomes)
+		}
+		for seq := range s.open {
+			v.invalid(r, "intent seq %d has no outcome in a session that ended", seq)
+		}
+		if r.Sig == nil {
+			v.invalid(r, "session_end is not signed")
+		}
+	}
+	if r.Sig != nil {
+		s.Unsigned = 0
+		msg := append([]byte(nil), r.Signed...)
+		v.jobs <- sigJob{pub: s.pub, msg: msg, sig: r.Sig, line: v.line, seq: r.Seq}
+	} else {
+		s.Unsigned++
+	}
+}
+
+// closeSession records what the current session lacks, if anything.
+func (v *verifier) closeSession() {
+	s := v.cur
+	if s == nil {
+		return
+	}
+	v.cur = nil
+	if s.Unsigned > 0 {
+		v.problem(&v.rep.Gaps, s.LastSeq, true, "session %s: %d records after its last signature (unsigned tail: not trusted)", s.SID, s.Unsigned)
+	}
+	if !s.Ended {
+		v.problem(&v.rep.Gaps, s.LastSeq, true, "session %s has no session_end (aegis stopped without closing it, or its tail was cut); %d intents without outcome", s.SID, len(s.open))
+	}
+}
+
+func (v *verifier) finish() {
+	v.closeSession()
+	if v.expectSID != nil {
+		v.problem(&v.rep.Gaps, 0, false, "log ends after a recovery, before its session_start")
+	}
+	close(v.jobs)
+	v.wg.Wait()
+	for _, p := range v.bad {
+		if len(v.rep.Problems) < maxProblems {
+			v.rep.Problems = append(v.rep.Problems, p)
+		} else {
+			v.rep.Dropped++
+		}
+	}
+	if v.opts.Head != nil && !v.headFound {
+		v.problem(&v.rep.Problems, 0, false, "log ends before the kept head %s: its tail was cut", v.opts.Head)
+	}
+	if v.rep.Records == 0 {
+		v.problem(&v.rep.Gaps, 0, false, "no records")
+	}
+	switch {
+	case len(v.rep.Problems) > 0:
+		v.rep.Status = Invalid
+	case len(v.rep.Gaps) > 0:
+		v.rep.Status = Incomplete
+	default:
+		v.rep.Status = Valid
+	}
+}
+
+func callText(c Call) string {
+	switch c.Type {
+	case IDNumber:
+		return string(c.Text)
+	case IDString:
+		return string(appendString(nil, c.Text))
+	}
+	return "null"
+}
