@@ -362,7 +362,7 @@ func TestGroupCommit(t *testing.T) {
 
 func TestDurabilityBarriers(t *testing.T) {
 	tests := []struct {
-		level           string
+		level            string
 		reqSync, rspSync bool
 	}{
 		{"strict", true, true}, {"G3", true, true},
