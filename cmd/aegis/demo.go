@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/aegisrelay/aegis/demo"
+	"github.com/aegisrelay/aegis/journal"
+)
+
+func runDemo(args []string) int {
+	fs := newFlags("demo", "aegis demo [--dir DIR]", `  aegis demo              a fresh key and audit log in a new temporary folder
+  aegis demo --dir ./d    the same in ./d (appending if it holds a log already)
+`)
+	dir := fs.String("dir", "", "keep the key and the audit log in `DIR` (default: a new temporary folder)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "aegis-demo-")
+		if err != nil {
+			return fail(1, "demo: %v", err)
+		}
+		*dir = d
+	} else if err := os.MkdirAll(*dir, 0o700); err != nil {
+		return fail(1, "demo: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fail(1, "demo: cannot find the aegis binary: %v", err)
+	}
+	keyPath := filepath.Join(*dir, "signing.key")
+	auditPath := filepath.Join(*dir, "audit.jsonl")
+	pub, err := demoKey(keyPath)
+	if err != nil {
+		return fail(1, "demo: %v", err)
+	}
+	fmt.Printf("aegis demo in %s\n  key   %s (public %s)\n  audit %s\n\n", *dir, keyPath, journal.FormatPublicKey(pub), auditPath)
+	fmt.Printf("$ aegis wrap --audit %s --signing-key %s -- aegis __demo-server\n", auditPath, keyPath)
+
+	cmd := exec.Command(exe, "wrap", "--audit", auditPath, "--signing-key", keyPath, "--grace", "2s", "--", exe, "__demo-server")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return fail(1, "demo: %v", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fail(1, "demo: %v", err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fail(1, "demo: %v", err)
+	}
+	derr := demo.Drive(stdin, stdout, os.Stdout)
+	stdin.Close()
+	werr := cmd.Wait()
+	os.Stderr.Write(stderr.Bytes())
+	if derr != nil {
+		return fail(1, "demo: the scripted client failed: %v", derr)
+	}
+	if werr != nil {
+		return fail(1, "demo: aegis wrap: %v", werr)
+	}
+
+	fmt.Printf("\n$ aegis log %s\n", auditPath)
+	if code := runLog([]string{auditPath}); code != exitOK {
+		return code
+	}
+	fmt.Printf("\n$ aegis verify --key @%s.pub %s\n", keyPath, auditPath)
+	code := runVerify([]string{"--key", "@" + keyPath + ".pub", auditPath})
+	fmt.Printf("\nThe files stay in %s: try 'aegis log --json %s' or change a byte and verify again.\n", *dir, auditPath)
+	return code
+}
+
+// demoKey makes the demo's key, or reuses the one already in place.
+func demoKey(path string) (ed25519.PublicKey, error) {
+	if data, err := os.ReadFile(path); err == nil {
+		k, err := journal.ParsePrivateKey(data)
+		if err != nil {
+			return nil, err
+		}
+		return k.Public().(ed25519.PublicKey), nil
+	}
+	k, err := journal.GenerateKey()
+	if err != nil {
+		return nil, err
+	}
+	pemBytes, err := journal.MarshalPrivateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	pub := k.Public().(ed25519.PublicKey)
+	if err := writeSecret(path, pemBytes, false); err != nil {
+		return nil, err
+	}
+	if err := writeFile(path+".pub", []byte(journal.FormatPublicKey(pub)+"\n"), 0o644, false); err != nil {
+		return nil, err
+	}
+	return pub, nil
+}
+
+// runDemoServer is the hidden __demo-server: the demo's MCP server on stdio.
+func runDemoServer(args []string) int {
+	if err := demo.Serve(os.Stdin, os.Stdout); err != nil {
+		return fail(1, "demo server: %v", err)
+	}
+	return exitOK
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/aegisrelay/aegis/journal"
+)
+
+func runKeygen(args []string) int {
+	fs := newFlags("keygen", "aegis keygen --out FILE [--force]", `  aegis keygen --out ~/.config/aegis/signing.key
+      writes the private key (PKCS#8 PEM, mode 0600), signing.key.pub,
+      and prints the public key (ed25519:<base64>) to pin with verify --key
+  openssl pkey -in ~/.config/aegis/signing.key -noout -text
+`)
+	out := fs.String("out", "", "write the private key to `FILE` (and the public key to FILE.pub)")
+	force := fs.Bool("force", false, "overwrite existing key files")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *out == "" || fs.NArg() > 0 {
+		return fail(exitUsage, "keygen: --out FILE is required and takes no other arguments")
+	}
+	key, err := journal.GenerateKey()
+	if err != nil {
+		return fail(1, "keygen: %v", err)
+	}
+	pemBytes, err := journal.MarshalPrivateKey(key)
+	if err != nil {
+		return fail(1, "keygen: %v", err)
+	}
+	pub := journal.FormatPublicKey(key.Public().(ed25519.PublicKey))
+	if err := writeSecret(*out, pemBytes, *force); err != nil {
+		return fail(1, "keygen: %v", err)
+	}
+	if err := writeFile(*out+".pub", []byte(pub+"\n"), 0o644, *force); err != nil {
+		return fail(1, "keygen: %v", err)
+	}
+	fmt.Println(pub)
+	return exitOK
+}
+
+// writeSecret writes a new file with mode 0600, refusing to replace one
+// unless force; the mode is set at creation, never widened after.
+func writeSecret(path string, data []byte, force bool) error {
+	return writeFile(path, data, 0o600, force)
+}
+
+func writeFile(path string, data []byte, mode os.FileMode, force bool) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, mode)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s exists; use --force to overwrite it", path)
+	}
+	if err != nil {
+		return err
+	}
+	if force {
+		if err := f.Chmod(mode); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

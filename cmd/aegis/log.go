@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aegisrelay/aegis/journal"
+)
+
+func runLog(args []string) int {
+	fs := newFlags("log", "aegis log [--json] [-f] [--tool T] [--since D] FILE…", `  aegis log audit.jsonl                     every call: time, tool, status, latency, policy verdict
+  aegis log --tool 'fs_*' --since 1h audit.jsonl
+  aegis log --json audit.jsonl | jq .       one JSON object per call
+  aegis log -f audit.jsonl                  follow a live log
+`)
+	asJSON := fs.Bool("json", false, "print one JSON object per call")
+	follow := fs.Bool("f", false, "follow: keep reading as the log grows")
+	tool := fs.String("tool", "", "only calls of this tool (`NAME` or glob, e.g. 'fs_*')")
+	since := fs.String("since", "", "only calls after `D`: a duration back from now (90m) or an RFC 3339 time")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return fail(exitUsage, "log: no FILE given (see 'aegis log --help')")
+	}
+	if *follow && fs.NArg() != 1 {
+		return fail(exitUsage, "log: -f follows exactly one FILE")
+	}
+	if *tool != "" {
+		if _, err := path.Match(*tool, ""); err != nil {
+			return fail(exitUsage, "log: --tool %q: %v", *tool, err)
+		}
+	}
+	var after time.Time
+	if *since != "" {
+		if d, err := time.ParseDuration(*since); err == nil {
+			after = time.Now().Add(-d)
+		} else if t, err := time.Parse(time.RFC3339Nano, *since); err == nil {
+			after = t
+		} else {
+			return fail(exitUsage, "log: --since %q is neither a duration (90m) nor an RFC 3339 time", *since)
+		}
+	}
+	p := &logPrinter{json: *asJSON, tool: *tool, since: after, pending: map[string]*callRow{}}
+	if !p.json {
+		p.tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(p.tw, "TIME\tSESSION\tCALL\tTOOL\tSTATUS\tLATENCY\tPOLICY")
+	}
+	code := exitOK
+	for _, file := range fs.Args() {
+		if err := p.file(file, *follow); err != nil {
+			code = fail(exitUsage, "log: %v", err)
+		}
+	}
+	p.flushOpen()
+	if p.tw != nil {
+		p.tw.Flush()
+	}
+	return code
+}
+
+// callRow is one tools/call: its intent and, once seen, its outcome.
+type callRow struct {
+	TS        time.Time `json:"ts"`
+	SID       string    `json:"sid"`
+	Seq       uint64    `json:"seq"`
+	Call      string    `json:"call"`
+	Tool      *string   `json:"tool"`
+	Batch     string    `json:"batch,omitempty"`
+	Malformed string    `json:"malformed,omitempty"`
+	Verdict   string    `json:"verdict"`
+	Rule      string    `json:"rule,omitempty"`
+	Status    string    `json:"status"` // "in flight" until the outcome is seen
+	Reason    string    `json:"reason,omitempty"`
+	LatencyNS *int64    `json:"latency_ns"`
+
+	done bool
+}
+
+type logPrinter struct {
+	json    bool
+	tool    string
+	since   time.Time
+	tw      *tabwriter.Writer
+	pending map[string]*callRow // sid/seq of intents waiting for outcomes
+	order   []*callRow // calls not yet printed, in the order they were made
+}
+
+func (p *logPrinter) file(name string, follow bool) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var dec journal.Decoder
+	var partial []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) || (err == io.EOF && follow && len(line) > 0) {
+			partial = append(partial, line...)
+			if err == io.EOF {
+				time.Sleep(200 * time.Millisecond)
+			}
+			continue
+		}
+		if err == io.EOF {
+			if !follow {
+				return nil
+			}
+			if p.tw != nil {
+				p.tw.Flush()
+			}
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if partial != nil {
+			line = append(partial, line...)
+			partial = nil
+		}
+		rec, derr := dec.Decode(line[:len(line)-1])
+		if derr != nil {
+			continue // verify judges lines; log shows what it can read
+		}
+		p.record(rec, follow)
+	}
+}
+
+func (p *logPrinter) record(r *journal.Record, follow bool) {
+	sid := hex.EncodeToString(r.SID[:])
+	switch b := r.Body.(type) {
+	case *journal.Intent:
+		row := &callRow{TS: r.TS, SID: sid, Seq: r.Seq, Call: callString(b.Call), Malformed: b.Malformed,
+			Verdict: b.Verdict, Rule: b.Rule, Status: "in flight"}
+		if b.HasTool {
+			t := string(b.Tool)
+			row.Tool = &t
+		}
+		if b.BatchSize > 0 {
+			row.Batch = fmt.Sprintf("%d/%d", b.BatchIndex+1, b.BatchSize)
+		}
+		if b.Call.Type == journal.IDNull {
+			row.Status, row.done = "notification", true
+		} else {
+			p.pending[sid+"/"+strconv.FormatUint(r.Seq, 10)] = row
+		}
+		p.order = append(p.order, row)
+	case *journal.Outcome:
+		k := sid + "/" + strconv.FormatUint(b.Intent, 10)
+		row := p.pending[k]
+		if row == nil {
+			return
+		}
+		delete(p.pending, k)
+		row.Status, row.Reason, row.done = b.Status, b.Reason, true
+		if b.HasResponse {
+			l := b.LatencyNS
+			row.LatencyNS = &l
+		}
+	default:
+		return
+	}
+	p.flushDone(follow)
+}
+
+// flushDone prints the calls at the front of the order that have their
+// outcome, so that the table keeps the order the calls were made in. When
+// following, a call is printed as soon as it is done.
+func (p *logPrinter) flushDone(follow bool) {
+	if follow {
+		kept := p.order[:0]
+		for _, row := range p.order {
+			if row.done {
+				p.emit(row)
+			} else {
+				kept = append(kept, row)
+			}
+		}
+		clear(p.order[len(kept):])
+		p.order = kept
+		return
+	}
+	for len(p.order) > 0 && p.order[0].done {
+		p.emit(p.order[0])
+		p.order[0] = nil
+		p.order = p.order[1:]
+	}
+}
+
+// flushOpen prints the calls still without an outcome at the end.
+func (p *logPrinter) flushOpen() {
+	for _, row := range p.order {
+		if !row.done {
+			row.Status = "no outcome"
+		}
+		p.emit(row)
+	}
+	p.order = nil
+}
+
+func (p *logPrinter) emit(row *callRow) {
+	if p.tool != "" {
+		if row.Tool == nil {
+			return
+		}
+		if ok, _ := path.Match(p.tool, *row.Tool); !ok {
+			return
+		}
+	}
+	if !p.since.IsZero() && row.TS.Before(p.since) {
+		return
+	}
+	if p.json {
+		json.NewEncoder(os.Stdout).Encode(row)
+		return
+	}
+	tool := "(none)"
+	if row.Tool != nil {
+		tool = *row.Tool
+	}
+	if row.Batch != "" {
+		tool += " [batch " + row.Batch + "]"
+	}
+	if row.Malformed != "" {
+		tool += " [malformed: " + row.Malformed + "]"
+	}
+	status := row.Status
+	if row.Reason != "" {
+		status += " (" + row.Reason + ")"
+	}
+	latency := "-"
+	if row.LatencyNS != nil {
+		latency = fmtLatency(time.Duration(*row.LatencyNS))
+	}
+	verdict := row.Verdict
+	if row.Rule != "" {
+		verdict += " (" + row.Rule + ")"
+	}
+	fmt.Fprintf(p.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.TS.Local().Format("2006-01-02 15:04:05.000"),
+		row.SID[:8], row.Call, tool, status, latency, verdict)
+}
+
+func fmtLatency(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.2fms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+func callString(c journal.Call) string {
+	switch c.Type {
+	case journal.IDNumber:
+		return string(c.Text)
+	case journal.IDString:
+		b, _ := json.Marshal(string(c.Text))
+		return string(b)
+	}
+	return "null"
+}

@@ -1,0 +1,135 @@
+// Command aegis records every MCP tools/call that crosses it as signed,
+// hash-chained evidence. See README.md and SPEC.md.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+)
+
+// Exit codes shared by the commands (SPEC §1).
+const (
+	exitOK         = 0
+	exitInvalid    = 1
+	exitUsage      = 2
+	exitIncomplete = 3
+	exitFrame      = 65
+	exitConfine    = 69
+	exitAuditIO    = 74
+)
+
+// version is set with -ldflags "-X main.version=…"; otherwise the module
+// version go install recorded, or "dev".
+var version = ""
+
+func aegisVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+type command struct {
+	name, summary string
+	run           func(args []string) int
+	hidden        bool
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{name: "keygen", summary: "make an Ed25519 signing key", run: runKeygen},
+		{name: "wrap", summary: "relay an MCP stdio server and record every tools/call", run: runWrap},
+		{name: "verify", summary: "check an audit log's chain, signatures and completeness", run: runVerify},
+		{name: "log", summary: "show the calls recorded in audit logs", run: runLog},
+		{name: "demo", summary: "record a demo session end to end and verify it", run: runDemo},
+		{name: "version", summary: "print the version", run: func([]string) int { fmt.Println("aegis", aegisVersion()); return 0 }},
+		{name: "__demo-server", hidden: true, run: runDemoServer},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) == 0 {
+		usage(os.Stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(os.Stdout)
+		return exitOK
+	case "-version", "--version":
+		fmt.Println("aegis", aegisVersion())
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(args[1:])
+		}
+	}
+	fmt.Fprintf(os.Stderr, "aegis: unknown command %q\n", args[0])
+	usage(os.Stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "aegis %s: signed, hash-chained evidence of every MCP tools/call\n\nUsage: aegis COMMAND [flags]\n\nCommands:\n", aegisVersion())
+	for _, c := range commands {
+		if !c.hidden {
+			fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		}
+	}
+	fmt.Fprintf(w, "\nRun 'aegis COMMAND --help' for a command's flags and examples.\n")
+}
+
+// newFlags returns a FlagSet whose --help prints the synopsis, the
+// examples and the flags, on stdout.
+func newFlags(name, synopsis, examples string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		w := os.Stdout
+		fmt.Fprintf(w, "Usage: %s\n\n", synopsis)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+		if examples != "" {
+			fmt.Fprintf(w, "\nExamples:\n%s", examples)
+		}
+	}
+	return fs
+}
+
+// parseFlags parses args; it returns (exit code, false) when the command
+// should stop: --help (0) or a usage error (2).
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.Usage()
+		return exitOK, false
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "aegis %s: %v (see 'aegis %s --help')\n", fs.Name(), err, fs.Name())
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+// fail prints an aegis: error on stderr and returns code.
+func fail(code int, format string, args ...any) int {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintln(os.Stderr, "aegis: "+strings.TrimPrefix(msg, "aegis: "))
+	return code
+}

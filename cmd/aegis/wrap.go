@@ -1,0 +1,132 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/relay"
+)
+
+func runWrap(args []string) int {
+	fs := newFlags("wrap", "aegis wrap --audit FILE --signing-key FILE [flags] -- CMD [ARGS…]", `  aegis keygen --out signing.key
+  aegis wrap --audit audit.jsonl --signing-key signing.key -- npx -y @modelcontextprotocol/server-everything
+  aegis wrap --audit audit.jsonl --signing-key signing.key --durability reply -- ./my-server --help
+
+Everything after -- is the child's argv, its own flags included. Exit status:
+the child's; 128+N if it died of signal N; 2 usage; 65 a frame over
+--max-frame; 74 audit I/O failure; 126/127 the child could not be started.
+`)
+	audit := fs.String("audit", "", "append the audit log to `FILE` (required)")
+	keyPath := fs.String("signing-key", "", "sign with the PKCS#8 PEM Ed25519 key in `FILE` (required; see aegis keygen)")
+	durability := fs.String("durability", "strict", "when records reach the disk: strict, reply, interval[:D] or none (or G3..G0)")
+	maxFrame := fs.String("max-frame", "64MiB", "longest frame either way, in bytes (KiB, MiB, GiB suffixes); longer ends the session with exit 65")
+	maxPending := fs.Int("max-pending", relay.DefaultMaxPending, "calls in flight tracked; beyond it the oldest is recorded unanswered")
+	grace := fs.Duration("grace", relay.DefaultGrace, "how long the child has to exit after its stdin closes, and after SIGTERM")
+	i := slices.Index(args, "--")
+	if i < 0 {
+		if code, ok := parseFlags(fs, args); !ok {
+			return code
+		}
+		return fail(exitUsage, "wrap: the child command must follow -- (see 'aegis wrap --help')")
+	}
+	if code, ok := parseFlags(fs, args[:i]); !ok {
+		return code
+	}
+	argv := args[i+1:]
+	switch {
+	case fs.NArg() > 0:
+		return fail(exitUsage, "wrap: unexpected %q before --", fs.Arg(0))
+	case len(argv) == 0:
+		return fail(exitUsage, "wrap: no child command after --")
+	case *audit == "":
+		return fail(exitUsage, "wrap: --audit FILE is required")
+	case *keyPath == "":
+		return fail(exitUsage, "wrap: --signing-key FILE is required (make one with 'aegis keygen --out FILE')")
+	}
+	dur, err := journal.ParseDurability(*durability)
+	if err != nil {
+		return fail(exitUsage, "wrap: --durability: %v", err)
+	}
+	frameMax, err := parseSize(*maxFrame)
+	if err != nil {
+		return fail(exitUsage, "wrap: --max-frame: %v", err)
+	}
+	pemBytes, err := os.ReadFile(*keyPath)
+	if err != nil {
+		return fail(exitUsage, "wrap: --signing-key: %v", err)
+	}
+	key, err := journal.ParsePrivateKey(pemBytes)
+	if err != nil {
+		return fail(exitUsage, "wrap: --signing-key %s: %v", *keyPath, err)
+	}
+
+	// Signals: SIGINT/SIGTERM/SIGHUP go to the child. SIGPIPE is caught so
+	// that a client gone away shows up as EPIPE on write, not as aegis's
+	// death (and, caught rather than ignored, it is default again in the child).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+
+	j, err := journal.Open(*audit, journal.Options{Durability: dur, Key: key})
+	if err != nil {
+		return fail(exitAuditIO, "wrap: %v", err)
+	}
+	start := &journal.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: journal.PassThroughSet}
+	seq, err := j.Append(start)
+	if err == nil {
+		err = j.Wait(seq, journal.BeforeRequest)
+	}
+	if err != nil {
+		j.Close()
+		return fail(exitAuditIO, "wrap: %v", err)
+	}
+	r := relay.New(relay.Config{Journal: j, MaxFrame: frameMax, MaxPending: *maxPending})
+	s := &relay.Session{
+		Relay: r, Journal: j, Argv: argv, Grace: *grace,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: sigs,
+		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) },
+	}
+	res := s.Run()
+	cerr := j.Close()
+	switch {
+	case errors.Is(res.Err, journal.ErrIO) || errors.Is(cerr, journal.ErrIO):
+		if res.Err == nil {
+			res.Err = cerr
+		}
+		fail(exitAuditIO, "wrap: audit log failed, nothing more was relayed: %v", res.Err)
+		return exitAuditIO
+	case res.Err != nil:
+		fail(res.Exit, "wrap: %v", res.Err)
+	}
+	if head, ok := j.Head(); ok {
+		fmt.Fprintf(os.Stderr, "aegis: audit head %s (keep it elsewhere; check with verify --head)\n", head)
+	}
+	return res.Exit
+}
+
+// parseSize parses a byte count with an optional KiB/MiB/GiB (or K/M/G) suffix.
+func parseSize(s string) (int, error) {
+	mult := 1
+	num := strings.TrimSpace(s)
+	for _, u := range []struct {
+		suffix string
+		mult   int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+		if n, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, mult = strings.TrimSpace(n), u.mult
+			break
+		}
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return 0, fmt.Errorf("%q is not a positive size such as 65536 or 64MiB", s)
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,267 @@
+package relay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/aegisrelay/aegis/journal"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultGrace is how long a child has to exit after its stdin closes,
+// and again after SIGTERM, before the next step.
+const DefaultGrace = 5 * time.Second
+
+// Session runs one child under a Relay: it starts the child, pumps both
+// ways, forwards signals, ends the child (stdin EOF, grace, SIGTERM, grace,
+// SIGKILL) and writes the session's last records. The caller has already
+// appended session_start.
+type Session struct {
+	Relay   *Relay
+	Journal *journal.Journal
+	Argv    []string
+	Env     []string // nil: aegis's own environment
+	Grace   time.Duration
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  *os.File // the child's stderr, passed through untouched
+	Signals <-chan os.Signal
+	// Logf prints an aegis: diagnostic.
+	Logf func(format string, args ...any)
+}
+
+// Result is how a session ended.
+type Result struct {
+	End journal.SessionEnd
+	// Exit is wrap's exit status: the child's, 128+N for signal N, or
+	// 65/74/127 for the failures of SPEC §1.
+	Exit int
+	// Err is the failure that ended the session early, if any.
+	Err error
+}
+
+// Exit statuses of Run's own failures.
+const (
+	ExitFrameTooLarge = 65
+	ExitAuditIO       = 74
+	ExitCannotStart   = 127
+)
+
+type exitInfo struct {
+	state *os.ProcessState
+	err   error
+}
+
+// Run runs the session to its end and returns how it ended. It writes
+// session_end unless the journal has failed.
+func (s *Session) Run() Result {
+	grace := s.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	logf := s.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return s.finish(Result{Exit: ExitCannotStart, Err: err, End: journal.SessionEnd{Reason: journal.EndChildStartFailed, Detail: err.Error(), ExitCode: ExitCannotStart}})
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return s.finish(Result{Exit: ExitCannotStart, Err: err, End: journal.SessionEnd{Reason: journal.EndChildStartFailed, Detail: err.Error(), ExitCode: ExitCannotStart}})
+	}
+	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
+	cmd.Env = s.Env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, s.Stderr
+	// Its own process group: a terminal's ^C reaches aegis alone, which
+	// forwards it once, and the group (npx and the node it starts) can be
+	// signalled as one.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		code := ExitCannotStart
+		if errors.Is(err, os.ErrPermission) {
+			code = 126
+		}
+		return s.finish(Result{Exit: code, Err: fmt.Errorf("cannot start %q: %w", s.Argv[0], err),
+			End: journal.SessionEnd{Reason: journal.EndChildStartFailed, Detail: err.Error(), ExitCode: code}})
+	}
+	inR.Close()
+	outW.Close()
+	pgid := cmd.Process.Pid
+	signalChild := func(sig syscall.Signal) {
+		if err := unix.Kill(-pgid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+			logf("signal %v to the child: %v", sig, err)
+		}
+	}
+
+	upDone := make(chan error, 1)
+	downDone := make(chan error, 1)
+	exited := make(chan exitInfo, 1)
+	go func() { upDone <- s.Relay.Upstream(s.Stdin, inW) }()
+	go func() { downDone <- s.Relay.Downstream(outR, s.Stdout) }()
+	go func() { err := cmd.Wait(); exited <- exitInfo{cmd.ProcessState, err} }()
+
+	var (
+		reason   string // session_end reason, once known
+		failure  error  // ends the session early: 65 or 74
+		failExit int
+		state    *os.ProcessState
+		timer    <-chan time.Time
+		stage    int // 0 waiting; 1 stdin closed; 2 SIGTERM sent; 3 SIGKILL sent
+		draining bool
+		stdinOK  = true
+	)
+	closeStdin := func() {
+		if stdinOK {
+			inW.Close()
+			stdinOK = false
+		}
+	}
+	// stop ends the child: close its stdin, then escalate on the timer.
+	stop := func(now bool) {
+		closeStdin()
+		if now && stage < 2 {
+			signalChild(syscall.SIGTERM)
+			stage = 2
+		} else if stage < 1 {
+			stage = 1
+		}
+		timer = time.After(grace)
+	}
+	pumpFailed := func(err error) {
+		if failure != nil {
+			return
+		}
+		switch {
+		case errors.Is(err, ErrFrameTooLarge):
+			reason, failure, failExit = journal.EndFrameTooLarge, err, ExitFrameTooLarge
+		case errors.Is(err, journal.ErrIO):
+			reason, failure, failExit = journal.EndAuditIOError, err, ExitAuditIO
+		default:
+			return
+		}
+		stop(true)
+	}
+	for state == nil || downDone != nil {
+		select {
+		case err := <-upDone:
+			upDone = nil
+			switch {
+			case err == nil:
+				if reason == "" {
+					reason = journal.EndClientEOF
+				}
+				if state == nil {
+					stop(false)
+				}
+			case errors.Is(err, ErrFrameTooLarge), errors.Is(err, journal.ErrIO):
+				pumpFailed(err)
+			default: // the child's stdin is gone: wait for it to exit
+				closeStdin()
+			}
+		case err := <-downDone:
+			downDone = nil
+			if err != nil && !errors.Is(err, ErrEnded) {
+				pumpFailed(err)
+				if failure == nil {
+					logf("%v", err)
+				}
+			}
+		case ex := <-exited:
+			state = ex.state
+			if state == nil {
+				state = &os.ProcessState{}
+			}
+			closeStdin()
+			if downDone != nil {
+				// Drain what the child wrote before it exited; a grandchild
+				// holding the pipe open must not hold the session forever.
+				draining = true
+				timer = time.After(grace)
+			}
+		case sig := <-s.Signals:
+			if reason == "" || reason == journal.EndClientEOF {
+				reason = journal.EndSignal
+			}
+			if state == nil {
+				signalChild(sig.(syscall.Signal))
+			}
+		case <-timer:
+			switch {
+			case draining:
+				outR.Close() // unblocks Downstream's read
+				draining = false
+				timer = nil
+			case stage == 1:
+				signalChild(syscall.SIGTERM)
+				stage, timer = 2, time.After(grace)
+			case stage == 2:
+				signalChild(syscall.SIGKILL)
+				stage, timer = 3, nil
+			}
+		}
+	}
+	if reason == "" {
+		reason = journal.EndChildExit
+	}
+	res := Result{Err: failure, End: journal.SessionEnd{Reason: reason}}
+	status := journal.StatusUnanswered
+	why := "the child exited before answering"
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		sig := ws.Signal()
+		res.Exit = 128 + int(sig)
+		res.End.ExitSignal = unix.SignalName(sig)
+		why = "the child was killed by " + res.End.ExitSignal + " before answering"
+		if sig == syscall.SIGSYS {
+			res.End.SeccompKilled = true
+			status, why = journal.StatusSeccompKilled, "the child was killed by seccomp (SIGSYS)"
+		}
+	} else {
+		res.Exit = state.ExitCode()
+		res.End.ExitCode = res.Exit
+	}
+	if failure != nil {
+		res.Exit = failExit
+		res.End.Detail = failure.Error()
+		why = "session ended: " + failure.Error()
+	}
+	if !errors.Is(failure, journal.ErrIO) {
+		counts, err := s.Relay.End(status, why)
+		res.End.Counts = counts
+		if err != nil {
+			res.Exit, res.Err = ExitAuditIO, err
+			return res
+		}
+	}
+	return s.finish(res)
+}
+
+// finish appends session_end (unless the journal failed) and waits for it.
+func (s *Session) finish(res Result) Result {
+	if errors.Is(res.Err, journal.ErrIO) {
+		return res
+	}
+	if res.End.Counts == (journal.Counts{}) {
+		res.End.Counts = s.Relay.Counts()
+	}
+	seq, err := s.Journal.Append(&res.End)
+	if err == nil {
+		err = s.Journal.Wait(seq, journal.BeforeResponse)
+	}
+	if err != nil {
+		res.Exit, res.Err = ExitAuditIO, err
+	}
+	return res
+}
