@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aegisrelay/aegis/journal"
+)
+
+// aegisBin is the real aegis binary, built once by TestMain.
+var aegisBin string
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("AEGIS_TEST_CHILD"); mode != "" {
+		os.Exit(testChild(mode))
+	}
+	dir, err := os.MkdirTemp("", "aegis-test-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	aegisBin = filepath.Join(dir, "aegis")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	build := exec.Command(gobin, "build", "-o", aegisBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building aegis: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fixture is a key and an audit path in a fresh folder.
+type fixture struct {
+	dir, key, pub, audit string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{dir: dir, key: filepath.Join(dir, "signing.key"), audit: filepath.Join(dir, "audit.jsonl")}
+	out, err := exec.Command(aegisBin, "keygen", "--out", f.key).Output()
+	if err != nil {
+		t.Fatalf("keygen: %v", err)
+	}
+	f.pub = strings.TrimSpace(string(out))
+	return f
+}
+
+// child returns the argv of the test binary acting as a child in mode.
+func child(mode string) []string {
+	return []string{"env", "AEGIS_TEST_CHILD=" + mode, os.Args[0]}
+}
+
+// wrapCmd returns an aegis wrap command around argv.
+func (f *fixture) wrapCmd(extra []string, argv ...string) *exec.Cmd {
+	args := append([]string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--grace", "300ms"}, extra...)
+	args = append(append(args, "--"), argv...)
+	return exec.Command(aegisBin, args...)
+}
+
+// verify runs aegis verify --key and returns its exit code and output.
+func (f *fixture) verify(t *testing.T) (int, string) {
+	t.Helper()
+	cmd := exec.Command(aegisBin, "verify", "--key", "@"+f.key+".pub", f.audit)
+	out, _ := cmd.CombinedOutput()
+	return cmd.ProcessState.ExitCode(), string(out)
+}
+
+func (f *fixture) mustVerify(t *testing.T, want int) {
+	t.Helper()
+	if code, out := f.verify(t); code != want {
+		t.Fatalf("aegis verify = exit %d; want %d\n%s", code, want, out)
+	}
+}
+
+// records decodes the audit file.
+func (f *fixture) records(t *testing.T) []*journal.Record {
+	t.Helper()
+	data, err := os.ReadFile(f.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d journal.Decoder
+	var out []*journal.Record
+	for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		r, err := d.Decode(line)
+		if err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (f *fixture) kinds(t *testing.T) map[journal.Kind]int {
+	n := map[journal.Kind]int{}
+	for _, r := range f.records(t) {
+		n[r.Kind]++
+	}
+	return n
+}
+
+func (f *fixture) sessionEnd(t *testing.T) *journal.SessionEnd {
+	t.Helper()
+	recs := f.records(t)
+	if len(recs) == 0 {
+		t.Fatal("empty audit log")
+	}
+	e, ok := recs[len(recs)-1].Body.(*journal.SessionEnd)
+	if !ok {
+		t.Fatalf("last record is %v; want session_end", recs[len(recs)-1].Kind)
+	}
+	return e
+}
+
+// runBounded runs cmd with a deadline, killing it if it hangs.
+func runBounded(t *testing.T, cmd *exec.Cmd, d time.Duration) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%v hung for %v", cmd.Args, d)
+	}
+}
+
+func TestKeygen(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "k")
+	out, err := exec.Command(aegisBin, "keygen", "--out", key).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := journal.ParsePublicKey(string(out))
+	if err != nil {
+		t.Fatalf("keygen stdout %q: %v", out, err)
+	}
+	st, _ := os.Stat(key)
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("key mode = %v; want 0600", st.Mode().Perm())
+	}
+	data, _ := os.ReadFile(key)
+	priv, err := journal.ParsePrivateKey(data)
+	if err != nil || !priv.Public().(ed25519.PublicKey).Equal(pub) {
+		t.Fatalf("key file does not hold the printed key: %v", err)
+	}
+	pubFile, _ := os.ReadFile(key + ".pub")
+	if strings.TrimSpace(string(pubFile)) != strings.TrimSpace(string(out)) {
+		t.Errorf("%s = %q; want %q", key+".pub", pubFile, out)
+	}
+	if err := exec.Command(aegisBin, "keygen", "--out", key).Run(); err == nil {
+		t.Error("keygen over an existing key succeeded; want refusal without --force")
+	}
+	if again, _ := os.ReadFile(key); !bytes.Equal(again, data) {
+		t.Error("keygen without --force changed the existing key")
+	}
+	if err := exec.Command(aegisBin, "keygen", "--out", key, "--force").Run(); err != nil {
+		t.Errorf("keygen --force: %v", err)
+	}
+	if openssl, err := exec.LookPath("openssl"); err == nil {
+		if out, err := exec.Command(openssl, "pkey", "-in", key, "-noout", "-text").CombinedOutput(); err != nil || !bytes.Contains(out, []byte("ED25519")) {
+			t.Errorf("openssl pkey: %v %s", err, out)
+		}
+	}
+}
+
+func TestVerifyExitCodes(t *testing.T) {
+	f := newFixture(t)
+	cmd := f.wrapCmd(nil, child("echo")...)
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}` + "\n")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("wrap: %v", err)
+	}
+	f.mustVerify(t, 0)
+	other := newFixture(t)
+	if code, out := exec.Command(aegisBin, "verify", "--key", other.pub, f.audit), ""; true {
+		o, _ := code.CombinedOutput()
+		out = string(o)
+		if code.ProcessState.ExitCode() != 1 || !strings.Contains(out, "not the pinned key") {
+			t.Errorf("verify pinned to another key = exit %d; want 1\n%s", code.ProcessState.ExitCode(), out)
+		}
+	}
+	data, _ := os.ReadFile(f.audit)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	cut := filepath.Join(f.dir, "cut.jsonl")
+	os.WriteFile(cut, bytes.Join(lines[:len(lines)-2], nil), 0o600)
+	tampered := filepath.Join(f.dir, "tampered.jsonl")
+	os.WriteFile(tampered, bytes.Replace(data, []byte(`"tool":"x"`), []byte(`"tool":"y"`), 1), 0o600)
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"valid unpinned", []string{f.audit}, 0},
+		{"valid pinned inline", []string{"--key", f.pub, f.audit}, 0},
+		{"cut tail", []string{"--key", f.pub, cut}, 3},
+		{"tampered", []string{"--key", f.pub, tampered}, 1},
+		{"missing file", []string{filepath.Join(f.dir, "nope")}, 2},
+		{"bad key", []string{"--key", "ed25519:nope", f.audit}, 2},
+		{"no file", nil, 2},
+		{"worst of several", []string{f.audit, cut, tampered}, 1},
+		{"json", []string{"--json", f.audit}, 0},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command(aegisBin, append([]string{"verify"}, tt.args...)...)
+		out, _ := cmd.CombinedOutput()
+		if got := cmd.ProcessState.ExitCode(); got != tt.want {
+			t.Errorf("verify %s: exit %d; want %d\n%s", tt.name, got, tt.want, out)
+		}
+	}
+}
+
+func TestDemo(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(aegisBin, "demo", "--dir", dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runBounded(t, cmd, 60*time.Second)
+	if cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("aegis demo = exit %d\n%s", cmd.ProcessState.ExitCode(), out.String())
+	}
+	for _, want := range []string{"VALID (pinned", "tool_error", "rpc_error", "[batch 2/2]", "slow"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("aegis demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestEverythingDirect runs the script against server-everything twice with
+// no relay between: the script's expectations hold, and the normalized
+// transcript is stable from run to run, which is what makes the comparison
+// through wrap meaningful.
+func TestEverythingDirect(t *testing.T) {
+	argv := everythingArgv(t)
+	first := runEverything(t, argv)
+	second := runEverything(t, argv)
+	if d := diffLines(first.transcript, second.transcript); d != "" {
+		t.Errorf("two direct sessions differ (normalize more?):\n%s", d)
+	}
+	if len(first.sent) < len(everythingScript())+len(burstScript()) {
+		t.Errorf("the client sent %d tools/call; want at least %d", len(first.sent), len(everythingScript())+len(burstScript()))
+	}
+	t.Logf("%d transcript lines, %d tools/call", len(first.transcript), len(first.sent))
+}
+
+// TestEverythingThroughWrap runs the same script once directly and once
+// through `aegis wrap`: the client must not be able to tell the two apart,
+// the audit log must hold exactly one intent and one outcome per tools/call
+// sent and nothing else about the traffic, and `aegis verify` must accept
+// the log against the key made for it.
+func TestEverythingThroughWrap(t *testing.T) {
+	argv := everythingArgv(t)
+	dir := t.TempDir()
+	aegis := buildAegis(t, dir)
+	key := filepath.Join(dir, "key")
+	pub := keygen(t, aegis, key)
+	audit := filepath.Join(dir, "audit.jsonl")
+
+	direct := runEverything(t, argv)
+	wrapArgv := append([]string{aegis, "wrap", "--audit", audit, "--signing-key", key, "--"}, argv...)
+	wrapped := runEverything(t, wrapArgv)
+	if d := diffLines(direct.transcript, wrapped.transcript); d != "" {
+		t.Errorf("the session through aegis wrap differs from the direct one:\n%s\naegis stderr:\n%s", d, wrapped.stderr)
+	}
+
+	out, err := exec.Command(aegis, "verify", "--key", "@"+key+".pub", audit).CombinedOutput()
+	if err != nil {
+		t.Errorf("aegis verify --key @%s.pub %s = %v; want exit 0\n%s", key, audit, err, out)
+	} else if !strings.Contains(string(out), "pinned") || strings.Contains(string(out), "unpinned") {
+		t.Errorf("aegis verify --key … said %q; want it to say the log is pinned", out)
+	}
+
+	checkAudit(t, audit, pub, wrapped)
+}
+
+// buildAegis builds the aegis binary into dir, as a release is built.
+func buildAegis(t *testing.T, dir string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go is not on PATH: %v", err)
+	}
+	bin := filepath.Join(dir, "aegis")
+	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/aegisrelay/aegis/cmd/aegis")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build cmd/aegis: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// keygen makes a key at path and returns the public key as printed.
+func keygen(t *testing.T, aegis, path string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(aegis, "keygen", "--out", path)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("aegis keygen --out %s: %v\n%s", path, err, stderr.String())
+	}
+	pub := strings.TrimSpace(stdout.String())
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(pub, "ed25519:"))
+	if !strings.HasPrefix(pub, "ed25519:") || err != nil || len(raw) != 32 {
+		t.Fatalf("aegis keygen printed %q; want ed25519:<base64 of 32 bytes>", pub)
+	}
+	file, err := os.ReadFile(path + ".pub")
+	if err != nil {
+		t.Fatalf("aegis keygen wrote no %s.pub: %v", path, err)
+	}
+	if !bytes.Contains(file, raw) && !strings.Contains(string(file), pub) {
+		t.Errorf("%s.pub = %q; want it to hold the key printed, %s", path, file, pub)
+	}
+	return pub
+}
+
+// auditRecord is the part of a schema v2 record this test reads.
+type auditRecord struct {
+	Seq    int64           `json:"seq"`
+	Kind   string          `json:"kind"`
+	Key    string          `json:"key"`    // session_start
+	Tool   *string         `json:"tool"`   // intent
+	Call   json.RawMessage `json:"call"`   // intent, outcome
+	Intent *int64          `json:"intent"` // outcome: seq of its intent
+	Batch  json.RawMessage `json:"batch"`
+	Bad    json.RawMessage `json:"malformed"`
+	Exec   struct {
+		Status string `json:"status"`
+	} `json:"execution"` // outcome
+	Reason string `json:"reason"` // session_end
+}
+
+// checkAudit holds the audit log to what the client did: one intent per
+// tools/call sent, one outcome per intent with the status the client saw,
+// nothing recorded for any other message, one session from start to end.
+func checkAudit(t *testing.T, path, pub string, s *session) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	defer f.Close()
+	kinds := map[string]int{}
+	intents := map[int64]string{} // seq → tool
+	outcomeOf := map[int64]string{}
+	var intentTools, outcomes []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r auditRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		kinds[r.Kind]++
+		switch r.Kind {
+		case "session_start":
+			if r.Key != pub {
+				t.Errorf("session_start key %q; want the key made for the test, %s", r.Key, pub)
+			}
+		case "intent":
+			tool := "<null>"
+			if r.Tool != nil {
+				tool = *r.Tool
+			}
+			if r.Bad != nil || r.Batch != nil {
+				t.Errorf("intent %d (%s) is malformed %s / in batch %s; the SDK sent neither", r.Seq, tool, r.Bad, r.Batch)
+			}
+			intents[r.Seq] = tool
+			intentTools = append(intentTools, tool)
+		case "outcome":
+			if r.Intent == nil {
+				t.Errorf("outcome %d names no intent", r.Seq)
+				continue
+			}
+			tool, ok := intents[*r.Intent]
+			if !ok {
+				t.Errorf("outcome %d names intent %d, which is not an earlier intent", r.Seq, *r.Intent)
+				continue
+			}
+			if prev, dup := outcomeOf[*r.Intent]; dup {
+				t.Errorf("intent %d (%s) has a second outcome %d (first: %s)", *r.Intent, tool, r.Seq, prev)
+			}
+			outcomeOf[*r.Intent] = fmt.Sprint(r.Seq)
+			outcomes = append(outcomes, tool+" "+r.Exec.Status)
+		case "session_end":
+			if r.Reason != "client_eof" {
+				t.Errorf("session_end reason %q; want client_eof (the client closed stdin)", r.Reason)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading the audit log: %v", err)
+	}
+	if kinds["session_start"] != 1 || kinds["session_end"] != 1 {
+		t.Errorf("audit log has %d session_start and %d session_end; want one of each", kinds["session_start"], kinds["session_end"])
+	}
+	if kinds["anomaly"] != 0 {
+		t.Errorf("audit log has %d anomaly records; the SDK sends one JSON value per line", kinds["anomaly"])
+	}
+	for seq, tool := range intents {
+		if _, ok := outcomeOf[seq]; !ok {
+			t.Errorf("intent %d (%s) has no outcome", seq, tool)
+		}
+	}
+	if got, want := sorted(intentTools), sorted(s.sent); !slices.Equal(got, want) {
+		t.Errorf("intents are for tools\n%v\nwant one per tools/call sent\n%v", got, want)
+	}
+	if got, want := sorted(outcomes), sorted(s.outcomes); !slices.Equal(got, want) {
+		t.Errorf("outcomes (tool status)\n%v\nwant what the client saw\n%v", got, want)
+	}
+}
+
+func sorted(s []string) []string {
+	return slices.Sorted(slices.Values(s))
+}
