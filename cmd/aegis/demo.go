@@ -59,7 +59,7 @@ func runDemo(args []string) int {
 	derr := demo.Drive(stdin, stdout, os.Stdout)
 	stdin.Close()
 	werr := cmd.Wait()
-	os.Stderr.Write(stderr.Bytes())
+	os.Stdout.Write(stderr.Bytes()) // wrap's own lines (the audit head), in order
 	if derr != nil {
 		return fail(1, "demo: the scripted client failed: %v", derr)
 	}

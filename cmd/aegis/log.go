@@ -92,7 +92,7 @@ type logPrinter struct {
 	since   time.Time
 	tw      *tabwriter.Writer
 	pending map[string]*callRow // sid/seq of intents waiting for outcomes
-	order   []*callRow // calls not yet printed, in the order they were made
+	order   []*callRow          // calls not yet printed, in the order they were made
 }
 
 func (p *logPrinter) file(name string, follow bool) error {

@@ -101,10 +101,8 @@ func newFlags(name, synopsis, examples string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		w := os.Stdout
-		fmt.Fprintf(w, "Usage: %s\n\n", synopsis)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		fmt.Fprintf(w, "Usage: %s\n\nFlags:\n", synopsis)
+		printFlags(w, fs)
 		if examples != "" {
 			fmt.Fprintf(w, "\nExamples:\n%s", examples)
 		}
@@ -132,4 +130,19 @@ func fail(code int, format string, args ...any) int {
 	msg := fmt.Sprintf(format, args...)
 	fmt.Fprintln(os.Stderr, "aegis: "+strings.TrimPrefix(msg, "aegis: "))
 	return code
+}
+
+// printFlags lists the flags the GNU way, with two dashes.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			usage += " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintf(w, "%s\n      %s\n", line, usage)
+	})
 }

@@ -154,7 +154,8 @@ func verifyOne(path string, opts journal.VerifyOptions, asJSON bool) int {
 		intents += s.Intents
 		outcomes += s.Outcomes
 	}
-	fmt.Printf("  %d records, %d sessions, %d intents, %d outcomes\n", rep.Records, len(rep.Sessions), intents, outcomes)
+	fmt.Printf("  %s, %s, %s, %s\n", plural(rep.Records, "record"), plural(uint64(len(rep.Sessions)), "session"),
+		plural(intents, "intent"), plural(outcomes, "outcome"))
 	if rep.HasHead {
 		fmt.Printf("  head %s\n", rep.Head)
 	}
@@ -168,4 +169,11 @@ func verifyOne(path string, opts journal.VerifyOptions, asJSON bool) int {
 		fmt.Printf("  … and %d more\n", rep.Dropped)
 	}
 	return code
+}
+
+func plural(n uint64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.FormatUint(n, 10) + " " + what + "s"
 }
