@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func testKey(t testing.TB) ed25519.PrivateKey {
@@ -495,4 +496,28 @@ func TestFaults(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestIntervalSyncs: at interval:D a written record is synced in the
+// background without anyone waiting for it.
+func TestIntervalSyncs(t *testing.T) {
+	fs := &faultFS{}
+	j, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), Options{Durability: mustDurability(t, "interval:5ms"), Key: testKey(t), FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	seq, _ := j.Append(&Intent{})
+	if err := j.Wait(seq, BeforeResponse); err != nil {
+		t.Fatal(err)
+	}
+	if _, syncs := fs.counts(); syncs != 0 {
+		t.Fatalf("interval: %d syncs before the response; want none on the hot path", syncs)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, syncs := fs.counts(); syncs > 0 {
+			return
+		}
+	}
+	t.Fatal("interval:5ms: no background sync within 5s")
 }

@@ -147,6 +147,11 @@ func (r *Relay) recordRequests(chunk []byte, cl *frame.Classifier, f *frame.Fram
 	if r.ended {
 		return 0, 0, ErrEnded
 	}
+	// Fail closed: once the journal has failed, nothing more moves either
+	// way, recorded or not.
+	if err := r.j.Err(); err != nil {
+		return 0, 0, err
+	}
 	*calls = (*calls)[:0]
 	var last uint64
 	n := 0
@@ -287,6 +292,11 @@ func (r *Relay) recordResponses(chunk []byte, cl *frame.Classifier, f *frame.Fra
 	defer r.mu.Unlock()
 	if r.ended {
 		return 0, 0, ErrEnded
+	}
+	// Fail closed: once the journal has failed, nothing more moves either
+	// way, recorded or not.
+	if err := r.j.Err(); err != nil {
+		return 0, 0, err
 	}
 	var last uint64
 	n := 0

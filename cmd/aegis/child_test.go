@@ -26,6 +26,7 @@ import (
 //	junk          write junk lines to stdout, then echo
 //	big           answer tools/call with a 20 MiB result
 //	check-intent  answer tools/call with "ok" only if its intent is already in $AEGIS_TEST_AUDIT
+//	roots         answer tools/call with a roots/list request of the same id first
 //
 // Every mode appends the lines it reads to $AEGIS_TEST_LOG when set.
 func testChild(mode string) int {
@@ -100,6 +101,14 @@ func testChild(mode string) int {
 		}
 		id := string(msg.ID)
 		switch {
+		case mode == "roots" && msg.Method == "tools/call":
+			// A server→client request with the very id of the call, then,
+			// once the client has answered it, the call's response.
+			write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"roots/list"}`))
+			if !sc.Scan() {
+				return 1
+			}
+			write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"after roots"}]}}`))
 		case mode == "die-on-call" && msg.Method == "tools/call":
 			return 3
 		case mode == "big" && msg.Method == "tools/call":

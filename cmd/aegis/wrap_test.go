@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,9 +23,10 @@ import (
 // streamGen builds random client or server streams: frames of every shape
 // the wire can carry, and the number of tools/call requests among them.
 type streamGen struct {
-	r     *rand.Rand
-	calls int
-	id    int
+	r         *rand.Rand
+	calls     int
+	anomalies int
+	id        int
 }
 
 func (g *streamGen) frame() string {
@@ -47,6 +49,7 @@ func (g *streamGen) frame() string {
 	case 7:
 		return ""
 	case 8:
+		g.anomalies++
 		return "not json at all \x00\xff"
 	case 9:
 		return `{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\r"
@@ -56,6 +59,7 @@ func (g *streamGen) frame() string {
 	case 11:
 		return "   \t "
 	case 12:
+		g.anomalies++
 		return `{"a":1} {"b":2}`
 	}
 	return `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + strings.Repeat("z", g.r.IntN(5000)) + `"}]}}`
@@ -122,8 +126,12 @@ func TestByteIdentity(t *testing.T) {
 			if !bytes.Equal(got.Bytes(), out) {
 				t.Errorf("client read %d bytes; child wrote %d (first difference at %d)", got.Len(), len(out), firstDiff(got.Bytes(), out))
 			}
-			if n := f.kinds(t)[journal.KindIntent]; n != up.calls {
+			kinds := f.kinds(t)
+			if n := kinds[journal.KindIntent]; n != up.calls {
 				t.Errorf("%d intents; the client sent %d tools/call", n, up.calls)
+			}
+			if n := kinds[journal.KindAnomaly]; n != up.anomalies {
+				t.Errorf("%d anomalies; the client sent %d lines that are not one JSON value", n, up.anomalies)
 			}
 			f.mustVerify(t, 0)
 		})
@@ -459,5 +467,139 @@ func TestLogCommand(t *testing.T) {
 	out, _ = exec.Command(aegisBin, "log", "--json", "--since", "1ns", f.audit).Output()
 	if len(out) != 0 {
 		t.Errorf("log --since 1ns = %q; want nothing", out)
+	}
+}
+
+// TestServerRequestSameID: a server→client request that carries the id of
+// a call in flight (server-everything sends roots/list with id 0) is not
+// its response; the response that follows is.
+func TestServerRequestSameID(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(t, nil, nil, child("roots")...)
+	s.send(call("0", "x"))
+	req := s.recv()
+	if !strings.Contains(req, `"method":"roots/list"`) {
+		t.Fatalf("first line %q; want the server's roots/list request", req)
+	}
+	if n := f.kinds(t)[journal.KindOutcome]; n != 0 {
+		t.Fatalf("%d outcomes after a server→client request with the call's id; want 0", n)
+	}
+	s.send(`{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`)
+	resp := s.recv()
+	s.stdin.Close()
+	if code := s.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d (%s)", code, s.stderr)
+	}
+	f.mustVerify(t, 0)
+	for _, r := range f.records(t) {
+		if o, ok := r.Body.(*journal.Outcome); ok {
+			if o.Status != journal.StatusOK || o.ResponseDigest != sha256.Sum256([]byte(resp)) {
+				t.Errorf("outcome %s with digest %s; want ok and the digest of %q", o.Status, o.ResponseDigest, resp)
+			}
+		}
+	}
+}
+
+// TestDuplicateIDsInFlight: calls with the same id in flight are answered
+// in order; ids match by value (1 and 1.0), not by spelling.
+func TestDuplicateIDsInFlight(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(t, nil, nil, child("echo")...)
+	s.send(call("5", "a") + "\n" + call("5", "b") + "\n" + call("5.0", "c"))
+	for range 3 {
+		s.recv()
+	}
+	s.stdin.Close()
+	if code := s.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d (%s)", code, s.stderr)
+	}
+	f.mustVerify(t, 0)
+	var intents []uint64
+	for _, r := range f.records(t) {
+		switch b := r.Body.(type) {
+		case *journal.Intent:
+			intents = append(intents, r.Seq)
+		case *journal.Outcome:
+			if len(intents) == 0 || b.Intent != intents[0] || b.Status != journal.StatusOK {
+				t.Fatalf("outcome for intent %d (%s); want the oldest in flight, %v", b.Intent, b.Status, intents)
+			}
+			intents = intents[1:]
+		}
+	}
+}
+
+// TestPendingCap: more calls in flight than --max-pending: the oldest are
+// recorded unanswered (evicted), never dropped, and memory stays bounded.
+func TestPendingCap(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(t, []string{"--max-pending", "2"}, nil, child("hang")...)
+	for i := range 5 {
+		s.send(call(strconv.Itoa(i), "x"))
+	}
+	waitForRecords(t, f, journal.KindOutcome, 3)
+	s.stdin.Close()
+	if code := s.wait(20 * time.Second); code != 128+15 {
+		t.Fatalf("exit %d; want 143 (%s)", code, s.stderr)
+	}
+	f.mustVerify(t, 0)
+	evicted := 0
+	for _, r := range f.records(t) {
+		if o, ok := r.Body.(*journal.Outcome); ok && strings.HasPrefix(o.Reason, "evicted") {
+			evicted++
+		}
+	}
+	if end := f.sessionEnd(t); evicted != 3 || end.Counts.Outcomes != 5 || end.Counts.Unanswered != 5 {
+		t.Errorf("%d evicted, counts %+v; want 3 evicted of 5 unanswered", evicted, end.Counts)
+	}
+}
+
+// TestAuditIOFailure: when the audit file cannot grow (a file size limit:
+// EFBIG) wrap fails closed: it forwards nothing more and exits 74, and
+// what it wrote still verifies (incomplete, never invalid).
+func TestAuditIOFailure(t *testing.T) {
+	f := newFixture(t)
+	args := append([]string{"-c", `ulimit -f 6; exec "$@"`, "sh", aegisBin, "wrap", "--audit", f.audit, "--signing-key", f.key, "--grace", "300ms", "--"}, child("echo")...)
+	cmd := exec.Command("bash", args...)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(stdout)
+	answered := 0
+	for i := range 200 {
+		if _, err := io.WriteString(stdin, call(strconv.Itoa(i), "x")+"\n"); err != nil {
+			break
+		}
+		if _, err := br.ReadString('\n'); err != nil {
+			break
+		}
+		answered++
+	}
+	stdin.Close()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("wrap did not exit after the audit failure")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 74 || !strings.Contains(stderr.String(), "file too large") {
+		t.Fatalf("exit %d, stderr %q; want 74 naming the error", code, stderr.String())
+	}
+	if answered == 0 || answered == 200 {
+		t.Fatalf("%d calls answered; want the failure mid-session", answered)
+	}
+	if code, out := f.verify(t); code != 3 {
+		t.Errorf("verify after an audit failure = %d; want 3 (incomplete)\n%s", code, out)
+	}
+	// The size limit tore the last write: count the outcomes of whole lines.
+	data, _ := os.ReadFile(f.audit)
+	outcomes := bytes.Count(data[:bytes.LastIndexByte(data, '\n')+1], []byte(`"kind":"outcome"`))
+	if outcomes != answered {
+		t.Errorf("%d outcomes in the log; the client got %d answers: each answer must have its outcome", outcomes, answered)
 	}
 }
