@@ -603,3 +603,52 @@ func TestAuditIOFailure(t *testing.T) {
 		t.Errorf("%d outcomes in the log; the client got %d answers: each answer must have its outcome", outcomes, answered)
 	}
 }
+
+// TestLogFollow: aegis log -f prints calls of a live log as they complete.
+func TestLogFollow(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(t, nil, nil, child("echo")...)
+	s.send(call("1", "first"))
+	s.recv()
+	follow := exec.Command(aegisBin, "log", "-f", "--json", f.audit)
+	out, _ := follow.StdoutPipe()
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer follow.Process.Kill()
+	lines := make(chan string)
+	go func() {
+		br := bufio.NewReader(out)
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- l
+		}
+	}()
+	next := func() string {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("log -f ended")
+			}
+			return l
+		case <-time.After(10 * time.Second):
+			t.Fatal("log -f printed nothing in 10s")
+		}
+		return ""
+	}
+	if l := next(); !strings.Contains(l, `"tool":"first"`) {
+		t.Fatalf("log -f first line %q; want the call already in the log", l)
+	}
+	s.send(call("2", "second"))
+	s.recv()
+	if l := next(); !strings.Contains(l, `"tool":"second"`) || !strings.Contains(l, `"status":"ok"`) {
+		t.Fatalf("log -f line %q; want the live call", l)
+	}
+	s.stdin.Close()
+	s.wait(10 * time.Second)
+}
