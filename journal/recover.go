@@ -8,9 +8,10 @@ import (
 )
 
 // maxLine bounds the length of a record line that Open and Verify accept.
-// The journal's own records are far smaller; the bound keeps memory finite
-// on hostile input.
-const maxLine = 16 << 20
+// The journal's own records are far smaller (a session_start with a long
+// argv is the largest); the bound keeps memory finite on hostile input:
+// fastjson holds ~50 bytes per byte of a line of tiny values.
+const maxLine = 1 << 20
 
 // tail describes the end of an existing audit file.
 type tail struct {

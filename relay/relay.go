@@ -160,14 +160,17 @@ func (r *Relay) recordRequests(chunk []byte, cl *frame.Classifier, f *frame.Fram
 		line, rest = frame.NextLine(rest)
 		r.counts.FramesIn++
 		cl.Classify(line, f)
-		switch f.Kind {
-		case frame.NotJSON:
+		// Not exactly one JSON value, or a batch too long to classify whole:
+		// a lenient child may still read calls in it.
+		if f.Anomaly != "" {
 			seq, err := r.j.Append(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: true})
 			if err != nil {
 				return 0, 0, err
 			}
 			r.counts.Anomalies++
 			last, n = seq, n+1
+		}
+		switch f.Kind {
 		case frame.Single, frame.Batch:
 			var d journal.Digest
 			hashed := false

@@ -1,0 +1,265 @@
+package frame
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fastjson"
+)
+
+// Typical frames, as an MCP client and server send them.
+var (
+	benchCall = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/home/user/project/src/main.go","encoding":"utf-8"},"_meta":{"progressToken":"p-42"}}}` + "\n")
+
+	benchResponse = func() []byte {
+		text := strings.Repeat(`package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello, world\")\n}\n`, 48)
+		return []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"` + text + `"}],"structuredContent":{"lines":384,"bytes":3744,"truncated":false},"isError":false}}` + "\n")
+	}()
+
+	benchBatch = func() []byte {
+		var sb strings.Builder
+		sb.WriteString("[")
+		for i := range 8 {
+			if i > 0 {
+				sb.WriteString(",")
+			}
+			fmt.Fprintf(&sb, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search","arguments":{"query":"frame scanner %d","limit":10}}}`, i, i)
+		}
+		sb.WriteString("]\n")
+		return []byte(sb.String())
+	}()
+)
+
+// ejMessage is how a Go program would classify with encoding/json.
+type ejMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type ejSummary struct {
+	toolCalls, responses, toolErrors int
+	tool                             string
+}
+
+func ejClassifyMsg(raw []byte, s *ejSummary) error {
+	var m ejMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return err
+	}
+	if m.Method != nil && *m.Method == "tools/call" {
+		s.toolCalls++
+		var p struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			return err
+		}
+		s.tool = p.Name
+	}
+	if m.Method == nil && m.ID != nil && (m.Result != nil || m.Error != nil) {
+		s.responses++
+		if m.Result != nil {
+			var r struct {
+				IsError bool `json:"isError"`
+			}
+			if err := json.Unmarshal(m.Result, &r); err != nil {
+				return err
+			}
+			if r.IsError {
+				s.toolErrors++
+			}
+		}
+	}
+	return nil
+}
+
+// ejClassify is the encoding/json baseline: struct decoding, no duplicate or
+// case-variant detection (it cannot see them), so it does less than Classify.
+func ejClassify(line []byte, s *ejSummary) error {
+	*s = ejSummary{}
+	line = bytes.TrimSpace(line)
+	if len(line) > 0 && line[0] == '[' {
+		var elems []json.RawMessage
+		if err := json.Unmarshal(line, &elems); err != nil {
+			return err
+		}
+		for _, e := range elems {
+			if err := ejClassifyMsg(e, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return ejClassifyMsg(line, s)
+}
+
+// fjClassify is the fastjson design this package does not use: strict
+// validation (Validate) then a Parser tree. No duplicate detection either.
+func fjClassify(p *fastjson.Parser, line []byte, s *ejSummary) error {
+	*s = ejSummary{}
+	if err := fastjson.ValidateBytes(line); err != nil {
+		return err
+	}
+	v, err := p.ParseBytes(line)
+	if err != nil {
+		return err
+	}
+	msg := func(v *fastjson.Value) {
+		if string(v.GetStringBytes("method")) == "tools/call" {
+			s.toolCalls++
+			s.tool = string(v.GetStringBytes("params", "name"))
+		}
+		if v.Get("method") == nil && v.Get("id") != nil && (v.Get("result") != nil || v.Get("error") != nil) {
+			s.responses++
+			if v.GetBool("result", "isError") {
+				s.toolErrors++
+			}
+		}
+	}
+	if v.Type() == fastjson.TypeArray {
+		for _, e := range v.GetArray() {
+			msg(e)
+		}
+	} else {
+		msg(v)
+	}
+	return nil
+}
+
+// BenchmarkClassify compares Classify with encoding/json doing the same
+// classification, on the same frames:
+//
+//	frame         Classify (full: validation, duplicates, case variants, id keys)
+//	encoding/json struct decoding into RawMessage fields (less work: no ambiguity checks)
+//	encoding/json-tokens  json.Valid + Decoder token walk (the differential reference: the same work)
+//	fastjson      fastjson.Validate + Parser tree (the design not taken; no ambiguity checks)
+func BenchmarkClassify(b *testing.B) {
+	frames := []struct {
+		name string
+		line []byte
+	}{
+		{"call", benchCall},
+		{"response4k", benchResponse},
+		{"batch8", benchBatch},
+	}
+	for _, fr := range frames {
+		b.Run(fr.name+"/frame", func(b *testing.B) {
+			var c Classifier
+			var f Frame
+			b.ReportAllocs()
+			b.SetBytes(int64(len(fr.line)))
+			for b.Loop() {
+				c.Classify(fr.line, &f)
+			}
+			if f.Kind == NotJSON {
+				b.Fatal(f.Anomaly)
+			}
+		})
+		b.Run(fr.name+"/encoding-json", func(b *testing.B) {
+			var s ejSummary
+			b.ReportAllocs()
+			b.SetBytes(int64(len(fr.line)))
+			for b.Loop() {
+				if err := ejClassify(fr.line, &s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fr.name+"/encoding-json-tokens", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(fr.line)))
+			for b.Loop() {
+				refClassify(fr.line)
+			}
+		})
+		b.Run(fr.name+"/fastjson", func(b *testing.B) {
+			var p fastjson.Parser
+			var s ejSummary
+			b.ReportAllocs()
+			b.SetBytes(int64(len(fr.line)))
+			for b.Loop() {
+				if err := fjClassify(&p, fr.line, &s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReader measures splitting a stream into lines, per line, against
+// bufio.Scanner on the same stream and reads.
+func BenchmarkReader(b *testing.B) {
+	streams := []struct {
+		name  string
+		data  []byte
+		read  int
+		lines int // lines in data
+	}{
+		{"calls/read64k", bytes.Repeat(benchCall, 64), 64 << 10, 64},
+		{"calls/read4k", bytes.Repeat(benchCall, 64), 4 << 10, 64},
+		{"response1M/read64k", append(bytes.Repeat([]byte("x"), 1<<20), '\n'), 64 << 10, 1},
+	}
+	for _, st := range streams {
+		per := int64(len(st.data) / st.lines)
+		b.Run(st.name+"/frame", func(b *testing.B) {
+			r := NewReader(&loopReader{data: st.data, n: st.read}, 64<<10, 64<<20)
+			b.ReportAllocs()
+			b.SetBytes(per)
+			b.ResetTimer()
+			for i := 0; i < b.N; {
+				chunk, err := r.Next()
+				if err != nil {
+					b.Fatal(err)
+				}
+				for len(chunk) > 0 {
+					_, chunk = NextLine(chunk)
+					i++
+				}
+			}
+		})
+		b.Run(st.name+"/bufio-scanner", func(b *testing.B) {
+			s := bufio.NewScanner(&loopReader{data: st.data, n: st.read})
+			s.Buffer(make([]byte, 64<<10), 64<<20)
+			b.ReportAllocs()
+			b.SetBytes(per)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if !s.Scan() {
+					b.Fatal(s.Err())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPipeline is the relay's hot loop without I/O: read, split,
+// classify every line.
+func BenchmarkPipeline(b *testing.B) {
+	data := bytes.Repeat(append(append([]byte(nil), benchCall...), benchResponse...), 16)
+	r := NewReader(&loopReader{data: data, n: 64 << 10}, 64<<10, 64<<20)
+	var c Classifier
+	var f Frame
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data) / 32))
+	b.ResetTimer()
+	for i := 0; i < b.N; {
+		chunk, err := r.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for len(chunk) > 0 {
+			var line []byte
+			line, chunk = NextLine(chunk)
+			c.Classify(line, &f)
+			i++
+		}
+	}
+}

@@ -1,0 +1,624 @@
+package frame
+
+import (
+	"bytes"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Kind is what a line holds as a whole.
+type Kind uint8
+
+const (
+	_       Kind = iota
+	Empty        // nothing but JSON white space (" \t\r\n"), or nothing
+	NotJSON      // not exactly one JSON value; Frame.Anomaly says why
+	Single       // one JSON value that is not an array
+	Batch        // one JSON array: a JSON-RPC batch
+)
+
+var kindNames = [...]string{"Kind(0)", "empty", "not-json", "single", "batch"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// MsgType is the JSON-RPC role of one message.
+type MsgType uint8
+
+const (
+	_            MsgType = iota
+	Request              // has a method and an id
+	Notification         // has a method and no id
+	Response             // no method; an id and a result or an error
+	Invalid              // JSON, but none of the above
+)
+
+var msgTypeNames = [...]string{"MsgType(0)", "request", "notification", "response", "invalid"}
+
+func (t MsgType) String() string {
+	if int(t) < len(msgTypeNames) {
+		return msgTypeNames[t]
+	}
+	return "MsgType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// Anomaly reasons (Frame.Anomaly). They are stable: the relay writes them
+// into audit records.
+const (
+	AnomalyInvalid   = "not one JSON value: invalid JSON"
+	AnomalyTruncated = "not one JSON value: truncated value"
+	AnomalyTail      = "not one JSON value: unexpected tail"
+	AnomalyBOM       = "not one JSON value: byte order mark"
+	AnomalyDepth     = "not one JSON value: nested deeper than 10000"
+	// AnomalyBatch is set on a Batch with more than MaxBatch elements. The
+	// frame is valid JSON, but Msgs describes only its first MaxBatch
+	// elements, so it must be treated as an anomaly, not as calls.
+	AnomalyBatch = "batch: more than 4096 elements"
+)
+
+// MaxBatch is the largest batch described element by element. It bounds the
+// memory a Classifier holds (about 200 bytes per Message) whatever the line.
+const MaxBatch = 4096
+
+// Frame is the classification of one line. Fill it with Classifier.Classify.
+type Frame struct {
+	Kind Kind
+	// Anomaly is a short constant reason (one of the Anomaly constants) for
+	// a NotJSON frame or an oversized Batch; "" otherwise. A frame with a
+	// non-empty Anomaly is relayed as an anomaly, never as calls.
+	Anomaly string
+	// Msgs has, for Single, one entry if the value is an object and none
+	// otherwise; for Batch, one per array element in order (non-objects are
+	// Invalid), at most MaxBatch; nil for Empty and NotJSON. It is the
+	// Classifier's storage, valid until its next Classify.
+	Msgs []Message
+}
+
+// Message is one JSON-RPC message of a frame. Byte slices alias the line or
+// the Classifier's buffers: valid until the next Classify on the same
+// Classifier, and only while the line's bytes are unchanged.
+//
+// Where a member is ambiguous (see Malformed), Method and ID hold what a
+// case-sensitive, last-duplicate-wins decoder (JSON.parse, Python's json)
+// reads, falling back to a case-variant key when there is no exact one.
+type Message struct {
+	Type MsgType
+	// Method is the decoded method ("tools\/call" is tools/call), nil if no
+	// method is a string.
+	Method []byte
+	ID     ID
+	HasID  bool // an id member (exact or case-variant key) is present
+	// IsToolCall is true when any method member — any duplicate, exact or
+	// case-variant key — decodes to "tools/call", or would after a decoder
+	// cut it at U+0000 or dropped U+FFFD: some peer may execute it, so the
+	// relay must record it.
+	IsToolCall bool
+	// Tool is params.name decoded; HasTool reports it. Set only for tool
+	// calls whose params and name are unambiguous and name is a string
+	// without U+0000 or U+FFFD.
+	Tool    []byte
+	HasTool bool
+	// Malformed is a constant reason why decoders may disagree about a tool
+	// call or a response (duplicate key, case-variant key, wrong type, ...),
+	// "" if none. It is only computed for tool calls and responses.
+	Malformed string
+	IsError   bool // a Response with an error member
+	ToolError bool // a Response whose result.isError is true
+}
+
+// Malformed reasons for tool calls, in the order they are checked.
+const (
+	malMethodDup     = "method: duplicate key"
+	malMethodVariant = "method: case-variant key"
+	malMethodType    = "method: not a string"
+	malMethodChars   = "method: contains U+0000 or U+FFFD"
+	malIDDup         = "id: duplicate key"
+	malIDVariant     = "id: case-variant key"
+	malIDType        = "id: not a string, number or null"
+	malParamsDup     = "params: duplicate key"
+	malParamsVariant = "params: case-variant key"
+	malParamsType    = "params: not an object"
+	malNameDup       = "params.name: duplicate key"
+	malNameVariant   = "params.name: case-variant key"
+	malNameType      = "params.name: not a string"
+	malNameChars     = "params.name: contains U+0000 or U+FFFD"
+)
+
+// Malformed reasons for responses (after the id reasons above).
+const (
+	malResultDup      = "result: duplicate key"
+	malResultVariant  = "result: case-variant key"
+	malErrorDup       = "error: duplicate key"
+	malErrorVariant   = "error: case-variant key"
+	malResultAndError = "response: both result and error"
+	malIsErrorDup     = "result.isError: duplicate key"
+	malIsErrorVariant = "result.isError: case-variant key"
+)
+
+// retainMax is the largest scratch buffer a Classifier keeps between calls;
+// a line that needed more (huge escaped keys or methods) is paid for once.
+const retainMax = 1 << 20
+
+// Classifier classifies lines. It is reusable and not safe for concurrent
+// use; the zero value is ready. Classify allocates nothing once its buffers
+// have grown to the largest frame's needs (which are small: decoded method,
+// name and id strings, and one Message per batch element).
+type Classifier struct {
+	arena  []byte    // decoded strings and id keys handed out in Frame
+	keybuf []byte    // scratch for decoding escaped keys
+	msgs   []Message // Frame.Msgs storage
+	st     msgState
+	failed failure
+	// stack has one bit per open container in skipValue: 1 for object.
+	stack [maxDepth/64 + 1]uint64
+}
+
+// NewClassifier returns a ready Classifier; the zero value is as good.
+func NewClassifier() *Classifier { return new(Classifier) }
+
+// Classify classifies line, one frame with or without its trailing "\n" or
+// "\r\n", into f. Values in f are valid until the next Classify on c; see
+// Frame and Message. It never fails: bad input is a NotJSON frame.
+func (c *Classifier) Classify(line []byte, f *Frame) {
+	if cap(c.arena) > retainMax {
+		c.arena = nil
+	}
+	if cap(c.keybuf) > retainMax {
+		c.keybuf = nil
+	}
+	c.arena = c.arena[:0]
+	c.msgs = c.msgs[:0]
+	c.failed = failNone
+	*f = Frame{}
+
+	b := line
+	i := skipWS(b, 0)
+	if i == len(b) {
+		f.Kind = Empty
+		return
+	}
+	overflow := false
+	switch b[i] {
+	case '{':
+		f.Kind = Single
+		i = c.message(b, i, 0)
+	case '[':
+		f.Kind = Batch
+		i, overflow = c.batch(b, i)
+	default:
+		f.Kind = Single
+		i = c.skipValue(b, i, 0)
+	}
+	if i >= 0 {
+		if i = skipWS(b, i); i < len(b) {
+			f.Kind, f.Anomaly = NotJSON, AnomalyTail
+			return
+		}
+	}
+	switch c.failed {
+	case failNone:
+	case failTruncated:
+		f.Kind, f.Anomaly = NotJSON, AnomalyTruncated
+	case failDepth:
+		f.Kind, f.Anomaly = NotJSON, AnomalyDepth
+	default:
+		f.Kind, f.Anomaly = NotJSON, AnomalyInvalid
+		if bytes.HasPrefix(b, bom) {
+			f.Anomaly = AnomalyBOM
+		}
+	}
+	if f.Kind == NotJSON {
+		return
+	}
+	if overflow {
+		f.Anomaly = AnomalyBatch
+	}
+	f.Msgs = c.msgs
+}
+
+var bom = []byte("\xef\xbb\xbf")
+
+// batch scans the array at b[i], one Message per element.
+func (c *Classifier) batch(b []byte, i int) (int, bool) {
+	const depth = 1
+	overflow := false
+	i = skipWS(b, i+1)
+	if i >= len(b) {
+		return c.fail(failTruncated), false
+	}
+	if b[i] == ']' {
+		return i + 1, false
+	}
+	for {
+		switch {
+		case len(c.msgs) == MaxBatch:
+			overflow = true
+			i = c.skipValue(b, i, depth)
+		case b[i] == '{':
+			i = c.message(b, i, depth)
+		default:
+			c.msgs = append(c.msgs, Message{Type: Invalid})
+			i = c.skipValue(b, i, depth)
+		}
+		if i < 0 {
+			return i, false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return c.fail(failTruncated), false
+		}
+		switch b[i] {
+		case ',':
+			if i = skipWS(b, i+1); i >= len(b) {
+				return c.fail(failTruncated), false
+			}
+		case ']':
+			return i + 1, overflow
+		default:
+			return c.fail(failInvalid), false
+		}
+	}
+}
+
+// count tallies the keys seen for one field.
+type count struct {
+	exact, variant int
+	badType        bool // some value has the wrong JSON type
+	badChars       bool // some string value contains U+0000 or U+FFFD
+}
+
+func (n *count) add(exact bool) {
+	if exact {
+		n.exact++
+	} else {
+		n.variant++
+	}
+}
+
+func (n *count) any() bool { return n.exact+n.variant > 0 }
+
+// takes reports whether a value under this key (already counted) replaces
+// the one kept so far: exact keys always do, last one winning; a variant
+// only while no exact key has been seen.
+func (n *count) takes(exact bool) bool { return exact || n.exact == 0 }
+
+// reason returns the first ambiguity of a field given its reasons.
+func (n *count) reason(dup, variant, typ, chars string) string {
+	switch {
+	case n.exact > 1:
+		return dup
+	case n.variant > 0:
+		return variant
+	case n.badType:
+		return typ
+	case n.badChars:
+		return chars
+	}
+	return ""
+}
+
+// msgState accumulates one message object while it is scanned.
+type msgState struct {
+	method, id, params, name, result, errorf, isError count
+
+	methodVal  []byte
+	toolCall   bool
+	idVal      ID
+	nameVal    []byte
+	nameString bool // the kept name value is a string
+	isErrTrue  bool
+}
+
+// message scans the object at b[i] (depth containers already open) and
+// appends its Message to c.msgs.
+func (c *Classifier) message(b []byte, i, depth int) int {
+	st := &c.st
+	*st = msgState{}
+	i = c.object(b, i, depth, matchTop)
+	if i < 0 {
+		return i
+	}
+	c.msgs = append(c.msgs, st.finish())
+	return i
+}
+
+// object scans the object at b[i], handing each member whose key match
+// recognises to c.member. The recursion is bounded: members are only
+// descended into for params and result, two levels below a message.
+func (c *Classifier) object(b []byte, i, depth int, match func([]byte) (field, bool)) int {
+	depth++
+	if depth > maxDepth {
+		return c.fail(failDepth)
+	}
+	i = skipWS(b, i+1)
+	if i >= len(b) {
+		return c.fail(failTruncated)
+	}
+	if b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if b[i] != '"' {
+			return c.fail(failInvalid)
+		}
+		start := i
+		var fl uint8
+		if i, fl = c.scanString(b, i); i < 0 {
+			return i
+		}
+		key := b[start+1 : i-1]
+		if fl&strEscaped != 0 {
+			c.keybuf = appendUnquote(c.keybuf[:0], key)
+			key = c.keybuf
+		}
+		f, exact := match(key)
+		if i = c.colon(b, i); i < 0 {
+			return i
+		}
+		if f == fNone {
+			i = c.skipValue(b, i, depth)
+		} else {
+			i = c.member(b, i, depth, f, exact)
+		}
+		if i < 0 {
+			return i
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return c.fail(failTruncated)
+		}
+		switch b[i] {
+		case ',':
+			if i = skipWS(b, i+1); i >= len(b) {
+				return c.fail(failTruncated)
+			}
+		case '}':
+			return i + 1
+		default:
+			return c.fail(failInvalid)
+		}
+	}
+}
+
+// member scans the value at b[i] of a recognised member into c.st.
+func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
+	st := &c.st
+	switch f {
+	case fMethod:
+		st.method.add(exact)
+		if b[i] != '"' {
+			st.method.badType = true
+			if st.method.takes(exact) {
+				st.methodVal = nil
+			}
+			return c.skipValue(b, i, depth)
+		}
+		end, fl := c.scanString(b, i)
+		if end < 0 {
+			return end
+		}
+		m := c.decode(b[i+1:end-1], fl)
+		if st.method.takes(exact) {
+			st.methodVal = m
+		}
+		if hasBadChars(m) {
+			st.method.badChars = true
+			if looseEqual(m, "tools/call") {
+				st.toolCall = true
+			}
+		} else if string(m) == "tools/call" {
+			st.toolCall = true
+		}
+		return end
+
+	case fID:
+		st.id.add(exact)
+		var id ID
+		end := i
+		switch b[i] {
+		case '"':
+			if end, _ = c.scanString(b, i); end < 0 {
+				return end
+			}
+			id.Type = IDString
+			k := len(c.arena)
+			c.arena = append(c.arena, 's')
+			c.arena = appendUnquote(c.arena, b[i+1:end-1])
+			id.Key = c.arena[k:len(c.arena):len(c.arena)]
+			id.Str = id.Key[1:]
+		case 'n':
+			if end = c.scanLiteral(b, i, "null"); end < 0 {
+				return end
+			}
+			id.Type = IDNull
+			k := len(c.arena)
+			c.arena = append(c.arena, 'N')
+			id.Key = c.arena[k:len(c.arena):len(c.arena)]
+		case '{', '[', 't', 'f':
+			if end = c.skipValue(b, i, depth); end < 0 {
+				return end
+			}
+			id.Type = IDInvalid
+			st.id.badType = true
+		default:
+			if end = c.scanNumber(b, i); end < 0 {
+				return end
+			}
+			id.Type = IDNumber
+			k := len(c.arena)
+			c.arena = appendNumberKey(c.arena, b[i:end])
+			id.Key = c.arena[k:len(c.arena):len(c.arena)]
+		}
+		id.Raw = b[i:end:end]
+		if st.id.takes(exact) {
+			st.idVal = id
+		}
+		return end
+
+	case fParams:
+		st.params.add(exact)
+		if b[i] != '{' {
+			st.params.badType = true
+			return c.skipValue(b, i, depth)
+		}
+		return c.object(b, i, depth, matchParams)
+
+	case fName:
+		st.name.add(exact)
+		if b[i] != '"' {
+			st.name.badType = true
+			if st.name.takes(exact) {
+				st.nameVal, st.nameString = nil, false
+			}
+			return c.skipValue(b, i, depth)
+		}
+		end, fl := c.scanString(b, i)
+		if end < 0 {
+			return end
+		}
+		n := c.decode(b[i+1:end-1], fl)
+		if hasBadChars(n) {
+			st.name.badChars = true
+		}
+		if st.name.takes(exact) {
+			st.nameVal, st.nameString = n, true
+		}
+		return end
+
+	case fResult:
+		st.result.add(exact)
+		if b[i] != '{' {
+			return c.skipValue(b, i, depth)
+		}
+		return c.object(b, i, depth, matchResult)
+
+	case fError:
+		st.errorf.add(exact)
+		return c.skipValue(b, i, depth)
+
+	case fIsError:
+		st.isError.add(exact)
+		if b[i] == 't' {
+			end := c.scanLiteral(b, i, "true")
+			if end >= 0 {
+				st.isErrTrue = true
+			}
+			return end
+		}
+		return c.skipValue(b, i, depth)
+	}
+	return c.skipValue(b, i, depth)
+}
+
+// decode returns the decoded content of a validated string: the raw bytes
+// when they need no decoding, else a copy decoded into c.arena. Growing the
+// arena never moves bytes already handed out: append copies them to the new
+// array and the old one stays valid for the slices that point into it.
+func (c *Classifier) decode(raw []byte, fl uint8) []byte {
+	if fl&strEscaped == 0 && (fl&strHigh == 0 || utf8.Valid(raw)) {
+		return raw[:len(raw):len(raw)]
+	}
+	k := len(c.arena)
+	c.arena = appendUnquote(c.arena, raw)
+	return c.arena[k:len(c.arena):len(c.arena)]
+}
+
+var replacementChar = []byte("\uFFFD")
+
+// hasBadChars reports whether a decoded name contains U+0000, at which a C
+// decoder may cut it, or U+FFFD, which stands for input that decoders read
+// differently (invalid UTF-8, unpaired surrogates: replaced, kept, dropped
+// or rejected).
+func hasBadChars(s []byte) bool {
+	return bytes.IndexByte(s, 0) >= 0 || bytes.Contains(s, replacementChar)
+}
+
+// looseEqual reports whether s equals target once cut at its first U+0000
+// and stripped of U+FFFD: what a peer that truncates or drops those would
+// read.
+func looseEqual(s []byte, target string) bool {
+	if k := bytes.IndexByte(s, 0); k >= 0 {
+		s = s[:k]
+	}
+	j := 0
+	for len(s) > 0 {
+		if bytes.HasPrefix(s, replacementChar) {
+			s = s[len(replacementChar):]
+			continue
+		}
+		if j >= len(target) || s[0] != target[j] {
+			return false
+		}
+		s = s[1:]
+		j++
+	}
+	return j == len(target)
+}
+
+// finish turns the accumulated state into a Message.
+func (st *msgState) finish() Message {
+	m := Message{
+		Method:     st.methodVal,
+		IsToolCall: st.toolCall,
+		HasID:      st.id.any(),
+	}
+	if m.HasID {
+		m.ID = st.idVal
+	}
+	switch {
+	case st.method.any() && m.HasID:
+		m.Type = Request
+	case st.method.any():
+		m.Type = Notification
+	case m.HasID && (st.result.any() || st.errorf.any()):
+		m.Type = Response
+	default:
+		m.Type = Invalid
+	}
+	if m.IsToolCall {
+		m.Malformed = st.toolCallReason()
+		if st.params.exact == 1 && st.params.variant == 0 && !st.params.badType &&
+			st.name.exact == 1 && st.name.variant == 0 && st.nameString && !st.name.badChars {
+			m.Tool, m.HasTool = st.nameVal, true
+		}
+	}
+	if m.Type == Response {
+		m.Malformed = st.responseReason()
+		m.IsError = st.errorf.any()
+		m.ToolError = st.isErrTrue
+	}
+	return m
+}
+
+func (st *msgState) toolCallReason() string {
+	if r := st.method.reason(malMethodDup, malMethodVariant, malMethodType, malMethodChars); r != "" {
+		return r
+	}
+	if r := st.id.reason(malIDDup, malIDVariant, malIDType, ""); r != "" {
+		return r
+	}
+	if r := st.params.reason(malParamsDup, malParamsVariant, malParamsType, ""); r != "" {
+		return r
+	}
+	return st.name.reason(malNameDup, malNameVariant, malNameType, malNameChars)
+}
+
+func (st *msgState) responseReason() string {
+	if r := st.id.reason(malIDDup, malIDVariant, malIDType, ""); r != "" {
+		return r
+	}
+	if r := st.result.reason(malResultDup, malResultVariant, "", ""); r != "" {
+		return r
+	}
+	if r := st.errorf.reason(malErrorDup, malErrorVariant, "", ""); r != "" {
+		return r
+	}
+	if st.result.any() && st.errorf.any() {
+		return malResultAndError
+	}
+	return st.isError.reason(malIsErrorDup, malIsErrorVariant, "", "")
+}

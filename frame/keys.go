@@ -1,0 +1,137 @@
+package frame
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// A key is the set of names a peer's decoder may bind to one JSON-RPC field.
+// Node (JSON.parse) and Python (json) match names exactly, last duplicate
+// winning. Go's encoding/json (v1) also matches any name equal under Unicode
+// simple case folding ("Method", "METHOD", "paramſ" with U+017F), last
+// winning across exact and folded names; encoding/json/v2 with
+// MatchCaseInsensitiveNames, or a `case:ignore` field, additionally ignores
+// '_' and '-' ("meth_od"). A key that one of those decoders binds to a field
+// and another does not is a parser differential, so it is reported.
+
+// field identifies a JSON-RPC member the classifier looks at.
+type field uint8
+
+const (
+	fNone field = iota
+	// top level of a message
+	fMethod
+	fID
+	fParams
+	fResult
+	fError
+	// inside params
+	fName
+	// inside result
+	fIsError
+)
+
+// A name is a field's key, folded as foldRune maps it: ASCII upper case.
+type name struct {
+	f      field
+	folded string
+}
+
+var topNames = [...]name{{fMethod, "METHOD"}, {fID, "ID"}, {fParams, "PARAMS"}, {fResult, "RESULT"}, {fError, "ERROR"}}
+
+// matchTop matches a decoded top-level key; exact is false for a variant.
+func matchTop(key []byte) (f field, exact bool) {
+	switch string(key) {
+	case "method":
+		return fMethod, true
+	case "id":
+		return fID, true
+	case "params":
+		return fParams, true
+	case "result":
+		return fResult, true
+	case "error":
+		return fError, true
+	case "jsonrpc":
+		return fNone, false
+	}
+	for _, n := range topNames {
+		if foldEqual(key, n.folded) {
+			return n.f, false
+		}
+	}
+	return fNone, false
+}
+
+// matchParams matches a decoded key inside params.
+func matchParams(key []byte) (f field, exact bool) {
+	switch string(key) {
+	case "name":
+		return fName, true
+	case "arguments", "_meta":
+		return fNone, false
+	}
+	if foldEqual(key, "NAME") {
+		return fName, false
+	}
+	return fNone, false
+}
+
+// matchResult matches a decoded key inside result.
+func matchResult(key []byte) (f field, exact bool) {
+	switch string(key) {
+	case "isError":
+		return fIsError, true
+	case "content", "structuredContent", "_meta":
+		return fNone, false
+	}
+	if foldEqual(key, "ISERROR") {
+		return fIsError, false
+	}
+	return fNone, false
+}
+
+// foldEqual reports whether key matches folded (an upper-case ASCII name)
+// under Unicode simple case folding with ASCII '_' and '-' ignored, the
+// widest matching any Go decoder applies (encoding/json/v2's foldName). It
+// is a superset of bytes.EqualFold. Invalid UTF-8 decodes as U+FFFD, which
+// folds to no letter.
+func foldEqual(key []byte, folded string) bool {
+	j := 0
+	for i := 0; i < len(key); {
+		c := key[i]
+		if c < utf8.RuneSelf {
+			i++
+			if c == '_' || c == '-' {
+				continue
+			}
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			if j >= len(folded) || c != folded[j] {
+				return false
+			}
+			j++
+			continue
+		}
+		r, n := utf8.DecodeRune(key[i:])
+		i += n
+		if j >= len(folded) || foldRune(r) != rune(folded[j]) {
+			return false
+		}
+		j++
+	}
+	return j == len(folded)
+}
+
+// foldRune returns the smallest rune of r's simple case folding orbit, as
+// encoding/json does; for an ASCII letter that is its upper case.
+func foldRune(r rune) rune {
+	for {
+		r2 := unicode.SimpleFold(r)
+		if r2 <= r {
+			return r2
+		}
+		r = r2
+	}
+}

@@ -1,0 +1,532 @@
+package journal
+
+// Benchmarks of the journal against its floors (STYLE rule 9, SPEC §7):
+// every figure is reported beside a floor measured in the same benchmark
+// function, on the same filesystem (b.TempDir), as a ratio.
+//
+//	go test -run XXX -bench 'FdatasyncFloor|Append|Concurrent|Verify|Sign' -count 3 ./journal/
+//
+// The floor is the raw cost of making a small append durable: write(2) of
+// a ~300-byte line to an O_APPEND file, then fdatasync(2), with no Go
+// wrapper in between.
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// floorLine is the floor's payload: a 300-byte line, about the size of an
+// intent record with its signature.
+var floorLine = append(bytes.Repeat([]byte("x"), 299), '\n')
+
+// floorFile is an O_APPEND file for the raw write+fdatasync floor.
+type floorFile struct{ fd int }
+
+func openFloor(tb testing.TB, dir string) *floorFile {
+	tb.Helper()
+	f, err := os.CreateTemp(dir, "floor-*.log")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	name := f.Name()
+	f.Close()
+	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { unix.Close(fd) })
+	return &floorFile{fd: fd}
+}
+
+// op is one floor operation: one small append made durable.
+func (f *floorFile) op(tb testing.TB) {
+	if _, err := unix.Write(f.fd, floorLine); err != nil {
+		tb.Fatal(err)
+	}
+	if err := unix.Fdatasync(f.fd); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// measureFloor times n floor operations (after a short warm-up) on a fresh
+// file in dir and returns their mean in ns.
+func measureFloor(tb testing.TB, dir string, n int) float64 {
+	tb.Helper()
+	f := openFloor(tb, dir)
+	for range 5 {
+		f.op(tb)
+	}
+	start := time.Now()
+	for range n {
+		f.op(tb)
+	}
+	return float64(time.Since(start).Nanoseconds()) / float64(n)
+}
+
+// BenchmarkFdatasyncFloor is the floor on its own: one ~300-byte append
+// made durable by fdatasync, per op.
+func BenchmarkFdatasyncFloor(b *testing.B) {
+	f := openFloor(b, b.TempDir())
+	b.ReportAllocs()
+	b.SetBytes(int64(len(floorLine)))
+	for b.Loop() {
+		f.op(b)
+	}
+}
+
+// callRecords builds the records of one recorded tools/call as the relay
+// does: an intent, then its outcome. Reused across calls; Append copies.
+type callRecords struct {
+	id  []byte
+	in  Intent
+	out Outcome
+}
+
+func newCallRecords() *callRecords {
+	c := &callRecords{}
+	c.in = Intent{Tool: []byte("read_file"), HasTool: true, RequestDigest: sha256.Sum256([]byte("request"))}
+	c.out = Outcome{ResponseDigest: sha256.Sum256([]byte("response")), HasResponse: true, Status: StatusOK, LatencyNS: 123456}
+	return c
+}
+
+func (c *callRecords) intent(n int) *Intent {
+	c.id = strconv.AppendInt(c.id[:0], int64(n), 10)
+	c.in.Call = Call{Type: IDNumber, Text: c.id}
+	return &c.in
+}
+
+func (c *callRecords) outcome(intent uint64) *Outcome {
+	c.out.Call, c.out.Intent = c.in.Call, intent
+	return &c.out
+}
+
+// call records one tools/call as the relay does: intent, Wait before the
+// request moves; outcome, Wait before the response moves.
+func (c *callRecords) call(j *Journal, n int) error {
+	seq, err := j.Append(c.intent(n))
+	if err == nil {
+		err = j.Wait(seq, BeforeRequest)
+	}
+	if err == nil {
+		seq, err = j.Append(c.outcome(seq))
+	}
+	if err == nil {
+		err = j.Wait(seq, BeforeResponse)
+	}
+	return err
+}
+
+// openBench opens a journal in dir with a session_start already written
+// and synced, so that the timed loop sees only calls.
+func openBench(tb testing.TB, dir string, dur string, fs FS) (*Journal, string) {
+	tb.Helper()
+	path := filepath.Join(dir, "audit.jsonl")
+	j, err := Open(path, Options{Durability: mustDurability(tb, dur), Key: benchKey, FS: fs})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	seq, err := j.Append(&SessionStart{Aegis: "bench", Argv: []string{"server"}, Durability: dur, PolicySet: PassThroughSet})
+	if err == nil {
+		err = j.Wait(seq, BeforeResponse)
+	}
+	if err == nil && j.Durability().Level == None {
+		err = j.f.Sync() // start every level from a clean page cache state
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return j, path
+}
+
+var benchKey = func() ed25519.PrivateKey {
+	k, err := GenerateKey()
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+func fileSize(tb testing.TB, path string) int64 {
+	tb.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st.Size()
+}
+
+// interleaved samples a baseline between blocks of a timed loop, with the
+// timer stopped, so that the figure and its floor share the drift of a
+// shared disk: after every Every ops of the loop it runs Per baseline ops.
+type interleaved struct {
+	Every, Per int
+	i          int
+	total      time.Duration
+	n          int
+}
+
+// sample times n baseline ops now.
+func (s *interleaved) sample(n int, op func()) {
+	t0 := time.Now()
+	for range n {
+		op()
+	}
+	s.total += time.Since(t0)
+	s.n += n
+}
+
+// tick counts one op of the loop and samples the baseline when due.
+func (s *interleaved) tick(b *testing.B, op func()) {
+	s.i++
+	if s.i%s.Every != 0 {
+		return
+	}
+	b.StopTimer()
+	s.sample(s.Per, op)
+	b.StartTimer()
+}
+
+// mean is the mean baseline op in ns.
+func (s *interleaved) mean() float64 { return float64(s.total.Nanoseconds()) / float64(max(s.n, 1)) }
+
+// BenchmarkAppend records one tools/call per op (intent + Wait before the
+// request, outcome + Wait before the response: two records) with one
+// appender, at every level, beside the raw fdatasync floor.
+//
+// ratio is ns/op ÷ (syncs the level needs × the floor). The floor is timed
+// in the same sub-benchmark, on a file in the same directory, interleaved
+// with the loop (8 floor ops after every 16 calls, timer stopped) so that
+// drift of the shared disk is shared. SPEC §7: strict ≤ 1.10 × 2 floors,
+// reply ≤ 1.10 × 1 floor.
+func BenchmarkAppend(b *testing.B) {
+	b.Run("floor", func(b *testing.B) {
+		f := openFloor(b, b.TempDir())
+		b.ReportAllocs()
+		b.SetBytes(int64(len(floorLine)))
+		for b.Loop() {
+			f.op(b)
+		}
+	})
+	for _, lv := range []struct {
+		name  string
+		syncs int // fdatasyncs per call the level needs; 0: no ratio
+	}{
+		{"strict", 2},
+		{"reply", 1},
+		{"interval", 0},
+		{"none", 0},
+	} {
+		b.Run(lv.name, func(b *testing.B) {
+			dir := b.TempDir()
+			ff := openFloor(b, dir)
+			floorOp := func() { ff.op(b) }
+			floor := interleaved{Every: 16, Per: 8}
+			if lv.syncs > 0 {
+				floor.sample(20, floorOp)
+			}
+			j, path := openBench(b, dir, lv.name, nil)
+			c := newCallRecords()
+			size0 := fileSize(b, path)
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if err := c.call(j, n); err != nil {
+					b.Fatal(err)
+				}
+				n++
+				if lv.syncs > 0 {
+					floor.tick(b, floorOp)
+				}
+			}
+			b.SetBytes((fileSize(b, path) - size0) / int64(b.N))
+			if err := j.Close(); err != nil {
+				b.Fatal(err)
+			}
+			if lv.syncs > 0 {
+				nsop := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+				b.ReportMetric(floor.mean(), "floor-ns")
+				b.ReportMetric(nsop/(float64(lv.syncs)*floor.mean()), "ratio")
+			}
+		})
+	}
+}
+
+// countFS wraps OSFS and counts writes and syncs.
+type countFS struct {
+	writes, syncs atomic.Int64
+}
+
+type countFile struct {
+	File
+	fs *countFS
+}
+
+func (fs *countFS) OpenAppend(path string) (File, error) {
+	f, err := OSFS{}.OpenAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	return &countFile{File: f, fs: fs}, nil
+}
+
+func (f *countFile) Write(p []byte) (int, error) {
+	f.fs.writes.Add(1)
+	return f.File.Write(p)
+}
+
+func (f *countFile) Sync() error {
+	f.fs.syncs.Add(1)
+	return f.File.Sync()
+}
+
+// percentile returns the p-th percentile (0..1) of sorted durations, in µs.
+func percentile(sorted []int64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p * float64(len(sorted)-1))
+	return float64(sorted[i]) / 1e3
+}
+
+// BenchmarkConcurrent runs N goroutines at strict, each appending a record
+// and waiting for it (intents before the request, outcomes before the
+// response, alternately) in a loop; one op is one record. records/sync is
+// the group commit's batching (SPEC §7: ≥ 16 with 32 calls in flight);
+// p50-us and p99-us are the latency of one Append+Wait; floor-ns is the raw
+// fdatasync floor timed in the same sub-benchmark (100 syncs before the
+// loop and 100 after, mean).
+func BenchmarkConcurrent(b *testing.B) {
+	for _, g := range []int{1, 8, 32, 128} {
+		b.Run(strconv.Itoa(g), func(b *testing.B) {
+			dir := b.TempDir()
+			floor := measureFloor(b, dir, 100)
+			fs := &countFS{}
+			j, path := openBench(b, dir, "strict", fs)
+			size0 := fileSize(b, path)
+			lat := make([][]int64, g)
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			ready := make(chan struct{})
+			for w := range g {
+				lat[w] = make([]int64, 0, b.N/g+1)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := newCallRecords()
+					var intent uint64
+					<-ready
+					for k := 0; ; k++ {
+						if next.Add(1) > int64(b.N) {
+							return
+						}
+						var body Body
+						bar := BeforeRequest
+						if k%2 == 0 {
+							body = c.intent(w<<32 | k)
+						} else {
+							body, bar = c.outcome(intent), BeforeResponse
+						}
+						t0 := time.Now()
+						seq, err := j.Append(body)
+						if err == nil {
+							err = j.Wait(seq, bar)
+						}
+						lat[w] = append(lat[w], time.Since(t0).Nanoseconds())
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						intent = seq
+					}
+				}()
+			}
+			w0, s0 := fs.writes.Load(), fs.syncs.Load()
+			b.ReportAllocs()
+			b.ResetTimer()
+			close(ready)
+			wg.Wait()
+			b.StopTimer()
+			writes, syncs := fs.writes.Load()-w0, fs.syncs.Load()-s0
+			b.SetBytes((fileSize(b, path) - size0) / int64(b.N))
+			if err := j.Close(); err != nil {
+				b.Fatal(err)
+			}
+			floor = (floor + measureFloor(b, dir, 100)) / 2
+			all := slices.Concat(lat...)
+			slices.Sort(all)
+			b.ReportMetric(float64(b.N)/float64(max(syncs, 1)), "records/sync")
+			b.ReportMetric(float64(b.N)/float64(max(writes, 1)), "records/write")
+			b.ReportMetric(percentile(all, 0.50), "p50-us")
+			b.ReportMetric(percentile(all, 0.99), "p99-us")
+			b.ReportMetric(floor, "floor-ns")
+		})
+	}
+}
+
+// buildLog writes one complete session of about records records through
+// the API and returns the file's bytes: appenders goroutines each record
+// calls (intent + outcome) at level dur.
+func buildLog(tb testing.TB, dur string, appenders, records int) []byte {
+	tb.Helper()
+	dir := tb.TempDir()
+	j, path := openBench(tb, dir, dur, nil)
+	calls := (records - 2) / 2
+	var wg sync.WaitGroup
+	for w := range appenders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := newCallRecords()
+			for k := w; k < calls; k += appenders {
+				if err := c.call(j, k); err != nil {
+					tb.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if tb.Failed() {
+		tb.FailNow()
+	}
+	seq, err := j.Append(&SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: uint64(calls), Outcomes: uint64(calls)}})
+	if err == nil {
+		err = j.Wait(seq, BeforeResponse)
+	}
+	if err == nil {
+		err = j.Close()
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkVerify verifies a ~20k-record log from memory, beside SHA-256
+// of the same bytes (Go's crypto/sha256, and the sha256sum binary on a
+// file holding them, which is what SPEC §7 names). Two logs: one written
+// at none by 32 concurrent appenders (commit groups as under load, a
+// signature per group), one at strict by one appender (a signature on
+// every record: the worst case for verify). ratio is verify's throughput
+// ÷ crypto/sha256's, both timed in the same sub-benchmark (SPEC: ≥ 0.5).
+func BenchmarkVerify(b *testing.B) {
+	logs := []struct {
+		name      string
+		dur       string
+		appenders int
+	}{
+		{"none-32", "none", 32},
+		{"strict-1", "strict", 1},
+	}
+	for _, l := range logs {
+		data := buildLog(b, l.dur, l.appenders, 20000)
+		sigs := bytes.Count(data, []byte(`,"sig":"`))
+		lines := bytes.Count(data, []byte("\n"))
+		rep, err := Verify(bytes.NewReader(data), VerifyOptions{})
+		if err != nil || rep.Status != Valid {
+			b.Fatalf("Verify(%s) = %v, %v %v; want valid", l.name, rep.Status, err, rep.Problems)
+		}
+		b.Run("sha256/"+l.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				sha256.Sum256(data)
+			}
+		})
+		b.Run("sha256sum/"+l.name, func(b *testing.B) {
+			bin, err := exec.LookPath("sha256sum")
+			if err != nil {
+				b.Skip("no sha256sum")
+			}
+			file := filepath.Join(b.TempDir(), "audit.jsonl")
+			if err := os.WriteFile(file, data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if err := exec.Command(bin, file).Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("verify/"+l.name, func(b *testing.B) {
+			// The baseline, timed here too so that the ratio is of one run.
+			const passes = 20
+			t0 := time.Now()
+			for range passes {
+				sha256.Sum256(data)
+			}
+			shaNS := float64(time.Since(t0).Nanoseconds()) / passes
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				rep, err := Verify(bytes.NewReader(data), VerifyOptions{})
+				if err != nil || rep.Status != Valid {
+					b.Fatalf("Verify = %v, %v; want valid", rep.Status, err)
+				}
+			}
+			nsop := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.ReportMetric(shaNS/nsop, "ratio")
+			b.ReportMetric(float64(lines), "records")
+			b.ReportMetric(float64(sigs), "sigs")
+		})
+	}
+}
+
+// BenchmarkSign is the cost of what the journal does per commit group
+// (ed25519.Sign of the last record) and per record (sha256 for the chain),
+// on a 300-byte record, beside signature verification (verify's cost per
+// signature) and the fdatasync floor each strict group also pays.
+func BenchmarkSign(b *testing.B) {
+	rec := floorLine[:299]
+	b.Run("floor", func(b *testing.B) {
+		f := openFloor(b, b.TempDir())
+		b.ReportAllocs()
+		b.SetBytes(int64(len(floorLine)))
+		for b.Loop() {
+			f.op(b)
+		}
+	})
+	b.Run("ed25519.Sign", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(rec)))
+		for b.Loop() {
+			ed25519.Sign(benchKey, rec)
+		}
+	})
+	b.Run("ed25519.Verify", func(b *testing.B) {
+		sig := ed25519.Sign(benchKey, rec)
+		pub := benchKey.Public().(ed25519.PublicKey)
+		b.ReportAllocs()
+		b.SetBytes(int64(len(rec)))
+		for b.Loop() {
+			if !ed25519.Verify(pub, rec, sig) {
+				b.Fatal("signature does not verify")
+			}
+		}
+	})
+	b.Run("sha256", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(rec)))
+		for b.Loop() {
+			sha256.Sum256(rec)
+		}
+	})
+}
