@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,27 +30,17 @@ const (
 	readSize          = 64 << 10
 )
 
-// Gate decides the policy verdict of a tools/call before its frame may reach
-// the child. The relay calls it from the client→child pump only. A nil Gate
-// is pass-through: every call is relayed, verdict "pass-through".
-type Gate interface {
-	Decide(tool []byte, hasTool bool, malformed string) Decision
-}
-
-// Decision is a Gate's verdict, as recorded in the intent's "policy".
-type Decision struct {
-	Verdict string // journal.Verdict*
-	Rule    string
-	Set     string
-}
-
 // Config configures a Relay.
 type Config struct {
 	Journal    *journal.Journal // required
 	MaxFrame   int              // longest line, either way; default DefaultMaxFrame
 	MaxPending int              // calls in flight tracked; default DefaultMaxPending
-	Gate       Gate
-	// Clock times latency_ns; default time.Now (monotonic).
+	// Gate enforces a policy (SPEC §5); nil is pass-through. With a Gate,
+	// Client is required: the writer the Downstream pump writes to, where
+	// refusal frames go too (the relay serialises the two writers' lines).
+	Gate   Gate
+	Client io.Writer
+	// Clock times latency_ns and rate limits; default time.Now (monotonic).
 	Clock func() time.Time
 }
 
@@ -64,6 +55,10 @@ type Relay struct {
 	pend   *pending
 	ended  bool
 	counts journal.Counts
+
+	// With a Gate, every write to the client (a run of the child's lines,
+	// or refusal frames) holds wmu, so lines never interleave.
+	wmu sync.Mutex
 }
 
 // New returns a Relay.
@@ -77,6 +72,9 @@ func New(cfg Config) *Relay {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
+	if cfg.Gate != nil && cfg.Client == nil {
+		panic("relay: Config.Gate without Config.Client")
+	}
 	return &Relay{cfg: cfg, j: cfg.Journal, pend: newPending(cfg.MaxPending)}
 }
 
@@ -88,37 +86,79 @@ func digest(line []byte) journal.Digest {
 	return sha256.Sum256(line)
 }
 
+// upstream is the client→child pump's state, reused from run to run.
+type upstream struct {
+	cl    frame.Classifier
+	f     frame.Frame
+	in    journal.Intent
+	calls []*call // calls this run added to the pending table
+
+	// With a Gate only.
+	drops   [][2]int   // byte ranges of the run that must not reach the child
+	answer  []byte     // refusal frames for the client, each ending in '\n'
+	refused bool       // a refusal's records were appended this run
+	decs    []Decision // the current frame's decisions, one per call
+	refs    []refusal  // the current frame's refused calls that get an outcome
+}
+
+// refusal is a call of a refused frame: its intent's seq, its id, and
+// whether it was refused itself or for a sibling's sake.
+type refusal struct {
+	seq  uint64
+	call journal.Call
+	own  bool
+}
+
+// drop marks chunk[start:end] as not to be relayed.
+func (st *upstream) drop(start, end int) {
+	if n := len(st.drops); n > 0 && st.drops[n-1][1] == start {
+		st.drops[n-1][1] = end
+		return
+	}
+	st.drops = append(st.drops, [2]int{start, end})
+}
+
 // Upstream relays client→child until the client's EOF (nil) or an error.
 // Every tools/call in a run of lines gets its intent appended, and the run is
 // written to dst only once the intents are as durable as the level requires
 // before a request. Lines are written exactly as read.
+//
+// With a Gate, a line is written only if it is exactly one JSON value (white
+// space around it aside) and no tools/call in it is refused: empty lines are
+// dropped, other lines that are not one value are anomalies and dropped; the records of a refusal are as durable as
+// the level requires before a response when its refusal frame is written
+// to Config.Client. Lines that are relayed are still written exactly as read.
 func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
 	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
-	var (
-		cl    frame.Classifier
-		f     frame.Frame
-		in    journal.Intent
-		calls []*call
-	)
+	st := &upstream{}
 	for {
 		chunk, err := rd.Next()
 		if len(chunk) > 0 {
-			last, n, rerr := r.recordRequests(chunk, &cl, &f, &in, &calls)
+			last, n, rerr := r.recordRequests(chunk, st)
 			if rerr != nil {
 				return rerr
 			}
 			if n > 0 {
-				if err := r.j.Wait(last, journal.BeforeRequest); err != nil {
+				barrier := journal.BeforeRequest
+				if st.refused {
+					barrier = journal.BeforeResponse
+				}
+				if err := r.j.Wait(last, barrier); err != nil {
 					return err
 				}
 				r.mu.Lock()
 				now := r.cfg.Clock()
-				for _, c := range calls {
+				for _, c := range st.calls {
 					c.written = now
 				}
 				r.mu.Unlock()
 			}
-			if _, werr := dst.Write(chunk); werr != nil {
+			// Refusals first: on the client's stream a refusal comes before
+			// the answer to any request sent after it.
+			if len(st.answer) > 0 {
+				r.writeClient(st.answer)
+			}
+			if werr := writeKept(dst, chunk, st.drops); werr != nil {
 				return fmt.Errorf("relay: write to child: %w", werr)
 			}
 		}
@@ -126,6 +166,35 @@ func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
 			return pumpErr(err)
 		}
 	}
+}
+
+// writeKept writes chunk but for the dropped ranges, in as few writes as
+// the drops allow (one, when nothing is dropped).
+func writeKept(dst io.Writer, chunk []byte, drops [][2]int) error {
+	at := 0
+	for _, d := range drops {
+		if d[0] > at {
+			if _, err := dst.Write(chunk[at:d[0]]); err != nil {
+				return err
+			}
+		}
+		at = d[1]
+	}
+	if at < len(chunk) {
+		_, err := dst.Write(chunk[at:])
+		return err
+	}
+	return nil
+}
+
+// writeClient writes refusal frames to the client, serialised with the
+// Downstream pump's writes. A client that is gone gets no answer: the
+// refused frame stays refused and recorded, and Downstream reports the
+// broken pipe when it next writes.
+func (r *Relay) writeClient(p []byte) {
+	r.wmu.Lock()
+	r.cfg.Client.Write(p)
+	r.wmu.Unlock()
 }
 
 func pumpErr(err error) error {
@@ -138,10 +207,16 @@ func pumpErr(err error) error {
 	return err
 }
 
+// isCall reports whether m is a tools/call the relay records.
+func isCall(m *frame.Message) bool {
+	return m.IsToolCall && (m.Type == frame.Request || m.Type == frame.Notification)
+}
+
 // recordRequests appends the records that the lines of chunk need and
-// returns the last seq and how many there were. calls receives the calls it
-// added to the pending table.
-func (r *Relay) recordRequests(chunk []byte, cl *frame.Classifier, f *frame.Frame, in *journal.Intent, calls *[]*call) (uint64, int, error) {
+// returns the last seq and how many there were. st.calls receives the calls
+// it added to the pending table; with a Gate, st.drops the lines not to
+// relay and st.answer the refusal frames.
+func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ended {
@@ -152,66 +227,244 @@ func (r *Relay) recordRequests(chunk []byte, cl *frame.Classifier, f *frame.Fram
 	if err := r.j.Err(); err != nil {
 		return 0, 0, err
 	}
-	*calls = (*calls)[:0]
-	var last uint64
-	n := 0
-	for rest := chunk; len(rest) > 0; {
-		var line []byte
-		line, rest = frame.NextLine(rest)
+	st.calls, st.drops, st.answer, st.refused = st.calls[:0], st.drops[:0], st.answer[:0], false
+	gated := r.cfg.Gate != nil
+	f := &st.f
+	var (
+		last uint64
+		n    int
+		err  error
+	)
+	for off := 0; off < len(chunk); {
+		line, _ := frame.NextLine(chunk[off:])
+		start := off
+		off += len(line)
 		r.counts.FramesIn++
-		cl.Classify(line, f)
+		st.cl.Classify(line, f)
 		// Not exactly one JSON value, or a batch too long to classify whole:
-		// a lenient child may still read calls in it.
+		// a lenient child may still read calls in it. Without a policy it
+		// is relayed (byte identity) and recorded; with one it is dropped.
 		if f.Anomaly != "" {
-			seq, err := r.j.Append(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: true})
+			seq, err := r.j.Append(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: !gated})
 			if err != nil {
 				return 0, 0, err
 			}
 			r.counts.Anomalies++
 			last, n = seq, n+1
-		}
-		switch f.Kind {
-		case frame.Single, frame.Batch:
-			var d journal.Digest
-			hashed := false
-			for i := range f.Msgs {
-				m := &f.Msgs[i]
-				if !m.IsToolCall || (m.Type != frame.Request && m.Type != frame.Notification) {
-					continue
-				}
-				if !hashed {
-					d, hashed = digest(line), true
-				}
-				*in = journal.Intent{Call: callOf(m), Tool: m.Tool, HasTool: m.HasTool, RequestDigest: d, Malformed: m.Malformed}
-				if f.Kind == frame.Batch {
-					in.BatchIndex, in.BatchSize = i, len(f.Msgs)
-				}
-				if g := r.cfg.Gate; g != nil {
-					dec := g.Decide(m.Tool, m.HasTool, m.Malformed)
-					in.Verdict, in.Rule, in.Set = dec.Verdict, dec.Rule, dec.Set
-				}
-				seq, err := r.j.Append(in)
-				if err != nil {
-					return 0, 0, err
-				}
-				r.counts.Intents++
-				last, n = seq, n+1
-				if in.Call.Type == journal.IDNull || m.Malformed != "" && m.ID.Type == frame.IDInvalid {
-					continue // no answer will come back to match
-				}
-				c, evicted := r.pend.add(m.ID.Key, in.Call, seq)
-				*calls = append(*calls, c)
-				if evicted != nil {
-					seq, err := r.appendOutcome(evicted, nil, journal.StatusUnanswered, "evicted: more calls in flight than the pending table holds", time.Time{})
-					if err != nil {
-						return 0, 0, err
-					}
-					last = seq
-				}
+			if gated {
+				st.drop(start, off)
+				continue
 			}
+		}
+		if f.Kind != frame.Single && f.Kind != frame.Batch {
+			// With a policy only lines that are one JSON value reach the
+			// child (SPEC §5); a line of white space carries nothing to
+			// record, and is dropped without a record.
+			if gated {
+				st.drop(start, off)
+			}
+			continue
+		}
+		if gated {
+			last, n, err = r.gateFrame(line, start, off, st, last, n)
+		} else {
+			last, n, err = r.recordFrame(line, st, last, n)
+		}
+		if err != nil {
+			return 0, 0, err
 		}
 	}
 	return last, n, nil
+}
+
+// intent fills st.in for message i of the frame in st.f.
+func (st *upstream) intent(i int, d journal.Digest) {
+	m := &st.f.Msgs[i]
+	st.in = journal.Intent{Call: callOf(m), Tool: m.Tool, HasTool: m.HasTool, RequestDigest: d, Malformed: m.Malformed}
+	if st.f.Kind == frame.Batch {
+		st.in.BatchIndex, st.in.BatchSize = i, len(st.f.Msgs)
+	}
+}
+
+// recordFrame records the calls of a frame that is relayed without a policy.
+func (r *Relay) recordFrame(line []byte, st *upstream, last uint64, n int) (uint64, int, error) {
+	var d journal.Digest
+	hashed := false
+	for i := range st.f.Msgs {
+		if !isCall(&st.f.Msgs[i]) {
+			continue
+		}
+		if !hashed {
+			d, hashed = digest(line), true
+		}
+		st.intent(i, d)
+		seq, err := r.j.Append(&st.in)
+		if err != nil {
+			return 0, 0, err
+		}
+		r.counts.Intents++
+		last, n = seq, n+1
+		if last, err = r.track(&st.f.Msgs[i], st, seq, last); err != nil {
+			return 0, 0, err
+		}
+	}
+	return last, n, nil
+}
+
+// track adds the call just recorded (st.in, at seq) to the pending table,
+// if an answer can come back to match it.
+func (r *Relay) track(m *frame.Message, st *upstream, seq, last uint64) (uint64, error) {
+	if st.in.Call.Type == journal.IDNull || m.Malformed != "" && m.ID.Type == frame.IDInvalid {
+		return last, nil // no answer will come back to match
+	}
+	c, evicted := r.pend.add(m.ID.Key, st.in.Call, seq)
+	st.calls = append(st.calls, c)
+	if evicted != nil {
+		seq, err := r.appendOutcome(evicted, nil, journal.StatusUnanswered, "evicted: more calls in flight than the pending table holds", time.Time{})
+		if err != nil {
+			return 0, err
+		}
+		last = seq
+	}
+	return last, nil
+}
+
+// gateFrame decides and records the calls of one frame (chunk[start:end]
+// is line) under the Gate. Every call of the frame is decided under one rule
+// set before anything is recorded; if any is refused, the whole frame is:
+// every call's intent says so, each call with an id gets a host_denied
+// outcome, the line is dropped, and every request in it with an id is
+// answered (refused calls with their own cause, the rest HOST_DENIED).
+// Malformed calls and calls that name no tool are refused without asking
+// the Gate: decoders may disagree about what they would run.
+func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64, n int) (uint64, int, error) {
+	var fr Frame
+	refused := false
+	st.decs = st.decs[:0]
+	for i := range st.f.Msgs {
+		m := &st.f.Msgs[i]
+		if !isCall(m) {
+			continue
+		}
+		if fr == nil {
+			fr = r.cfg.Gate.Begin(r.cfg.Clock())
+		}
+		var d Decision
+		if m.Malformed != "" || !m.HasTool {
+			d = refuseMalformed(fr.Set())
+		} else {
+			d = fr.Decide(m.Tool)
+		}
+		refused = refused || d.Refused()
+		st.decs = append(st.decs, d)
+	}
+	if fr == nil {
+		return last, n, nil // no call: relayed as it is
+	}
+	dg := digest(line)
+	st.refs = st.refs[:0]
+	k := 0
+	for i := range st.f.Msgs {
+		m := &st.f.Msgs[i]
+		if !isCall(m) {
+			continue
+		}
+		d := &st.decs[k]
+		k++
+		st.intent(i, dg)
+		st.in.Verdict, st.in.Rule, st.in.Set, st.in.Refused = d.Verdict, d.Rule, d.Set, refused
+		seq, err := r.j.Append(&st.in)
+		if err != nil {
+			return 0, 0, err
+		}
+		r.counts.Intents++
+		last, n = seq, n+1
+		if !refused {
+			if last, err = r.track(m, st, seq, last); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
+		r.counts.Refused++
+		// An outcome needs an id to name: verify matches outcomes to
+		// intents with one. A refused notification is its intent alone.
+		if st.in.Call.Type != journal.IDNull {
+			st.refs = append(st.refs, refusal{seq: seq, call: st.in.Call, own: d.Refused()})
+		}
+	}
+	if !refused {
+		fr.Commit()
+		return last, n, nil
+	}
+	for _, rc := range st.refs {
+		o := journal.Outcome{Call: rc.call, Intent: rc.seq, Status: journal.StatusHostDenied, Reason: ReasonSibling}
+		if rc.own {
+			o.Reason = ReasonNotExecuted
+		}
+		seq, err := r.j.Append(&o)
+		if err != nil {
+			return 0, 0, err
+		}
+		r.counts.Outcomes++
+		last, n = seq, n+1
+	}
+	st.refused = true
+	st.drop(start, end)
+	st.answerFrame()
+	return last, n, nil
+}
+
+// answerFrame appends to st.answer the answer to the refused frame in st.f:
+// one refusal for a single request, an array for a batch with every request
+// that has an id, nothing when no request has one.
+func (st *upstream) answerFrame() {
+	batch := st.f.Kind == frame.Batch
+	mark := len(st.answer)
+	if batch {
+		st.answer = append(st.answer, '[')
+	}
+	k, answered := 0, 0
+	for i := range st.f.Msgs {
+		m := &st.f.Msgs[i]
+		var d *Decision
+		if isCall(m) {
+			d = &st.decs[k]
+			k++
+		}
+		if m.Type != frame.Request {
+			continue // notifications are answered by no one; responses are not requests
+		}
+		code, rule, retry := CodeHostDenied, "", time.Duration(0)
+		if d != nil && d.Refused() {
+			code, rule, retry = d.Code, d.Rule, d.RetryAfter
+		}
+		if answered > 0 {
+			st.answer = append(st.answer, ',')
+		}
+		st.answer = AppendRefusal(st.answer, answerID(m), code, rule, retry)
+		answered++
+	}
+	if answered == 0 {
+		st.answer = st.answer[:mark]
+		return
+	}
+	if batch {
+		st.answer = append(st.answer, ']')
+	}
+	st.answer = append(st.answer, '\n')
+}
+
+// answerID is the id token a refusal of m carries: the request's own, as
+// it was sent, or null where its id is ambiguous or not an id at all
+// (JSON-RPC answers null when the id cannot be determined).
+func answerID(m *frame.Message) []byte {
+	switch m.ID.Type {
+	case frame.IDString, frame.IDNumber:
+		if !strings.HasPrefix(m.Malformed, "id:") {
+			return m.ID.Raw
+		}
+	}
+	return nil
 }
 
 // callOf is the id of m as the journal records it.
@@ -276,7 +529,14 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 				}
 			}
 			if werr == nil {
-				if _, werr = dst.Write(chunk); werr != nil {
+				if r.cfg.Gate != nil {
+					r.wmu.Lock()
+				}
+				_, werr = dst.Write(chunk)
+				if r.cfg.Gate != nil {
+					r.wmu.Unlock()
+				}
+				if werr != nil {
 					werr = fmt.Errorf("relay: write to client: %w", werr)
 				}
 			}
@@ -355,6 +615,24 @@ func (r *Relay) End(status, reason string) (journal.Counts, error) {
 		}
 	}
 	return r.counts, nil
+}
+
+// Note appends a record about the session rather than about a frame (a
+// policy_reload), in order with the pumps' records, and waits until it is
+// written. It fails with ErrEnded once End has run, so that nothing follows
+// session_end.
+func (r *Relay) Note(b journal.Body) error {
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return ErrEnded
+	}
+	seq, err := r.j.Append(b)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return r.j.Wait(seq, journal.BeforeRequest)
 }
 
 // Counts returns the session's counts so far.

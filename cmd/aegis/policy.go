@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aegisrelay/aegis/policy"
+	"github.com/aegisrelay/aegis/relay"
+)
+
+const policyUsage = `Usage: aegis policy check FILE…
+       aegis policy explain FILE TOOL…
+
+  check    check policy files as wrap --policy does at start: every problem
+           is printed as FILE:LINE:COL: message; exit 0 if all are valid,
+           1 if any is not, 2 if one cannot be read
+  explain  say which rule decides each TOOL (first match wins) and why
+
+The format (version 1):
+
+  version: 1
+  default: deny             # allow | deny: for tools no rule matches
+  rules:                    # first match wins; on the tool name only
+    - tool: read_file       # an exact name, or a glob: '*' any run, '?' one character
+      action: allow         # allow | deny | approve (refused PENDING_APPROVAL)
+    - tool: "fs_*"
+      action: allow
+      rate: 10/m            # N/s, N/m, N/h, N/d or N/<duration>: over it, RATE_LIMITED
+
+Examples:
+  aegis policy check policy.yaml
+  aegis policy explain policy.yaml delete_all read_file
+  aegis wrap --policy policy.yaml --audit audit.jsonl --signing-key signing.key -- ./server
+`
+
+func runPolicy(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, policyUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Print(policyUsage)
+		return exitOK
+	case "check":
+		return runPolicyCheck(args[1:])
+	case "explain":
+		return runPolicyExplain(args[1:])
+	}
+	return fail(exitUsage, "policy: unknown subcommand %q (want check or explain; see 'aegis policy --help')", args[0])
+}
+
+func helpArg(args []string) bool {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			return true
+		}
+	}
+	return false
+}
+
+func runPolicyCheck(args []string) int {
+	if helpArg(args) {
+		fmt.Print(policyUsage)
+		return exitOK
+	}
+	if len(args) == 0 {
+		return fail(exitUsage, "policy check: no FILE (see 'aegis policy --help')")
+	}
+	code := exitOK
+	for _, path := range args {
+		p, err := policy.Load(path)
+		var perr *policy.Error
+		switch {
+		case errors.As(err, &perr):
+			printPolicyError(os.Stderr, "policy check", err)
+			code = max(code, exitInvalid)
+		case err != nil:
+			fail(exitUsage, "policy check: %v", err)
+			code = exitUsage
+		default:
+			fmt.Printf("%s: valid: %d rules, default %s, set %s\n", path, len(p.Rules()), p.Default(), p.Set())
+		}
+	}
+	return code
+}
+
+func runPolicyExplain(args []string) int {
+	if helpArg(args) {
+		fmt.Print(policyUsage)
+		return exitOK
+	}
+	if len(args) < 2 {
+		return fail(exitUsage, "policy explain: want FILE and at least one TOOL (see 'aegis policy --help')")
+	}
+	p, err := policy.Load(args[0])
+	if err != nil {
+		var perr *policy.Error
+		if errors.As(err, &perr) {
+			printPolicyError(os.Stderr, "policy explain", err)
+			return exitInvalid
+		}
+		return fail(exitUsage, "policy explain: %v", err)
+	}
+	for _, tool := range args[1:] {
+		e := p.Explain(tool)
+		verdict := map[policy.Action]string{policy.Allow: "allowed", policy.Deny: "denied (" + relay.CodePolicyDenied + ")",
+			policy.Approve: "refused (" + relay.CodePendingApproval + ")"}[e.Action]
+		if e.Malformed != "" {
+			fmt.Printf("%q: refused (%s) whatever the rules: %s\n", tool, relay.CodePolicyDenied, e.Malformed)
+			continue
+		}
+		var why string
+		switch {
+		case e.Rule < 0:
+			why = fmt.Sprintf("by the default (%s:%d): no rule matches", p.File(), e.Line)
+		case e.Exact:
+			why = fmt.Sprintf("by %s (%s:%d): the exact name", e.Label, p.File(), e.Line)
+		default:
+			why = fmt.Sprintf("by %s (%s:%d): the glob %q matches", e.Label, p.File(), e.Line, p.Rules()[e.Rule].Tool)
+		}
+		fmt.Printf("%q: %s %s\n", tool, verdict, why)
+		if e.Rate.N > 0 {
+			fmt.Printf("  rate %s: %d calls at once, then one every %v; over it, %s with retry_after_ms\n",
+				e.Rate, e.Rate.N, e.Rate.Per/time.Duration(e.Rate.N), relay.CodeRateLimited)
+		}
+		for _, i := range e.Also {
+			r := p.Rules()[i]
+			fmt.Printf("  %s (line %d, %s) matches too but comes later: first match wins\n", r.Label(), r.Line, r.Action)
+		}
+	}
+	return exitOK
+}
