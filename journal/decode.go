@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -55,7 +56,10 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 		}
 	}
 	if sid := g.str("sid"); g.err == nil {
-		if n, err := hex.Decode(r.SID[:], sid); err != nil || n != 16 || len(sid) != 32 {
+		// Check the length first: hex.Decode writes len(src)/2 bytes.
+		if len(sid) != 32 {
+			g.fail("sid %q is not 16 bytes of hex", sid)
+		} else if _, err := hex.Decode(r.SID[:], sid); err != nil {
 			g.fail("sid %q is not 16 bytes of hex", sid)
 		}
 	}
@@ -233,7 +237,9 @@ func (g *getter) digest(name string) (d Digest) {
 		return d
 	}
 	h, ok := bytes.CutPrefix(s, []byte(digestPrefix))
-	if n, err := hex.Decode(d[:], h); !ok || err != nil || n != len(d) || len(h) != 2*len(d) {
+	if !ok || len(h) != 2*len(d) {
+		g.fail("field %q is not sha256:<64 hex>", name)
+	} else if _, err := hex.Decode(d[:], h); err != nil {
 		g.fail("field %q is not sha256:<64 hex>", name)
 	}
 	return d
@@ -284,6 +290,11 @@ func decodeBody(k Kind, g getter) (Body, error) {
 	case KindSessionStart:
 		s := &SessionStart{}
 		s.Key = g.key("key", ed25519.PublicKeySize)
+		if g.err == nil {
+			if err := checkPublicKey(s.Key); err != nil {
+				return nil, fmt.Errorf("%w: session_start: %v", ErrRecord, err)
+			}
+		}
 		s.Aegis = string(g.str("aegis"))
 		s.Argv = g.strs("argv")
 		s.Durability = string(g.str("durability"))
@@ -320,6 +331,7 @@ func decodeBody(k Kind, g getter) (Body, error) {
 			}
 		}
 		n := g.obj("net")
+		e.TCP = string(n.str("tcp"))
 		if v := n.get("ports"); v != nil {
 			a, err := v.Array()
 			if err != nil {
@@ -333,6 +345,7 @@ func decodeBody(k Kind, g getter) (Body, error) {
 				e.NetPorts = append(e.NetPorts, port)
 			}
 		}
+		e.UDP = string(n.str("udp"))
 		e.HostsEnforced = n.bool("hosts_enforced")
 		g.merge(n)
 		e.Scopes = g.strs("scopes")
@@ -343,6 +356,7 @@ func decodeBody(k Kind, g getter) (Body, error) {
 		e.BestEffort = be.bool("enabled")
 		e.Dropped = be.strs("dropped")
 		g.merge(be)
+		e.NotCovered = g.strs("not_covered")
 		b = e
 	case KindIntent:
 		in := &Intent{}

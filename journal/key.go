@@ -8,6 +8,8 @@ import (
 	"encoding/pem"
 	"fmt"
 	"strings"
+
+	"filippo.io/edwards25519"
 )
 
 // GenerateKey returns a new Ed25519 private key.
@@ -63,7 +65,25 @@ func ParsePublicKey(s string) (ed25519.PublicKey, error) {
 	if err != nil || len(raw) != ed25519.PublicKeySize {
 		return nil, fmt.Errorf("%w: public key %q is not 32 bytes of base64", ErrKey, clip(s))
 	}
+	if err := checkPublicKey(raw); err != nil {
+		return nil, err
+	}
 	return ed25519.PublicKey(raw), nil
+}
+
+// checkPublicKey rejects what is not a usable Ed25519 public key: bytes
+// that do not decode to a curve point, and points of small order (the
+// identity among them), for which crypto/ed25519 accepts a signature that
+// anyone can make without a private key, over any message.
+func checkPublicKey(raw []byte) error {
+	p, err := new(edwards25519.Point).SetBytes(raw)
+	if err != nil {
+		return fmt.Errorf("%w: public key is not a point on Ed25519", ErrKey)
+	}
+	if new(edwards25519.Point).MultByCofactor(p).Equal(edwards25519.NewIdentityPoint()) == 1 {
+		return fmt.Errorf("%w: public key is a point of small order: any signature made with it is forgeable", ErrKey)
+	}
+	return nil
 }
 
 func clip(s string) string {

@@ -138,13 +138,20 @@ func (s *SessionStart) AppendFields(dst []byte) []byte {
 
 // Enforcement states what confinement was actually enforced:
 //
-//	"landlock_abi":N,"fs":[{"path":…,"access":[…]}],"net":{"ports":[…],"hosts_enforced":false},
+//	"landlock_abi":N,"fs":[{"path":…,"access":[…]}],
+//	"net":{"tcp":"denied"|"ports"|"open","ports":[…],"udp":"denied"|"open","hosts_enforced":false},
 //	"scopes":[…],"seccomp_applied":b,"seccomp_network_denied":b,"io_uring_denied":b,
-//	"best_effort":{"enabled":b,"dropped":[…]}
+//	"best_effort":{"enabled":b,"dropped":[…]},"not_covered":[…]
+//
+// net.tcp and net.udp say what a socket of that kind can reach ("ports":
+// TCP connect only to net.ports); not_covered names the known gaps no flag
+// asked to close (confine.Enforced documents each field).
 type Enforcement struct {
 	LandlockABI          int
 	FS                   []FSRule
+	TCP                  string
 	NetPorts             []int
+	UDP                  string
 	HostsEnforced        bool
 	Scopes               []string
 	SeccompApplied       bool
@@ -152,6 +159,7 @@ type Enforcement struct {
 	IOURingDenied        bool
 	BestEffort           bool
 	Dropped              []string
+	NotCovered           []string
 }
 
 // FSRule is one Landlock filesystem rule as applied.
@@ -176,6 +184,7 @@ func (e *Enforcement) AppendFields(dst []byte) []byte {
 	}
 	dst = append(dst, ']')
 	dst = append(appendKey(dst, "net"), '{')
+	dst = appendStringField(dst, "tcp", e.TCP)
 	dst = append(appendKey(dst, "ports"), '[')
 	for i, p := range e.NetPorts {
 		if i > 0 {
@@ -184,6 +193,7 @@ func (e *Enforcement) AppendFields(dst []byte) []byte {
 		dst = strconv.AppendInt(dst, int64(p), 10)
 	}
 	dst = append(dst, ']')
+	dst = appendStringField(dst, "udp", e.UDP)
 	dst = appendBoolField(dst, "hosts_enforced", e.HostsEnforced)
 	dst = append(dst, '}')
 	dst = appendStrings(dst, "scopes", e.Scopes)
@@ -193,7 +203,8 @@ func (e *Enforcement) AppendFields(dst []byte) []byte {
 	dst = append(appendKey(dst, "best_effort"), '{')
 	dst = appendBoolField(dst, "enabled", e.BestEffort)
 	dst = appendStrings(dst, "dropped", e.Dropped)
-	return append(dst, '}')
+	dst = append(dst, '}')
+	return appendStrings(dst, "not_covered", e.NotCovered)
 }
 
 // Policy verdicts, as written in an intent's "policy".

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/journal"
 	"golang.org/x/sys/unix"
 )
@@ -33,6 +34,10 @@ type Session struct {
 	Signals <-chan os.Signal
 	// Logf prints an aegis: diagnostic.
 	Logf func(format string, args ...any)
+	// Confine, when set, starts the child through the confinement helper
+	// (confine.Command) and appends the enforcement record, durable, before
+	// any frame moves; a refusal ends the session with ExitConfinement.
+	Confine *confine.Profile
 }
 
 // Result is how a session ended.
@@ -48,6 +53,7 @@ type Result struct {
 // Exit statuses of Run's own failures.
 const (
 	ExitFrameTooLarge = 65
+	ExitConfinement   = 69
 	ExitAuditIO       = 74
 	ExitCannotStart   = 127
 )
@@ -80,6 +86,16 @@ func (s *Session) Run() Result {
 	}
 	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
 	cmd.Env = s.Env
+	var launch *confine.Launch
+	if s.Confine != nil {
+		if cmd, launch, err = confine.Command(*s.Confine, s.Argv, s.Env); err != nil {
+			inR.Close()
+			inW.Close()
+			outR.Close()
+			outW.Close()
+			return s.finish(Result{Exit: ExitConfinement, Err: err, End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: err.Error(), ExitCode: ExitConfinement}})
+		}
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, s.Stderr
 	// Its own process group: a terminal's ^C reaches aegis alone, which
 	// forwards it once, and the group (npx and the node it starts) can be
@@ -90,6 +106,9 @@ func (s *Session) Run() Result {
 		inW.Close()
 		outR.Close()
 		outW.Close()
+		if launch != nil {
+			launch.Close()
+		}
 		code := ExitCannotStart
 		if errors.Is(err, os.ErrPermission) {
 			code = 126
@@ -99,6 +118,12 @@ func (s *Session) Run() Result {
 	}
 	inR.Close()
 	outW.Close()
+	if launch != nil {
+		launch.Started()
+		if res, ok := s.enforce(cmd, launch, inW, outR); !ok {
+			return res
+		}
+	}
 	pgid := cmd.Process.Pid
 	signalChild := func(sig syscall.Signal) {
 		if err := unix.Kill(-pgid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
@@ -246,6 +271,71 @@ func (s *Session) Run() Result {
 		}
 	}
 	return s.finish(res)
+}
+
+// enforce reads what the confinement helper enforced and appends it as the
+// enforcement record, durable (as the level makes anything durable before a
+// response moves) before Run starts the pumps: no frame moves before it. If
+// the helper refused, or exec failed, or the record could not be written,
+// it waits for the helper, closes the child's pipes and returns the
+// finished Result with ok false.
+func (s *Session) enforce(cmd *exec.Cmd, launch *confine.Launch, inW, outR *os.File) (Result, bool) {
+	rep, err := launch.Report()
+	var res Result
+	switch {
+	case err != nil:
+		res = Result{Exit: ExitConfinement, Err: fmt.Errorf("confinement refused: %w", err),
+			End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: err.Error(), ExitCode: ExitConfinement}}
+	case rep.Refused != "":
+		res = Result{Exit: ExitConfinement, Err: fmt.Errorf("confinement refused: %s", rep.Refused),
+			End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: rep.Refused, ExitCode: ExitConfinement}}
+	}
+	if res.Err == nil && rep.Enforced != nil {
+		seq, err := s.Journal.Append(rep.Enforced.Record())
+		if err == nil {
+			err = s.Journal.Wait(seq, journal.BeforeResponse)
+		}
+		if err != nil {
+			// Confined but unrecorded: the child must not run.
+			unix.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+			inW.Close()
+			outR.Close()
+			return Result{Exit: ExitAuditIO, Err: err}, false
+		}
+	}
+	if res.Err == nil && (rep.Enforced == nil || rep.ExecError != "") {
+		detail := rep.ExecError
+		if detail == "" {
+			detail = "the confinement helper reported nothing enforced"
+		}
+		res = Result{Err: fmt.Errorf("cannot start %q under --confine: %s", s.Argv[0], detail),
+			End: journal.SessionEnd{Reason: journal.EndChildStartFailed, Detail: detail}}
+	}
+	if res.Err == nil {
+		return Result{}, true
+	}
+	// Nothing was relayed and nothing will be. A helper that refused or
+	// failed to exec exits on its own; one whose report was unreadable may
+	// have exec'd the target, which must not run unrecorded.
+	inW.Close()
+	outR.Close()
+	if err != nil {
+		unix.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.Wait()
+	if err != nil {
+		res.End.Detail += " (helper: " + cmd.ProcessState.String() + ")"
+		res.Err = fmt.Errorf("%w (helper: %s)", res.Err, cmd.ProcessState)
+	}
+	if res.Exit == 0 {
+		res.Exit = cmd.ProcessState.ExitCode()
+		if res.Exit <= 0 {
+			res.Exit = ExitCannotStart
+		}
+		res.End.ExitCode = res.Exit
+	}
+	return s.finish(res), false
 }
 
 // finish appends session_end (unless the journal failed) and waits for it.

@@ -51,6 +51,7 @@ func init() {
 		{name: "wrap", summary: "relay an MCP stdio server and record every tools/call", run: runWrap},
 		{name: "verify", summary: "check an audit log's chain, signatures and completeness", run: runVerify},
 		{name: "log", summary: "show the calls recorded in audit logs", run: runLog},
+		{name: "policy", summary: "check a --policy file, or explain which rule decides a tool", run: runPolicy},
 		{name: "demo", summary: "record a demo session end to end and verify it", run: runDemo},
 		{name: "version", summary: "print the version", run: func([]string) int { fmt.Println("aegis", aegisVersion()); return 0 }},
 		{name: "__demo-server", hidden: true, run: runDemoServer},
@@ -58,6 +59,11 @@ func init() {
 }
 
 func main() {
+	// aegis __confine-exec restricts itself and execs the target: it runs
+	// before anything else (SPEC §6).
+	if code, ok := confineExec(os.Args); ok {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args[1:]))
 }
 

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/aegisrelay/aegis/confine"
+	"github.com/aegisrelay/aegis/journal"
+)
+
+// confineFlags are wrap's confinement and child-environment flags (SPEC §6).
+type confineFlags struct {
+	confine, execSupport, udp, bestEffort, cleanEnv bool
+	read, write, net, env                           stringList
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+func addConfineFlags(fs *flag.FlagSet) *confineFlags {
+	c := &confineFlags{}
+	fs.BoolVar(&c.confine, "confine", false, "run the child under Landlock and seccomp (Linux): no file, network socket or io_uring beyond what --allow-* grants; exit 69 if the kernel cannot enforce it all")
+	fs.Var(&c.read, "allow-read", "with --confine: grant read and execute beneath `PATH` (repeatable)")
+	fs.Var(&c.write, "allow-write", "with --confine: grant read, execute, write, create, remove and truncate beneath `PATH` (repeatable)")
+	fs.Var(&c.net, "allow-net", "with --confine: allow TCP connect to `HOST:PORT`; only the port is enforced (repeatable)")
+	fs.BoolVar(&c.execSupport, "allow-exec-support", false, "with --confine: grant read and execute on /usr /lib /lib64 /bin /sbin /etc /dev /proc, which a dynamically linked program or a script needs (a named hole: /etc/passwd, /proc)")
+	fs.BoolVar(&c.udp, "allow-udp", false, "with --confine: allow UDP sockets to every host and port (a named hole; DNS lookups need it)")
+	fs.BoolVar(&c.bestEffort, "best-effort", false, "with --confine: run even if the kernel cannot enforce the whole profile; what was dropped is recorded")
+	fs.BoolVar(&c.cleanEnv, "clean-env", false, "start the child with only HOME, PATH, LANG and what --env adds (the names are recorded, never the values)")
+	fs.Var(&c.env, "env", "with --clean-env: pass `NAME` from aegis's environment, or set NAME=VALUE (repeatable)")
+	return c
+}
+
+// resolve checks the flags. It returns the confinement profile (nil
+// without --confine), the child's environment (nil: aegis's own) and the
+// variable names session_start records (nil without --clean-env). Its
+// errors are usage errors.
+func (c *confineFlags) resolve() (*confine.Profile, []string, []string, error) {
+	if !c.confine {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--allow-read", len(c.read) > 0}, {"--allow-write", len(c.write) > 0}, {"--allow-net", len(c.net) > 0},
+			{"--allow-exec-support", c.execSupport}, {"--allow-udp", c.udp}, {"--best-effort", c.bestEffort}} {
+			if f.set {
+				return nil, nil, nil, fmt.Errorf("%s needs --confine", f.name)
+			}
+		}
+	}
+	if len(c.env) > 0 && !c.cleanEnv {
+		return nil, nil, nil, fmt.Errorf("--env needs --clean-env (without it the child already has aegis's environment)")
+	}
+	var prof *confine.Profile
+	if c.confine {
+		prof = &confine.Profile{
+			Read: c.read, Write: c.write, Net: c.net,
+			ExecSupport: c.execSupport, UDP: c.udp, BestEffort: c.bestEffort,
+		}
+		if err := prof.Check(); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "confine: invalid profile: "))
+		}
+	}
+	if !c.cleanEnv {
+		return prof, nil, nil, nil
+	}
+	var names []string
+	vals := map[string]string{}
+	set := func(name, val string) {
+		if _, ok := vals[name]; !ok {
+			names = append(names, name)
+		}
+		vals[name] = val
+	}
+	for _, name := range []string{"HOME", "PATH", "LANG"} {
+		if v, ok := os.LookupEnv(name); ok {
+			set(name, v)
+		}
+	}
+	for _, e := range c.env {
+		name, val, hasVal := strings.Cut(e, "=")
+		if name == "" || strings.ContainsAny(name, " \t\n\x00") {
+			return nil, nil, nil, fmt.Errorf("--env %q: want NAME or NAME=VALUE", e)
+		}
+		if !hasVal {
+			v, ok := os.LookupEnv(name)
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("--env %s: %s is not set in aegis's environment (use --env %s=VALUE)", name, name, name)
+			}
+			val = v
+		}
+		set(name, val)
+	}
+	env := make([]string, 0, len(names))
+	for _, n := range names {
+		env = append(env, n+"="+vals[n])
+	}
+	if names == nil {
+		names = []string{}
+	}
+	return prof, env, names, nil
+}
+
+// confineExec runs the hidden `aegis __confine-exec -- CMD…` when args (all
+// of os.Args) name it; ok is false otherwise. main calls it first.
+func confineExec(args []string) (code int, ok bool) {
+	if len(args) > 1 && args[1] == confine.HelperCommand {
+		return confine.Main(args[2:]), true
+	}
+	return 0, false
+}
+
+// confineRequest is session_start's "confine": the profile as requested, or
+// nil (null) without --confine.
+func confineRequest(p *confine.Profile) *journal.ConfineRequest {
+	if p == nil {
+		return nil
+	}
+	return p.Request()
+}

@@ -1,0 +1,53 @@
+// Package confine confines a child MCP server with Landlock and seccomp
+// through a self-restricting re-exec (SPEC §6), and says exactly what it
+// enforced.
+//
+// # Mechanism
+//
+// aegis wrap --confine does not restrict anything between fork and exec.
+// It starts its own binary as the hidden command
+//
+//	aegis __confine-exec -- CMD [ARGS…]
+//
+// and that helper, an ordinary process, applies Landlock and seccomp to
+// itself and then execve(2)s the target; both survive execve. The helper
+// runs on one locked OS thread from the first line of main to the execve,
+// and it restricts that thread only: execve ends every other thread, so
+// the target inherits exactly the restricted thread's credentials and
+// filter. Nothing in this package uses unsafe or cgo.
+//
+// The profile travels in the environment variable EnvVar (argv is
+// world-readable in /proc; environ is owner-readable), which the helper
+// removes before execve. The helper reports to the parent over an
+// inherited pipe that it marks close-on-exec, so that the parent reads
+// end-of-file exactly when the target has been exec'd or the helper has
+// exited. The report is one JSON line (Report), possibly followed by a
+// second one carrying the execve error.
+//
+// The helper is authority-reducing only: it holds no privilege, is not
+// setuid, and its sole powers are to narrow itself and exec. Invoked by
+// hand without a profile it refuses.
+//
+// # What is enforced, and how it is stated
+//
+// The Landlock ABI the helper builds for is computed here, never taken
+// from a library's best-effort fallback: the kernel's version (landlock_
+// create_ruleset with LANDLOCK_CREATE_RULESET_VERSION), lowered for
+// errata that make a feature unusable, capped at the newest ABI the
+// go-landlock version in go.mod knows. The ruleset is built for exactly
+// that ABI and enforced without best-effort mode, so that the library can
+// only fail, never silently enforce less.
+//
+// If that ABI cannot enforce the whole requested profile, the helper
+// refuses to exec (wrap exits 69 and records why), unless the operator
+// passed --best-effort; then it drops what the kernel cannot do and the
+// report lists every dropped item. The report states what was enforced,
+// never what was requested; it becomes the "enforcement" record.
+//
+// The seccomp filter is a network filter, not a syscall sandbox: its
+// default is allow. It checks the architecture (anything but the native
+// one, such as i386 or x32 entry points on amd64, is killed), compares
+// only the low 32 bits of integer arguments (the kernel reads them as
+// int), and decides socket(2) and socketpair(2) by an allow-list. See
+// filter.go for the exact program.
+package confine

@@ -1,0 +1,141 @@
+//go:build linux
+
+package confine
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// seccompData is struct seccomp_data as the filter sees it.
+type seccompData struct {
+	nr   uint32
+	arch uint32
+	args [6]uint64
+}
+
+// word is the 32-bit load at off, little-endian as on amd64 and arm64.
+func (d *seccompData) word(t *testing.T, off uint32) uint32 {
+	switch {
+	case off == offNr:
+		return d.nr
+	case off == offArch:
+		return d.arch
+	case off >= 16 && off < 64 && off%4 == 0:
+		a := d.args[(off-16)/8]
+		if (off-16)%8 == 0 {
+			return uint32(a)
+		}
+		return uint32(a >> 32)
+	}
+	t.Fatalf("load at offset %d", off)
+	return 0
+}
+
+// evaluate runs a seccomp program on d as the kernel's classic BPF
+// interpreter does, for the instructions the assembler emits.
+func evaluate(t *testing.T, prog []unix.SockFilter, d seccompData) uint32 {
+	t.Helper()
+	var acc uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		switch in.Code {
+		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
+			acc = d.word(t, in.K)
+		case unix.BPF_ALU | unix.BPF_AND | unix.BPF_K:
+			acc &= in.K
+		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K:
+			if acc == in.K {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K:
+			if acc >= in.K {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case unix.BPF_RET | unix.BPF_K:
+			return in.K
+		default:
+			t.Fatalf("instruction %d: unknown code %#x", pc, in.Code)
+		}
+	}
+	t.Fatal("the program ran off its end")
+	return 0
+}
+
+func TestFilter(t *testing.T) {
+	amd64 := arch{audit: unix.AUDIT_ARCH_X86_64, x32: true}
+	const hi = 1 << 32 // garbage in the high half of an int argument
+	kill, allow := uint32(retKill), uint32(retAllow)
+	eperm, enosys := retErrno(unix.EPERM), retErrno(unix.ENOSYS)
+	eafnosupport, eprotonosupport := retErrno(unix.EAFNOSUPPORT), retErrno(unix.EPROTONOSUPPORT)
+	sock := func(a ...uint64) seccompData {
+		d := seccompData{nr: unix.SYS_SOCKET, arch: amd64.audit}
+		copy(d.args[:], a)
+		return d
+	}
+	call := func(nr uint32, a ...uint64) seccompData {
+		d := seccompData{nr: nr, arch: amd64.audit}
+		copy(d.args[:], a)
+		return d
+	}
+	stream := uint64(unix.SOCK_STREAM | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK)
+	tests := []struct {
+		name           string
+		d              seccompData
+		deny, tcp, udp uint32 // the verdict with no network, --allow-net, --allow-udp
+	}{
+		{"read", call(unix.SYS_READ, 0), allow, allow, allow},
+		{"execve", call(unix.SYS_EXECVE), allow, allow, allow},
+		{"i386 entry point", seccompData{nr: 359, arch: unix.AUDIT_ARCH_I386, args: [6]uint64{unix.AF_INET}}, kill, kill, kill},
+		{"x32 socket", call(unix.SYS_SOCKET|x32SyscallBit, unix.AF_INET, unix.SOCK_STREAM), kill, kill, kill},
+		{"x32 read", call(unix.SYS_READ | x32SyscallBit), kill, kill, kill},
+		{"unix stream", sock(unix.AF_UNIX, stream), allow, allow, allow},
+		{"unix, high half set", sock(hi|unix.AF_UNIX, unix.SOCK_DGRAM), allow, allow, allow},
+		{"inet, high half set", sock(hi|unix.AF_INET, unix.SOCK_STREAM), kill, allow, eperm},
+		{"tcp", sock(unix.AF_INET, stream, 0), kill, allow, eperm},
+		{"tcp6 IPPROTO_TCP", sock(unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_TCP), kill, allow, eperm},
+		{"tcp, protocol high half set", sock(unix.AF_INET, unix.SOCK_STREAM, hi|unix.IPPROTO_TCP), kill, allow, eperm},
+		{"mptcp", sock(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), kill, eprotonosupport, eprotonosupport},
+		{"sctp stream", sock(unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_SCTP), kill, eprotonosupport, eprotonosupport},
+		{"udp", sock(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0), kill, eperm, allow},
+		{"udp6 IPPROTO_UDP", sock(unix.AF_INET6, unix.SOCK_DGRAM, unix.IPPROTO_UDP), kill, eperm, allow},
+		{"icmp ping socket", sock(unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_ICMP), kill, eperm, eperm},
+		{"raw", sock(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP), kill, eperm, eperm},
+		{"seqpacket inet", sock(unix.AF_INET, unix.SOCK_SEQPACKET, unix.IPPROTO_SCTP), kill, eperm, eperm},
+		{"packet", sock(unix.AF_PACKET, unix.SOCK_RAW, 0x300), kill, kill, kill},
+		{"vsock", sock(unix.AF_VSOCK, unix.SOCK_STREAM), kill, kill, kill},
+		{"bluetooth", sock(unix.AF_BLUETOOTH, unix.SOCK_STREAM), kill, kill, kill},
+		{"netlink", sock(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE), eafnosupport, eafnosupport, eafnosupport},
+		{"socketpair unix", call(unix.SYS_SOCKETPAIR, unix.AF_UNIX, unix.SOCK_STREAM), allow, allow, allow},
+		{"socketpair inet", call(unix.SYS_SOCKETPAIR, unix.AF_INET, unix.SOCK_STREAM), kill, kill, kill},
+		{"io_uring_setup", call(unix.SYS_IO_URING_SETUP, 8), enosys, enosys, enosys},
+		{"io_uring_enter", call(unix.SYS_IO_URING_ENTER), enosys, enosys, enosys},
+		{"io_uring_register", call(unix.SYS_IO_URING_REGISTER), enosys, enosys, enosys},
+	}
+	progs := []struct {
+		mode string
+		prog []unix.SockFilter
+	}{
+		{"deny", netFilter{}.program(amd64)},
+		{"tcp", netFilter{tcp: true}.program(amd64)},
+		{"udp", netFilter{udp: true}.program(amd64)},
+	}
+	for _, tt := range tests {
+		for i, want := range []uint32{tt.deny, tt.tcp, tt.udp} {
+			if got := evaluate(t, progs[i].prog, tt.d); got != want {
+				t.Errorf("%s filter on %s (nr %d, args %#x) = %#x; want %#x", progs[i].mode, tt.name, tt.d.nr, tt.d.args[:3], got, want)
+			}
+		}
+	}
+	// arm64 has no x32: numbers with that bit are not special there (and
+	// are not system calls at all).
+	arm := netFilter{}.program(arch{audit: unix.AUDIT_ARCH_AARCH64})
+	if got := evaluate(t, arm, seccompData{nr: 198, arch: unix.AUDIT_ARCH_X86_64}); got != kill {
+		t.Errorf("arm64 filter on an amd64 call = %#x; want kill", got)
+	}
+}

@@ -1,0 +1,64 @@
+package confine
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Launch is the parent's side of one confined start. Not goroutine-safe.
+type Launch struct {
+	r, w *os.File
+}
+
+// Command returns the command that runs argv confined by p, and the Launch
+// that reads what the helper enforced: the same binary (os.Executable) as
+// `aegis __confine-exec -- argv…`, with env (nil: this process's) plus the
+// profile in EnvVar, and the report pipe as its descriptor 3. The caller
+// sets the standard streams and attributes, starts cmd, then calls
+// Started, then Report.
+func Command(p Profile, argv, env []string) (*exec.Cmd, *Launch, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("confine: finding aegis's own binary: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("confine: report pipe: %w", err)
+	}
+	p.ReportFD = 3 // ExtraFiles[0]
+	cmd := exec.Command(self, append([]string{HelperCommand, "--"}, argv...)...)
+	if env == nil {
+		env = os.Environ()
+	}
+	childEnv := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, EnvVar+"=") {
+			childEnv = append(childEnv, kv)
+		}
+	}
+	cmd.Env = append(childEnv, EnvVar+"="+p.encode())
+	cmd.ExtraFiles = []*os.File{w}
+	return cmd, &Launch{r: r, w: w}, nil
+}
+
+// Started closes the parent's copy of the write end, so that Report sees
+// end of file once the helper has exec'd or exited. Call it once cmd.Start
+// has returned, successfully or not.
+func (l *Launch) Started() {
+	l.w.Close()
+}
+
+// Report waits for the helper to exec the target or exit, and returns what
+// it said; ErrNoReport if it said nothing (it crashed). It closes the pipe.
+func (l *Launch) Report() (*Report, error) {
+	defer l.r.Close()
+	return readReport(l.r)
+}
+
+// Close releases the pipe when the command was never started.
+func (l *Launch) Close() {
+	l.r.Close()
+	l.w.Close()
+}

@@ -1,0 +1,218 @@
+//go:build linux
+
+package confine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// Access rights granted by the flags, before they are cut down to what the
+// ABI handles and, for a file, to the rights a file can carry.
+const (
+	rightsExec  = ll.AccessFSExecute | ll.AccessFSReadFile
+	rightsRead  = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
+	rightsWrite = rightsRead | ll.AccessFSWriteFile | ll.AccessFSTruncate |
+		ll.AccessFSRemoveFile | ll.AccessFSRemoveDir |
+		ll.AccessFSMakeReg | ll.AccessFSMakeDir | ll.AccessFSMakeSym |
+		ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
+		ll.AccessFSRefer | ll.AccessFSResolveUnix
+	// rightsFile are the only rights Landlock accepts on a non-directory.
+	rightsFile = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile |
+		ll.AccessFSTruncate | ll.AccessFSIoctlDev
+)
+
+// accessNames are the recorded names of the filesystem rights, by bit; part
+// of the format of the enforcement record.
+var accessNames = []string{
+	"execute", "write_file", "read_file", "read_dir", "remove_dir", "remove_file",
+	"make_char", "make_dir", "make_reg", "make_sock", "make_fifo", "make_block",
+	"make_sym", "refer", "truncate", "ioctl_dev", "resolve_unix",
+}
+
+func accessList(a landlock.AccessFSSet) []string {
+	var out []string
+	for i, name := range accessNames {
+		if a&(1<<i) != 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Values of Enforced.TCP and Enforced.UDP; part of the record's format.
+const (
+	NetDenied = "denied" // no socket of that kind can reach the network
+	NetPorts  = "ports"  // Landlock allows only Enforced.Ports (TCP connect)
+	NetOpen   = "open"   // not restricted
+)
+
+// grant is one Landlock path-beneath rule.
+type grant struct {
+	path   string
+	access landlock.AccessFSSet
+}
+
+// plan is what the helper will enforce: built by makePlan without touching
+// the kernel, applied by apply.
+type plan struct {
+	abi      int
+	landlock landlock.Config // zero when abi == 0
+	fs       []grant
+	connect  []uint16 // TCP ports for connect
+	seccomp  bool     // install the filter
+	filter   netFilter
+	rep      Enforced
+}
+
+// statFunc reports whether path is a directory (following symlinks, as
+// Landlock's O_PATH open does).
+type statFunc func(path string) (isDir bool, err error)
+
+// makePlan decides the exact ruleset for abi (see effectiveABI) and the
+// kernel's errata. seccompErr is nil when this architecture can install
+// the filter. It fails with ErrRefused when the profile cannot be enforced
+// whole and p.BestEffort is false; under BestEffort the report lists what
+// was dropped.
+func makePlan(p Profile, target string, abi, errata int, seccompErr error, stat statFunc) (*plan, error) {
+	ports := make([]uint16, 0, len(p.Net))
+	for _, hp := range p.Net {
+		port, err := ParsePort(hp)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(ports, port) {
+			ports = append(ports, port)
+		}
+	}
+	slices.Sort(ports)
+	allowTCP := len(p.Net) > 0
+
+	pl := &plan{abi: abi, seccomp: seccompErr == nil, filter: netFilter{tcp: allowTCP, udp: p.UDP}}
+	var dropped []string
+	if abi == 0 {
+		dropped = append(dropped, "landlock: unavailable (ABI 0): no filesystem, ptrace or signal restriction")
+	}
+	if abi == 1 || abi == 2 {
+		dropped = append(dropped, fmt.Sprintf("truncate: not restricted (landlock ABI %d < 3)", abi))
+	}
+	if allowTCP && abi < 4 {
+		dropped = append(dropped, fmt.Sprintf("tcp ports of --allow-net: not enforced (landlock ABI %d < 4), every port is open", abi))
+	}
+	if seccompErr != nil {
+		dropped = append(dropped, "seccomp: "+seccompErr.Error()+": sockets and io_uring are not filtered")
+	}
+	if len(dropped) > 0 && !p.BestEffort {
+		return nil, fmt.Errorf("%w: %s", ErrRefused, strings.Join(dropped, "; "))
+	}
+
+	rep := Enforced{LandlockABI: abi, FS: []FSRule{}, Ports: []int{}, Scopes: []string{},
+		BestEffort: p.BestEffort, Dropped: dropped}
+	if abi > 0 {
+		base := abiConfigs[abi]
+		cfg := landlock.Config{HandledAccessFS: base.HandledAccessFS, Scoped: base.Scoped}
+		if abi >= 4 {
+			cfg.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+		}
+		if abi >= 10 && !p.UDP {
+			cfg.HandledAccessNet |= ll.AccessNetBindUDP | ll.AccessNetConnectSendUDP
+		}
+		if abi >= 7 {
+			// Denials by the target (after execve) reach the audit log.
+			cfg = cfg.EnableLoggingForSubprocesses()
+		}
+		pl.landlock = cfg
+		withheld := landlock.AccessFSSet(0)
+		if !erratumFixed(errata, erratumDisconnected) {
+			withheld = ll.AccessFSRefer
+		}
+		add := func(path string, want landlock.AccessFSSet, mustExist bool) error {
+			isDir, err := stat(path)
+			if err != nil {
+				if !mustExist {
+					return nil
+				}
+				return fmt.Errorf("%w: %s: %v", ErrRefused, path, err)
+			}
+			a := want &^ withheld & cfg.HandledAccessFS
+			if !isDir {
+				a &= rightsFile
+			}
+			if a == 0 {
+				return nil
+			}
+			pl.fs = append(pl.fs, grant{path, a})
+			rep.FS = append(rep.FS, FSRule{Path: path, Access: accessList(a)})
+			return nil
+		}
+		if err := add(target, rightsExec, true); err != nil {
+			return nil, err
+		}
+		if p.ExecSupport {
+			for _, d := range execSupport {
+				add(d, rightsRead, false)
+			}
+		}
+		for _, d := range p.Read {
+			if err := add(d, rightsRead, true); err != nil {
+				return nil, err
+			}
+		}
+		for _, d := range p.Write {
+			if err := add(d, rightsWrite, true); err != nil {
+				return nil, err
+			}
+		}
+		if abi >= 4 && allowTCP {
+			pl.connect = ports
+			for _, port := range ports {
+				rep.Ports = append(rep.Ports, int(port))
+			}
+		}
+		if abi >= 6 {
+			rep.Scopes = []string{"abstract_unix_socket", "signal"}
+		}
+	}
+
+	// What a socket can reach, from both layers together.
+	switch {
+	case allowTCP && abi >= 4:
+		rep.TCP = NetPorts
+	case !allowTCP && (pl.seccomp || abi >= 4):
+		rep.TCP = NetDenied
+	default:
+		rep.TCP = NetOpen
+	}
+	switch {
+	case p.UDP:
+		rep.UDP = NetOpen
+	case pl.seccomp || abi >= 10:
+		rep.UDP = NetDenied
+	default:
+		rep.UDP = NetOpen
+	}
+	rep.SeccompApplied = pl.seccomp
+	rep.SeccompNetworkDenied = pl.seccomp && !allowTCP && !p.UDP
+	rep.IOURingDenied = pl.seccomp
+
+	var nc []string
+	if p.UDP {
+		nc = append(nc, "udp: every host and port (--allow-udp)")
+	}
+	if abi >= 1 && abi < 5 {
+		nc = append(nc, fmt.Sprintf("device ioctl (landlock ABI %d < 5)", abi))
+	}
+	if abi >= 1 && abi < 6 {
+		nc = append(nc, fmt.Sprintf("signals and abstract unix sockets outside the sandbox (landlock ABI %d < 6)", abi))
+	}
+	if abi < 9 {
+		nc = append(nc, fmt.Sprintf("pathname unix sockets (landlock ABI %d < 9)", abi))
+	}
+	rep.NotCovered = nc
+	pl.rep = rep
+	return pl, nil
+}
