@@ -217,7 +217,9 @@ func (s *Session) Run() Result {
 				timer = time.After(grace)
 			}
 		case sig := <-s.Signals:
-			if reason == "" || reason == journal.EndClientEOF {
+			// SIGHUP is passed on (and reloads a policy) but does not by
+			// itself end the session: if the child lives on, so does it.
+			if sig != syscall.SIGHUP && (reason == "" || reason == journal.EndClientEOF) {
 				reason = journal.EndSignal
 			}
 			if state == nil {
