@@ -60,6 +60,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv("JOURNAL_CRASH_CHILD"); path != "" {
 		crashChild(path, []byte(os.Getenv("JOURNAL_CRASH_KEY")))
 	}
+	if path := os.Getenv("JOURNAL_ROTATE_CHILD"); path != "" {
+		rotateChild(path) // rotate_crash_test.go
+	}
 	os.Exit(m.Run())
 }
 

@@ -17,8 +17,9 @@
 //	{"v":2,"seq":N,"ts":"2006-01-02T15:04:05.000000000Z","sid":"<32 hex>",
 //	 "kind":"<kind>","prev":"sha256:<64 hex>", <kind fields>[,"sig":"ed25519:<base64>"]}
 //
-// seq counts 0,1,2,… per file with no gaps. prev is the SHA-256 of the previous
-// line's bytes without its '\n'; for seq 0 it is 64 zeros. The kind fields of
+// seq counts 0,1,2,… per log with no gaps (across its segments, below). prev
+// is the SHA-256 of the previous line's bytes without its '\n'; for seq 0 it
+// is 64 zeros. The kind fields of
 // every kind are listed on the types that encode them (SessionStart,
 // Enforcement, Intent, Outcome, Anomaly, PolicyReload, Recovery, SessionEnd).
 //
@@ -54,8 +55,99 @@
 // writes a recovery record (torn_bytes, torn_digest) whose prev chains to the
 // last intact line, followed by the new session's session_start.
 //
+// # Segments
+//
+// With rotation (Options.MaxSize) a log is a set of files: sealed segments
+// and the live file FILE that records are appended to. A sealed segment is
+// named for the seqs of its first and last records:
+//
+//	FILE.<first>-<last>.jsonl        e.g. audit.jsonl.0-181233.jsonl
+//	FILE.<first>-<last>.jsonl.zst    the same bytes, zstd-compressed
+//
+// (decimal, no leading zeros). seq and prev run on across the files: the
+// first record of each segment and of the live file chains to the last
+// record of the segment before, exactly as if the files were one. A segment
+// ends with a complete, signed line (it is sealed between two commit
+// groups), so each file verifies on its own given the one before.
+// Two more names may appear beside a log, never holding the only copy of a
+// record but, for FILE.next, during a rotation:
+//
+//	FILE.next                the spare: an empty file made ahead of time,
+//	                         which the next rotation swaps in as FILE
+//	FILE.<f>-<l>.jsonl.zst.tmp  a compressed copy still being written
+//
+// Rotation, in order (rotate.go); the reason for each step is what a crash
+// right after it leaves:
+//
+//  1. The sealer (a background goroutine) creates FILE.next: empty, locked,
+//     its directory synced (but at none), so that no record is written to
+//     a file whose name a power loss could take back. A crash leaves an
+//     empty spare; Open removes it.
+//  2. The leader, between two groups, once FILE holds MaxSize bytes,
+//     exchanges FILE and FILE.next with one renameat2(RENAME_EXCHANGE) and
+//     writes the next group to the new FILE. FILE is never missing, and
+//     the leader does one rename and nothing else (at reply and interval,
+//     first an fdatasync of the old file if it holds unsynced records, so
+//     that no later sync of the new file can overtake it): sealing never
+//     holds the hot path longer than one group commit. A crash leaves the
+//     old records in FILE.next and the new ones in FILE; Open seals
+//     FILE.next (steps 3 and 4). Were the exchange undone by a power loss,
+//     FILE.next would hold the newer records; Open tells the two apart by
+//     their first seqs and exchanges them again.
+//  3. The sealer fdatasyncs the old file (at none; at the other levels it
+//     is synced already), then renames FILE.next to FILE.<first>-<last>.jsonl
+//     without replacing anything (RENAME_NOREPLACE): the segment is durable
+//     before its name exists. A crash leaves a sealed segment whose
+//     directory entry may not be durable yet; the records are under
+//     exactly one name either way.
+//  4. The sealer creates the next spare (step 1 of the next rotation) and
+//     syncs the directory once for both: the seal is durable. At none it
+//     skips this sync: nothing is promised across a power loss there, and
+//     a lost rename leaves the state after step 2 or 3, which Open
+//     finishes. Step 3's fdatasync stays at every level, so that a power
+//     loss never leaves a gap inside a log.
+//
+// A live file that holds no record yet (just swapped in, or removed)
+// continues the last sealed segment: Open reads that segment's last line.
+// Where the filesystem has no RENAME_EXCHANGE, step 2 is two renames (FILE
+// to its segment name, FILE.next to FILE); a crash between them leaves no
+// FILE and the newer records in FILE.next, which Open seals as a segment of
+// their own. No step copies or rewrites a record, so none can be doubled;
+// every record is under exactly one of FILE, FILE.next or a segment name.
+//
+// Compression (Options.Compress), one segment at a time in another
+// goroutine, on a thread at the lowest CPU priority: write FILE.<f>-<l>.jsonl.zst.tmp; fdatasync it; read it back,
+// decompressing, and compare every byte with the segment; rename it to
+// .jsonl.zst (never replacing) and sync the directory; remove the .jsonl.
+// A crash leaves a partial .tmp (removed by Open), or both copies (equal:
+// verify reads one and says so; the next Open with compression checks them
+// and removes the plain one). Its failures (ENOSPC, …) do not fail the journal: the plain
+// segment stays.
+//
+// verify takes a set of these files in any order, orders them by the
+// ranges their names state, and reports by seq range a range in no file (a
+// missing segment), in two (a duplicated one), or a segment that does not
+// hold the range its name states (a cut segment, or an older copy of it).
+//
+// # Head file
+//
+// With Options.HeadFile the journal keeps a signed head there, for
+// operators who ship it off the machine: one line,
+//
+//	{"v":2,"kind":"head","seq":N,"hash":"sha256:<hex>","ts":"<ts>","key":"ed25519:<base64>","sig":"ed25519:<base64>"}
+//
+// where seq and hash name the last line written (as Journal.Head) and sig
+// signs the bytes before `,"sig":` with the log's key. "head" is no record
+// kind, so the line cannot pass for a record. It is replaced atomically
+// (write FILE.tmp, fdatasync, rename, sync the directory) every
+// Options.HeadEvery while records are written, and at Close; the records it
+// names are fdatasynced first, at every level, so a head file never names a
+// record that a power loss could take back.
+//
 // # Locking
 //
 // Open takes an exclusive flock(2) on the file: two writers would fork the
-// chain, so a second aegis on the same file is refused with ErrLocked.
+// chain, so a second aegis on the same file is refused with ErrLocked. The
+// spare is locked too, so that Open, finding FILE.next, can tell a
+// rotation in progress (locked: ErrLocked) from one a crash interrupted.
 package journal

@@ -22,6 +22,9 @@ var (
 	ErrRecord = errors.New("journal: bad record")
 	// ErrKey is matched by every error about a key's encoding.
 	ErrKey = errors.New("journal: bad key")
+	// ErrCorruptSegment matches the error of reading a compressed segment
+	// that does not decode (OpenSegment); VerifySet reports it as a problem.
+	ErrCorruptSegment = errors.New("journal: compressed segment does not decode")
 )
 
 // IOError records a failed operation on the audit file. Err is the

@@ -1,21 +1,55 @@
 package journal
 
 import (
+	"errors"
 	"sync"
 	"syscall"
 )
 
 // faultFS wraps OSFS and fails chosen operations, in the manner of pebble's
 // errorfs: the Nth write (1-based) or the Nth sync fails with err; a short
-// write writes half of its bytes first.
+// write writes half of its bytes first. The Nth rename and the Nth
+// directory sync (rotation) fail likewise.
 type faultFS struct {
-	mu        sync.Mutex
-	failWrite int // fail the Nth write; 0: never
-	failSync  int // fail the Nth sync; 0: never
-	short     bool
-	err       error
-	writes    int
-	syncs     int
+	OSFS
+	mu          sync.Mutex
+	failWrite   int // fail the Nth write; 0: never
+	failSync    int // fail the Nth sync; 0: never
+	failRename  int // fail the Nth rename; 0: never
+	failSyncDir int // fail the Nth directory sync; 0: never
+	noExchange  bool
+	short       bool
+	err         error
+	writes      int
+	syncs       int
+	renames     int
+	syncDirs    int
+}
+
+func (fs *faultFS) Rename(oldpath, newpath string, mode RenameMode) error {
+	fs.mu.Lock()
+	fs.renames++
+	fail := fs.renames == fs.failRename
+	noExchange := fs.noExchange
+	fs.mu.Unlock()
+	if fail {
+		return fs.err
+	}
+	if noExchange && mode == RenameExchange {
+		return errors.ErrUnsupported
+	}
+	return fs.OSFS.Rename(oldpath, newpath, mode)
+}
+
+func (fs *faultFS) SyncDir(dir string) error {
+	fs.mu.Lock()
+	fs.syncDirs++
+	fail := fs.syncDirs == fs.failSyncDir
+	fs.mu.Unlock()
+	if fail {
+		return fs.err
+	}
+	return fs.OSFS.SyncDir(dir)
 }
 
 type faultFile struct {

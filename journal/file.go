@@ -28,6 +28,64 @@ type FS interface {
 	OpenAppend(path string) (File, error)
 }
 
+// DirFS is the rest of the filesystem that rotation, compression and the
+// head file use. An FS that does not implement it gets OSFS's methods for
+// these (so a test FS that only counts writes need not spell them out);
+// tests that inject faults into rotation embed OSFS and override.
+type DirFS interface {
+	FS
+	// OpenRead opens an existing file for reading only; its Write fails.
+	OpenRead(path string) (File, error)
+	// CreateLocked creates path (mode 0600; fs.ErrExist if it exists) for
+	// appending and reading, locked as OpenAppend locks, but without
+	// syncing its directory: the caller syncs it once for this and more.
+	CreateLocked(path string) (File, error)
+	// Create creates or truncates path (mode 0600) for writing: the
+	// temporary files of compression and of the head file. No lock, no
+	// sync of the directory (the rename that publishes the file does that).
+	Create(path string) (File, error)
+	// Rename renames oldpath to newpath in the way mode says. RenameExchange
+	// may fail with an error matching errors.ErrUnsupported where the
+	// filesystem lacks renameat2(2)'s flags.
+	Rename(oldpath, newpath string, mode RenameMode) error
+	// Remove removes a file.
+	Remove(path string) error
+	// SyncDir fsyncs a directory, making renames, creations and removals
+	// in it durable.
+	SyncDir(dir string) error
+	// ReadDir returns the names of the entries of dir.
+	ReadDir(dir string) ([]string, error)
+}
+
+// dirFS returns fsys as a DirFS, completing it with OSFS if needed.
+func dirFS(fsys FS) DirFS {
+	if d, ok := fsys.(DirFS); ok {
+		return d
+	}
+	return osDirFS{OSFS: OSFS{}, open: fsys}
+}
+
+type osDirFS struct {
+	OSFS
+	open FS
+}
+
+func (d osDirFS) OpenAppend(path string) (File, error) { return d.open.OpenAppend(path) }
+
+// RenameMode says what Rename does when newpath exists.
+type RenameMode uint8
+
+const (
+	// RenameReplace replaces newpath atomically (rename(2)).
+	RenameReplace RenameMode = iota
+	// RenameNoReplace fails with an error matching fs.ErrExist if newpath
+	// exists: a sealed segment is never overwritten.
+	RenameNoReplace
+	// RenameExchange swaps the two names atomically; both must exist. With
+	// it the live file's name is never missing, not even for an instant.
+	RenameExchange
+)
+
 // OSFS is the operating system's filesystem.
 type OSFS struct{}
 
@@ -69,9 +127,21 @@ func (f osFile) Sync() error {
 
 // OpenAppend implements FS.
 func (OSFS) OpenAppend(path string) (File, error) {
+	return openLocked(path, true)
+}
+
+// CreateLocked implements DirFS.
+func (OSFS) CreateLocked(path string) (File, error) {
+	return openLocked(path, false)
+}
+
+// openLocked opens path for appending and locks it: creating it if need
+// be (and syncing its directory, if syncNew), or, with !syncNew, only
+// creating it.
+func openLocked(path string, syncNew bool) (File, error) {
 	created := true
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
+	if errors.Is(err, os.ErrExist) && syncNew {
 		created = false
 		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	}
@@ -89,7 +159,7 @@ func (OSFS) OpenAppend(path string) (File, error) {
 			}
 		}
 	}
-	if err == nil && created {
+	if err == nil && created && syncNew {
 		err = syncDir(filepath.Dir(path))
 	}
 	if err != nil {
@@ -97,6 +167,70 @@ func (OSFS) OpenAppend(path string) (File, error) {
 		return nil, err
 	}
 	return osFile{f}, nil
+}
+
+// OpenRead implements FS.
+func (OSFS) OpenRead(path string) (File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+// Create implements FS.
+func (OSFS) Create(path string) (File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+// Rename implements FS with renameat2(2). Where the filesystem refuses its
+// flags (EINVAL), RenameNoReplace falls back to a check and rename(2) —
+// safe because the journal holds the log's lock — and RenameExchange
+// reports errors.ErrUnsupported, for the caller to fall back on.
+func (OSFS) Rename(oldpath, newpath string, mode RenameMode) error {
+	var flags uint
+	switch mode {
+	case RenameNoReplace:
+		flags = unix.RENAME_NOREPLACE
+	case RenameExchange:
+		flags = unix.RENAME_EXCHANGE
+	default:
+		return os.Rename(oldpath, newpath)
+	}
+	err := unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, flags)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		if mode == RenameExchange {
+			return &os.LinkError{Op: "rename-exchange", Old: oldpath, New: newpath, Err: errors.ErrUnsupported}
+		}
+		if _, serr := os.Lstat(newpath); serr == nil {
+			return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: os.ErrExist}
+		}
+		return os.Rename(oldpath, newpath)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	}
+	return nil
+}
+
+// Remove implements FS.
+func (OSFS) Remove(path string) error { return os.Remove(path) }
+
+// SyncDir implements FS.
+func (OSFS) SyncDir(dir string) error { return syncDir(dir) }
+
+// ReadDir implements FS.
+func (OSFS) ReadDir(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }
 
 func syncDir(dir string) error {

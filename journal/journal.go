@@ -26,6 +26,23 @@ type Options struct {
 	Now func() time.Time
 	// SID is the session id. Default: 16 random bytes.
 	SID [16]byte
+
+	// MaxSize, when positive, rotates the log: once the live file holds at
+	// least MaxSize bytes it is sealed as path.<first>-<last>.jsonl and a
+	// new live file continues the chain (rotate.go, doc.go "Segments").
+	// Default 0: one file that grows without bound.
+	MaxSize int64
+	// Compress zstd-compresses sealed segments in a background goroutine,
+	// including segments left uncompressed by earlier sessions. Default off.
+	Compress bool
+	// HeadFile, when set, is kept holding a signed head of the log, replaced
+	// atomically every HeadEvery (default DefaultHeadEvery) while records
+	// are written, and at Close (head.go). Default: none.
+	HeadFile  string
+	HeadEvery time.Duration
+	// Logf reports what goes wrong in the background without failing the
+	// journal (a segment that could not be compressed). Default: discard.
+	Logf func(format string, args ...any)
 }
 
 // Head names the last line of a log: its seq and the SHA-256 of its bytes.
@@ -67,6 +84,9 @@ type Journal struct {
 	prev Digest // hash of the last line written
 	head Head
 	out  []byte
+
+	rot   *rotator    // nil unless Options.MaxSize or Options.Compress
+	heads *headWriter // nil unless Options.HeadFile
 }
 
 type queue struct {
@@ -106,12 +126,18 @@ func Open(path string, opts Options) (*Journal, error) {
 			return nil, err
 		}
 	}
+	dfs := dirFS(opts.FS)
 	f, err := opts.FS.OpenAppend(path)
 	if err != nil {
 		if errors.Is(err, ErrLocked) {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
 		}
 		return nil, &IOError{Op: "open", Path: path, Err: err}
+	}
+	// Finish a rotation a crash interrupted (rotate.go); f may change.
+	if f, err = reconcile(dfs, path, f); err != nil {
+		f.Close()
+		return nil, err
 	}
 	j := &Journal{
 		path: path,
@@ -123,25 +149,74 @@ func Open(path string, opts Options) (*Journal, error) {
 	}
 	hex.Encode(j.sid[:], opts.SID[:])
 	j.cond.L = &j.mu
-	tail, err := readTail(f, path)
+	live, err := readTail(f, path)
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	tail := live
+	if !tail.intact {
+		// A new or rotated live file continues the last sealed segment.
+		if tail, err = sealedTail(dfs, path); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	if tail.intact {
 		j.prev, j.nextSeq = tail.hash, tail.seq+1
 		j.head = Head{Seq: tail.seq, Hash: tail.hash}
 	}
 	j.written, j.synced = j.nextSeq, j.nextSeq
-	if tail.tornBytes > 0 {
+	if opts.MaxSize > 0 || opts.Compress {
+		first, ok := fileFirstSeq(f)
+		if !ok {
+			first = j.nextSeq
+		}
+		if j.rot, err = newRotator(j, opts, dfs, f, first); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	if opts.HeadFile != "" {
+		if j.heads, err = newHeadWriter(j, opts, dfs); err != nil {
+			if j.rot != nil {
+				j.rot.close()
+			}
+			f.Close()
+			return nil, err
+		}
+	}
+	if live.tornBytes > 0 {
 		j.lead = []byte{'\n'}
-		j.Append(&Recovery{TornBytes: int(tail.tornBytes), TornDigest: tail.tornDigest})
+		j.Append(&Recovery{TornBytes: int(live.tornBytes), TornDigest: live.tornDigest})
 	}
 	if j.dur.Level == Interval {
 		j.stop, j.done = make(chan struct{}), make(chan struct{})
 		go j.syncEvery(j.dur.Every)
 	}
 	return j, nil
+}
+
+// sealedTail returns the tail of the log's last sealed segment, for a live
+// file that holds no intact line yet (tail.intact is false if there is no
+// segment either). Its seq must be the one its name says.
+func sealedTail(fsys DirFS, path string) (tail, error) {
+	entries, err := siblings(fsys, path)
+	if err != nil {
+		return tail{}, &IOError{Op: "readdir", Path: path, Err: err}
+	}
+	e, ok := lastSealed(entries)
+	if !ok {
+		return tail{}, nil
+	}
+	t, err := segmentTail(fsys, e.path, e.seg.Compressed)
+	if err != nil {
+		return t, err
+	}
+	if !t.intact || t.seq != e.seg.Last {
+		return t, fmt.Errorf("%w: %s: its last record is not seq %d, as its name says; the chain cannot be continued", ErrNotLog, e.path, e.seg.Last)
+	}
+	return t, nil
 }
 
 // PublicKey returns the public half of the signing key.
@@ -220,10 +295,10 @@ func (j *Journal) flush(sync bool) {
 	j.mu.Unlock()
 
 	var err error
+	var n int
 	op := "write"
 	if len(q.recs) > 0 || len(j.lead) > 0 {
 		out := j.encode(&q)
-		var n int
 		n, err = j.f.Write(out)
 		if err == nil && n < len(out) {
 			err = io.ErrShortWrite
@@ -233,10 +308,23 @@ func (j *Journal) flush(sync bool) {
 		op = "fdatasync"
 		err = j.f.Sync()
 	}
+	if err == nil && j.rot != nil && n > 0 {
+		// Rotation: between two groups the leader may swap in a new live
+		// file (one rename; rotate.go). It never waits for the sealer.
+		// After a write, the file is all synced if and only if we synced.
+		op = "rotate"
+		err = j.rot.afterWrite(n, j.head.Seq, needSync)
+	}
 
 	j.mu.Lock()
 	if err != nil {
-		j.err = &IOError{Op: op, Path: j.path, Err: err}
+		if j.err == nil {
+			var ioe *IOError
+			if !errors.As(err, &ioe) {
+				err = &IOError{Op: op, Path: j.path, Err: err}
+			}
+			j.err = err
+		}
 	} else {
 		j.written = target
 		if needSync {
@@ -317,16 +405,53 @@ func (j *Journal) Close() error {
 	if j.err == nil && (j.written < j.nextSeq || (j.dur.Level > None && j.synced < j.nextSeq)) {
 		j.flush(j.dur.Level > None)
 	}
-	err := j.err
 	j.mu.Unlock()
 	if j.stop != nil {
 		close(j.stop)
 		<-j.done
 	}
+	if j.heads != nil {
+		if err := j.heads.close(); err != nil {
+			j.fail(err)
+		}
+	}
+	if j.rot != nil {
+		j.rot.close()
+	}
+	err := j.Err()
 	if cerr := j.f.Close(); cerr != nil && err == nil {
 		err = &IOError{Op: "close", Path: j.path, Err: cerr}
 	}
 	return err
+}
+
+// fail makes err the journal's sticky error, unless it has one: how the
+// background goroutines (sealer, head writer) fail the journal closed.
+func (j *Journal) fail(err error) {
+	j.mu.Lock()
+	if j.err == nil {
+		j.err = err
+	}
+	j.cond.Broadcast()
+	j.mu.Unlock()
+}
+
+// durableHead writes and syncs everything appended so far and returns the
+// head: a head that no power loss can take back.
+func (j *Journal) durableHead() (Head, bool, error) {
+	j.mu.Lock()
+	for j.flushing {
+		j.cond.Wait()
+	}
+	if j.err == nil && (j.written < j.nextSeq || j.synced < j.written) {
+		j.flush(true)
+	}
+	h, ok, err := j.head, j.written > 0, j.err
+	j.mu.Unlock()
+	if err == nil && j.rot != nil {
+		j.rot.waitSynced() // the old file of a swap, at none
+	}
+	return h, ok, err
 }
 
 // syncEvery is the interval level's background syncer.

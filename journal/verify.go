@@ -1,14 +1,12 @@
 package journal
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"sync"
 )
@@ -41,8 +39,14 @@ type VerifyOptions struct {
 	// Head, when set, is a head kept elsewhere: the log must contain that
 	// seq with that hash, or its tail was cut.
 	Head *Head
+	// HeadKey, with Head (a head file's key), is the key that must sign the
+	// session holding the head's record.
+	HeadKey ed25519.PublicKey
 	// Workers check signatures in parallel. Default GOMAXPROCS.
 	Workers int
+	// Progress, if set, is called with the count of bytes read from the
+	// files of a set (compressed bytes for .zst) as they are read.
+	Progress func(n int)
 }
 
 // Report is what Verify found.
@@ -58,6 +62,18 @@ type Report struct {
 	Problems []Problem
 	Gaps     []Problem
 	Dropped  int
+	// Files are the files of a set in the order verified (VerifySet).
+	Files []FileReport
+	// Notes say what VerifySet set aside without it being wrong: an
+	// unfinished compressed copy, an empty spare, a second equal copy.
+	Notes []string
+}
+
+// FileReport is what one file of a set holds.
+type FileReport struct {
+	Path        string `json:"path"`
+	Records     uint64 `json:"records"`
+	First, Last uint64 `json:"-"` // seqs of its first and last records, if Records > 0
 }
 
 // SessionReport summarises one session of the log.
@@ -77,11 +93,13 @@ type SessionReport struct {
 	pub      ed25519.PublicKey
 	open     map[uint64]Call // intents with an id still waiting for their outcome
 	recovery uint64          // unsigned records carried in by a preceding recovery
+	gapped   bool            // records of it may be in a missing segment (reported)
 }
 
 // Problem is one finding, located by line number (1-based) and, when the
 // line decoded, its seq.
 type Problem struct {
+	File   string `json:"file,omitempty"` // in a set: the file; "" for the set as a whole
 	Line   uint64 `json:"line"`
 	Seq    uint64 `json:"seq"`
 	HasSeq bool   `json:"-"`
@@ -89,10 +107,19 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
-	if p.HasSeq {
-		return fmt.Sprintf("line %d (seq %d): %s", p.Line, p.Seq, p.Msg)
+	where := ""
+	if p.File != "" {
+		where = filepath.Base(p.File) + " "
 	}
-	return fmt.Sprintf("line %d: %s", p.Line, p.Msg)
+	switch {
+	case p.Line == 0 && p.File == "" && !p.HasSeq:
+		return p.Msg
+	case p.Line == 0:
+		return where + p.Msg
+	case p.HasSeq:
+		return fmt.Sprintf("%sline %d (seq %d): %s", where, p.Line, p.Seq, p.Msg)
+	}
+	return fmt.Sprintf("%sline %d: %s", where, p.Line, p.Msg)
 }
 
 const maxProblems = 100
@@ -103,7 +130,7 @@ const maxProblems = 100
 // when r could not be read; everything wrong with the bytes is in the Report.
 func Verify(r io.Reader, opts VerifyOptions) (*Report, error) {
 	v := newVerifier(opts)
-	err := v.run(r)
+	err := v.runFile(r)
 	v.finish()
 	if err != nil {
 		return v.rep, err
@@ -127,6 +154,22 @@ type verifier struct {
 	expectSID   *[16]byte
 	pendingRecs uint64
 	headFound   bool
+	headSID     [16]byte
+
+	// Reading one file of a set (runFile): its path, the line read but not
+	// yet judged, the lines read, and the seqs of its first and last
+	// records.
+	file     string
+	p        pending
+	n        uint64
+	fileRecs uint64
+	fileSeqs [2]uint64
+	// resync: the set is missing records before the next one (reported
+	// once, by VerifySet): take its seq and prev as they come. gapEnd: the
+	// lowest seq after every missing range so far; sessions and intents
+	// from before it may have begun in the missing records.
+	resync bool
+	gapEnd uint64
 
 	jobs    chan sigJob
 	wg      sync.WaitGroup
@@ -136,6 +179,7 @@ type verifier struct {
 }
 
 type sigJob struct {
+	file      string
 	pub       ed25519.PublicKey
 	msg, sig  []byte
 	line, seq uint64
@@ -163,7 +207,7 @@ func (v *verifier) checkSigs() {
 	for j := range v.jobs {
 		if !ed25519.Verify(j.pub, j.msg, j.sig) {
 			v.mu.Lock()
-			v.bad = append(v.bad, Problem{Line: j.line, Seq: j.seq, HasSeq: true, Msg: "signature does not verify"})
+			v.bad = append(v.bad, Problem{File: j.file, Line: j.line, Seq: j.seq, HasSeq: true, Msg: "signature does not verify"})
 			v.mu.Unlock()
 		}
 	}
@@ -174,7 +218,7 @@ func (v *verifier) problem(p *[]Problem, seq uint64, hasSeq bool, format string,
 		v.rep.Dropped++
 		return
 	}
-	*p = append(*p, Problem{Line: v.line, Seq: seq, HasSeq: hasSeq, Msg: fmt.Sprintf(format, args...)})
+	*p = append(*p, Problem{File: v.file, Line: v.line, Seq: seq, HasSeq: hasSeq, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (v *verifier) invalid(r *Record, format string, args ...any) {
@@ -194,62 +238,6 @@ type pending struct {
 	hash Digest
 	line uint64
 	ok   bool
-}
-
-func (v *verifier) run(r io.Reader) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var p pending
-	var long []byte
-	var n uint64 // lines read
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(chunk) > maxLine {
-				v.flush(&p)
-				v.line = n + 1
-				v.invalid(nil, "line longer than %d bytes", maxLine)
-				return nil
-			}
-			long = append(long, chunk...)
-			continue
-		}
-		line := chunk
-		if long != nil {
-			line = append(long, chunk...)
-			long = nil
-		}
-		if err != nil {
-			v.flush(&p)
-			if err == io.EOF && len(line) > 0 {
-				v.line = n + 1
-				v.problem(&v.rep.Gaps, 0, false, "torn last line (%d bytes without a line end): a crash during a write; the next aegis wrap on this file records its recovery", len(line))
-			}
-			if err == io.EOF {
-				return nil
-			}
-			return err
-		}
-		n++
-		line = line[:len(line)-1]
-		rec, derr := v.dec.Decode(line)
-		hash := sha256.Sum256(line)
-		if rec != nil && rec.Kind == KindRecovery && p.ok {
-			if rv := rec.Body.(*Recovery); int64(rv.TornBytes) == int64(len(p.buf)) && rv.TornDigest == p.hash {
-				// The line before was torn by a crash and is answered by
-				// this recovery, which chains past it: not tampering.
-				p.ok = false
-				v.line = n
-				v.process(rec, derr, hash, true)
-				continue
-			}
-		}
-		v.flush(&p)
-		p.buf = append(p.buf[:0], line...)
-		if rec != nil {
-			rec.Signed = p.buf[:len(rec.Signed)]
-		}
-		p.rec, p.err, p.hash, p.line, p.ok = rec, derr, hash, n, true
-	}
 }
 
 // flush judges the pending line as an ordinary line.
@@ -272,11 +260,15 @@ func (v *verifier) process(r *Record, derr error, hash Digest, afterTorn bool) {
 		v.nextSeq++
 		return
 	}
-	if !v.started {
+	switch {
+	case v.resync:
+		// Records are missing before this one, and that is reported.
+		v.resync = false
+	case !v.started:
 		if r.Seq != 0 || r.Prev != (Digest{}) {
 			v.invalid(r, "first record must have seq 0 and a zero prev")
 		}
-	} else {
+	default:
 		if r.Seq != v.nextSeq {
 			v.invalid(r, "seq %d, want %d (a line removed, added or moved)", r.Seq, v.nextSeq)
 		}
@@ -284,18 +276,40 @@ func (v *verifier) process(r *Record, derr error, hash Digest, afterTorn bool) {
 			v.invalid(r, "prev does not match the line before (chain broken)")
 		}
 	}
+	if v.fileRecs == 0 {
+		v.fileSeqs[0] = r.Seq
+	}
+	v.fileRecs++
+	v.fileSeqs[1] = r.Seq
 	if r.Kind == KindRecovery && !afterTorn {
 		v.invalid(r, "recovery record without the torn line it answers")
 	}
 	v.started, v.prev, v.nextSeq = true, hash, r.Seq+1
 	v.rep.Head, v.rep.HasHead = Head{Seq: r.Seq, Hash: hash}, true
 	if h := v.opts.Head; h != nil && h.Seq == r.Seq {
-		v.headFound = true
+		v.headFound, v.headSID = true, r.SID
 		if h.Hash != hash {
 			v.invalid(r, "hash %s differs from the kept head %s", hash, h.Hash)
 		}
 	}
 	v.session(r)
+}
+
+// gap tells the verifier that the records from seq on (up to end) are in no
+// file of the set; VerifySet reports it. The next record is taken as it
+// comes, and what the missing records would have held (a session's start,
+// an intent's outcome, a session's counts) is not held against the rest.
+func (v *verifier) gap(end uint64) {
+	v.resync = true
+	v.gapEnd = max(v.gapEnd, end)
+	if v.cur != nil {
+		v.cur.gapped = true
+	}
+	for _, s := range v.sessions {
+		if !s.Ended {
+			s.gapped = true
+		}
+	}
 }
 
 func (v *verifier) session(r *Record) {
@@ -334,6 +348,16 @@ func (v *verifier) session(r *Record) {
 			v.invalid(r, "a recovery must be followed by its session_start")
 			v.expectSID = nil
 		}
+		if v.gapEnd > 0 && v.sessions[r.SID] == nil {
+			// A session whose start is in missing records (reported): its
+			// key is unknown unless pinned; unpinned, its signatures go
+			// unchecked (the set is invalid already).
+			v.closeSession()
+			v.cur = &SessionReport{SID: hex.EncodeToString(r.SID[:]), Key: "(unknown: its session_start is missing)",
+				FirstSeq: r.Seq, pub: v.opts.Key, open: map[uint64]Call{}, gapped: true}
+			v.sessions[r.SID] = v.cur
+			v.rep.Sessions = append(v.rep.Sessions, v.cur)
+		}
 		if v.cur == nil || v.sessions[r.SID] != v.cur {
 			v.invalid(r, "%s record outside its session", r.Kind)
 			return
@@ -355,6 +379,8 @@ func (v *verifier) session(r *Record) {
 		s.Outcomes++
 		c, ok := s.open[b.Intent]
 		switch {
+		case !ok && s.gapped && b.Intent < v.gapEnd:
+			// Its intent may be in the missing records.
 		case !ok:
 			v.invalid(r, "outcome for intent seq %d, which is not an open intent of this session", b.Intent)
 		case c.Type != b.Call.Type || !bytes.Equal(c.Text, b.Call.Text):
@@ -363,12 +389,14 @@ func (v *verifier) session(r *Record) {
 		delete(s.open, b.Intent)
 	case *SessionEnd:
 		s.Ended, s.EndReason = true, b.Reason
-		if b.Counts.Intents != s.Intents || b.Counts.Outcomes != s.Outcomes {
+		if !s.gapped && (b.Counts.Intents != s.Intents || b.Counts.Outcomes != s.Outcomes) {
 			v.invalid(r, "session_end counts %d intents and %d outcomes; the log holds %d and %d",
 				b.Counts.Intents, b.Counts.Outcomes, s.Intents, s.Outcomes)
 		}
 		for seq := range s.open {
-			v.invalid(r, "intent seq %d has no outcome in a session that ended", seq)
+			if !s.gapped || seq >= v.gapEnd {
+				v.invalid(r, "intent seq %d has no outcome in a session that ended", seq)
+			}
 		}
 		if r.Sig == nil {
 			v.invalid(r, "session_end is not signed")
@@ -376,8 +404,10 @@ func (v *verifier) session(r *Record) {
 	}
 	if r.Sig != nil {
 		s.Unsigned = 0
-		msg := append([]byte(nil), r.Signed...)
-		v.jobs <- sigJob{pub: s.pub, msg: msg, sig: r.Sig, line: v.line, seq: r.Seq}
+		if s.pub != nil {
+			msg := append([]byte(nil), r.Signed...)
+			v.jobs <- sigJob{file: v.file, pub: s.pub, msg: msg, sig: r.Sig, line: v.line, seq: r.Seq}
+		}
 	} else {
 		s.Unsigned++
 	}
@@ -412,8 +442,14 @@ func (v *verifier) finish() {
 			v.rep.Dropped++
 		}
 	}
+	v.file, v.line = "", 0
 	if v.opts.Head != nil && !v.headFound {
 		v.problem(&v.rep.Problems, 0, false, "log ends before the kept head %s: its tail was cut", v.opts.Head)
+	}
+	if v.opts.Head != nil && v.headFound && v.opts.HeadKey != nil {
+		if s := v.sessions[v.headSID]; s == nil || s.pub == nil || !v.opts.HeadKey.Equal(s.pub) {
+			v.problem(&v.rep.Problems, v.opts.Head.Seq, true, "the kept head's record is not in a session signed by the head's key %s", FormatPublicKey(v.opts.HeadKey))
+		}
 	}
 	if v.rep.Records == 0 {
 		v.problem(&v.rep.Gaps, 0, false, "no records")

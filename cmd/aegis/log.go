@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -9,9 +10,12 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/aegisrelay/aegis/journal"
 )
@@ -20,7 +24,13 @@ func runLog(args []string) int {
 	fs := newFlags("log", "aegis log [--json] [-f] [--tool T] [--since D] FILE…", `  aegis log audit.jsonl                     every call: time, tool, status, latency, policy verdict
   aegis log --tool 'fs_*' --since 1h audit.jsonl
   aegis log --json audit.jsonl | jq .       one JSON object per call
-  aegis log -f audit.jsonl                  follow a live log
+  aegis log -f audit.jsonl                  follow a live log, across rotations
+  aegis log 'audit.jsonl.*.jsonl.zst'       sealed segments, read in seq order
+
+A FILE stands for its whole log: FILE and every sealed segment
+FILE.<first>-<last>.jsonl[.zst] beside it, read in seq order (compressed
+ones decompressed as they are read). log shows what it can read; verify
+judges it.
 `)
 	asJSON := fs.Bool("json", false, "print one JSON object per call")
 	follow := fs.Bool("f", false, "follow: keep reading as the log grows")
@@ -32,8 +42,16 @@ func runLog(args []string) int {
 	if fs.NArg() == 0 {
 		return fail(exitUsage, "log: no FILE given (see 'aegis log --help')")
 	}
-	if *follow && fs.NArg() != 1 {
-		return fail(exitUsage, "log: -f follows exactly one FILE")
+	paths, err := expandArgs(fs.Args())
+	if err != nil {
+		return fail(exitUsage, "log: %v", err)
+	}
+	sets, err := journal.Sets(paths, true)
+	if err != nil {
+		return fail(exitUsage, "log: %v", err)
+	}
+	if *follow && len(sets) != 1 {
+		return fail(exitUsage, "log: -f follows exactly one log (%d given)", len(sets))
 	}
 	if *tool != "" {
 		if _, err := path.Match(*tool, ""); err != nil {
@@ -56,8 +74,14 @@ func runLog(args []string) int {
 		fmt.Fprintln(p.tw, "TIME\tSESSION\tCALL\tTOOL\tSTATUS\tLATENCY\tPOLICY")
 	}
 	code := exitOK
-	for _, file := range fs.Args() {
-		if err := p.file(file, *follow); err != nil {
+	for _, set := range sets {
+		var err error
+		if *follow {
+			err = p.follow(set.Base)
+		} else {
+			err = p.set(set)
+		}
+		if err != nil {
 			code = fail(exitUsage, "log: %v", err)
 		}
 	}
@@ -93,34 +117,163 @@ type logPrinter struct {
 	tw      *tabwriter.Writer
 	pending map[string]*callRow // sid/seq of intents waiting for outcomes
 	order   []*callRow          // calls not yet printed, in the order they were made
+	dec     journal.Decoder
+	seen    uint64 // seq of the last record read, when following
+	seenAny bool
 }
 
-func (p *logPrinter) file(name string, follow bool) error {
-	f, err := os.Open(name)
+// set prints the calls of one log, its files read in seq order.
+func (p *logPrinter) set(s *journal.Set) error {
+	files, _, err := s.OrderedFiles()
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	var dec journal.Decoder
+	bar := &progress{}
+	if !p.json || !term.IsTerminal(int(os.Stdout.Fd())) {
+		bar = newProgress(os.Stderr, "log "+filepath.Base(s.Base), files)
+	}
+	defer bar.done()
+	for _, name := range files {
+		rc, err := journal.OpenSegment(name, bar.add)
+		if err != nil {
+			return err
+		}
+		err = p.read(rc, false)
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// read prints the calls in r up to its end. When following, records at or
+// before the last one seen are skipped: a file may be read again after a
+// rotation renamed it.
+func (p *logPrinter) read(r io.Reader, follow bool) error {
+	br := bufio.NewReaderSize(r, 64<<10)
 	var partial []byte
 	for {
 		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) || (err == io.EOF && follow && len(line) > 0) {
+		if errors.Is(err, bufio.ErrBufferFull) || err == io.EOF && len(line) > 0 {
 			partial = append(partial, line...)
 			if err == io.EOF {
-				time.Sleep(200 * time.Millisecond)
+				return nil // a torn last line, or one being written
 			}
 			continue
 		}
 		if err == io.EOF {
-			if !follow {
-				return nil
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if partial != nil {
+			line = append(partial, line...)
+			partial = nil
+		}
+		rec, derr := p.dec.Decode(line[:len(line)-1])
+		if derr != nil {
+			continue // verify judges lines; log shows what it can read
+		}
+		if follow && p.seenAny && rec.Seq <= p.seen {
+			continue
+		}
+		p.seen, p.seenAny = rec.Seq, true
+		p.record(rec, follow)
+	}
+}
+
+// follow prints the calls of the log at base, then keeps printing them as
+// it grows, across rotations: when the live file is sealed (its name now
+// points to a new file), what was written to it last is read, then the
+// segments sealed since the last record seen, then the new live file.
+func (p *logPrinter) follow(base string) error {
+	for {
+		f, err := os.Open(base)
+		if errors.Is(err, os.ErrNotExist) {
+			f = nil // between the two renames of a rotation without RENAME_EXCHANGE
+		} else if err != nil {
+			return err
+		}
+		sets, err := journal.Sets([]string{base}, true)
+		if err != nil {
+			if f != nil {
+				f.Close()
 			}
+			return err
+		}
+		files, _, err := sets[0].OrderedFiles()
+		if err != nil {
+			if f != nil {
+				f.Close()
+			}
+			return err
+		}
+		for _, name := range files {
+			if name == base {
+				continue
+			}
+			if s, ok := journal.ParseSegmentName(name); ok && p.seenAny && s.Last <= p.seen {
+				continue
+			}
+			rc, err := journal.OpenSegment(name, nil)
+			if err != nil {
+				continue // compressed and removed meanwhile: its .zst is listed too
+			}
+			err = p.read(rc, true)
+			rc.Close()
+			if err != nil {
+				return err
+			}
+		}
+		if f == nil {
+			time.Sleep(followPoll)
+			continue
+		}
+		err = p.tail(f, base)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// followPoll is how often log -f looks for more records.
+const followPoll = 200 * time.Millisecond
+
+// tail prints the records of the open live file f as they are written,
+// until base names another file (a rotation) and f is read to its end.
+func (p *logPrinter) tail(f *os.File, base string) error {
+	br := bufio.NewReaderSize(f, 64<<10)
+	var partial []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) || err == io.EOF && len(line) > 0 {
+			partial = append(partial, line...)
+			if err == io.EOF {
+				time.Sleep(followPoll)
+			}
+			continue
+		}
+		if err == io.EOF {
 			if p.tw != nil {
 				p.tw.Flush()
 			}
-			time.Sleep(200 * time.Millisecond)
+			// The journal writes nothing to a file after swapping it out:
+			// once base names another file, one more read to the end of f
+			// finds everything.
+			if rotated(f, base) {
+				rest, err := io.ReadAll(br)
+				if err != nil {
+					return err
+				}
+				if len(partial)+len(rest) > 0 {
+					p.read(bytes.NewReader(append(partial, rest...)), true)
+				}
+				return nil
+			}
+			time.Sleep(followPoll)
 			continue
 		}
 		if err != nil {
@@ -130,12 +283,26 @@ func (p *logPrinter) file(name string, follow bool) error {
 			line = append(partial, line...)
 			partial = nil
 		}
-		rec, derr := dec.Decode(line[:len(line)-1])
+		rec, derr := p.dec.Decode(line[:len(line)-1])
 		if derr != nil {
-			continue // verify judges lines; log shows what it can read
+			continue
 		}
-		p.record(rec, follow)
+		if p.seenAny && rec.Seq <= p.seen {
+			continue
+		}
+		p.seen, p.seenAny = rec.Seq, true
+		p.record(rec, true)
 	}
+}
+
+// rotated reports whether base no longer names the open file f.
+func rotated(f *os.File, base string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(base)
+	return err != nil || !os.SameFile(a, b)
 }
 
 func (p *logPrinter) record(r *journal.Record, follow bool) {

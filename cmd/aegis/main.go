@@ -120,8 +120,7 @@ func newFlags(name, synopsis, examples string) *flag.FlagSet {
 // should stop: --help (0) or a usage error (2).
 func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fs.Usage()
+	if errors.Is(err, flag.ErrHelp) { // Parse has printed fs.Usage
 		return exitOK, false
 	}
 	if err != nil {

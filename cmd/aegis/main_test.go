@@ -61,8 +61,10 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // child returns the argv of the test binary acting as a child in mode.
+// GORACE: a child built with -race sleeps a second at exit by default,
+// longer than the tests' grace period.
 func child(mode string) []string {
-	return []string{"env", "AEGIS_TEST_CHILD=" + mode, os.Args[0]}
+	return []string{"env", "AEGIS_TEST_CHILD=" + mode, "GORACE=atexit_sleep_ms=0", os.Args[0]}
 }
 
 // wrapCmd returns an aegis wrap command around argv.

@@ -4,27 +4,44 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"github.com/aegisrelay/aegis/journal"
 )
 
 func runVerify(args []string) int {
-	fs := newFlags("verify", "aegis verify [--key PUB] [--head SEQ:HASH] [--json] FILE…", `  aegis verify --key @signing.key.pub audit.jsonl     pinned: every session signed by this key
+	fs := newFlags("verify", "aegis verify [--key PUB] [--head SEQ:HASH | --head-file FILE] [--json] FILE…", `  aegis verify --key @signing.key.pub audit.jsonl     pinned: every session signed by this key
   aegis verify --key ed25519:3q2+7w… audit.jsonl      the same, key given inline
   aegis verify audit.jsonl                            unpinned: self-consistent only
   aegis verify --head 41:sha256:9f86d0… audit.jsonl   nothing cut after a head kept elsewhere
+  aegis verify --head-file audit.head audit.jsonl     the same, from wrap --head-file
+  aegis verify --key @signing.key.pub 'archive/audit.jsonl.*'   sealed segments, in any order
+  aegis verify --key @signing.key.pub /var/log/aegis/            every log in a directory
+
+A FILE stands for its whole log: FILE itself and every sealed segment
+FILE.<first>-<last>.jsonl[.zst] beside it, checked as one chain. Segments
+given on their own are grouped by the log they belong to; a missing or
+duplicated segment is reported by its seq range. Several logs are checked
+one by one.
 
 Exit status: 0 valid; 1 invalid (tampered, broken chain, bad signature, wrong
-key when pinned); 3 valid but incomplete (no session_end, or an unsigned
-tail); 2 usage or unreadable input.
+key when pinned, a missing segment); 3 valid but incomplete (no session_end,
+or an unsigned tail); 2 usage or unreadable input. With several logs, the
+worst.
 `)
 	keyArg := fs.String("key", "", "pin to this public `KEY`: ed25519:<base64>, or @FILE.pub")
 	headArg := fs.String("head", "", "require the head `SEQ:HASH` printed by wrap on exit")
-	asJSON := fs.Bool("json", false, "print one JSON object per file")
+	headFile := fs.String("head-file", "", "require the signed head in `FILE` (wrap --head-file)")
+	asJSON := fs.Bool("json", false, "print one JSON object per log")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -39,19 +56,63 @@ tail); 2 usage or unreadable input.
 		}
 		opts.Key = pub
 	}
-	if *headArg != "" {
+	switch {
+	case *headArg != "" && *headFile != "":
+		return fail(exitUsage, "verify: give --head or --head-file, not both")
+	case *headArg != "":
 		h, err := parseHead(*headArg)
 		if err != nil {
 			return fail(exitUsage, "verify: --head: %v", err)
 		}
 		opts.Head = &h
+	case *headFile != "":
+		sh, err := journal.ReadHead(*headFile)
+		if errors.Is(err, journal.ErrRecord) {
+			return fail(exitInvalid, "verify: --head-file: %v", err)
+		}
+		if err != nil {
+			return fail(exitUsage, "verify: --head-file: %v", err)
+		}
+		opts.Head, opts.HeadKey = &sh.Head, sh.Key
+	}
+	paths, err := expandArgs(fs.Args())
+	if err != nil {
+		return fail(exitUsage, "verify: %v", err)
+	}
+	sets, err := journal.Sets(paths, true)
+	if err != nil {
+		return fail(exitUsage, "verify: %v", err)
+	}
+	if opts.Head != nil && len(sets) > 1 {
+		return fail(exitUsage, "verify: a head names one log; %d given (%s, %s, …)", len(sets), sets[0].Base, sets[1].Base)
 	}
 	worst := exitOK
-	for _, path := range fs.Args() {
-		code := verifyOne(path, opts, *asJSON)
+	for _, s := range sets {
+		code := verifySet(s, opts, *asJSON)
 		worst = worse(worst, code)
 	}
 	return worst
+}
+
+// expandArgs expands arguments that name no file but hold a glob pattern
+// (quoted, so that the shell left it alone, or too long for the shell).
+func expandArgs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if _, err := os.Stat(a); err == nil || !strings.ContainsAny(a, "*?[") {
+			out = append(out, a)
+			continue
+		}
+		m, err := filepath.Glob(a)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %v", a, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%s: no file matches", a)
+		}
+		out = append(out, m...)
+	}
+	return out, nil
 }
 
 // worse orders exit codes: usage/unreadable > invalid > incomplete > valid.
@@ -90,6 +151,7 @@ func parseHead(s string) (journal.Head, error) {
 
 type verifyJSON struct {
 	File       string            `json:"file"`
+	Files      []fileJSON        `json:"files,omitempty"`
 	Status     string            `json:"status"`
 	Pinned     bool              `json:"pinned"`
 	Records    uint64            `json:"records"`
@@ -97,8 +159,16 @@ type verifyJSON struct {
 	Sessions   []sessionJSON     `json:"sessions"`
 	Problems   []journal.Problem `json:"problems"`
 	Incomplete []journal.Problem `json:"incomplete"`
+	Notes      []string          `json:"notes,omitempty"`
 	Dropped    int               `json:"more_problems,omitempty"`
 	Error      string            `json:"error,omitempty"`
+}
+
+type fileJSON struct {
+	Path     string  `json:"path"`
+	Records  uint64  `json:"records"`
+	FirstSeq *uint64 `json:"first_seq,omitempty"`
+	LastSeq  *uint64 `json:"last_seq,omitempty"`
 }
 
 type sessionJSON struct {
@@ -114,14 +184,14 @@ type sessionJSON struct {
 	Unsigned  uint64 `json:"unsigned"`
 }
 
-func verifyOne(path string, opts journal.VerifyOptions, asJSON bool) int {
-	out := verifyJSON{File: path, Pinned: opts.Key != nil, Sessions: []sessionJSON{}, Problems: []journal.Problem{}, Incomplete: []journal.Problem{}}
-	f, err := os.Open(path)
-	var rep *journal.Report
-	if err == nil {
-		rep, err = journal.Verify(f, opts)
-		f.Close()
-	}
+// verifySet verifies one log (a set of files) and prints the report.
+func verifySet(s *journal.Set, opts journal.VerifyOptions, asJSON bool) int {
+	name := s.Base
+	out := verifyJSON{File: name, Pinned: opts.Key != nil, Sessions: []sessionJSON{}, Problems: []journal.Problem{}, Incomplete: []journal.Problem{}}
+	bar := newProgress(os.Stderr, "verify "+filepath.Base(name), s.Paths)
+	opts.Progress = bar.add
+	rep, err := journal.VerifySet(s, opts)
+	bar.done()
 	if err != nil {
 		if asJSON {
 			out.Status, out.Error = "unreadable", err.Error()
@@ -132,9 +202,18 @@ func verifyOne(path string, opts journal.VerifyOptions, asJSON bool) int {
 	}
 	code := map[journal.Status]int{journal.Valid: exitOK, journal.Invalid: exitInvalid, journal.Incomplete: exitIncomplete}[rep.Status]
 	if asJSON {
-		out.Status, out.Records, out.Dropped = rep.Status.String(), rep.Records, rep.Dropped
+		out.Status, out.Records, out.Dropped, out.Notes = rep.Status.String(), rep.Records, rep.Dropped, rep.Notes
 		if rep.HasHead {
 			out.Head = rep.Head.String()
+		}
+		if len(rep.Files) > 1 || len(rep.Files) == 1 && rep.Files[0].Path != name {
+			for _, f := range rep.Files {
+				fj := fileJSON{Path: f.Path, Records: f.Records}
+				if f.Records > 0 {
+					fj.FirstSeq, fj.LastSeq = &f.First, &f.Last
+				}
+				out.Files = append(out.Files, fj)
+			}
 		}
 		for _, s := range rep.Sessions {
 			out.Sessions = append(out.Sessions, sessionJSON{s.SID, s.Key, s.FirstSeq, s.LastSeq, s.Records, s.Intents, s.Outcomes, s.Ended, s.EndReason, s.Unsigned})
@@ -148,7 +227,7 @@ func verifyOne(path string, opts journal.VerifyOptions, asJSON bool) int {
 	if opts.Key != nil {
 		mode = "pinned to " + journal.FormatPublicKey(opts.Key)
 	}
-	fmt.Printf("%s: %s (%s)\n", path, strings.ToUpper(rep.Status.String()), mode)
+	fmt.Printf("%s: %s (%s)\n", name, strings.ToUpper(rep.Status.String()), mode)
 	var intents, outcomes uint64
 	for _, s := range rep.Sessions {
 		intents += s.Intents
@@ -156,6 +235,15 @@ func verifyOne(path string, opts journal.VerifyOptions, asJSON bool) int {
 	}
 	fmt.Printf("  %s, %s, %s, %s\n", plural(rep.Records, "record"), plural(uint64(len(rep.Sessions)), "session"),
 		plural(intents, "intent"), plural(outcomes, "outcome"))
+	if len(rep.Files) > 1 {
+		var zst uint64
+		for _, f := range rep.Files {
+			if strings.HasSuffix(f.Path, journal.CompressedExt) {
+				zst++
+			}
+		}
+		fmt.Printf("  %s (%d compressed)\n", plural(uint64(len(rep.Files)), "file"), zst)
+	}
 	if rep.HasHead {
 		fmt.Printf("  head %s\n", rep.Head)
 	}
@@ -168,6 +256,9 @@ func verifyOne(path string, opts journal.VerifyOptions, asJSON bool) int {
 	if rep.Dropped > 0 {
 		fmt.Printf("  … and %d more\n", rep.Dropped)
 	}
+	for _, n := range rep.Notes {
+		fmt.Printf("  note: %s\n", n)
+	}
 	return code
 }
 
@@ -176,4 +267,52 @@ func plural(n uint64, what string) string {
 		return "1 " + what
 	}
 	return strconv.FormatUint(n, 10) + " " + what + "s"
+}
+
+// progressMin is the input size from which verify and log show a progress
+// bar (on a terminal): below it they finish before a bar would help.
+var progressMin int64 = 32 << 20
+
+// progress is a bar on stderr over the bytes of some files, shown only when
+// stderr is a terminal and the files are large; otherwise every method
+// does nothing. Not goroutine-safe: one reader calls add.
+type progress struct {
+	bar *progressbar.ProgressBar
+}
+
+func newProgress(w *os.File, desc string, paths []string) *progress {
+	if !term.IsTerminal(int(w.Fd())) {
+		return &progress{}
+	}
+	var total int64
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			total += st.Size()
+		}
+	}
+	if total < progressMin {
+		return &progress{}
+	}
+	return &progress{bar: progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetRenderBlankState(true),
+	)}
+}
+
+func (p *progress) add(n int) {
+	if p.bar != nil {
+		p.bar.Add(n)
+	}
+}
+
+func (p *progress) done() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
 }

@@ -1,0 +1,249 @@
+package journal
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Segment file names. They are part of the format: verify finds a log's
+// sealed segments, and the range each must hold, by these names.
+const (
+	// SegmentExt ends the name of a sealed segment: FILE.<first>-<last>.jsonl.
+	SegmentExt = ".jsonl"
+	// CompressedExt is added to a segment compressed with zstd.
+	CompressedExt = ".zst"
+	// tmpExt ends a compressed copy still being written; it is never the
+	// only copy of anything and is removed by the next Open.
+	tmpExt = ".tmp"
+	// spareExt ends the spare: the empty file that becomes the live file at
+	// the next rotation, created ahead of time so that the swap costs one
+	// rename. Between the swap and the seal it holds the old live file.
+	spareExt = ".next"
+)
+
+// SegmentName returns the name under which the records first..last of the
+// log at path are sealed: path.<first>-<last>.jsonl.
+func SegmentName(path string, first, last uint64) string {
+	return path + "." + strconv.FormatUint(first, 10) + "-" + strconv.FormatUint(last, 10) + SegmentExt
+}
+
+// SegmentInfo is what a sealed segment's name says.
+type SegmentInfo struct {
+	Base        string // the log's live file: the name without ".<first>-<last>.jsonl[.zst]"
+	First, Last uint64 // the seqs of its first and last records
+	Compressed  bool   // ".zst": zstd
+}
+
+// ParseSegmentName parses path.<first>-<last>.jsonl and the same with .zst.
+// The numbers are canonical decimal (no leading zeros) and first <= last.
+func ParseSegmentName(path string) (SegmentInfo, bool) {
+	var s SegmentInfo
+	name, ok := strings.CutSuffix(path, CompressedExt)
+	s.Compressed = ok
+	name, ok = strings.CutSuffix(name, SegmentExt)
+	if !ok {
+		return s, false
+	}
+	dot := strings.LastIndexByte(name, '.')
+	if dot <= 0 || name[dot-1] == filepath.Separator {
+		return s, false
+	}
+	a, b, ok := strings.Cut(name[dot+1:], "-")
+	if !ok {
+		return s, false
+	}
+	first, ok1 := parseSeq(a)
+	last, ok2 := parseSeq(b)
+	if !ok1 || !ok2 || first > last {
+		return s, false
+	}
+	s.Base, s.First, s.Last = name[:dot], first, last
+	return s, true
+}
+
+func parseSeq(s string) (uint64, bool) {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil
+}
+
+// dirEntry is a file beside a log that belongs to it.
+type dirEntry struct {
+	path string
+	seg  SegmentInfo
+	tmp  bool // an unfinished compressed copy (.jsonl.zst.tmp)
+}
+
+// siblings lists the sealed segments of the log at base found in its
+// directory, and the unfinished compressed copies (tmp).
+func siblings(fsys DirFS, base string) ([]dirEntry, error) {
+	dir := filepath.Dir(base)
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	prefix := filepath.Base(base) + "."
+	var out []dirEntry
+	for _, name := range names {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		tmp := false
+		if n, ok := strings.CutSuffix(p, CompressedExt+tmpExt); ok {
+			p, tmp = n+CompressedExt, true
+		}
+		s, ok := ParseSegmentName(p)
+		if !ok || s.Base != base {
+			continue
+		}
+		if tmp {
+			p += tmpExt
+		}
+		out = append(out, dirEntry{path: p, seg: s, tmp: tmp})
+	}
+	return out, nil
+}
+
+// lastSealed returns the sealed segment of base with the highest last seq,
+// preferring the plain copy where both exist; ok is false if there is none.
+func lastSealed(entries []dirEntry) (e dirEntry, ok bool) {
+	for _, x := range entries {
+		if x.tmp {
+			continue
+		}
+		if !ok || x.seg.Last > e.seg.Last || x.seg.Last == e.seg.Last && e.seg.Compressed && !x.seg.Compressed {
+			e, ok = x, true
+		}
+	}
+	return e, ok
+}
+
+// firstSeq returns the seq of the first record among the first few lines
+// of r (the first line may be torn and answered by a recovery after it).
+func firstSeq(r io.Reader) (uint64, bool) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var d Decoder
+	for range 4 {
+		line, err := readLine(br)
+		if len(line) > 0 && err == nil {
+			if rec, derr := d.Decode(line); derr == nil {
+				return rec.Seq, true
+			}
+		}
+		if err != nil {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// readLine reads one '\n'-terminated line of at most maxLine bytes, without
+// its '\n'. A line without its '\n' at EOF is returned with io.EOF.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var long []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long)+len(chunk) > maxLine {
+				return nil, fmt.Errorf("%w: line longer than %d bytes", ErrRecord, maxLine)
+			}
+			long = append(long, chunk...)
+			continue
+		}
+		if long != nil {
+			chunk = append(long, chunk...)
+		}
+		if err != nil {
+			return chunk, err
+		}
+		return chunk[:len(chunk)-1], nil
+	}
+}
+
+// streamTail reads r to its end and returns its last intact line's seq and
+// hash, as readTail does for a file it can seek in; for compressed
+// segments, which must be read from the start.
+func streamTail(r io.Reader) (tail, error) {
+	var t tail
+	br := bufio.NewReaderSize(r, 64<<10)
+	var last []byte
+	for {
+		line, err := readLine(br)
+		if err == io.EOF {
+			if len(line) > 0 {
+				t.tornBytes = int64(len(line))
+				t.tornDigest = sha256.Sum256(line)
+			}
+			break
+		}
+		if err != nil {
+			return t, err
+		}
+		last = append(last[:0], line...)
+	}
+	if last == nil {
+		return t, nil
+	}
+	var d Decoder
+	rec, err := d.Decode(last)
+	if err != nil {
+		return t, fmt.Errorf("%w: last line: %v", ErrNotLog, err)
+	}
+	t.intact, t.seq, t.hash = true, rec.Seq, sha256.Sum256(last)
+	return t, nil
+}
+
+// segmentTail returns the tail of a sealed segment, plain or compressed.
+func segmentTail(fsys DirFS, path string, compressed bool) (tail, error) {
+	f, err := fsys.OpenRead(path)
+	if err != nil {
+		return tail{}, &IOError{Op: "open", Path: path, Err: err}
+	}
+	defer f.Close()
+	if !compressed {
+		return readTail(f, path)
+	}
+	size, err := f.Size()
+	if err != nil {
+		return tail{}, &IOError{Op: "stat", Path: path, Err: err}
+	}
+	zr, err := newZstdReader(io.NewSectionReader(f, 0, size), 1)
+	if err != nil {
+		return tail{}, fmt.Errorf("%w: %s: %v", ErrNotLog, path, err)
+	}
+	defer zr.Close()
+	t, err := streamTail(zr)
+	if err != nil {
+		return t, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// fileFirstSeq returns the seq of the first record of an open file.
+func fileFirstSeq(f File) (uint64, bool) {
+	size, err := f.Size()
+	if err != nil || size == 0 {
+		return 0, false
+	}
+	return firstSeq(io.NewSectionReader(f, 0, size))
+}
+
+// isEmpty reports whether f holds no bytes.
+func isEmpty(f File) (bool, error) {
+	size, err := f.Size()
+	return size == 0, err
+}

@@ -1,0 +1,468 @@
+package journal
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A Set is the files of one log: its sealed segments, plain or compressed,
+// and its live file. VerifySet checks them as one chain, whatever order they
+// were given in; OrderedFiles lists them in seq order for reading.
+type Set struct {
+	// Base is the log's live file, which need not be among Paths.
+	Base string
+	// Paths are the set's files, as given or found.
+	Paths []string
+}
+
+// Sets groups paths into the logs they belong to. A sealed segment
+// FILE.<first>-<last>.jsonl[.zst], an unfinished compressed copy
+// (….zst.tmp) and the spare FILE.next belong to FILE; any other file is a
+// log's live file. With expand, a live file stands for its whole log: the
+// segments and spare found beside it are added (so that `aegis verify
+// audit.jsonl` checks everything the log holds). A directory stands for
+// every log in it: each *.jsonl file and each log with segments there.
+// Sets come in the order their first path was given; a path given twice
+// counts once.
+func Sets(paths []string, expand bool) ([]*Set, error) {
+	var order []string
+	sets := map[string]*Set{}
+	seen := map[string]bool{}
+	add := func(p string) {
+		p = filepath.Clean(p)
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		base := baseOf(p)
+		s := sets[base]
+		if s == nil {
+			s = &Set{Base: base}
+			sets[base] = s
+			order = append(order, base)
+		}
+		s.Paths = append(s.Paths, p)
+	}
+	var expandBases []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if st.IsDir() {
+			files, err := logsInDir(p)
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range files {
+				add(f)
+			}
+			continue
+		}
+		add(p)
+		if expand && baseOf(filepath.Clean(p)) == filepath.Clean(p) {
+			expandBases = append(expandBases, filepath.Clean(p))
+		}
+	}
+	for _, base := range expandBases {
+		entries, err := siblings(OSFS{}, base)
+		if err != nil {
+			return nil, err
+		}
+		slices.SortFunc(entries, func(a, b dirEntry) int { return strings.Compare(a.path, b.path) })
+		for _, e := range entries {
+			add(e.path)
+		}
+		if st, err := os.Stat(base + spareExt); err == nil && st.Mode().IsRegular() {
+			add(base + spareExt)
+		}
+	}
+	out := make([]*Set, len(order))
+	for i, b := range order {
+		out[i] = sets[b]
+	}
+	return out, nil
+}
+
+// baseOf returns the live file of the log that path belongs to.
+func baseOf(path string) string {
+	p := strings.TrimSuffix(path, tmpExt)
+	if s, ok := ParseSegmentName(p); ok {
+		return s.Base
+	}
+	if b, ok := strings.CutSuffix(path, spareExt); ok && filepath.Base(b) != "" {
+		return b
+	}
+	return path
+}
+
+// logsInDir lists the files of every log in dir: each *.jsonl file, every
+// file that belongs to a base with segments, and the spare of a live file.
+func logsInDir(dir string) ([]string, error) {
+	names, err := OSFS{}.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	bases := map[string]bool{}
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if b := baseOf(p); b != p {
+			if _, ok := ParseSegmentName(strings.TrimSuffix(p, tmpExt)); ok {
+				bases[b] = true
+			}
+		}
+	}
+	var out []string
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		b := baseOf(p)
+		_, baseErr := os.Stat(b)
+		spare := strings.HasSuffix(n, spareExt) && b != p && baseErr == nil
+		if bases[b] || strings.HasSuffix(n, SegmentExt) || spare {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// setFile is one file of a set as planned for reading.
+type setFile struct {
+	path        string
+	seg         SegmentInfo
+	named       bool   // the name states the range
+	zst         bool   // zstd-compressed
+	ranged      bool   // first and last are known
+	first, last uint64 // from the name, or else from the content
+	size        int64  // bytes on disk
+	gapBefore   bool   // records are missing before it (reported)
+	gapEnd      uint64
+}
+
+// plan orders the files of s and finds what is missing, doubled or set
+// aside, before any record is checked. problems are set-level findings
+// (Invalid); notes are not findings.
+func (s *Set) plan() (files []setFile, problems, notes []string, err error) {
+	var unranged []setFile
+	for _, p := range s.Paths {
+		f := setFile{path: p}
+		if strings.HasSuffix(p, CompressedExt+tmpExt) {
+			notes = append(notes, fmt.Sprintf("%s: an unfinished compressed copy (compression was interrupted): not read", p))
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		f.size = st.Size()
+		if seg, ok := ParseSegmentName(p); ok {
+			f.seg, f.named, f.zst, f.ranged, f.first, f.last = seg, true, seg.Compressed, true, seg.First, seg.Last
+			files = append(files, f)
+			continue
+		}
+		f.zst = strings.HasSuffix(p, CompressedExt)
+		if f.size == 0 {
+			if strings.HasSuffix(p, spareExt) {
+				notes = append(notes, fmt.Sprintf("%s: an empty spare (made ahead of the next rotation)", p))
+			}
+			continue
+		}
+		if f.first, f.last, f.ranged, err = contentRange(p, f.zst); err != nil {
+			return nil, nil, nil, err
+		}
+		if f.ranged {
+			files = append(files, f)
+		} else {
+			unranged = append(unranged, f)
+		}
+	}
+	slices.SortStableFunc(files, func(a, b setFile) int {
+		if c := cmpUint(a.first, b.first); c != 0 {
+			return c
+		}
+		if c := cmpUint(b.last, a.last); c != 0 {
+			return c
+		}
+		return cmpBool(a.zst, b.zst)
+	})
+	var out []setFile
+	var next uint64
+	for _, f := range files {
+		if len(out) > 0 {
+			prev := out[len(out)-1]
+			if f.last < next || f.first == prev.first && f.last == prev.last {
+				if copyOf(f, prev) {
+					same, err := sameContent(f, prev)
+					if err != nil {
+						return nil, nil, nil, err
+					}
+					if same {
+						notes = append(notes, fmt.Sprintf("%s: a second copy of %s (a compression not yet finished); equal, read once", f.path, prev.path))
+					} else {
+						problems = append(problems, fmt.Sprintf("%s and %s are copies of one segment (seqs %d–%d) and differ", f.path, prev.path, f.first, f.last))
+					}
+					continue
+				}
+				problems = append(problems, fmt.Sprintf("duplicated segment: seqs %d–%d of %s are already in the set (%s); not read", f.first, f.last, f.path, prev.path))
+				continue
+			}
+			if f.first < next {
+				problems = append(problems, fmt.Sprintf("overlapping segments: seqs %d–%d are in both %s and %s", f.first, next-1, prev.path, f.path))
+				f.gapBefore, f.gapEnd = true, next
+			}
+		}
+		if f.first > next {
+			switch {
+			case len(out) > 0:
+				problems = append(problems, fmt.Sprintf("missing segment: seqs %d–%d are in no file of the set, between %s and %s", next, f.first-1, out[len(out)-1].path, f.path))
+			case f.named:
+				problems = append(problems, fmt.Sprintf("missing segment: seqs %d–%d are in no file of the set, before %s (a log starts at seq 0)", next, f.first-1, f.path))
+			default:
+				problems = append(problems, fmt.Sprintf("missing records: %s starts at seq %d, and seqs %d–%d are in no file (a log starts at seq 0: its first lines or segments are gone)", f.path, f.first, next, f.first-1))
+			}
+			f.gapBefore, f.gapEnd = true, f.first
+		}
+		out = append(out, f)
+		next = max(next, f.last+1)
+	}
+	return append(out, unranged...), problems, notes, nil
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
+
+// copyOf: f and g are the plain and compressed copies of one segment.
+func copyOf(f, g setFile) bool {
+	return f.named && g.named && f.first == g.first && f.last == g.last &&
+		strings.TrimSuffix(f.path, CompressedExt) == strings.TrimSuffix(g.path, CompressedExt)
+}
+
+// sameContent compares two copies; one that does not decompress differs.
+func sameContent(f, g setFile) (bool, error) {
+	a, err := hashFile(f)
+	if err == nil {
+		var b Digest
+		b, err = hashFile(g)
+		if err == nil {
+			return a == b, nil
+		}
+	}
+	if errors.Is(err, ErrCorruptSegment) {
+		return false, nil
+	}
+	return false, err
+}
+
+func hashFile(f setFile) (Digest, error) {
+	var d Digest
+	rc, err := OpenSegment(f.path, nil)
+	if err != nil {
+		return d, err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, rc); err != nil {
+		return d, err
+	}
+	h.Sum(d[:0])
+	return d, nil
+}
+
+// contentRange reads the seqs of a file's first and last records.
+func contentRange(path string, zst bool) (first, last uint64, ok bool, err error) {
+	rc, err := OpenSegment(path, nil)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	first, ok = firstSeq(rc)
+	rc.Close()
+	if !ok {
+		return 0, 0, false, nil
+	}
+	var t tail
+	if zst {
+		rc, err := OpenSegment(path, nil)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		t, err = streamTail(rc)
+		rc.Close()
+		if err != nil {
+			return 0, 0, false, nil
+		}
+	} else {
+		f, err := OSFS{}.OpenRead(path)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		t, err = readTail(f, path)
+		f.Close()
+		if err != nil {
+			return 0, 0, false, nil
+		}
+	}
+	if !t.intact || t.seq < first {
+		return 0, 0, false, nil
+	}
+	return first, t.seq, true, nil
+}
+
+// OpenSegment opens a file of a set for reading its lines: a .zst file is
+// decompressed as it is read. progress, if not nil, is called with the
+// bytes read from the file itself (compressed bytes for .zst).
+func OpenSegment(path string, progress func(n int)) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	var r io.Reader = f
+	if progress != nil {
+		r = &countingReader{r: f, fn: progress}
+	}
+	if !strings.HasSuffix(path, CompressedExt) {
+		return readCloser{r, f.Close}, nil
+	}
+	zr, err := newZstdReader(r, 2)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return readCloser{zstdErrors{zr}, func() error { zr.Close(); return f.Close() }}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	close func() error
+}
+
+func (r readCloser) Close() error { return r.close() }
+
+type countingReader struct {
+	r  io.Reader
+	fn func(int)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.fn(n)
+	}
+	return n, err
+}
+
+// zstdErrors marks decoding errors with ErrCorruptSegment: a corrupt
+// compressed segment is a finding about the log, not a failure to read it.
+type zstdErrors struct {
+	r io.Reader
+}
+
+func (z zstdErrors) Read(p []byte) (int, error) {
+	n, err := z.r.Read(p)
+	if err != nil && err != io.EOF {
+		var pe *fs.PathError
+		if !errors.As(err, &pe) {
+			err = fmt.Errorf("%w: %v", ErrCorruptSegment, err)
+		}
+	}
+	return n, err
+}
+
+// endSegment judges what a file of a set held against what its name says.
+func (v *verifier) endSegment(f setFile, end readEnd) {
+	if errors.Is(end.err, ErrCorruptSegment) {
+		v.line = 0
+		v.invalid(nil, "%v", end.err)
+		v.gap(f.last + 1)
+	}
+	fr := FileReport{Path: f.path, Records: v.fileRecs, First: v.fileSeqs[0], Last: v.fileSeqs[1]}
+	v.rep.Files = append(v.rep.Files, fr)
+	if !f.named {
+		return
+	}
+	v.line = 0
+	switch {
+	case fr.Records == 0:
+		v.invalid(nil, "holds no records; its name says seqs %d–%d", f.first, f.last)
+		v.gap(f.last + 1)
+	case fr.First != f.first:
+		v.invalid(nil, "begins at seq %d; its name says %d", fr.First, f.first)
+	case fr.Last < f.last:
+		v.invalid(nil, "ends at seq %d; its name says %d: seqs %d–%d are missing (a cut segment, or an older copy of it)", fr.Last, f.last, fr.Last+1, f.last)
+		v.gap(f.last + 1)
+	case fr.Last > f.last:
+		v.invalid(nil, "ends at seq %d, after the seq %d its name says", fr.Last, f.last)
+	}
+}
+
+// OrderedFiles returns the files of s in seq order, as VerifySet reads
+// them (one copy of a segment kept in two forms; unfinished copies and an
+// empty spare left out), with notes on what was left out. For reading the
+// log; it checks nothing.
+func (s *Set) OrderedFiles() (paths, notes []string, err error) {
+	files, _, notes, err := s.plan()
+	for _, f := range files {
+		paths = append(paths, f.path)
+	}
+	return paths, notes, err
+}
+
+// VerifySet checks the files of one log as one chain: as Verify does for a
+// single file, and also that the set is whole — no seq range in no file
+// (a missing segment), none in two (a duplicated one), every sealed
+// segment holding exactly the range its name states (an older copy of a
+// segment holds less). Each is reported once, by its seq range. The error
+// is non-nil only when a file could not be read.
+func VerifySet(s *Set, opts VerifyOptions) (*Report, error) {
+	files, problems, notes, err := s.plan()
+	if err != nil {
+		return nil, err
+	}
+	v := newVerifier(opts)
+	defer func() {
+		if v.jobs != nil {
+			v.finish()
+		}
+	}()
+	v.rep.Notes = notes
+	for _, p := range problems {
+		v.problem(&v.rep.Problems, 0, false, "%s", p)
+	}
+	srcs := make([]source, len(files))
+	for i, f := range files {
+		srcs[i] = source{
+			open: func() (io.ReadCloser, error) { return OpenSegment(f.path, opts.Progress) },
+			begin: func() {
+				if f.gapBefore {
+					v.gap(f.gapEnd)
+				}
+				v.file, v.fileRecs = f.path, 0
+			},
+			end: func(end readEnd) { v.endSegment(f, end) },
+		}
+	}
+	if err := v.run(srcs, nil); err != nil {
+		return nil, err
+	}
+	v.finish()
+	rep := v.rep
+	v.jobs = nil
+	return rep, nil
+}

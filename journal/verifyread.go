@@ -1,0 +1,310 @@
+package journal
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"sync"
+)
+
+// Reading for Verify and VerifySet, on every core. Decoding a line (parse,
+// canonical re-encoding) and hashing it is the per-record cost of verify,
+// and each line's is independent of the others': a reader cuts the input
+// — the files of a set one after the other — into chunks of whole lines,
+// decoders on every core decode and hash them, and the verifier takes the
+// results chunk by chunk, in order, for what must be sequential (the
+// chain, seqs, sessions, the torn-line lookahead, where a file begins and
+// ends). Signatures are checked by the verifier's own workers (checkSigs).
+// One pipeline spans every file of a set, so that many small segments
+// keep every core busy as well as one big file does.
+//
+// Memory: at most 4×workers chunks in flight, each about chunkSize bytes
+// of input and its decoded records.
+
+// chunkSize is the input cut into one decoder's task: large enough that
+// handing it over costs nothing next to decoding it, small enough that
+// every core gets work from a small file.
+const chunkSize = 256 << 10
+
+// chunk is a run of whole lines and, once decoded, their records; or a
+// marker of where a file begins or ends.
+type chunk struct {
+	buf   []byte // the lines, each without its '\n'
+	ends  []int  // end of each line in buf
+	recs  []decoded
+	ready chan struct{} // closed once recs is filled
+
+	mark  mark
+	file  int     // the source it belongs to
+	end   readEnd // for markEnd
+	fatal error   // for markFail: a file could not be opened or read
+}
+
+type mark uint8
+
+const (
+	markData mark = iota
+	markBegin
+	markEnd
+	markFail
+)
+
+type decoded struct {
+	rec  *Record
+	err  error
+	hash Digest
+}
+
+// chunkPool recycles chunks. A new chunk's buffer starts empty and grows:
+// a small log (most Verify calls in tests and fuzzing) never pays for a
+// whole chunkSize buffer.
+var chunkPool = sync.Pool{New: func() any { return &chunk{} }}
+
+// readEnd is how the input ended.
+type readEnd struct {
+	err     error  // a read error (not io.EOF)
+	torn    []byte // bytes after the last '\n'
+	tooLong bool   // a line longer than maxLine: reading stopped there
+}
+
+// source is one input of a verification: the one reader of Verify, or a
+// file of a set.
+type source struct {
+	open func() (io.ReadCloser, error)
+	// begin and end, if set, are called by the verifier's goroutine where
+	// the source begins and after it ended (and its end was judged).
+	begin func()
+	end   func(readEnd)
+}
+
+// runFile verifies one reader as a whole log (Verify). An input of one
+// chunk is decoded right here: no goroutine is worth starting for it.
+func (v *verifier) runFile(r io.Reader) error {
+	v.n = 0
+	cr := chunkReader{br: bufio.NewReaderSize(r, 64<<10)}
+	c, more := cr.next()
+	if !more {
+		c.decode(&v.dec)
+		v.take(c)
+		return v.endFile(cr.end, true)
+	}
+	return v.run([]source{{}}, &begun{cr: &cr, c: c})
+}
+
+// begun is a first source already being read: the reader and the chunk it
+// gave.
+type begun struct {
+	cr *chunkReader
+	c  *chunk
+}
+
+// run reads the sources, in order, through the pipeline; pre, if not nil,
+// is the first source, already begun. A source that cannot be opened or
+// read stops everything: its error is returned. A compressed segment that
+// does not decode is a finding, which its end callback judges, and reading
+// goes on.
+func (v *verifier) run(srcs []source, pre *begun) error {
+	workers := v.opts.Workers
+	ordered := make(chan *chunk, 4*workers)
+	work := make(chan *chunk, 4*workers)
+	go func() {
+		defer close(work)
+		defer close(ordered)
+		for i, src := range srcs {
+			ordered <- marker(markBegin, i)
+			var rc io.ReadCloser
+			var cr *chunkReader
+			var c *chunk // a chunk read but not yet sent
+			if i == 0 && pre != nil {
+				cr, c = pre.cr, pre.c
+			} else {
+				var err error
+				if rc, err = src.open(); err != nil {
+					m := marker(markFail, i)
+					m.fatal = err
+					ordered <- m
+					return
+				}
+				cr = &chunkReader{br: bufio.NewReaderSize(rc, 64<<10)}
+			}
+			for more := true; more; {
+				if c == nil {
+					c, more = cr.next()
+				}
+				// (pre.c is never the last chunk: runFile decodes a
+				// one-chunk input itself.)
+				c.file = i
+				ordered <- c
+				work <- c
+				c = nil
+			}
+			if rc != nil {
+				rc.Close()
+			}
+			m := marker(markEnd, i)
+			m.end = cr.end
+			ordered <- m
+			if cr.end.err != nil && !errors.Is(cr.end.err, ErrCorruptSegment) {
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var d Decoder
+			for c := range work {
+				c.decode(&d)
+			}
+		}()
+	}
+	defer wg.Wait()
+	var fatal error
+	for c := range ordered {
+		switch c.mark {
+		case markData:
+			<-c.ready
+			v.take(c)
+		case markBegin:
+			v.n = 0
+			if f := srcs[c.file].begin; f != nil {
+				f()
+			}
+		case markEnd:
+			err := v.endFile(c.end, c.file == len(srcs)-1)
+			if f := srcs[c.file].end; f != nil {
+				f(c.end)
+			} else if err != nil {
+				fatal = err
+			}
+			if c.end.err != nil && !errors.Is(c.end.err, ErrCorruptSegment) {
+				fatal = c.end.err
+			}
+		case markFail:
+			fatal = c.fatal
+		}
+	}
+	return fatal
+}
+
+func marker(m mark, file int) *chunk {
+	c := &chunk{mark: m, file: file, ready: closed}
+	return c
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// take judges the lines of a decoded chunk, in order, and recycles it.
+func (v *verifier) take(c *chunk) {
+	start := 0
+	for i, e := range c.ends {
+		line := c.buf[start:e]
+		start = e
+		v.n++
+		v.judge(&v.p, line, c.recs[i])
+	}
+	chunkPool.Put(c)
+}
+
+// endFile judges the last line and how the input ended. last says whether
+// it is the last file: a torn last line is what a crash leaves at the end
+// of a log (a gap), but never inside a set (a problem).
+func (v *verifier) endFile(end readEnd, last bool) error {
+	v.flush(&v.p)
+	switch {
+	case end.tooLong:
+		v.line = v.n + 1
+		v.invalid(nil, "line longer than %d bytes", maxLine)
+	case len(end.torn) > 0 && end.err == nil:
+		v.line = v.n + 1
+		if last {
+			v.problem(&v.rep.Gaps, 0, false, "torn last line (%d bytes without a line end): a crash during a write; the next aegis wrap on this file records its recovery", len(end.torn))
+		} else {
+			v.invalid(nil, "torn line (%d bytes without a line end) at the end of a file that is not the last of its set", len(end.torn))
+		}
+	}
+	return end.err
+}
+
+// judge takes the next line and its decoding, in order.
+func (v *verifier) judge(p *pending, line []byte, d decoded) {
+	rec := d.rec
+	if rec != nil && rec.Kind == KindRecovery && p.ok {
+		if rv := rec.Body.(*Recovery); int64(rv.TornBytes) == int64(len(p.buf)) && rv.TornDigest == p.hash {
+			// The line before was torn by a crash and is answered by
+			// this recovery, which chains past it: not tampering.
+			p.ok = false
+			v.line = v.n
+			v.process(rec, d.err, d.hash, true)
+			return
+		}
+	}
+	v.flush(p)
+	p.buf = append(p.buf[:0], line...)
+	if rec != nil {
+		rec.Signed = p.buf[:len(rec.Signed)]
+	}
+	p.rec, p.err, p.hash, p.line, p.ok = rec, d.err, d.hash, v.n, true
+}
+
+// decode decodes and hashes every line of c, then marks it ready.
+func (c *chunk) decode(d *Decoder) {
+	start := 0
+	for _, e := range c.ends {
+		line := c.buf[start:e]
+		start = e
+		rec, err := d.Decode(line)
+		c.recs = append(c.recs, decoded{rec: rec, err: err, hash: sha256.Sum256(line)})
+	}
+	close(c.ready)
+}
+
+// chunkReader cuts its input into chunks of whole lines.
+type chunkReader struct {
+	br  *bufio.Reader
+	end readEnd // how the input ended, once next has said so
+}
+
+// next returns the next chunk, and false if the input ended with it (cr.end
+// says how).
+func (cr *chunkReader) next() (*chunk, bool) {
+	c := newChunk()
+	lineStart := 0
+	for {
+		frag, err := cr.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			c.buf = append(c.buf, frag...)
+			if len(c.buf)-lineStart > maxLine {
+				c.buf = c.buf[:lineStart]
+				cr.end = readEnd{tooLong: true}
+				return c, false
+			}
+			continue
+		}
+		if err != nil {
+			c.buf = append(c.buf, frag...)
+			cr.end.torn = append([]byte(nil), c.buf[lineStart:]...)
+			c.buf = c.buf[:lineStart]
+			if err != io.EOF {
+				cr.end.err = err
+			}
+			return c, false
+		}
+		c.buf = append(c.buf, frag[:len(frag)-1]...)
+		c.ends = append(c.ends, len(c.buf))
+		lineStart = len(c.buf)
+		if len(c.buf) >= chunkSize {
+			return c, true
+		}
+	}
+}
+
+func newChunk() *chunk {
+	c := chunkPool.Get().(*chunk)
+	c.buf, c.ends, c.recs = c.buf[:0], c.ends[:0], c.recs[:0]
+	c.ready, c.mark = make(chan struct{}), markData
+	return c
+}
