@@ -21,7 +21,11 @@ func runWrap(args []string) int {
 
 Everything after -- is the child's argv, its own flags included. Exit status:
 the child's; 128+N if it died of signal N; 2 usage; 65 a frame over
---max-frame; 74 audit I/O failure; 126/127 the child could not be started.
+--max-frame; 69 confinement refused (--confine); 74 audit I/O failure;
+126/127 the child could not be started.
+
+  aegis wrap --audit audit.jsonl --signing-key signing.key --confine --allow-exec-support \
+    --allow-read ./node_modules --allow-write /srv/data --clean-env -- node ./server.js /srv/data
 `)
 	audit := fs.String("audit", "", "append the audit log to `FILE` (required)")
 	keyPath := fs.String("signing-key", "", "sign with the PKCS#8 PEM Ed25519 key in `FILE` (required; see aegis keygen)")
@@ -29,6 +33,9 @@ the child's; 128+N if it died of signal N; 2 usage; 65 a frame over
 	maxFrame := fs.String("max-frame", "64MiB", "longest frame either way, in bytes (KiB, MiB, GiB suffixes); longer ends the session with exit 65")
 	maxPending := fs.Int("max-pending", relay.DefaultMaxPending, "calls in flight tracked; beyond it the oldest is recorded unanswered")
 	grace := fs.Duration("grace", relay.DefaultGrace, "how long the child has to exit after its stdin closes, and after SIGTERM")
+	policyPath := fs.String("policy", "", "enforce the tool policy in `FILE` (see 'aegis policy --help'); SIGHUP or a change of the file reloads it")
+	cf := addConfineFlags(fs)
+	rf := addRotateFlags(fs) // wrap_rotate.go
 	i := slices.Index(args, "--")
 	if i < 0 {
 		if code, ok := parseFlags(fs, args); !ok {
@@ -66,6 +73,18 @@ the child's; 128+N if it died of signal N; 2 usage; 65 a frame over
 	if err != nil {
 		return fail(exitUsage, "wrap: --signing-key %s: %v", *keyPath, err)
 	}
+	pol, ok := loadWrapPolicy(*policyPath)
+	if !ok {
+		return exitUsage
+	}
+	prof, childEnv, envNames, err := cf.resolve()
+	if err != nil {
+		return fail(exitUsage, "wrap: %v", err)
+	}
+	jopts, err := rf.options(*audit, journal.Options{Durability: dur, Key: key})
+	if err != nil {
+		return fail(exitUsage, "wrap: %v", err)
+	}
 
 	// Signals: SIGINT/SIGTERM/SIGHUP go to the child. SIGPIPE is caught so
 	// that a client gone away shows up as EPIPE on write, not as aegis's
@@ -74,11 +93,12 @@ the child's; 128+N if it died of signal N; 2 usage; 65 a frame over
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
-	j, err := journal.Open(*audit, journal.Options{Durability: dur, Key: key})
+	j, err := journal.Open(*audit, jopts)
 	if err != nil {
 		return fail(exitAuditIO, "wrap: %v", err)
 	}
-	start := &journal.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: journal.PassThroughSet}
+	start := &journal.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: pol.set()}
+	start.Confine, start.Env = confineRequest(prof), envNames
 	seq, err := j.Append(start)
 	if err == nil {
 		err = j.Wait(seq, journal.BeforeRequest)
@@ -87,13 +107,16 @@ the child's; 128+N if it died of signal N; 2 usage; 65 a frame over
 		j.Close()
 		return fail(exitAuditIO, "wrap: %v", err)
 	}
-	r := relay.New(relay.Config{Journal: j, MaxFrame: frameMax, MaxPending: *maxPending})
+	r := relay.New(relay.Config{Journal: j, MaxFrame: frameMax, MaxPending: *maxPending, Gate: pol.relayGate(), Client: os.Stdout})
 	s := &relay.Session{
 		Relay: r, Journal: j, Argv: argv, Grace: *grace,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: sigs,
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) },
 	}
+	stopPolicy := pol.start(r, s.Logf)
+	s.Env, s.Confine = childEnv, prof
 	res := s.Run()
+	stopPolicy()
 	cerr := j.Close()
 	switch {
 	case errors.Is(res.Err, journal.ErrIO) || errors.Is(cerr, journal.ErrIO):
