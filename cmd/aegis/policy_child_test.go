@@ -35,7 +35,7 @@ func init() {
 
 // policyChildArgv is the argv that runs the policy tests' child.
 func policyChildArgv() []string {
-	return []string{"env", "AEGIS_POLICY_CHILD=tools", os.Args[0]}
+	return []string{"env", "AEGIS_POLICY_CHILD=tools", "GORACE=atexit_sleep_ms=0", os.Args[0]}
 }
 
 var childTools = map[string]bool{"read_file": true, "delete_all": true, "delete_x": true, "write_file": true, "search": true, "echo": true, "flip": true, "steady": true}
