@@ -2,11 +2,13 @@ package policy
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -76,12 +78,31 @@ func parseNoPanic(t *testing.T, data []byte) (p *Policy, err error) {
 // breaks lines at a lone "\r", NEL, U+2028 and U+2029), a last line without
 // a break included, and at least 1.
 func lineCount(data []byte) int {
-	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	s := strings.ReplaceAll(yamlText(data), "\r\n", "\n")
 	n := 1
 	for _, br := range []string{"\n", "\r", "\u0085", "\u2028", "\u2029"} {
 		n += strings.Count(s, br)
 	}
 	return n
+}
+
+// yamlText is data as the YAML library reads it: UTF-16 when it starts
+// with a UTF-16 byte order mark, else UTF-8.
+func yamlText(data []byte) string {
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe}):
+		order = binary.LittleEndian
+	case bytes.HasPrefix(data, []byte{0xfe, 0xff}):
+		order = binary.BigEndian
+	default:
+		return string(data)
+	}
+	u := make([]uint16, 0, len(data)/2)
+	for i := 2; i+1 < len(data); i += 2 {
+		u = append(u, order.Uint16(data[i:]))
+	}
+	return string(utf16.Decode(u))
 }
 
 func checkRejection(t *testing.T, data []byte, err error) {

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# fuzz/run.sh — run every fuzz target of aegis for a given time each.
+#
+#   fuzz/run.sh [-j JOBS] [-p WORKERS] [-m MINIMIZE] [-t REGEXP] [-s] [-l DIR] DURATION
+#
+# DURATION is a go test -fuzztime: 30s, 10m, 12h, or 100000x (executions).
+# Every FuzzXxx in the module (found with go test -list) is run with
+# go test -fuzz for DURATION, JOBS targets at a time (default: as many as
+# there are cores, at most one per target), each with WORKERS worker
+# processes (default: the cores divided among the jobs). Every target
+# first runs its seed corpus (testdata/fuzz/FuzzXxx and its f.Add seeds).
+#
+# New corpus entries are kept in Go's fuzz cache,
+# $(go env GOCACHE)/fuzz/<package>/<FuzzXxx>/, and used by the next run:
+# a long campaign is many runs of this script on one machine. With -s,
+# the entries this run added are also copied into the package's
+# testdata/fuzz/<FuzzXxx>/ (review and trim them before committing).
+#
+# For each target it prints executions per second (the average over the
+# run), the entries it found and the corpus size; for a failure, the
+# crasher Go wrote to testdata/fuzz/<FuzzXxx>/ and the command that
+# reproduces it. Full logs are kept in DIR (-l; default a new temporary
+# directory). Exits 1 if any target failed.
+#
+#   -j JOBS      targets run at once (default: the core count)
+#   -p WORKERS   worker processes per target (default: cores / JOBS, at least 1)
+#   -m MINIMIZE  -fuzzminimizetime for new inputs and crashers (default 10s)
+#   -t REGEXP    only targets whose name matches (default: all)
+#   -s           copy the new corpus entries into testdata/fuzz/
+#   -l DIR       keep the logs in DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:$PATH
+
+cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
+jobs="" workers="" minimize=10s only="." save=0 logs=""
+usage() { sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
+while getopts "j:p:m:t:sl:h" opt; do
+	case $opt in
+	j) jobs=$OPTARG ;;
+	p) workers=$OPTARG ;;
+	m) minimize=$OPTARG ;;
+	t) only=$OPTARG ;;
+	s) save=1 ;;
+	l) logs=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 1 ] || usage
+duration=$1
+
+module=$(go list -m)
+cache=$(go env GOCACHE)/fuzz
+logs=${logs:-$(mktemp -d "${TMPDIR:-/tmp}/aegis-fuzz.XXXXXX")}
+mkdir -p "$logs"
+
+# Find the targets: "pkg Target" per line.
+targets=()
+list=$(go test -list '^Fuzz' ./... 2>&1) || true
+pending=()
+while IFS= read -r line; do
+	case $line in
+	Fuzz*) pending+=("$line") ;;
+	"ok "*)
+		pkg=$(awk '{print $2}' <<<"$line")
+		for t in "${pending[@]}"; do
+			if [[ $t =~ $only ]]; then targets+=("$pkg $t"); fi
+		done
+		pending=()
+		;;
+	*"[build failed]"* | "FAIL"*) echo "fuzz: warning: $line (its targets are not run)" >&2 ;;
+	esac
+done <<<"$list"
+if [ ${#targets[@]} -eq 0 ]; then
+	echo "fuzz: no fuzz targets match '$only'" >&2
+	exit 1
+fi
+
+n=${#targets[@]}
+jobs=${jobs:-$((cores < n ? cores : n))}
+workers=${workers:-$((cores / jobs > 0 ? cores / jobs : 1))}
+echo "fuzz: ${n} targets, ${duration} each, ${jobs} at a time with ${workers} worker(s) each; logs in ${logs}"
+
+# run PKG TARGET: fuzz one target, write its log and a marker of the
+# cache entries that existed before.
+run() {
+	local pkg=$1 target=$2 dir=${cache}/$1/$2
+	local rel=./${pkg#"$module"/}
+	local log=$logs/$target.log
+	mkdir -p "$dir"
+	ls "$dir" >"$logs/$target.before"
+	echo "fuzz: start $target ($rel)"
+	local rc=0
+	go test -run '^$' -fuzz "^${target}\$" -fuzztime "$duration" -fuzzminimizetime "$minimize" \
+		-parallel "$workers" "$rel" >"$log" 2>&1 || rc=$?
+	echo $rc >"$logs/$target.rc"
+	echo "fuzz: done  $target (exit $rc)"
+}
+
+running=0
+for t in "${targets[@]}"; do
+	if [ $running -ge "$jobs" ]; then
+		wait -n || true
+		running=$((running - 1))
+	fi
+	run $t &
+	running=$((running + 1))
+done
+wait || true
+
+# Report.
+failed=0
+printf '\n%-20s %-10s %10s %12s %10s %8s %8s\n' target package execs "execs/sec" elapsed new corpus
+for t in "${targets[@]}"; do
+	read -r pkg target <<<"$t"
+	rel=./${pkg#"$module"/}
+	log=$logs/$target.log
+	rc=$(cat "$logs/$target.rc" 2>/dev/null || echo 1)
+	# The last progress line: "fuzz: elapsed: 1m0s, execs: 63261 (0/sec), new interesting: 29 (total: 41)".
+	last=$(grep -E '^fuzz: elapsed: .*execs: ' "$log" | tail -1 || true)
+	execs=$(sed -nE 's/.*execs: ([0-9]+).*/\1/p' <<<"$last")
+	elapsed=$(sed -nE 's/^fuzz: elapsed: ([^,]+),.*/\1/p' <<<"$last")
+	new=$(sed -nE 's/.*new interesting: ([0-9]+).*/\1/p' <<<"$last")
+	total=$(sed -nE 's/.*\(total: ([0-9]+)\).*/\1/p' <<<"$last")
+	secs=$(awk -v d="${elapsed:-0s}" 'BEGIN { s = 0; while (match(d, /^[0-9.]+[hms]/)) { v = substr(d, 1, RLENGTH - 1); u = substr(d, RLENGTH, 1); s += v * (u == "h" ? 3600 : u == "m" ? 60 : 1); d = substr(d, RLENGTH + 1) } print s }')
+	rate=$(awk -v e="${execs:-0}" -v s="$secs" 'BEGIN { if (s > 0) printf "%d", e / s; else print "-" }')
+	printf '%-20s %-10s %10s %12s %10s %8s %8s\n' "$target" "${rel#./}" "${execs:--}" "$rate" "${elapsed:--}" "${new:--}" "${total:--}"
+	if [ "$save" = 1 ]; then
+		dir=$cache/$pkg/$target
+		dst=${rel#./}/testdata/fuzz/$target
+		mkdir -p "$dst"
+		copied=0
+		for f in $(ls "$dir" | comm -13 "$logs/$target.before" -); do
+			cp "$dir/$f" "$dst/$f"
+			copied=$((copied + 1))
+		done
+		echo "    saved $copied new entries to $dst"
+	fi
+	if [ "$rc" != 0 ]; then
+		failed=1
+		echo "    FAILED: $log"
+		grep -E -A3 '^--- FAIL|^\s+(fuzz_test|.*_test)\.go:[0-9]+:' "$log" | head -20 | sed 's/^/    | /'
+		crasher=$(sed -nE 's/.*Failing input written to (testdata\/fuzz\/[^ ]+).*/\1/p' "$log" | tail -1)
+		if [ -n "$crasher" ]; then
+			echo "    crasher: ${rel#./}/$crasher"
+			echo "    reproduce: go test -run=${crasher#testdata/fuzz/} $rel"
+		else
+			echo "    (no crasher written: the seed corpus failed, a build failed, or the run was cut short; see the log)"
+			seed=$(grep -oE -- "--- FAIL: ${target}/[^ ]+" "$log" | head -1 | sed 's/--- FAIL: //')
+			if [ -n "$seed" ]; then echo "    reproduce: go test -run=$seed $rel"; fi
+		fi
+	fi
+done
+echo "fuzz: corpus entries found so far are kept in $cache/<package>/<target>"
+exit $failed

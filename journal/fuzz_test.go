@@ -1,0 +1,525 @@
+package journal
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The verifier's fuzz targets compare every verdict with one genuine log:
+// two sessions written through the journal API with a fixed key, clock and
+// session ids (so the log is the same bytes on every run), the second
+// after a crash that tore a line, so that it starts with a recovery. Only
+// that log, or a prefix of it cut at a line end, may ever be reported
+// Valid: the fuzzer cannot sign, so anything else it makes that verifies
+// is a hole in the verifier. The seed corpora hold no log signed by
+// another key for the same reason.
+
+// fuzzKey signs the genuine log.
+var fuzzKey = func() ed25519.PrivateKey {
+	seed := sha256.Sum256([]byte("aegis FuzzVerify"))
+	return ed25519.NewKeyFromSeed(seed[:])
+}()
+
+var fuzzPub = fuzzKey.Public().(ed25519.PublicKey)
+
+// tornLine is what the crash between the two sessions left: the start of
+// a record, no line end.
+const tornLine = `{"v":2,"seq":14,"ts":"2026-01-02T03:04:`
+
+// genuineLog builds the genuine log once per process.
+var genuineLog = sync.OnceValues(buildGenuineLog)
+
+// buildGenuineLog writes the genuine log (seqs 0-13 the first session,
+// the torn line, 14 the recovery, 15-18 the second session) and returns it.
+func buildGenuineLog() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "aegis-fuzz-verify")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "audit.jsonl")
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	now := func() time.Time {
+		clock = clock.Add(time.Millisecond + 7)
+		return clock
+	}
+	// Each group is appended together and waited for once: one write, one
+	// signature on its last record.
+	write := func(sid byte, groups ...[]Body) error {
+		j, err := Open(path, Options{Durability: Durability{Level: None}, Key: fuzzKey, Now: now, SID: [16]byte{sid, 1, 2, 3}})
+		if err != nil {
+			return err
+		}
+		for _, g := range groups {
+			var seq uint64
+			for _, b := range g {
+				if seq, err = j.Append(b); err != nil {
+					return err
+				}
+			}
+			if err := j.Wait(seq, BeforeResponse); err != nil {
+				return err
+			}
+		}
+		return j.Close()
+	}
+	num := func(s string) Call { return Call{Type: IDNumber, Text: []byte(s)} }
+	str := func(s string) Call { return Call{Type: IDString, Text: []byte(s)} }
+	d := func(s string) Digest { return sha256.Sum256([]byte(s)) }
+	batch := d(`[{"id":"b-1",…},{"id":2.0,…},{…}]`)
+	odd := str("ü\"\n\u2028\x01")
+	err = write(0xa1,
+		[]Body{&SessionStart{Aegis: "fuzz", Argv: []string{"server", "ünï\"code\n", ""}, Durability: "none", PolicySet: PassThroughSet,
+			Confine: &ConfineRequest{Read: []string{"/srv"}, Net: []string{"example.com:443"}, BestEffort: true}, Env: []string{"HOME"}}},
+		[]Body{&Enforcement{LandlockABI: 6, FS: []FSRule{{Path: "/srv", Access: []string{"read"}}}, NetPorts: []int{443},
+			Scopes: []string{"signal"}, SeccompApplied: true, SeccompNetworkDenied: true, IOURingDenied: true},
+			&Intent{Call: num("1"), Tool: []byte("echo"), HasTool: true, RequestDigest: d("1")}},
+		[]Body{&Outcome{Call: num("1"), Intent: 2, ResponseDigest: d("r1"), HasResponse: true, Status: StatusOK, LatencyNS: 1234}},
+		[]Body{&Intent{Call: str("b-1"), Tool: []byte("fs_read"), HasTool: true, RequestDigest: batch, BatchIndex: 0, BatchSize: 3},
+			&Intent{Call: num("2.0"), Tool: []byte("ünïcode"), HasTool: true, RequestDigest: batch, BatchIndex: 1, BatchSize: 3},
+			&Intent{Call: Call{Type: IDNull}, RequestDigest: batch, BatchIndex: 2, BatchSize: 3},
+			&Anomaly{RequestDigest: d("junk"), Bytes: 4, Reason: "not one JSON value: invalid JSON", Forwarded: true}},
+		[]Body{&Outcome{Call: str("b-1"), Intent: 4, ResponseDigest: d("r2"), HasResponse: true, Status: StatusToolError},
+			&Outcome{Call: num("2.0"), Intent: 5, ResponseDigest: d("r2"), HasResponse: true, Status: StatusRPCError, LatencyNS: 99},
+			&Intent{Call: odd, RequestDigest: d("odd"), Malformed: "params.name: duplicate key", Verdict: VerdictDenied, Rule: "deny *", Set: "sha256:ab", Refused: true},
+			&PolicyReload{Set: "sha256:cd", Status: "rejected: line 3: bad glob"}},
+		[]Body{&Outcome{Call: odd, Intent: 10, Status: StatusUnanswered, Reason: "child exited"},
+			&SessionEnd{Reason: EndChildExit, ExitCode: 1, Counts: Counts{FramesIn: 9, FramesOut: 4, Intents: 5, Outcomes: 4, Unanswered: 1, Anomalies: 1}}},
+	)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.WriteString(tornLine)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	err = write(0xb2,
+		[]Body{&SessionStart{Aegis: "fuzz", Argv: []string{"server"}, Durability: "none", PolicySet: "sha256:ef"}},
+		[]Body{&Intent{Call: num("7"), Tool: []byte("read_file"), HasTool: true, RequestDigest: d("7"), Verdict: VerdictAllowed, Rule: "read_*", Set: "sha256:ef"},
+			&Outcome{Call: num("7"), Intent: 16, ResponseDigest: d("r7"), HasResponse: true, Status: StatusOK, LatencyNS: 5}},
+		[]Body{&SessionEnd{Reason: EndClientEOF, Counts: Counts{FramesIn: 1, FramesOut: 1, Intents: 1, Outcomes: 1}}},
+	)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+func mustGenuine(tb testing.TB) []byte {
+	tb.Helper()
+	g, err := genuineLog()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// genuinePrefix reports whether b is the genuine log cut at a line end
+// (the whole log included).
+func genuinePrefix(g, b []byte) bool {
+	return bytes.HasPrefix(g, b) && (len(b) == 0 || b[len(b)-1] == '\n')
+}
+
+func verifyFuzz(t *testing.T, b []byte, opts VerifyOptions) *Report {
+	t.Helper()
+	opts.Workers = 1
+	// A panic fails this input, not the whole test binary, so that one
+	// known crasher in the corpus does not hide the others.
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("Verify(%.300q…) panicked: %v\n%s", b, p, debug.Stack())
+		}
+	}()
+	rep, err := Verify(bytes.NewReader(b), opts)
+	if err != nil {
+		t.Fatalf("Verify(%d bytes) = %v; want no error from a bytes.Reader", len(b), err)
+	}
+	switch {
+	case rep.Status == Invalid && len(rep.Problems) == 0,
+		rep.Status != Invalid && len(rep.Problems) > 0,
+		rep.Status == Valid && len(rep.Gaps) > 0,
+		rep.Status == Incomplete && len(rep.Gaps) == 0:
+		t.Fatalf("Verify(%d bytes) = %v with problems %v and gaps %v: status and findings disagree", len(b), rep.Status, rep.Problems, rep.Gaps)
+	}
+	return rep
+}
+
+// checkVerdicts verifies b pinned, unpinned and against the genuine head,
+// and checks that only the genuine log or a line-end prefix of it is
+// Valid, only the whole genuine log against its head, and that pinning
+// only ever adds problems.
+func checkVerdicts(t *testing.T, g, b []byte) *Report {
+	t.Helper()
+	pinned := verifyFuzz(t, b, VerifyOptions{Key: fuzzPub})
+	if pinned.Status == Valid && !genuinePrefix(g, b) {
+		t.Fatalf("Verify(%.300q…, pinned) = valid; but the bytes are not the genuine log or a prefix of it cut at a line end", b)
+	}
+	unpinned := verifyFuzz(t, b, VerifyOptions{})
+	if unpinned.Status == Valid && !genuinePrefix(g, b) {
+		t.Fatalf("Verify(%.300q…, unpinned) = valid; but the bytes are not the genuine log or a prefix of it, and the fuzzer cannot sign (sessions %+v)", b, sessionKeys(unpinned))
+	}
+	if pinned.Records != unpinned.Records || len(pinned.Sessions) != len(unpinned.Sessions) {
+		t.Fatalf("Verify(%.300q…): pinned %d records %d sessions, unpinned %d records %d sessions", b, pinned.Records, len(pinned.Sessions), unpinned.Records, len(unpinned.Sessions))
+	}
+	if unpinned.Status == Invalid && pinned.Status != Invalid || pinned.Status == Valid && unpinned.Status != Valid {
+		t.Fatalf("Verify(%.300q…) = %v pinned, %v unpinned (%v); pinning may only add problems", b, pinned.Status, unpinned.Status, unpinned.Problems)
+	}
+	if pinned.Status == Valid {
+		head := Head{Seq: pinned.Head.Seq, Hash: pinned.Head.Hash}
+		full := verifyFuzz(t, g, VerifyOptions{Key: fuzzPub})
+		withHead := verifyFuzz(t, b, VerifyOptions{Key: fuzzPub, Head: &full.Head})
+		if (withHead.Status == Valid) != bytes.Equal(b, g) {
+			t.Fatalf("Verify(%.300q…, head %v) = %v (%v); want valid if and only if the bytes are the whole genuine log (head of the bytes: %v)", b, full.Head, withHead.Status, withHead.Problems, head)
+		}
+	}
+	return pinned
+}
+
+func sessionKeys(r *Report) []string {
+	var ks []string
+	for _, s := range r.Sessions {
+		ks = append(ks, s.Key)
+	}
+	return ks
+}
+
+// FuzzVerify feeds Verify arbitrary bytes. It must never panic nor fail to
+// read, its status must agree with its findings, pinning must only add
+// problems, and nothing but the genuine log or a line-end prefix of it may
+// be Valid, pinned or not (the fuzzer holds no key; see genuineLog).
+func FuzzVerify(f *testing.F) {
+	g := mustGenuine(f)
+	f.Add(g)
+	lines := bytes.SplitAfter(g, []byte("\n"))
+	for _, n := range []int{1, 3, 9, 15, len(lines) - 2} {
+		f.Add(bytes.Join(lines[:n], nil))
+	}
+	f.Add([]byte(nil))
+	f.Add([]byte("\n"))
+	f.Add([]byte(tornLine))
+	f.Add(append(bytes.Clone(g), '\n'))
+	f.Add(smallOrderLog())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkVerdicts(t, g, b)
+	})
+}
+
+// FuzzVerifyMutation applies a program of mutations to the genuine log —
+// bit flips, byte changes, insertions, deletions, swapped, dropped,
+// repeated and moved lines, truncation — and checks that Verify detects
+// every one: the result is Valid only if the bytes are the genuine log or
+// a line-end prefix of it; and it is Invalid, not merely Incomplete,
+// unless everything up to the last signed line is such a prefix. Records
+// after the last signature (an unsigned tail, and a partial last line)
+// are what a crash leaves: Verify reports them as not trusted, and cannot
+// tell a change to them from a torn write.
+func FuzzVerifyMutation(f *testing.F) {
+	g := mustGenuine(f)
+	f.Add([]byte{})
+	f.Add([]byte{opFlip, 0, 40, 3})
+	f.Add([]byte{opSet, 1, 0, '7'})
+	f.Add([]byte{opInsert, 0, 200, 2, ' ', '\n'})
+	f.Add([]byte{opDelete, 2, 0, 1})
+	f.Add([]byte{opSwap, 3, 4})
+	f.Add([]byte{opDrop, 16})
+	f.Add([]byte{opRepeat, 2})
+	f.Add([]byte{opMove, 17, 2})
+	f.Add([]byte{opTruncate, 0, 100})
+	f.Add([]byte{opDrop, 17, opDrop, 16})
+	f.Add([]byte{opInsert, 255, 255, 1, '\n'})
+	f.Fuzz(func(t *testing.T, prog []byte) {
+		b := mutate(g, prog)
+		rep := checkVerdicts(t, g, b)
+		switch {
+		case bytes.Equal(b, g):
+			if rep.Status != Valid {
+				t.Fatalf("Verify(genuine log) = %v %v %v; want valid", rep.Status, rep.Problems, rep.Gaps)
+			}
+		case rep.Status == Invalid:
+		case !genuinePrefix(g, signedPart(b)):
+			t.Fatalf("Verify(genuine log mutated by %v) = %v (gaps %v); want invalid: up to its last signed line the log is no line-end prefix of the genuine one\nmutated: %.400q",
+				describeProgram(prog), rep.Status, rep.Gaps, b)
+		}
+	})
+}
+
+// signedPart is b up to the end of its last whole line that carries a
+// signature: what Verify can vouch for. What follows is an unsigned tail.
+func signedPart(b []byte) []byte {
+	end := 0
+	for off := 0; off < len(b); {
+		i := bytes.IndexByte(b[off:], '\n')
+		if i < 0 {
+			break
+		}
+		if bytes.Contains(b[off:off+i], []byte(sigField)) {
+			end = off + i + 1
+		}
+		off += i + 1
+	}
+	return b[:end]
+}
+
+// The mutation opcodes; a program is a sequence of an opcode and its
+// arguments. Positions are two bytes, big-endian, taken modulo the length.
+const (
+	opFlip     = iota // pos, bit: flip one bit
+	opSet             // pos, byte: set a byte
+	opInsert          // pos, n, n bytes: insert bytes
+	opDelete          // pos, n: delete up to n bytes
+	opSwap            // line, line: swap two lines
+	opDrop            // line: drop a line
+	opRepeat          // line: repeat a line after itself
+	opMove            // line, line: move a line before another
+	opTruncate        // pos: cut the log there
+	numOps
+)
+
+var opNames = [numOps]string{"flip", "set", "insert", "delete", "swap", "drop", "repeat", "move", "truncate"}
+
+// mutate runs prog on a copy of g. It stops where the program runs out of
+// arguments.
+func mutate(g, prog []byte) []byte {
+	b := bytes.Clone(g)
+	for len(prog) > 0 {
+		op := prog[0] % numOps
+		args := prog[1:]
+		need := map[byte]int{opFlip: 3, opSet: 3, opInsert: 3, opDelete: 3, opSwap: 2, opDrop: 1, opRepeat: 1, opMove: 2, opTruncate: 2}[op]
+		if len(args) < need {
+			break
+		}
+		pos := func() int {
+			if len(b) == 0 {
+				return 0
+			}
+			return int(binary.BigEndian.Uint16(args)) % (len(b) + 1)
+		}
+		lines := bytes.SplitAfter(b, []byte("\n"))
+		if len(lines[len(lines)-1]) == 0 {
+			lines = lines[:len(lines)-1]
+		}
+		line := func(i int) int { return int(args[i]) % max(len(lines), 1) }
+		switch op {
+		case opFlip:
+			if p := pos(); p < len(b) {
+				b[p] ^= 1 << (args[2] % 8)
+			}
+		case opSet:
+			if p := pos(); p < len(b) {
+				b[p] = args[2]
+			}
+		case opInsert:
+			n := min(int(args[2]), len(args)-3)
+			p := pos()
+			b = append(b[:p], append(bytes.Clone(args[3:3+n]), b[p:]...)...)
+			need += n
+		case opDelete:
+			p := pos()
+			b = append(b[:p], b[min(p+int(args[2]), len(b)):]...)
+		case opTruncate:
+			b = b[:pos()]
+		case opSwap, opDrop, opRepeat, opMove:
+			if len(lines) == 0 {
+				break
+			}
+			i := line(0)
+			switch op {
+			case opSwap:
+				j := line(1)
+				lines[i], lines[j] = lines[j], lines[i]
+			case opDrop:
+				lines = append(lines[:i:i], lines[i+1:]...)
+			case opRepeat:
+				lines = append(lines[:i+1:i+1], lines[i:]...)
+			case opMove:
+				l := lines[i]
+				lines = append(lines[:i:i], lines[i+1:]...)
+				j := line(1) % (len(lines) + 1)
+				lines = append(lines[:j:j], append([][]byte{l}, lines[j:]...)...)
+			}
+			b = bytes.Join(lines, nil)
+		}
+		prog = args[need:]
+	}
+	return b
+}
+
+// describeProgram renders a mutation program for failure messages.
+func describeProgram(prog []byte) string {
+	var s []string
+	for len(prog) > 0 {
+		op := prog[0] % numOps
+		n := map[byte]int{opFlip: 3, opSet: 3, opInsert: 3, opDelete: 3, opSwap: 2, opDrop: 1, opRepeat: 1, opMove: 2, opTruncate: 2}[op]
+		if len(prog)-1 < n {
+			break
+		}
+		if op == opInsert {
+			n += min(int(prog[3]), len(prog)-4)
+		}
+		s = append(s, fmt.Sprintf("%s%v", opNames[op], prog[1:1+n]))
+		prog = prog[1+n:]
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// TestGenuineLog checks the fuzz targets' premise: the genuine log is
+// Valid pinned, holds the sessions it was built with, and is the same
+// bytes every time it is built.
+func TestGenuineLog(t *testing.T) {
+	g := mustGenuine(t)
+	rep := verifyBytes(t, g, VerifyOptions{Key: fuzzPub})
+	if rep.Status != Valid || len(rep.Sessions) != 2 || rep.Records != 19 {
+		t.Fatalf("Verify(genuine log) = %v, %d sessions, %d records, %v %v; want valid, 2, 19", rep.Status, len(rep.Sessions), rep.Records, rep.Problems, rep.Gaps)
+	}
+	if !bytes.Contains(g, []byte(tornLine+"\n")) || !bytes.Contains(g, []byte(`"kind":"recovery"`)) {
+		t.Errorf("genuine log has no torn line answered by a recovery")
+	}
+	again, err := buildGenuineLog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(g, again) {
+		t.Errorf("the genuine log differs between two builds: not deterministic")
+	}
+}
+
+// Regressions found by fuzzing the verifier.
+
+// TestDecodeOverlongHex: a sid of more than 32 hex digits, or a digest
+// (prev, request_digest, …) of more than 64, made Decode panic: hex.Decode
+// writes into the fixed-size array before the length is checked
+// (decode.go, Decoder.Decode's sid and getter.digest). So aegis verify,
+// aegis log, and Open (aegis wrap on an existing file) crashed on one
+// crafted line instead of rejecting it. Found by FuzzVerifyMutation
+// (testdata/fuzz/FuzzVerifyMutation/overlong_sid, overlong_digest) and
+// FuzzVerify (testdata/fuzz/FuzzVerify/overlong_prev).
+func TestDecodeOverlongHex(t *testing.T) {
+	g := mustGenuine(t)
+	first, _, _ := bytes.Cut(g, []byte("\n"))
+	sid := []byte(`"sid":"a1010203000000000000000000000000`)
+	prev := []byte(`"prev":"sha256:0000000000000000000000000000000000000000000000000000000000000000`)
+	if !bytes.Contains(first, sid) || !bytes.Contains(first, prev) {
+		t.Fatalf("genuine first line %q has no %s or no %s", first, sid, prev)
+	}
+	tests := []struct {
+		name  string
+		field []byte
+		extra string
+	}{
+		{"sid of 33 hex digits", sid, "0"},
+		{"sid of 34 hex digits", sid, "00"},
+		{"sid of 68 hex digits", sid, strings.Repeat("0", 36)},
+		{"prev of 66 hex digits", prev, "00"},
+		{"prev of 130 hex digits", prev, strings.Repeat("0", 66)},
+	}
+	for _, tt := range tests {
+		line := bytes.Replace(first, tt.field, append(bytes.Clone(tt.field), tt.extra...), 1)
+		t.Run(tt.name, func(t *testing.T) {
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("Decode(line with a %s) panicked: %v", tt.name, p)
+					}
+				}()
+				var d Decoder
+				if _, err := d.Decode(line); !errors.Is(err, ErrRecord) {
+					t.Errorf("Decode(line with a %s) = %v; want ErrRecord", tt.name, err)
+				}
+			}()
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("Open(file ending in a line with a %s) panicked: %v", tt.name, p)
+					}
+				}()
+				path := filepath.Join(t.TempDir(), "audit.jsonl")
+				if err := os.WriteFile(path, append(line, '\n'), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				j, err := Open(path, Options{Key: fuzzKey})
+				if err == nil {
+					j.Close()
+				}
+				if !errors.Is(err, ErrNotLog) {
+					t.Errorf("Open(file ending in a line with a %s) = %v; want ErrNotLog", tt.name, err)
+				}
+			}()
+		})
+	}
+}
+
+// smallOrderKey is the identity point of edwards25519 (a public key of
+// small order). crypto/ed25519 accepts smallOrderSig, R the identity and
+// S zero, as its signature over every message: no private key is needed.
+var (
+	smallOrderKey = append([]byte{1}, make([]byte, 31)...)
+	smallOrderSig = append([]byte{1}, make([]byte, 63)...)
+)
+
+// smallOrderLog is a complete session written without any private key: it
+// names smallOrderKey and carries smallOrderSig on every record.
+func smallOrderLog() []byte {
+	bodies := []Body{
+		&SessionStart{Key: smallOrderKey, Aegis: "forged", Argv: []string{"server"}, Durability: "strict", PolicySet: PassThroughSet},
+		&Intent{Call: Call{Type: IDNumber, Text: []byte("1")}, Tool: []byte("delete_everything"), HasTool: true},
+		&Outcome{Call: Call{Type: IDNumber, Text: []byte("1")}, Intent: 1, HasResponse: true, Status: StatusOK},
+		&SessionEnd{Reason: EndClientEOF, Counts: Counts{FramesIn: 1, FramesOut: 1, Intents: 1, Outcomes: 1}},
+	}
+	var out []byte
+	var prev Digest
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for seq, b := range bodies {
+		start := len(out)
+		out = append(out, `{"v":2,"seq":`...)
+		out = fmt.Appendf(out, "%d", seq)
+		out = append(out, `,"ts":"`...)
+		out = appendTime(out, ts)
+		out = append(out, `","sid":"0123456789abcdef0123456789abcdef","kind":"`...)
+		out = append(out, kindNames[b.Kind()]...)
+		out = append(out, `","prev":"`...)
+		out = prev.appendText(out)
+		out = append(out, '"')
+		out = b.AppendFields(out)
+		out = appendSig(out, smallOrderSig)
+		prev = sha256.Sum256(out[start:])
+		out = append(out, '\n')
+	}
+	return out
+}
+
+// TestVerifySmallOrderKey: Verify accepted a session whose key is a point
+// of small order (here the identity), for which crypto/ed25519 accepts one
+// fixed signature over any message. Such a log is not evidence of
+// anything: anyone can write, extend or rewrite it without a private key,
+// and the journal never produces such a key. Unpinned, it was reported
+// valid; pinned to that key (ParsePublicKey accepts it), too.
+func TestVerifySmallOrderKey(t *testing.T) {
+	log := smallOrderLog()
+	if !ed25519.Verify(smallOrderKey, []byte("any message at all"), smallOrderSig) {
+		t.Fatal("premise: crypto/ed25519 no longer accepts the small-order forgery; this test can go")
+	}
+	if rep := verifyBytes(t, log, VerifyOptions{}); rep.Status == Valid {
+		t.Errorf("Verify(log signed by a small-order key, unpinned) = valid; want invalid: the key signs every message")
+	}
+	if _, err := ParsePublicKey(FormatPublicKey(smallOrderKey)); err == nil {
+		t.Errorf("ParsePublicKey(%s) = ok; want an error: a small-order key pins nothing", FormatPublicKey(smallOrderKey))
+	}
+}

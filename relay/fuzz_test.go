@@ -1,0 +1,470 @@
+package relay_test
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aegisrelay/aegis/frame"
+	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/relay"
+)
+
+// FuzzRelay runs the relay in process over real pipes, Upstream over the
+// client stream up, then Downstream over the child stream down, each written
+// into its pipe in pieces whose sizes come from splits. It checks, against a
+// reference that reads each stream as whole lines with a fresh Classifier
+// per line and keeps its own table of calls in flight:
+//
+//   - byte identity: each pump delivers its input exactly, up to the first
+//     line longer than the frame limit (then relay.ErrFrameTooLarge, and
+//     nothing of that line);
+//   - the journal holds, in order and nothing else: per client line, an
+//     anomaly if the line is not exactly one JSON value (or is an oversized
+//     batch), then one intent per tools/call it carries with the line's
+//     digest; an unanswered outcome for each call evicted from a full
+//     pending table; one outcome per response that answers a call in
+//     flight, oldest call first; at End, one unanswered outcome per call
+//     still in flight;
+//   - no line on which the Classifier sees no anomaly carries fewer intents
+//     than encoding/json finds tools/calls in it, reading keys exactly
+//     (JSON.parse, Python) or case-insensitively (Go structs);
+//   - Counts agrees with the records.
+//
+// maxFrame 0 is the default limit; maxPending 0 the default table size.
+func FuzzRelay(f *testing.F) {
+	fj := openFuzzJournal(f)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`+"\n"),
+		[]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`+"\n"), []byte{3, 200, 7}, uint16(0), uint8(0))
+	f.Add([]byte("[{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}},{\"id\":2,\"method\":\"tools/call\"}]\n{\"id\":3,\n\"method\":\"tools/call\"}\n\n"),
+		[]byte("{\"id\":2,\"error\":{}}\n{\"id\":1.0,\"result\":{\"isError\":true}}"), []byte{0}, uint16(0), uint8(1))
+	f.Add([]byte("{\"id\":1,\"method\":\"tools/call\"}\n"+strings.Repeat("x", 40)+"\n{\"id\":2,\"method\":\"tools/call\"}\n"),
+		[]byte("{\"id\":1,\"result\":{}}\n"), []byte{}, uint16(40), uint8(0))
+	f.Fuzz(func(t *testing.T, up, down, splits []byte, maxFrame uint16, maxPending uint8) {
+		up, down = up[:min(len(up), maxStream)], down[:min(len(down), maxStream)]
+		fj.check(t, up, down, splits, int(maxFrame), int(maxPending))
+	})
+}
+
+const (
+	// maxStream bounds each direction, so that one exec stays in the
+	// milliseconds.
+	maxStream = 64 << 10
+	// maxWrites bounds the writes into a pipe: after that many, the rest
+	// goes in one write (a 64 KiB stream in 1-byte writes is slow to no
+	// purpose once the reads have been shaken).
+	maxWrites = 1024
+	// rotateAt: past this size the audit file is removed and a fresh one
+	// opened, so that a campaign of days does not fill the disk.
+	rotateAt = 64 << 20
+)
+
+// fuzzJournal is the one journal of a fuzz process, at durability none,
+// with a deterministic key, session id and clock.
+type fuzzJournal struct {
+	dir  string
+	path string
+	j    *journal.Journal
+	rf   *os.File // reads back what j writes
+	size int64    // bytes read back from the current file
+	base uint64   // seq of the next record: one past the last marker
+	dec  journal.Decoder
+}
+
+var fuzzEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func openFuzzJournal(f *testing.F) *fuzzJournal {
+	fj := &fuzzJournal{dir: f.TempDir()}
+	if err := fj.open(); err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { fj.close() })
+	return fj
+}
+
+func (fj *fuzzJournal) open() error {
+	seed := sha256.Sum256([]byte("aegis FuzzRelay"))
+	fj.path = filepath.Join(fj.dir, "audit.jsonl")
+	j, err := journal.Open(fj.path, journal.Options{
+		Durability: journal.Durability{Level: journal.None},
+		Key:        ed25519.NewKeyFromSeed(seed[:]),
+		Now:        func() time.Time { return fuzzEpoch },
+		SID:        [16]byte{'f', 'u', 'z', 'z'},
+	})
+	if err != nil {
+		return err
+	}
+	seq, err := j.Append(&journal.SessionStart{Aegis: "fuzz", Argv: []string{"FuzzRelay"}, Durability: "none", PolicySet: journal.PassThroughSet})
+	if err == nil {
+		err = j.Wait(seq, journal.BeforeRequest)
+	}
+	if err != nil {
+		j.Close()
+		return err
+	}
+	rf, err := os.Open(fj.path)
+	if err != nil {
+		j.Close()
+		return err
+	}
+	fj.j, fj.rf, fj.size, fj.base = j, rf, 0, seq+1
+	if _, err := fj.readNew(); err != nil { // skip session_start
+		fj.close()
+		return err
+	}
+	return nil
+}
+
+func (fj *fuzzJournal) close() {
+	fj.j.Close()
+	fj.rf.Close()
+	os.Remove(fj.path)
+}
+
+// readNew returns the bytes the journal wrote since the last call.
+func (fj *fuzzJournal) readNew() ([]byte, error) {
+	b, err := io.ReadAll(fj.rf)
+	fj.size += int64(len(b))
+	return b, err
+}
+
+// records appends a marker, waits for it (so that every record before it
+// is in the file) and returns the records written since the last marker.
+func (fj *fuzzJournal) records() ([]*journal.Record, error) {
+	seq, err := fj.j.Append(&journal.PolicyReload{Set: "fuzz", Status: "marker"})
+	if err != nil {
+		return nil, err
+	}
+	if err := fj.j.Wait(seq, journal.BeforeResponse); err != nil {
+		return nil, err
+	}
+	b, err := fj.readNew()
+	if err != nil {
+		return nil, err
+	}
+	var recs []*journal.Record
+	for len(b) > 0 {
+		line, rest, ok := bytes.Cut(b, []byte{'\n'})
+		if !ok {
+			return nil, fmt.Errorf("audit file ends in a torn line %.80q", line)
+		}
+		b = rest
+		r, err := fj.dec.Decode(line)
+		if err != nil {
+			return nil, fmt.Errorf("audit line %.200q: %v", line, err)
+		}
+		r.Signed = nil // aliases line
+		recs = append(recs, r)
+	}
+	if n := len(recs); n == 0 || recs[n-1].Seq != seq || recs[n-1].Kind != journal.KindPolicyReload {
+		return nil, fmt.Errorf("the marker (seq %d) is not the last record written", seq)
+	}
+	if recs[0].Seq != fj.base {
+		return nil, fmt.Errorf("first record written has seq %d; want %d", recs[0].Seq, fj.base)
+	}
+	fj.base = seq + 1
+	return recs[:len(recs)-1], nil
+}
+
+func (fj *fuzzJournal) check(t *testing.T, up, down, splits []byte, maxFrame, maxPending int) {
+	if fj.size > rotateAt {
+		fj.close()
+		if err := fj.open(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fixed := fuzzEpoch.Add(time.Hour)
+	r := relay.New(relay.Config{Journal: fj.j, MaxFrame: maxFrame, MaxPending: maxPending,
+		Clock: func() time.Time { return fixed }})
+	want := model(up, down, maxFrame, maxPending, fj.base)
+
+	gotUp, upErr := pump(t, r.Upstream, up, splits)
+	gotDown, downErr := pump(t, r.Downstream, down, splits)
+	counts, endErr := r.End(journal.StatusUnanswered, "fuzz: session ended")
+	recs, recErr := fj.records()
+
+	if !bytes.Equal(gotUp, want.up) {
+		t.Errorf("Upstream delivered %d bytes %.200q; want %d bytes %.200q", len(gotUp), gotUp, len(want.up), want.up)
+	}
+	if !errors.Is(upErr, want.upErr) || (upErr == nil) != (want.upErr == nil) {
+		t.Errorf("Upstream = %v; want %v", upErr, want.upErr)
+	}
+	if !bytes.Equal(gotDown, want.down) {
+		t.Errorf("Downstream delivered %d bytes %.200q; want %d bytes %.200q", len(gotDown), gotDown, len(want.down), want.down)
+	}
+	if !errors.Is(downErr, want.downErr) || (downErr == nil) != (want.downErr == nil) {
+		t.Errorf("Downstream = %v; want %v", downErr, want.downErr)
+	}
+	if endErr != nil {
+		t.Errorf("End = %v; want nil", endErr)
+	}
+	if recErr != nil {
+		t.Fatalf("reading the journal back: %v", recErr)
+	}
+	for i := 0; i < max(len(recs), len(want.recs)); i++ {
+		var got, w string
+		if i < len(recs) {
+			got = render(recs[i].Kind, recs[i].Body)
+			if recs[i].Seq != want.base+uint64(i) {
+				t.Fatalf("record %d has seq %d; want %d", i, recs[i].Seq, want.base+uint64(i))
+			}
+		}
+		if i < len(want.recs) {
+			w = render(want.recs[i].Kind(), want.recs[i])
+		}
+		if got != w {
+			t.Fatalf("record %d of %d = %s\nwant %d records, record %d = %s", i, len(recs), got, len(want.recs), i, w)
+		}
+	}
+	if counts != want.counts {
+		t.Errorf("End counts = %+v; want %+v", counts, want.counts)
+	}
+	for _, l := range want.short {
+		t.Errorf("client line %.200q: %s", l.line, l.why)
+	}
+}
+
+func render(k journal.Kind, b journal.Body) string {
+	return k.String() + " " + string(b.AppendFields(nil))
+}
+
+// pump runs fn (a Relay pump) from one pipe to another, writing in into the
+// first in pieces sized by splits, and returns what came out of the second.
+func pump(t *testing.T, fn func(io.Reader, io.Writer) error, in, splits []byte) ([]byte, error) {
+	srcR, srcW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dstR, dstW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		defer srcW.Close()
+		rest := in
+		for k := 0; len(rest) > 0; k++ {
+			n := len(rest)
+			if len(splits) > 0 && k < maxWrites {
+				n = min(n, splitSize(splits[k%len(splits)]))
+			}
+			// After an early return (frame too large) the read end is
+			// closed and this fails with EPIPE.
+			if _, err := srcW.Write(rest[:n]); err != nil {
+				return
+			}
+			rest = rest[n:]
+		}
+	}()
+	read := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(dstR)
+		read <- b
+	}()
+	err = fn(srcR, dstW)
+	dstW.Close()
+	srcR.Close()
+	<-wrote
+	out := <-read
+	dstR.Close()
+	return out, err
+}
+
+// splitSize maps a byte to a write size: 1..240 bytes, or 4..64 KiB.
+func splitSize(b byte) int {
+	if b < 0xf0 {
+		return int(b) + 1
+	}
+	return int(b-0xef) << 12
+}
+
+// want is what the reference expects of one exec.
+type want struct {
+	up, down       []byte
+	upErr, downErr error
+	base           uint64 // seq of the first record
+	recs           []journal.Body
+	counts         journal.Counts
+	short          []shortLine // lines with fewer intents than encoding/json finds calls
+}
+
+type shortLine struct {
+	line []byte
+	why  string
+}
+
+// refCall is a call in the reference's table of calls in flight.
+type refCall struct {
+	key  string
+	call journal.Call
+	seq  uint64
+}
+
+// model is the reference: it reads each stream as whole lines (no reads,
+// no chunks), classifies each line with a fresh Classifier, and records
+// as SPEC §2 says.
+func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
+	if maxFrame <= 0 {
+		maxFrame = relay.DefaultMaxFrame
+	}
+	if maxPending <= 0 {
+		maxPending = relay.DefaultMaxPending
+	}
+	w := &want{base: base}
+	var inflight []*refCall // oldest first
+	add := func(b journal.Body) uint64 {
+		w.recs = append(w.recs, b)
+		return base + uint64(len(w.recs)-1)
+	}
+	unanswered := func(c *refCall, reason string) {
+		add(&journal.Outcome{Call: c.call, Intent: c.seq, Status: journal.StatusUnanswered, Reason: reason})
+		w.counts.Outcomes++
+		w.counts.Unanswered++
+	}
+
+	w.up, w.upErr = lines(up, maxFrame, func(line []byte) {
+		w.counts.FramesIn++
+		var f frame.Frame
+		frame.NewClassifier().Classify(line, &f)
+		anomaly := f.Kind == frame.NotJSON || f.Anomaly == frame.AnomalyBatch
+		if anomaly {
+			add(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: true})
+			w.counts.Anomalies++
+		}
+		intents := 0
+		for i := range f.Msgs {
+			m := &f.Msgs[i]
+			if !m.IsToolCall {
+				continue
+			}
+			in := &journal.Intent{Call: callOf(m), Tool: bytes.Clone(m.Tool), HasTool: m.HasTool,
+				RequestDigest: digest(line), Malformed: m.Malformed}
+			if f.Kind == frame.Batch {
+				in.BatchIndex, in.BatchSize = i, len(f.Msgs)
+			}
+			seq := add(in)
+			intents++
+			w.counts.Intents++
+			if in.Call.Type == journal.IDNull {
+				continue // nothing can answer it
+			}
+			if len(inflight) == maxPending {
+				c := inflight[0]
+				inflight = inflight[1:]
+				unanswered(c, "evicted: more calls in flight than the pending table holds")
+			}
+			inflight = append(inflight, &refCall{key: string(m.ID.Key), call: in.Call, seq: seq})
+		}
+		if n := jsonToolCalls(line); !anomaly && intents < n {
+			w.short = append(w.short, shortLine{bytes.Clone(line), fmt.Sprintf("%d intents; encoding/json reads %d tools/calls", intents, n)})
+		}
+	})
+	w.down, w.downErr = lines(down, maxFrame, func(line []byte) {
+		w.counts.FramesOut++
+		var f frame.Frame
+		frame.NewClassifier().Classify(line, &f)
+		for i := range f.Msgs {
+			m := &f.Msgs[i]
+			if m.Type != frame.Response || !m.HasID || m.Malformed != "" {
+				continue
+			}
+			for k, c := range inflight {
+				if c.key != string(m.ID.Key) {
+					continue
+				}
+				inflight = append(inflight[:k:k], inflight[k+1:]...)
+				status := journal.StatusOK
+				if m.IsError {
+					status = journal.StatusRPCError
+				} else if m.ToolError {
+					status = journal.StatusToolError
+				}
+				add(&journal.Outcome{Call: c.call, Intent: c.seq, ResponseDigest: digest(line), HasResponse: true, Status: status})
+				w.counts.Outcomes++
+				break
+			}
+		}
+	})
+	for _, c := range inflight {
+		unanswered(c, "fuzz: session ended")
+	}
+	return w
+}
+
+// lines calls fn for each line of data up to the first one longer than
+// max, and returns the bytes of the lines it called fn for, and
+// relay.ErrFrameTooLarge if it stopped early.
+func lines(data []byte, max int, fn func(line []byte)) ([]byte, error) {
+	off := 0
+	for rest := data; len(rest) > 0; {
+		line, next := frame.NextLine(rest)
+		if len(line) > max {
+			return data[:off], relay.ErrFrameTooLarge
+		}
+		fn(line)
+		off += len(line)
+		rest = next
+	}
+	return data, nil
+}
+
+// digest is the SHA-256 of a line without its '\n'.
+func digest(line []byte) journal.Digest {
+	return sha256.Sum256(bytes.TrimSuffix(line, []byte{'\n'}))
+}
+
+// callOf is the id as SPEC §3 records it: a number as written, a string
+// decoded, anything else (absent, null, not an id) null.
+func callOf(m *frame.Message) journal.Call {
+	switch {
+	case !m.HasID:
+	case m.ID.Type == frame.IDNumber:
+		return journal.Call{Type: journal.IDNumber, Text: bytes.Clone(m.ID.Raw)}
+	case m.ID.Type == frame.IDString:
+		return journal.Call{Type: journal.IDString, Text: bytes.Clone(m.ID.Str)}
+	}
+	return journal.Call{Type: journal.IDNull}
+}
+
+// jsonToolCalls counts the messages of line that encoding/json reads as a
+// tools/call, either with exact keys (a map: the last duplicate wins, as in
+// JSON.parse) or as a Go struct does (keys matched case-insensitively).
+func jsonToolCalls(line []byte) int {
+	isCall := func(obj json.RawMessage) bool {
+		var exact map[string]json.RawMessage
+		if json.Unmarshal(obj, &exact) == nil {
+			var m string
+			if json.Unmarshal(exact["method"], &m) == nil && m == "tools/call" {
+				return true
+			}
+		}
+		var goStruct struct {
+			Method string `json:"method"`
+		}
+		return json.Unmarshal(obj, &goStruct) == nil && goStruct.Method == "tools/call"
+	}
+	var batch []json.RawMessage
+	if json.Unmarshal(line, &batch) == nil {
+		n := 0
+		for _, e := range batch {
+			if isCall(e) {
+				n++
+			}
+		}
+		return n
+	}
+	if isCall(line) {
+		return 1
+	}
+	return 0
+}
