@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestQuickRun runs the whole harness with a tiny iteration count, to keep
+// it from rotting: every section must produce its figures, every SPEC §7
+// row must be present with a ratio, and the report files must be written.
+// It asserts nothing about the figures themselves (benchmarks, never timed
+// tests).
+func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds aegis and starts some hundred processes")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
+	defer cancel()
+	out := t.TempDir()
+	res, err := Run(ctx, Config{Dir: t.TempDir(), Out: out, Quick: true, Scale: 0.02, Pprof: true, Progress: tlog{t}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+
+	if got := len(res.RoundTrip); got != 4 {
+		t.Errorf("round trip rows = %d; want 4 (pipe, socketpair × lock-step, pipelined)", got)
+	}
+	if res.Durability == nil || len(res.Durability.Levels) != len(levels) {
+		t.Errorf("durability = %+v; want %d levels", res.Durability, len(levels))
+	}
+	if got := len(res.InFlight); got != 4 {
+		t.Errorf("in-flight rows = %d; want 4", got)
+	}
+	if got := len(res.Sizes); got != 3 {
+		t.Errorf("size rows = %d; want 3", got)
+	}
+	if got := len(res.Scan); got != len(scanFrames) {
+		t.Errorf("scan rows = %d; want %d", got, len(scanFrames))
+	}
+	if res.Verify == nil || res.Verify.Log.Intents == 0 {
+		t.Errorf("verify = %+v; want a log with intents", res.Verify)
+	}
+	if got := len(res.RSS); got != 2 {
+		t.Errorf("rss rows = %d; want 2", got)
+	}
+	if got := len(res.Profiles); got != 8 {
+		t.Errorf("profiles = %d; want 8 (seven of wrap, one of verify)", got)
+	}
+	if res.Machine.FsyncFloor <= 0 || res.Machine.FS == "" {
+		t.Errorf("machine = %+v; want a fdatasync floor and a filesystem", res.Machine)
+	}
+
+	// Every SPEC §7 figure: 4 round trip rows, strict, reply, none, group
+	// commit, 16 MiB ×2, a scan row per frame, verify.
+	want := 4 + 3 + 1 + 2 + len(scanFrames) + 1
+	if got := len(res.Summary); got != want {
+		t.Errorf("SPEC rows = %d; want %d", got, want)
+	}
+	for _, r := range res.Summary {
+		// A round trip's floor overhead (floor relay − direct) may be lost
+		// in the noise of a tiny run; every other floor is a number.
+		if math.IsNaN(float64(r.Ratio)) && !strings.HasPrefix(r.Figure, "unrecorded round trip") {
+			t.Errorf("SPEC row %q: ratio = NaN; want a number", r.Figure)
+		}
+	}
+
+	for _, name := range []string{"results.json", "results.md", "latency_durability.png", "roundtrip_cdf.png",
+		"inflight_throughput.png", "inflight_calls_per_fdatasync.png", "response_throughput.png", "wrap-1.pprof"} {
+		if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v; want a non-empty file", name, err)
+		}
+	}
+}
+
+// tlog writes progress lines to the test log.
+type tlog struct{ t *testing.T }
+
+func (l tlog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}

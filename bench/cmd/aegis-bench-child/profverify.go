@@ -1,0 +1,48 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"os"
+	"runtime/pprof"
+
+	"github.com/aegisrelay/aegis/journal"
+)
+
+// profVerify checks the log audit, pinned to the public half of the key
+// in keyPath, runs times, as aegis verify does for one file, under the
+// CPU profiler.
+func profVerify(audit, keyPath, profile string, runs int) int {
+	pemBytes, err := os.ReadFile(keyPath)
+	if err != nil {
+		return fail(err)
+	}
+	key, err := journal.ParsePrivateKey(pemBytes)
+	if err != nil {
+		return fail(err)
+	}
+	prof, err := os.Create(profile)
+	if err != nil {
+		return fail(err)
+	}
+	defer prof.Close()
+	if err := pprof.StartCPUProfile(prof); err != nil {
+		return fail(err)
+	}
+	defer pprof.StopCPUProfile()
+	for range max(runs, 1) {
+		f, err := os.Open(audit)
+		if err != nil {
+			return fail(err)
+		}
+		rep, err := journal.Verify(f, journal.VerifyOptions{Key: key.Public().(ed25519.PublicKey)})
+		f.Close()
+		if err != nil {
+			return fail(err)
+		}
+		if rep.Status != journal.Valid {
+			return fail(fmt.Errorf("%s: %v", audit, rep.Status))
+		}
+	}
+	return 0
+}

@@ -1,0 +1,62 @@
+// Package bench is aegis's end-to-end benchmark harness (SPEC §7): it
+// measures every figure of the performance table through the real aegis
+// binary and real pipes or socketpairs, each beside the floor it is judged
+// against, measured in the same run, and reports them as a Markdown table,
+// a JSON document and plots.
+//
+// Run it from the module root:
+//
+//	go run ./bench/cmd/aegis-bench            # full run, a few minutes
+//	go run ./bench/cmd/aegis-bench -quick     # under a minute, noisier
+//	go run ./bench/cmd/aegis-bench -dir /mnt/ssd/tmp   # audit logs on another filesystem
+//
+// # Method
+//
+// Every figure is a ratio to a floor timed in the same run, because the
+// absolute numbers of a shared machine drift from minute to minute:
+//
+//   - Floors and figures that are compared are run interleaved, in small
+//     blocks, round after round, against processes that all stay alive for
+//     the whole section; so they share the same drift.
+//   - Latencies are per operation (one request written, its response read);
+//     the report gives the median and the 99th percentile (nearest rank).
+//   - Overheads are differences of medians: wrap's overhead is its round
+//     trip minus the round trip straight to the echo child, judged against
+//     the same difference for the floor relay.
+//   - Beside wall time, the report gives each relay process's own CPU time
+//     per operation (the sum of its threads' schedstat run time; its
+//     child's not counted), and, for verify and sha256sum, user + system
+//     time per run. On a loaded machine wall time includes the time spent
+//     waiting for a CPU; CPU time does not, so it is the steadier figure
+//     when the load is high, and the one a profile accounts for.
+//
+// # Processes
+//
+// The harness plays the client itself. It builds, from the module, aegis
+// (CGO_ENABLED=0, as released; or takes -aegis) and its helper program,
+// aegis-bench-child, whose modes are the processes under the client:
+//
+//	echo        the MCP server every figure talks to (bench/cmd/aegis-bench-child)
+//	floorrelay  the floor a relay is judged against: plain 64 KiB read/write
+//	            loops between the client and an echo child
+//	profwrap    aegis wrap's wiring in process under the CPU profiler (-pprof)
+//
+// The helpers are a program of their own so that they carry nothing of the
+// harness: its plotting library's fonts alone are 40 MiB resident.
+//
+// The client side of the process under test is either two pipes (what Go
+// and Python MCP clients hand a server) or two UNIX socketpairs (what
+// Node-based clients hand it). Requests are a ping (relayed unrecorded), a
+// tools/call (recorded) and bench/big (an unknown method, unrecorded, that
+// the echo child answers with as many bytes as a tools/call).
+//
+// # Counting fdatasyncs
+//
+// Calls per fdatasync (the group-commit figure) is read from the audit log
+// itself: the journal signs the last record of every commit group, and at
+// strict every group is written and fdatasync'd once, so the number of
+// signed records between session_start and session_end is the number of
+// fdatasyncs the calls needed. The report also gives elapsed ÷ floor as a
+// cross-check that needs no knowledge of the journal (an upper bound:
+// stalls of a loaded machine count as syncs there).
+package bench

@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// floorLine is the small append of the fdatasync floor: about the size of
+// an intent or outcome record (300–450 bytes).
+var floorLine = append(bytes.Repeat([]byte("x"), 399), '\n')
+
+// syncFile is the raw fdatasync floor: floorLine appended to an O_APPEND
+// file in the audit directory and fdatasync'd, as the journal does per
+// commit group. Like the audit log, the file grows, so each sync also
+// carries the size change.
+type syncFile struct {
+	fd int
+}
+
+func openSyncFile(dir string) (*syncFile, error) {
+	fd, err := unix.Open(filepath.Join(dir, "fdatasync-floor.log"), unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &syncFile{fd: fd}, nil
+}
+
+// sync appends one line and fdatasyncs it.
+func (s *syncFile) sync() (time.Duration, error) {
+	t0 := time.Now()
+	if _, err := unix.Write(s.fd, floorLine); err != nil {
+		return 0, err
+	}
+	err := unix.Fdatasync(s.fd)
+	return time.Since(t0), err
+}
+
+// write appends one line without syncing: the cost a record pays at
+// none besides its signature and hash.
+func (s *syncFile) write() (time.Duration, error) {
+	t0 := time.Now()
+	_, err := unix.Write(s.fd, floorLine)
+	return time.Since(t0), err
+}
+
+func (s *syncFile) close() { unix.Close(s.fd) }
+
+// signHasher is what a record needs besides its bytes: an Ed25519
+// signature over it (the journal signs the last record of every group,
+// so a lock-step call's two records are both signed) and the SHA-256 that
+// chains the next record to it.
+type signHasher struct {
+	key ed25519.PrivateKey
+	rec []byte
+}
+
+func newSignHasher() *signHasher {
+	return &signHasher{key: ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)), rec: floorLine[:len(floorLine)-1]}
+}
+
+// op signs and hashes one record, n times, and returns the time per record.
+func (s *signHasher) op(n int) time.Duration {
+	t0 := time.Now()
+	for range n {
+		sig := ed25519.Sign(s.key, s.rec)
+		sum := sha256.Sum256(s.rec)
+		_, _ = sig, sum
+	}
+	return time.Since(t0) / time.Duration(n)
+}
+
+// FsyncResult is the raw fdatasync floor of the audit directory.
+type FsyncResult struct {
+	Bytes int   `json:"append_bytes"`
+	Sync  Stats `json:"fdatasync"`
+	Write Stats `json:"write_only"`
+	// SyncCPU is the CPU time (user + system) of the syncing thread per
+	// append + fdatasync, ns: the filesystem's own work, done in the
+	// caller's context, which a journal pays on its own CPU too.
+	SyncCPU Num `json:"fdatasync_cpu_ns"`
+}
+
+func (h *harness) fsyncSection(ctx context.Context) error {
+	sf, err := openSyncFile(h.work)
+	if err != nil {
+		return err
+	}
+	defer sf.close()
+	var syncs, writes samples
+	runtime.LockOSThread() // for RUSAGE_THREAD
+	cpu0 := threadCPU()
+	for i := 0; i < h.it.fsync && ctx.Err() == nil; i++ {
+		d, err := sf.sync()
+		if err != nil {
+			runtime.UnlockOSThread()
+			return err
+		}
+		syncs.add(d)
+	}
+	syncCPU := Num(float64(threadCPU()-cpu0) / float64(max(syncs.n(), 1)))
+	runtime.UnlockOSThread()
+	for i := 0; i < h.it.fsync && ctx.Err() == nil; i++ {
+		d, err := sf.write()
+		if err != nil {
+			return err
+		}
+		writes.add(d)
+	}
+	h.res.Fsync = FsyncResult{Bytes: len(floorLine), Sync: syncs.stats(), Write: writes.stats(), SyncCPU: syncCPU}
+	h.res.Machine.FsyncFloor = h.res.Fsync.Sync.Median
+	h.res.fsyncSamples = syncs.d
+	h.logf("   fdatasync median %.0f µs, p99 %.0f µs, CPU %.0f µs", h.res.Fsync.Sync.Median/1e3, h.res.Fsync.Sync.P99/1e3, syncCPU/1e3)
+	return nil
+}
+
+// threadCPU is the calling thread's CPU time, user + system.
+func threadCPU() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,194 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Results is everything one run measured; results.json is this, encoded.
+type Results struct {
+	Machine    Machine           `json:"machine"`
+	Command    string            `json:"command"`
+	Quick      bool              `json:"quick"`
+	Scale      float64           `json:"scale"`
+	Started    time.Time         `json:"started"`
+	ElapsedSec float64           `json:"elapsed_s"`
+	LoadStart  string            `json:"load_avg_start"`
+	LoadEnd    string            `json:"load_avg_end"`
+	Summary    []SpecRow         `json:"spec"`
+	Fsync      FsyncResult       `json:"fsync"`
+	RoundTrip  []RTResult        `json:"round_trip"`
+	Durability *DurabilityResult `json:"durability,omitempty"`
+	InFlight   []InFlightResult  `json:"in_flight"`
+	Sizes      []SizeResult      `json:"sizes"`
+	Scan       []ScanResult      `json:"scan"`
+	Verify     *VerifyResult     `json:"verify,omitempty"`
+	RSS        []RSSResult       `json:"rss"`
+	Profiles   []Profile         `json:"profiles,omitempty"`
+
+	// Samples kept for the plots.
+	fsyncSamples    []time.Duration
+	rtSamples       []rtSamples
+	durSamples      map[string][]time.Duration
+	inFlightSamples [][]time.Duration
+	profilePaths    []string
+}
+
+// SpecRow is one row of SPEC §7's table, as measured.
+type SpecRow struct {
+	Figure   string `json:"figure"`
+	Floor    string `json:"floor"`    // the floor, with its value in this run
+	Target   string `json:"target"`   // e.g. "≤ 1.5×"
+	Measured string `json:"measured"` // the figure itself
+	Ratio    Ratio  `json:"ratio"`
+	// Pass is null when the figure could not be judged (not measured, or
+	// a floor lost in noise).
+	Pass *bool  `json:"pass"`
+	Miss string `json:"miss,omitempty"` // by how much, when missed
+}
+
+// judge fills Pass and Miss: want is "le" (ratio ≤ t) or "ge" (ratio ≥ t).
+func (r *SpecRow) judge(want string, t float64, extra bool) {
+	v := float64(r.Ratio)
+	if math.IsNaN(v) {
+		return
+	}
+	var ok bool
+	if want == "le" {
+		ok = v <= t && extra
+		if v > t {
+			r.Miss = fmt.Sprintf("%.2f× over target (%.0f%% too slow)", v/t, (v/t-1)*100)
+		}
+	} else {
+		ok = v >= t && extra
+		if v < t {
+			r.Miss = fmt.Sprintf("%.0f%% of target (needs %.2f× more)", v/t*100, t/v)
+		}
+	}
+	r.Pass = &ok
+}
+
+// summarise builds SPEC §7's table from the sections that ran.
+func summarise(res *Results) []SpecRow {
+	var rows []SpecRow
+	for _, rt := range res.RoundTrip {
+		r := SpecRow{
+			Figure:   fmt.Sprintf("unrecorded round trip through wrap, %s, %s", rt.Transport, modeName(rt)),
+			Floor:    fmt.Sprintf("floor relay's overhead %s (floor %s − direct %s)", us(rt.FloorOverhead), us(rt.Floor.Median), us(rt.Direct.Median)),
+			Target:   "≤ 1.5× overhead",
+			Measured: fmt.Sprintf("wrap's overhead %s (wrap %s); CPU/msg wrap %s, floor relay %s", us(rt.WrapOverhead), us(rt.Wrap.Median), us(float64(rt.WrapCPU)), us(float64(rt.FloorCPU))),
+			Ratio:    rt.Ratio,
+		}
+		r.judge("le", 1.5, true)
+		rows = append(rows, r)
+	}
+	if d := res.Durability; d != nil {
+		for _, lv := range d.Levels {
+			switch lv.Level {
+			case "strict", "reply":
+				r := SpecRow{
+					Figure:   "recorded tools/call at " + lv.Level,
+					Floor:    fmt.Sprintf("%d × fdatasync = %s", lv.Syncs, us(float64(lv.Syncs)*d.Fsync.Median)),
+					Target:   "≤ 1.10×",
+					Measured: fmt.Sprintf("%s (p99 %s; wrap CPU/call %s)", us(lv.Call.Median), us(lv.Call.P99), us(float64(lv.CPU))),
+					Ratio:    lv.Ratio,
+				}
+				r.judge("le", 1.10, true)
+				rows = append(rows, r)
+			case "none":
+				r := SpecRow{
+					Figure: "recorded tools/call at none",
+					Floor: fmt.Sprintf("unrecorded %s + 2 records' sign+hash+write %s",
+						us(d.Unrecorded.Median), us(d.Needed)),
+					Target:   "no other cost (≤ 1.10× the records' need)",
+					Measured: fmt.Sprintf("%s: %s over unrecorded (wrap CPU %s over a ping's)", us(lv.Call.Median), us(lv.OverUnrecorded), us(float64(lv.CPUOverUnrecorded))),
+					Ratio:    ratio(lv.OverUnrecorded, d.Needed),
+				}
+				r.judge("le", 1.10, true)
+				rows = append(rows, r)
+			}
+		}
+	}
+	for _, f := range res.InFlight {
+		if f.InFlight != 32 {
+			continue
+		}
+		r := SpecRow{
+			Figure:   "group commit: 32 calls in flight at strict",
+			Floor:    "calls per fdatasync (signed groups in the log)",
+			Target:   "≥ 16",
+			Measured: fmt.Sprintf("%d calls in %d groups, %.0f calls/s", f.Calls, f.Groups, f.PerSec),
+			Ratio:    f.CallsPerSync,
+		}
+		r.judge("ge", 16, true)
+		rows = append(rows, r)
+	}
+	for _, s := range res.Sizes {
+		if s.Bytes < 16<<20 {
+			continue
+		}
+		for _, k := range []struct {
+			what string
+			mbps float64
+			r    Ratio
+			t    float64
+		}{{"unrecorded", s.UnrecordedMBps, s.UnrecordedRatio, 0.8}, {"recorded (strict)", s.RecordedMBps, s.RecordedRatio, 0.5}} {
+			r := SpecRow{
+				Figure:   "16 MiB response relayed, " + k.what,
+				Floor:    fmt.Sprintf("floor relay %.0f MB/s", s.FloorMBps),
+				Target:   fmt.Sprintf("≥ %.1f×", k.t),
+				Measured: fmt.Sprintf("%.0f MB/s", k.mbps),
+				Ratio:    k.r,
+			}
+			r.judge("ge", k.t, true)
+			rows = append(rows, r)
+		}
+	}
+	for _, s := range res.Scan {
+		r := SpecRow{
+			Figure:   "frame scan, " + s.Frame,
+			Floor:    fmt.Sprintf("encoding/json %.0f ns/frame", s.JSON.Median),
+			Target:   "≥ 5× faster, 0 allocs/frame",
+			Measured: fmt.Sprintf("%.0f ns/frame, %g allocs/frame", s.Classify.Median, s.FrameAllocs),
+			Ratio:    s.Speedup,
+		}
+		r.judge("ge", 5, s.FrameAllocs == 0)
+		if r.Pass != nil && !*r.Pass && s.FrameAllocs != 0 {
+			r.Miss = fmt.Sprintf("%s %g allocs/frame", r.Miss, s.FrameAllocs)
+		}
+		rows = append(rows, r)
+	}
+	if v := res.Verify; v != nil {
+		r := SpecRow{
+			Figure:   "verify",
+			Floor:    fmt.Sprintf("sha256sum %.0f MB/s", v.ShaMBps),
+			Target:   "≥ 0.5×",
+			Measured: fmt.Sprintf("%.0f MB/s (%d records, %d signed; by CPU time %s)", v.VerifyMBps, v.Log.Records, v.Log.Signed, fx(v.CPURatio)),
+			Ratio:    v.Ratio,
+		}
+		r.judge("ge", 0.5, true)
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func modeName(rt RTResult) string {
+	if rt.Mode == "pipelined" {
+		return fmt.Sprintf("pipelined ×%d", rt.Window)
+	}
+	return rt.Mode
+}
+
+// us formats ns as µs (or ms above 10 ms).
+func us(ns float64) string {
+	switch {
+	case math.IsNaN(ns):
+		return "–"
+	case math.Abs(ns) >= 10e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case math.Abs(ns) >= 100e3:
+		return fmt.Sprintf("%.0f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.1f µs", ns/1e3)
+}

@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"time"
+)
+
+// VerifyResult is aegis verify against sha256sum reading the same log,
+// from the page cache, in the same rounds.
+type VerifyResult struct {
+	Log        logCounts `json:"log"` // made by wrap at none, 64 calls in flight
+	Verify     Stats     `json:"verify"`
+	Sha256sum  Stats     `json:"sha256sum"`
+	VerifyMBps float64   `json:"verify_mb_s"`
+	ShaMBps    float64   `json:"sha256sum_mb_s"`
+	// Ratio is verify's throughput ÷ sha256sum's; SPEC §7 wants ≥ 0.5.
+	Ratio Ratio `json:"ratio"`
+	// CPU time (user + system) per run, and the ratio of throughputs by
+	// CPU time: what a loaded machine's scheduling does not change, but
+	// which counts all of verify's parallel workers' time against it.
+	VerifyCPU Stats `json:"verify_cpu"`
+	ShaCPU    Stats `json:"sha256sum_cpu"`
+	CPURatio  Ratio `json:"cpu_ratio"`
+}
+
+func (h *harness) verifySection(ctx context.Context) error {
+	audit := h.newAudit("verify")
+	h.verifyAudit = audit
+	p, err := h.startTarget(ctx, "wrap", Pipes, "none", audit, echoOpts{})
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	h.logf("   writing a log of %d calls through wrap (none, 64 in flight)", h.it.verifyCalls)
+	if _, err := p.pipeline(callReq, h.it.verifyCalls, 64, nil); err != nil {
+		return err
+	}
+	if err := p.stop(); err != nil {
+		return err
+	}
+	c, err := h.verifyLog(ctx, audit) // also warms the page cache
+	if err != nil {
+		return err
+	}
+	if c.Intents != h.it.verifyCalls {
+		return fmt.Errorf("verify log holds %d intents; want %d", c.Intents, h.it.verifyCalls)
+	}
+	verify := []string{h.aegis, "verify", "--key", "@" + h.key + ".pub", audit}
+	sha := []string{"sha256sum", audit}
+	var vs, ss, vc, sc samples
+	for round := 0; round < h.it.verifyRuns && ctx.Err() == nil; round++ {
+		// Alternate which goes first.
+		for k := range 2 {
+			argv, s, c := verify, &vs, &vc
+			if (round+k)%2 == 1 {
+				argv, s, c = sha, &ss, &sc
+			}
+			d, cpu, err := timeCmd(ctx, argv)
+			if err != nil {
+				return err
+			}
+			s.add(d)
+			c.add(cpu)
+		}
+	}
+	r := &VerifyResult{Log: c, Verify: vs.stats(), Sha256sum: ss.stats(), VerifyCPU: vc.stats(), ShaCPU: sc.stats()}
+	r.CPURatio = ratio(r.ShaCPU.Median, r.VerifyCPU.Median)
+	r.VerifyMBps = float64(c.Bytes) / r.Verify.Median * 1e3
+	r.ShaMBps = float64(c.Bytes) / r.Sha256sum.Median * 1e3
+	r.Ratio = ratio(r.VerifyMBps, r.ShaMBps)
+	h.res.Verify = r
+	h.logf("   %d records (%d signed), %.1f MB: verify %.0f MB/s, sha256sum %.0f MB/s: %.2f× (by CPU time %.2f×)",
+		c.Records, c.Signed, float64(c.Bytes)/1e6, r.VerifyMBps, r.ShaMBps, r.Ratio, r.CPURatio)
+	return nil
+}
+
+// timeCmd runs argv to completion, output discarded, and returns its
+// wall time and CPU time (user + system); a non-zero exit is an error.
+func timeCmd(ctx context.Context, argv []string) (wall, cpu time.Duration, err error) {
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	t0 := time.Now()
+	out, err := c.CombinedOutput()
+	wall = time.Since(t0)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%v: %w\n%s", argv, err, out)
+	}
+	return wall, c.ProcessState.UserTime() + c.ProcessState.SystemTime(), nil
+}
