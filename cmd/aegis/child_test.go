@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ import (
 //	junk          write junk lines to stdout, then echo
 //	big           answer tools/call with a 20 MiB result
 //	check-intent  answer tools/call with "ok" only if its intent is already in $AEGIS_TEST_AUDIT
+//	relay         the benchmarks' floor relay: start an echo child and copy bytes both ways
 //	roots         answer tools/call with a roots/list request of the same id first
 //
 // Every mode appends the lines it reads to $AEGIS_TEST_LOG when set.
@@ -44,6 +46,8 @@ func testChild(mode string) int {
 		out.Flush()
 	}
 	switch mode {
+	case "relay":
+		return relayChild()
 	case "copy":
 		var wg sync.WaitGroup
 		wg.Add(1)
@@ -128,5 +132,50 @@ func testChild(mode string) int {
 	if code, err := strconv.Atoi(os.Getenv("AEGIS_TEST_EXIT")); err == nil {
 		return code
 	}
+	return 0
+}
+
+// relayChild is the floor a relay is measured against (SPEC §7): a process
+// between client and child that moves bytes both ways with plain read/write
+// loops over pipes, as aegis does (same pipes, 64 KiB reads), and nothing
+// else: no parsing, no recording.
+func relayChild() int {
+	argv := child("echo")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return 1
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		return 1
+	}
+	pump := func(dst io.Writer, src io.Reader) {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		pump(os.Stdout, out)
+		close(done)
+	}()
+	pump(in, os.Stdin)
+	in.Close()
+	<-done
+	cmd.Wait()
 	return 0
 }
