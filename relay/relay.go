@@ -212,6 +212,16 @@ func isCall(m *frame.Message) bool {
 	return m.IsToolCall && (m.Type == frame.Request || m.Type == frame.Notification)
 }
 
+// live reports why nothing more may be recorded or relayed: the session
+// has ended, or the journal has failed (fail closed: once it has, nothing
+// moves either way, recorded or not). Called with mu held.
+func (r *Relay) live() error {
+	if r.ended {
+		return ErrEnded
+	}
+	return r.j.Err()
+}
+
 // recordRequests appends the records that the lines of chunk need and
 // returns the last seq and how many there were. st.calls receives the calls
 // it added to the pending table; with a Gate, st.drops the lines not to
@@ -219,12 +229,7 @@ func isCall(m *frame.Message) bool {
 func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.ended {
-		return 0, 0, ErrEnded
-	}
-	// Fail closed: once the journal has failed, nothing more moves either
-	// way, recorded or not.
-	if err := r.j.Err(); err != nil {
+	if err := r.live(); err != nil {
 		return 0, 0, err
 	}
 	st.calls, st.drops, st.answer, st.refused = st.calls[:0], st.drops[:0], st.answer[:0], false
@@ -553,12 +558,7 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 func (r *Relay) recordResponses(chunk []byte, cl *frame.Classifier, f *frame.Frame) (uint64, int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.ended {
-		return 0, 0, ErrEnded
-	}
-	// Fail closed: once the journal has failed, nothing more moves either
-	// way, recorded or not.
-	if err := r.j.Err(); err != nil {
+	if err := r.live(); err != nil {
 		return 0, 0, err
 	}
 	var last uint64
