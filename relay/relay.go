@@ -55,6 +55,7 @@ type Relay struct {
 	pend   *pending
 	ended  bool
 	counts journal.Counts
+	out    journal.Outcome // reused: Append encodes it at once
 
 	// With a Gate, every write to the client (a run of the child's lines,
 	// or refusal frames) holds wmu, so lines never interleave.
@@ -489,14 +490,15 @@ func callOf(m *frame.Message) journal.Call {
 // appendOutcome appends the outcome of c. Called with mu held. resp is the
 // response frame, or nil when none came back.
 func (r *Relay) appendOutcome(c *call, resp []byte, status, reason string, now time.Time) (uint64, error) {
-	o := journal.Outcome{Call: c.id, Intent: c.seq, Status: status, Reason: reason}
+	o := &r.out
+	*o = journal.Outcome{Call: c.id, Intent: c.seq, Status: status, Reason: reason}
 	if resp != nil {
 		o.ResponseDigest, o.HasResponse = digest(resp), true
 	}
 	if !c.written.IsZero() && !now.IsZero() {
 		o.LatencyNS = now.Sub(c.written).Nanoseconds()
 	}
-	seq, err := r.j.Append(&o)
+	seq, err := r.j.Append(o)
 	if err != nil {
 		return 0, err
 	}
