@@ -57,7 +57,7 @@ func buildGenuineLog() ([]byte, error) {
 	// Each group is appended together and waited for once: one write, one
 	// signature on its last record.
 	write := func(sid byte, groups ...[]Body) error {
-		j, err := Open(path, Options{Durability: Durability{Level: None}, Key: fuzzKey, Now: now, SID: [16]byte{sid, 1, 2, 3}})
+		j, err := Open(path, Options{Durability: Durability{Level: None}, Key: fuzzKey, Now: now, SID: [16]byte{sid, 1, 2, 3}, StandardSignatures: true})
 		if err != nil {
 			return err
 		}

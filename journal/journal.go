@@ -40,6 +40,13 @@ type Options struct {
 	// are written, and at Close (head.go). Default: none.
 	HeadFile  string
 	HeadEvery time.Duration
+	// StandardSignatures signs with crypto/ed25519 alone, whose nonces
+	// derive from the record, so the same records always make the same
+	// bytes (what reproducible tests need), at the full cost of a
+	// signature (~24 µs here) on the path of the group it signs. Default
+	// false: nonces drawn at random and precomputed off that path
+	// (sign.go). verify accepts both; it cannot tell them apart.
+	StandardSignatures bool
 	// Logf reports what goes wrong in the background without failing the
 	// journal (a segment that could not be compressed). Default: discard.
 	Logf func(format string, args ...any)
@@ -60,6 +67,7 @@ type Journal struct {
 	f    File
 	dur  Durability
 	key  ed25519.PrivateKey
+	sign *signer // the leader's; key signs elsewhere (head.go)
 	pub  ed25519.PublicKey
 	now  func() time.Time
 	sid  [32]byte // hex
@@ -190,6 +198,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		j.lead = []byte{'\n'}
 		j.Append(&Recovery{TornBytes: int(live.tornBytes), TornDigest: live.tornDigest})
 	}
+	j.sign = newSigner(opts.Key, !opts.StandardSignatures)
 	if j.dur.Level == Interval {
 		j.stop, j.done = make(chan struct{}), make(chan struct{})
 		go j.syncEvery(j.dur.Every)
@@ -359,7 +368,8 @@ func (j *Journal) encode(q *queue) []byte {
 		out = append(out, q.fields[start:r.end]...)
 		start = r.end
 		if i == len(q.recs)-1 || r.kind == KindSessionEnd {
-			out = appendSig(out, ed25519.Sign(j.key, out[line:]))
+			sig := j.sign.Sign(out[line:])
+			out = appendSig(out, sig[:])
 		} else {
 			out = append(out, '}')
 		}
@@ -410,6 +420,7 @@ func (j *Journal) Close() error {
 		close(j.stop)
 		<-j.done
 	}
+	j.sign.Close()
 	if j.heads != nil {
 		if err := j.heads.close(); err != nil {
 			j.fail(err)

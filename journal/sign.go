@@ -1,0 +1,124 @@
+package journal
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha512"
+
+	"filippo.io/edwards25519"
+)
+
+// nonces is how many precomputed nonces a signer keeps ready. A commit
+// group takes one; a burst of more groups than this in one fdatasync's
+// time signs the rest the slow way, which is still correct.
+const nonces = 8
+
+// signer makes Ed25519 signatures with the costly half of the work done
+// ahead of time, off the path of the record that needs the signature.
+//
+// An Ed25519 signature of M is (R, S) with R = r·B and S = r + k·s mod ℓ,
+// where k = SHA-512(R ‖ A ‖ M). crypto/ed25519 derives r from M
+// (r = SHA-512(prefix ‖ M)), so the fixed-base multiplication r·B, about
+// 80% of a signature's cost, cannot start before M is known. Verification
+// does not depend on how r was chosen, only that it is secret, uniform and
+// never used twice; so the signer draws r = SHA-512(prefix ‖ 64 bytes from
+// crypto/rand) mod ℓ — the key's secret prefix hedges against a predictable
+// random source — computes R = r·B in a background goroutine while the
+// journal waits for fdatasync, and leaves two hashes and one
+// multiply-add per signature on the path. Each nonce is received from the
+// channel exactly once, so none is ever used twice; when none is ready,
+// Sign falls back to crypto/ed25519's deterministic signature. Either way
+// the result verifies with ed25519.Verify; verify cannot tell them apart.
+//
+// Sign must not be called concurrently (the journal's leader is its only
+// caller). Close stops the goroutine that fills the pool.
+type signer struct {
+	key    ed25519.PrivateKey
+	buf    []byte // R ‖ A ‖ M, reused by Sign
+	s      edwards25519.Scalar // the secret scalar
+	prefix [32]byte            // the second half of SHA-512(seed)
+	ready  chan nonce
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+type nonce struct {
+	r edwards25519.Scalar
+	R [32]byte // r·B, encoded
+}
+
+// newSigner returns a signer for key and, if precompute, starts filling its
+// nonce pool; without it every signature is crypto/ed25519's.
+func newSigner(key ed25519.PrivateKey, precompute bool) *signer {
+	g := &signer{
+		key:  key,
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	if !precompute {
+		close(g.done)
+		return g
+	}
+	g.ready = make(chan nonce, nonces)
+	h := sha512.Sum512(key.Seed())
+	if _, err := g.s.SetBytesWithClamping(h[:32]); err != nil {
+		panic("journal: SetBytesWithClamping of 32 bytes failed: " + err.Error()) // impossible: the length is fixed
+	}
+	copy(g.prefix[:], h[32:])
+	go g.fill()
+	return g
+}
+
+// fill keeps the pool full until Close.
+func (g *signer) fill() {
+	defer close(g.done)
+	for {
+		n := g.newNonce()
+		select {
+		case g.ready <- n:
+		case <-g.stop:
+			return
+		}
+	}
+}
+
+func (g *signer) newNonce() nonce {
+	var in [32 + 64]byte
+	copy(in[:32], g.prefix[:])
+	rand.Read(in[32:]) // never fails (crypto/rand: it crashes the program instead)
+	h := sha512.Sum512(in[:])
+	var n nonce
+	if _, err := n.r.SetUniformBytes(h[:]); err != nil {
+		panic("journal: SetUniformBytes of 64 bytes failed: " + err.Error()) // impossible: the length is fixed
+	}
+	copy(n.R[:], new(edwards25519.Point).ScalarBaseMult(&n.r).Bytes())
+	return n
+}
+
+// Sign returns the Ed25519 signature of msg.
+func (g *signer) Sign(msg []byte) (sig [ed25519.SignatureSize]byte) {
+	var n nonce
+	select {
+	case n = <-g.ready:
+	default:
+		copy(sig[:], ed25519.Sign(g.key, msg))
+		return sig
+	}
+	g.buf = append(append(append(g.buf[:0], n.R[:]...), g.key[32:]...), msg...) // R ‖ A ‖ M
+	k64 := sha512.Sum512(g.buf)
+	var k edwards25519.Scalar
+	if _, err := k.SetUniformBytes(k64[:]); err != nil {
+		panic("journal: SetUniformBytes of 64 bytes failed: " + err.Error()) // impossible: the length is fixed
+	}
+	var S edwards25519.Scalar
+	S.MultiplyAdd(&k, &g.s, &n.r)
+	copy(sig[:32], n.R[:])
+	copy(sig[32:], S.Bytes())
+	return sig
+}
+
+// Close stops the goroutine that fills the pool and waits for it.
+func (g *signer) Close() {
+	close(g.stop)
+	<-g.done
+}
