@@ -93,6 +93,14 @@ type Journal struct {
 	head Head
 	out  []byte
 
+	// Linger (linger.go): what the leader expects, its timer, and the
+	// fdatasync cost that bounds its wait.
+	calls     calls
+	lingerer  *lingerer // nil: never linger
+	lingering bool
+	lingers   uint64 // waits so far, for tests
+	syncCost  time.Duration
+
 	rot   *rotator    // nil unless Options.MaxSize or Options.Compress
 	heads *headWriter // nil unless Options.HeadFile
 }
@@ -175,6 +183,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		j.head = Head{Seq: tail.seq, Hash: tail.hash}
 	}
 	j.written, j.synced = j.nextSeq, j.nextSeq
+	j.calls.qFirst = j.nextSeq
 	if opts.MaxSize > 0 || opts.Compress {
 		first, ok := fileFirstSeq(f)
 		if !ok {
@@ -199,6 +208,9 @@ func Open(path string, opts Options) (*Journal, error) {
 		j.Append(&Recovery{TornBytes: int(live.tornBytes), TornDigest: live.tornDigest})
 	}
 	j.sign = newSigner(opts.Key, !opts.StandardSignatures)
+	if j.dur.Level >= Reply {
+		j.lingerer = newLingerer()
+	}
 	if j.dur.Level == Interval {
 		j.stop, j.done = make(chan struct{}), make(chan struct{})
 		go j.syncEvery(j.dur.Every)
@@ -253,7 +265,16 @@ func (j *Journal) Append(b Body) (uint64, error) {
 	seq := j.nextSeq
 	j.nextSeq++
 	j.q.fields = b.AppendFields(j.q.fields)
-	j.q.recs = append(j.q.recs, queued{seq: seq, ts: j.now(), kind: b.Kind(), end: len(j.q.fields)})
+	k := b.Kind()
+	j.q.recs = append(j.q.recs, queued{seq: seq, ts: j.now(), kind: k, end: len(j.q.fields)})
+	if o, ok := b.(*Outcome); ok {
+		j.calls.appended(k, o.Intent)
+	} else {
+		j.calls.appended(k, 0)
+	}
+	if j.lingering {
+		j.lingerer.wake()
+	}
 	return seq, nil
 }
 
@@ -276,6 +297,10 @@ func (j *Journal) Wait(seq uint64, b Barrier) error {
 			return nil
 		}
 		if !j.flushing {
+			j.flushing = true
+			if sync {
+				j.linger()
+			}
 			j.flush(sync)
 			continue
 		}
@@ -284,7 +309,8 @@ func (j *Journal) Wait(seq uint64, b Barrier) error {
 }
 
 // flush writes every queued record as one group and, if sync, fdatasyncs.
-// Called with mu held and no flush in progress; returns with mu held.
+// Called with mu held and no other flush in progress (the caller may have
+// set flushing already, to linger first); returns with mu held.
 //
 // Rules of the group commit:
 //   - only the leader (flushing == true) touches the file, lead, prev, head
@@ -301,6 +327,7 @@ func (j *Journal) flush(sync bool) {
 	j.q, j.spare = j.spare, queue{}
 	target := j.written + uint64(len(q.recs))
 	needSync := sync && j.synced < target
+	outcomes := j.calls.taken(j.nextSeq)
 	j.mu.Unlock()
 
 	var err error
@@ -315,7 +342,13 @@ func (j *Journal) flush(sync bool) {
 	}
 	if err == nil && needSync {
 		op = "fdatasync"
+		t := time.Now()
 		err = j.f.Sync()
+		if d := time.Since(t); j.syncCost == 0 {
+			j.syncCost = d
+		} else {
+			j.syncCost += (d - j.syncCost) / 8
+		}
 	}
 	if err == nil && j.rot != nil && n > 0 {
 		// Rotation: between two groups the leader may swap in a new live
@@ -338,6 +371,7 @@ func (j *Journal) flush(sync bool) {
 		j.written = target
 		if needSync {
 			j.synced = target
+			j.calls.synced(outcomes)
 		}
 	}
 	q.reset()
@@ -421,6 +455,9 @@ func (j *Journal) Close() error {
 		<-j.done
 	}
 	j.sign.Close()
+	if j.lingerer != nil {
+		j.lingerer.close()
+	}
 	if j.heads != nil {
 		if err := j.heads.close(); err != nil {
 			j.fail(err)

@@ -34,7 +34,7 @@ const nonces = 8
 // caller). Close stops the goroutine that fills the pool.
 type signer struct {
 	key    ed25519.PrivateKey
-	buf    []byte // R ‖ A ‖ M, reused by Sign
+	buf    []byte              // R ‖ A ‖ M, reused by Sign
 	s      edwards25519.Scalar // the secret scalar
 	prefix [32]byte            // the second half of SHA-512(seed)
 	ready  chan nonce
