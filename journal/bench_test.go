@@ -137,6 +137,7 @@ func openBench(tb testing.TB, dir string, dur string, fs FS) (*Journal, string) 
 	if err != nil {
 		tb.Fatal(err)
 	}
+	waitFull(j.sign) // as a wrap idle for a millisecond: the nonce pool full
 	seq, err := j.Append(&SessionStart{Aegis: "bench", Argv: []string{"server"}, Durability: dur, PolicySet: PassThroughSet})
 	if err == nil {
 		err = j.Wait(seq, BeforeResponse)
