@@ -43,8 +43,14 @@ type LevelResult struct {
 	P99Ratio Ratio `json:"p99_ratio"` // the same with both p99s
 	// VsOneSync is Call.Median ÷ one fdatasync, for every level.
 	VsOneSync Ratio `json:"vs_one_fdatasync"`
-	// OverUnrecorded is Call.Median − Unrecorded.Median, ns.
+	// OverUnrecorded is Call.Median − Unrecorded.Median, ns: what recording
+	// costs a call, beyond relaying it.
 	OverUnrecorded float64 `json:"over_unrecorded_ns"`
+	// Recording is OverUnrecorded ÷ (Syncs × fdatasync), for Syncs > 0:
+	// the cost of recording against its physical floor (SPEC §7's strict
+	// and reply rows; the seed's "essentially the whole difference is the
+	// recording itself" compares the same two things).
+	Recording Ratio `json:"recording_ratio"`
 	// Rest is what is left of OverUnrecorded after the syncs and what the
 	// two records need (Needed), ns: the cost no floor explains.
 	Rest float64 `json:"rest_ns"`
@@ -155,6 +161,9 @@ func (h *harness) durabilitySection(ctx context.Context) error {
 		}
 		lr.VsOneSync = ratio(st.Median, fs)
 		lr.OverUnrecorded = st.Median - r.Unrecorded.Median
+		if lv.syncs > 0 {
+			lr.Recording = ratio(lr.OverUnrecorded, float64(lv.syncs)*fs)
+		}
 		lr.Rest = lr.OverUnrecorded - float64(lv.syncs)*fs - r.Needed
 		r.Levels = append(r.Levels, lr)
 		h.logf("   %-8s median %8.1f µs  p99 %8.1f µs  ratio %.2f  CPU/call %.1f µs", lv.name, st.Median/1e3, st.P99/1e3, lr.Ratio, lr.CPU/1e3)
