@@ -64,32 +64,37 @@ func TestCallsExpected(t *testing.T) {
 	}
 }
 
-// TestLoneCallsNeverLinger: one call at a time at strict, the leader never
-// waits before its sync (lock-step latency stays at the floor), and every
-// record still gets its own fdatasync.
+// TestLoneCallsNeverLinger: one call at a time, the leader never waits
+// before its sync (lock-step latency stays at the floor), and each call
+// gets the fdatasyncs its level needs, no fewer.
 func TestLoneCallsNeverLinger(t *testing.T) {
-	fs := &countFS{}
-	j, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newCallRecords()
-	for i := range 50 {
-		if err := c.call(j, i); err != nil {
+	for _, tt := range []struct {
+		level string
+		syncs int64 // per call
+	}{{"strict", 2}, {"reply", 1}} {
+		fs := &countFS{}
+		j, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), Options{Durability: mustDurability(t, tt.level), Key: testKey(t), FS: fs})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	j.mu.Lock()
-	lingers := j.lingers
-	j.mu.Unlock()
-	if lingers != 0 {
-		t.Errorf("50 lone calls: the leader lingered %d times; want 0", lingers)
-	}
-	if got := fs.syncs.Load(); got != 100 {
-		t.Errorf("50 lone calls: %d fdatasyncs; want 100", got)
-	}
-	if err := j.Close(); err != nil {
-		t.Fatal(err)
+		c := newCallRecords()
+		for i := range 50 {
+			if err := c.call(j, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		j.mu.Lock()
+		lingers := j.lingers
+		j.mu.Unlock()
+		if lingers != 0 {
+			t.Errorf("%s: 50 lone calls: the leader lingered %d times; want 0", tt.level, lingers)
+		}
+		if got := fs.syncs.Load(); got != 50*tt.syncs {
+			t.Errorf("%s: 50 lone calls: %d fdatasyncs; want %d", tt.level, got, 50*tt.syncs)
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
