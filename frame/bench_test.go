@@ -206,6 +206,10 @@ func BenchmarkReader(b *testing.B) {
 		{"calls/read64k", bytes.Repeat(benchCall, 64), 64 << 10, 64},
 		{"calls/read4k", bytes.Repeat(benchCall, 64), 4 << 10, 64},
 		{"response1M/read64k", append(bytes.Repeat([]byte("x"), 1<<20), '\n'), 64 << 10, 1},
+		// A long line among short ones: the Reader moves to a long buffer
+		// and back to its own, through longBufs, once per round.
+		{"response1M+calls/read64k", append(append(bytes.Repeat([]byte("x"), 1<<20), '\n'), bytes.Repeat(benchCall, 64)...), 64 << 10, 65},
+		{"response16M/read64k", append(bytes.Repeat([]byte("x"), 16<<20), '\n'), 64 << 10, 1},
 	}
 	for _, st := range streams {
 		per := int64(len(st.data) / st.lines)

@@ -18,9 +18,12 @@
 //     Next. Slices in a Frame alias the line or the Classifier's buffers:
 //     valid until the next Classify on the same Classifier, and only while
 //     the line's bytes are unchanged.
-//   - Neither allocates per frame in steady state. The Reader's buffer grows
-//     to fit the longest line seen (at most max+1 bytes) and stays. A
-//     Classifier keeps decoded strings (at most ~3 bytes per input byte of a
+//   - Neither allocates per frame in steady state. The Reader keeps a
+//     buffer of the size it was made with; a longer line is read into a
+//     long buffer (from a process-wide pool, or blocks joined into a new
+//     one, at most max+1 bytes), which goes back to the pool once the line
+//     is consumed and is freed by the next garbage collection unless
+//     another long line takes it first. A Classifier keeps decoded strings (at most ~3 bytes per input byte of a
 //     decoded method, name or id, dropped after a frame that needed more
 //     than 1 MiB) and at most MaxBatch Messages.
 //   - Bad input is the normal case: no input makes either panic, recurse

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -323,6 +326,181 @@ func TestNextLine(t *testing.T) {
 		line, rest := NextLine([]byte(tt.chunk))
 		if string(line) != tt.line || string(rest) != tt.rest {
 			t.Errorf("NextLine(%q) = %q, %q; want %q, %q", tt.chunk, line, rest, tt.line, tt.rest)
+		}
+	}
+}
+
+// onOwn reports whether r reads into its own buffer and holds no long one.
+func onOwn(r *Reader) bool {
+	return r.long == nil && len(r.spill) == 0 && len(r.buf) == len(r.own) && &r.buf[0] == &r.own[0]
+}
+
+// TestReaderLongLineReleases drives a Reader through a line longer than
+// its buffer and checks that, once the line has been consumed, the Reader
+// is back on its own buffer of the size it was made with, holding nothing
+// of the long line.
+func TestReaderLongLineReleases(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	tests := []struct {
+		name   string
+		chunks []string
+		want   []string
+	}{
+		{"alone", []string{"a\n", long + "\n", "b\n", "c\n"}, []string{"a\n", long + "\n", "b\n", "c\n", "!EOF"}},
+		{"short lines in the same read", []string{long + "\nb\nc\n"}, []string{long + "\nb\nc\n", "!EOF"}},
+		{"in pieces, then a partial line", []string{long[:10], long[10:3000], long[3000:] + "\nb", "\n"}, []string{long + "\n", "b\n", "!EOF"}},
+		{"one byte at a time", strings.Split(long+"\nb\n", ""), []string{long + "\n", "b\n", "!EOF"}},
+		{"at EOF", []string{"a\n", long}, []string{"a\n", long, "!EOF"}},
+		{"two long lines", []string{long + "\n" + long + "\nb\n"}, []string{long + "\n", long + "\nb\n", "!EOF"}},
+		{"two long lines in pieces", []string{long + "\n" + long[:100], long[100:] + "\n", "b\n"}, []string{long + "\n", long + "\n", "b\n", "!EOF"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewReader(&chunkReader{chunks: append([]string(nil), tt.chunks...)}, 64, 1<<20)
+			var got []string
+			for range 100 {
+				b, err := r.Next()
+				if err != nil {
+					got = append(got, "!"+err.Error())
+				} else {
+					got = append(got, string(b))
+				}
+				// A chunk without the long line, or an error, comes after
+				// the long line has been consumed.
+				if (err != nil || len(b) < 64) && !onOwn(r) {
+					t.Errorf("after Next() = %.20q, %v: buffer of %d bytes, long buffer %v, %d blocks; want its own buffer of 64 bytes", b, err, len(r.buf), r.long != nil, len(r.spill))
+				}
+				if err != nil {
+					break
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("Next() sequence = %.80q; want %.80q", got, tt.want)
+			}
+		})
+	}
+}
+
+// withoutGC runs f with the garbage collector off, so that long buffers
+// left in longBufs stay there.
+func withoutGC(f func()) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	f()
+}
+
+// TestReaderLongBufShared checks that a long line's buffer, once consumed,
+// serves the next long line of another Reader, and that two Readers taking
+// turns with long lines allocate nothing in steady state.
+func TestReaderLongBufShared(t *testing.T) {
+	withoutGC(func() {
+		for getLong(0) != nil { // what other tests left
+		}
+		line := strings.Repeat("y", 100_000) + "\n"
+		a := NewReader(strings.NewReader(line), 4096, 1<<20)
+		if c, err := a.Next(); string(c) != line || err != nil {
+			t.Fatalf("a.Next() = %d bytes, %v; want %d, nil", len(c), err, len(line))
+		}
+		held := a.long
+		if held == nil {
+			t.Fatalf("a reads a line of %d bytes without a long buffer", len(line))
+		}
+		if _, err := a.Next(); err != io.EOF || a.long != nil {
+			t.Fatalf("a.Next() at EOF = %v, holding a long buffer %v; want EOF, false", err, a.long != nil)
+		}
+		b := NewReader(&loopReader{data: []byte(line), n: 4096}, 4096, 1<<20)
+		if c, err := b.Next(); string(c) != line || err != nil {
+			t.Fatalf("b.Next() = %d bytes, %v; want %d, nil", len(c), err, len(line))
+		}
+		if b.long != held {
+			t.Errorf("b reads its long line in a new buffer; want a's, given back")
+		}
+		c := NewReader(&loopReader{data: []byte(line), n: 4096}, 4096, 1<<20)
+		for range 3 {
+			b.Next()
+			c.Next()
+		}
+		if n := testing.AllocsPerRun(100, func() { b.Next(); c.Next() }); n != 0 {
+			t.Errorf("two Readers taking turns with %d-byte lines: allocs = %v; want 0", len(line), n)
+		}
+	})
+}
+
+// TestReaderLongBufsPool checks longBufs: a buffer too short is not handed
+// out, the largest are kept when it is full, and the garbage collector
+// empties it.
+func TestReaderLongBufsPool(t *testing.T) {
+	mk := func(n int) *[]byte { b := make([]byte, n); return &b }
+	withoutGC(func() {
+		for getLong(0) != nil { // what other tests left
+		}
+		putLong(mk(100))
+		if p := getLong(101); p != nil {
+			t.Errorf("getLong(101) = %d bytes; want nil", len(*p))
+		}
+		for _, n := range []int{300, 200, 500, 400, 50} {
+			putLong(mk(n))
+		}
+		var got []int
+		for p := getLong(0); p != nil; p = getLong(0) {
+			got = append(got, len(*p))
+		}
+		slices.Sort(got)
+		if want := []int{200, 300, 400, 500}; !slices.Equal(got, want) {
+			t.Errorf("longBufs after putting 100, 300, 200, 500, 400, 50 = %v; want %v", got, want)
+		}
+	})
+	putLong(mk(1 << 20))
+	runtime.GC()
+	if p := getLong(0); p != nil {
+		t.Errorf("getLong(0) after a collection = %d bytes; want nil", len(*p))
+	}
+}
+
+// TestReaderPairProperty reads two streams with two Readers in turns,
+// so that long buffers pass between them, and checks byte identity of
+// each, and that a chunk a Reader returned stays unchanged, whatever the
+// other reads, until that Reader's next call.
+func TestReaderPairProperty(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	for range 500 {
+		var data [2][]byte
+		var rd [2]*Reader
+		var got [2][]byte
+		size, max := 1+rnd.IntN(32), 200+rnd.IntN(2000)
+		for i := range rd {
+			for range 1 + rnd.IntN(4) {
+				data[i] = append(data[i], randomStream(rnd)...)
+				data[i] = append(data[i], bytes.Repeat([]byte("L"), rnd.IntN(max))...)
+			}
+			splits := []byte{byte(1 + rnd.IntN(200)), byte(rnd.IntN(30))}
+			rd[i] = NewReader(&splitReader{data: data[i], splits: splits}, size, 1<<20)
+		}
+		var last [2][]byte // the last chunk of each, as returned
+		var kept [2][]byte // and a copy of it
+		done := [2]bool{}
+		for !done[0] || !done[1] {
+			i := rnd.IntN(2)
+			if done[i] {
+				i = 1 - i
+			}
+			if o := 1 - i; last[o] != nil && !bytes.Equal(last[o], kept[o]) {
+				t.Fatalf("a chunk of Reader %d changed before its next Next: %.40q; was %.40q", o, last[o], kept[o])
+			}
+			c, err := rd[i].Next()
+			if err != nil {
+				if err != io.EOF {
+					t.Fatalf("Next() = %v", err)
+				}
+				done[i], last[i] = true, nil
+				continue
+			}
+			got[i] = append(got[i], c...)
+			last[i], kept[i] = c, append(kept[i][:0], c...)
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], data[i]) {
+				t.Fatalf("Reader %d (size %d) read %.60q; want %.60q", i, size, got[i], data[i])
+			}
 		}
 	}
 }

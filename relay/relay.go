@@ -162,6 +162,12 @@ func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
 			if werr := writeKept(dst, chunk, st.drops); werr != nil {
 				return fmt.Errorf("relay: write to child: %w", werr)
 			}
+			if len(chunk) > readSize {
+				// A line longer than the Reader's buffer: st (its Frame,
+				// intent and Classifier) aliases it, and must not keep it
+				// alive once the Reader drops it.
+				*st = upstream{}
+			}
 		}
 		if err != nil {
 			return pumpErr(err)
@@ -546,6 +552,10 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 				if werr != nil {
 					werr = fmt.Errorf("relay: write to client: %w", werr)
 				}
+			}
+			if len(chunk) > readSize {
+				// As in Upstream: let a long line's buffer go.
+				cl, f = frame.Classifier{}, frame.Frame{}
 			}
 		}
 		if err != nil {

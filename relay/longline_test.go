@@ -1,0 +1,102 @@
+package relay_test
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+	"testing"
+
+	"github.com/aegisrelay/aegis/relay"
+)
+
+// stepReader hands out the slices sent on data, one after the other, and
+// says so on waiting each time it has none left and blocks for the next:
+// the pump that reads it has dealt with everything sent before.
+type stepReader struct {
+	waiting chan struct{}
+	data    chan []byte
+	cur     []byte
+}
+
+func newStepReader() *stepReader {
+	return &stepReader{waiting: make(chan struct{}), data: make(chan []byte)}
+}
+
+func (s *stepReader) Read(p []byte) (int, error) {
+	if len(s.cur) == 0 {
+		s.cur = nil // an empty tail of a sent slice would keep it alive
+		s.waiting <- struct{}{}
+		b, ok := <-s.data
+		if !ok {
+			return 0, io.EOF
+		}
+		s.cur = b
+	}
+	n := copy(p, s.cur)
+	s.cur = s.cur[n:]
+	return n, nil
+}
+
+// liveHeap is the heap in use after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// longLine returns prefix, n bytes of 'y' and suffix.
+func longLine(prefix string, n int, suffix string) []byte {
+	b := make([]byte, 0, len(prefix)+n+len(suffix))
+	b = append(b, prefix...)
+	b = append(b, bytes.Repeat([]byte("y"), n)...)
+	return append(b, suffix...)
+}
+
+// TestPumpsReleaseLongLine relays a 16 MiB tools/call and its 16 MiB
+// response, both recorded, and checks that while each pump waits for its
+// next line nothing holds on to the long one: neither the pump's state
+// (its Frame, intent and Classifier alias the lines of the last run) nor
+// its Reader.
+func TestPumpsReleaseLongLine(t *testing.T) {
+	const size = 16 << 20
+	j, _ := testJournal(t)
+	r := relay.New(relay.Config{Journal: j})
+	up, down := newStepReader(), newStepReader()
+	done := make(chan error, 2)
+	go func() { done <- r.Upstream(up, io.Discard) }()
+	go func() { done <- r.Downstream(down, io.Discard) }()
+	<-up.waiting
+	<-down.waiting
+	base := liveHeap()
+
+	steps := []struct {
+		name string
+		src  *stepReader
+		line func() []byte
+	}{
+		{"request", up, func() []byte {
+			return longLine(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`, size, `"}}}`+"\n")
+		}},
+		{"response", down, func() []byte {
+			return longLine(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"`, size, `"}]}}`+"\n")
+		}},
+	}
+	for _, st := range steps {
+		st.src.data <- st.line()
+		<-st.src.waiting // the line is relayed; the pump waits for the next
+		if got := liveHeap(); got > base+4<<20 {
+			t.Errorf("after a 16 MiB %s, live heap = %.1f MiB; want at most %.1f MiB (before it, +4)", st.name, float64(got)/(1<<20), float64(base)/(1<<20)+4)
+		}
+	}
+	if c := r.Counts(); c.Intents != 1 || c.Outcomes != 1 {
+		t.Errorf("counts = %d intents, %d outcomes; want 1, 1", c.Intents, c.Outcomes)
+	}
+	close(up.data)
+	close(down.data)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Errorf("pump = %v; want nil", err)
+		}
+	}
+}
