@@ -388,6 +388,10 @@ func BenchmarkConcurrent(b *testing.B) {
 			wg.Wait()
 			b.StopTimer()
 			writes, syncs := fs.writes.Load()-w0, fs.syncs.Load()-s0
+			j.mu.Lock()
+			timeouts := j.lingerTimeouts
+			j.mu.Unlock()
+			b.ReportMetric(float64(timeouts)/float64(max(syncs, 1)), "linger-timeouts/sync")
 			b.SetBytes((fileSize(b, path) - size0) / int64(b.N))
 			if err := j.Close(); err != nil {
 				b.Fatal(err)

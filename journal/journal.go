@@ -98,8 +98,11 @@ type Journal struct {
 	calls     calls
 	lingerer  *lingerer // nil: never linger
 	lingering bool
-	lingers   uint64 // waits so far, for tests
-	syncCost  time.Duration
+	lingers   uint64 // waits so far, for tests and benchmarks
+	// lingerTimeouts counts lingers that ended at their bound with
+	// records still expected.
+	lingerTimeouts uint64
+	syncCost       time.Duration
 
 	rot   *rotator    // nil unless Options.MaxSize or Options.Compress
 	heads *headWriter // nil unless Options.HeadFile
@@ -183,7 +186,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		j.head = Head{Seq: tail.seq, Hash: tail.hash}
 	}
 	j.written, j.synced = j.nextSeq, j.nextSeq
-	j.calls.qFirst = j.nextSeq
+	j.calls.qFirst, j.calls.tFirst, j.calls.gFirst = j.nextSeq, j.nextSeq, j.nextSeq
 	if opts.MaxSize > 0 || opts.Compress {
 		first, ok := fileFirstSeq(f)
 		if !ok {

@@ -18,16 +18,18 @@ import (
 // then alternate, big and small, and each call sits in half the syncs it
 // could: the two-cohort effect.
 //
-// So before a sync the leader waits, for at most half a sync's time, for
-// the records it has reason to expect: an outcome for every call whose
-// intent has been written and which is still open (its request went to the
-// child), and an intent for every outcome of the last synced group (its
-// response went to the client, which sends the next call). It stops as
-// soon as each has arrived. A lone call expects nothing while its own
-// record is queued, so it never waits; that is what keeps the lock-step
-// latency at the floor. This is PostgreSQL's commit_delay with the delay
-// ended by the records themselves instead of a fixed sleep, and its
-// commit_siblings rule (no delay without other calls in flight) built in.
+// So before a sync the leader waits, for at most one sync's time, for the
+// records it has reason to expect: an outcome for every call of the last
+// synced group that is still open (its request has just gone to the
+// child), and an intent for every outcome of that group (its response has
+// just gone to the client, which sends the next call). It stops as soon as
+// each has arrived. Calls synced before that are slow ones (a tool that
+// takes seconds), and are not waited for. A lone call expects nothing
+// while its own record is queued, so it never waits; that is what keeps
+// the lock-step latency at the floor. This is PostgreSQL's commit_delay
+// with the delay ended by the records themselves instead of a fixed
+// sleep, and its commit_siblings rule (no delay without other calls in
+// flight) built in.
 //
 // Go's timers wake no sooner than about a millisecond here (the netpoller
 // sleeps in whole milliseconds), so the bound is a timerfd read through
@@ -37,52 +39,67 @@ import (
 const maxLinger = time.Millisecond
 
 // calls counts the records of tools/call traffic the leader can expect.
-// Kept under Journal.mu.
+// Kept under Journal.mu. Records are told apart by seq ranges: the queue
+// starts at qFirst; what was written since the last sync starts at tFirst;
+// the last synced group started at gFirst.
 type calls struct {
-	open      int    // intents appended without an outcome yet
-	queued    int    // of those, intents still in the queue (not yet written)
-	returning int    // outcomes of the last synced group not yet followed by an intent
-	qOutcomes int    // outcomes in the queue
-	qFirst    uint64 // seq of the first queued record
+	qIntents  int // intents in the queue, without an outcome
+	tIntents  int // intents written since the last sync, without an outcome
+	answering int // intents of the last synced group, without an outcome
+	returning int // outcomes of the last synced group not yet followed by an intent
+	qOutcomes int // outcomes appended since the last sync was taken
+	qFirst    uint64
+	tFirst    uint64
+	gFirst    uint64
 }
 
-// appended counts a record of kind k, with seq, just queued; intent is an
-// outcome's intent seq.
+// appended counts a record of kind k just queued; intent is an outcome's
+// intent seq.
 func (c *calls) appended(k Kind, intent uint64) {
 	switch k {
 	case KindIntent:
-		c.open++
-		c.queued++
+		c.qIntents++
 		if c.returning > 0 {
 			c.returning--
 		}
 	case KindOutcome:
-		c.open--
 		c.qOutcomes++
-		if intent >= c.qFirst {
-			c.queued-- // its intent is in the queue too: nothing to wait for
+		switch {
+		case intent >= c.qFirst:
+			c.qIntents--
+		case intent >= c.tFirst:
+			c.tIntents--
+		case intent >= c.gFirst && c.answering > 0:
+			c.answering--
 		}
 	}
 }
 
-// expected returns how many records the leader has reason to expect that
-// are not queued yet.
+// expected returns how many records the leader has reason to expect soon
+// that are not queued yet: the outcomes of the last synced group's calls
+// (their requests have just gone to the child) and the intents of the
+// calls after its outcomes (their responses have just gone to the client).
+// Calls whose intents were synced before that are slow ones: not waited
+// for.
 func (c *calls) expected() int {
-	return max(c.open-c.queued, 0) + c.returning
+	return c.answering + c.returning
 }
 
 // taken notes that the queue was taken for writing; next is the seq of the
-// first record appended after it. It returns the outcomes taken since the
-// last synced group, for synced.
+// first record appended after it. It returns the outcomes appended since
+// the last synced group, for synced.
 func (c *calls) taken(next uint64) (outcomes int) {
-	c.queued, c.qFirst = 0, next
+	c.tIntents += c.qIntents
+	c.qIntents, c.qFirst = 0, next
 	return c.qOutcomes
 }
 
-// synced notes that a group holding outcomes outcomes is durable: their
-// responses go to the client now, and their callers may send the next
-// calls.
+// synced notes that everything taken is durable, outcomes of it outcomes:
+// their responses go to the client now, and the requests of the intents
+// go to the child (if they have not already).
 func (c *calls) synced(outcomes int) {
+	c.answering, c.gFirst = c.tIntents, c.tFirst
+	c.tIntents, c.tFirst = 0, c.qFirst
 	c.returning = outcomes
 	c.qOutcomes -= outcomes
 }
@@ -162,6 +179,7 @@ func (j *Journal) linger() {
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
+			j.lingerTimeouts++
 			return
 		}
 		j.lingers++

@@ -21,7 +21,8 @@ func TestCallsExpected(t *testing.T) {
 	}{
 		{"lone call never waits", []step{
 			{op: "intent", seq: 0, want: 0},
-			{op: "take", seq: 1, want: 1}, // written: its outcome is expected
+			{op: "take", seq: 1, want: 0},
+			{op: "synced", n: 0, want: 1}, // its request goes out: its outcome is expected
 			{op: "outcome", seq: 0, want: 0},
 			{op: "take", seq: 2, want: 0},
 			{op: "synced", n: 1, want: 1}, // its caller may send the next call
@@ -30,18 +31,32 @@ func TestCallsExpected(t *testing.T) {
 		{"refused call: intent and outcome in one group", []step{
 			{op: "intent", seq: 0, want: 0},
 			{op: "outcome", seq: 0, want: 0},
+			{op: "take", seq: 2, want: 0},
+			{op: "synced", n: 1, want: 1},
 		}},
 		{"two cohorts", []step{
 			{op: "intent", seq: 0, want: 0},
 			{op: "intent", seq: 1, want: 0},
-			{op: "take", seq: 2, want: 2},
+			{op: "take", seq: 2, want: 0},
 			{op: "synced", n: 0, want: 2},
 			{op: "outcome", seq: 0, want: 1}, // one more outcome to come
 			{op: "intent", seq: 3, want: 1},  // a new call: not expected
 			{op: "outcome", seq: 1, want: 0},
-			{op: "take", seq: 5, want: 1},   // the new call's outcome
-			{op: "synced", n: 2, want: 3},   // and two callers' next calls
+			{op: "take", seq: 5, want: 0},
+			{op: "synced", n: 2, want: 3},   // the new call's outcome, two callers' next calls
 			{op: "intent", seq: 6, want: 2}, // one of them
+		}},
+		{"a slow call is waited for once", []step{
+			{op: "intent", seq: 0, want: 0},
+			{op: "take", seq: 1, want: 0},
+			{op: "synced", n: 0, want: 1},
+			{op: "intent", seq: 1, want: 1},
+			{op: "take", seq: 2, want: 1},
+			{op: "synced", n: 0, want: 1}, // call 1's outcome; call 0's no longer
+			{op: "outcome", seq: 1, want: 0},
+			{op: "take", seq: 3, want: 0},
+			{op: "synced", n: 1, want: 1},
+			{op: "outcome", seq: 0, want: 1}, // the slow one at last: nothing changes
 		}},
 	}
 	for _, tt := range tests {
