@@ -28,26 +28,96 @@ type Record struct {
 
 // Decoder decodes lines into Records, checking that each line is exactly
 // what the journal's encoder writes for it. Not goroutine-safe; reusable.
+// It keeps its parser's memory, its encoding buffer and up to maxInterned
+// short strings it has decoded: Decode allocates only the record it
+// returns, and decodeInto, verify's, nothing in steady state for the
+// intents and outcomes that make up nearly all of a log.
 type Decoder struct {
-	p   fastjson.Parser
-	enc []byte
+	p       fastjson.Parser
+	enc     []byte
+	strs    map[string]string // see intern
+	scratch slot              // Decode's
+}
+
+// slot is the storage one line decodes into (Decoder.decodeInto): the
+// Record, the bodies of the kinds every call writes (intent, outcome) and
+// the signature, so that decoding those allocates nothing. Decoding into
+// a slot overwrites it. Its record is valid while the slot is not decoded
+// into again and the line it was decoded from is unchanged: Signed, and a
+// call id or a tool name written without escapes, alias the line. Bodies
+// of the other kinds are allocated and owned by the record.
+type slot struct {
+	rec Record
+	in  Intent
+	out Outcome
+	sig [ed25519.SignatureSize]byte
 }
 
 // Decode decodes one line (without its '\n'). The returned Record's Signed
-// aliases line; its other fields are its own.
+// aliases line; its other fields are its own. Each call allocates the
+// record, its body and the slices in them.
 func (d *Decoder) Decode(line []byte) (*Record, error) {
+	s := &d.scratch
+	if err := d.decodeInto(s, line); err != nil {
+		return nil, err
+	}
+	// The slot's record is d's to reuse and may alias line: copy it out.
+	// (A body the general decoder made is the record's own already.)
+	r := new(Record)
+	*r = s.rec
+	switch r.Body {
+	case &s.in:
+		in := new(Intent)
+		*in = s.in
+		in.Call.Text = append([]byte(nil), in.Call.Text...)
+		in.Tool = append([]byte(nil), in.Tool...)
+		r.Body = in
+	case &s.out:
+		o := new(Outcome)
+		*o = s.out
+		o.Call.Text = append([]byte(nil), o.Call.Text...)
+		r.Body = o
+	}
+	if r.Sig != nil {
+		r.Sig = append([]byte(nil), r.Sig...)
+	}
+	return r, nil
+}
+
+// decodeInto decodes one line (without its '\n') into s; s.rec is the
+// record, valid as slot says. The line is read by the canonical scanner
+// (scan) when it can, else by the general decoder, and either way it is
+// accepted only if encoding the record again gives back exactly the line
+// (canonical). Errors, and what is accepted, are the general decoder's:
+// whatever the scanner does not take, the general decoder judges.
+func (d *Decoder) decodeInto(s *slot, line []byte) error {
+	if d.scan(s, line) && d.canonical(&s.rec, line) {
+		return nil
+	}
+	return d.decodeGeneral(s, line)
+}
+
+// strictBase64 decodes standard base64 and rejects non-zero padding bits,
+// so that one signature or key has exactly one text. (Strict returns a
+// copy: made once here, not per line.)
+var strictBase64 = base64.StdEncoding.Strict()
+
+// decodeGeneral decodes any line with the JSON parser, field by field, and
+// says what is wrong with it if anything is.
+func (d *Decoder) decodeGeneral(s *slot, line []byte) error {
+	s.rec = Record{}
 	v, err := d.p.ParseBytes(line)
 	if err != nil {
-		return nil, recordError("not JSON: %v", err)
+		return recordError("not JSON: %v", err)
 	}
 	o, err := v.Object()
 	if err != nil {
-		return nil, recordError("not a JSON object")
+		return recordError("not a JSON object")
 	}
-	r := &Record{}
+	r := &s.rec
 	g := getter{o: o}
 	if ver := g.uint("v"); g.err == nil && ver != Version {
-		return nil, recordError("schema version %d, want %d", ver, Version)
+		return recordError("schema version %d, want %d", ver, Version)
 	}
 	r.Seq = g.uint("seq")
 	if ts := g.str("ts"); g.err == nil {
@@ -71,23 +141,31 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 	}
 	r.Prev = g.digest("prev")
 	if g.err != nil {
-		return nil, g.err
+		return g.err
 	}
 	if r.Body, err = decodeBody(r.Kind, g); err != nil {
-		return nil, err
+		return err
 	}
-	if s := o.Get("sig"); s != nil {
+	if o.Get("sig") != nil {
 		r.Sig = g.key("sig", ed25519.SignatureSize)
 		if g.err != nil {
-			return nil, g.err
+			return g.err
 		}
 	}
-	// The line must be exactly what the encoder writes: this rejects unknown
-	// fields, duplicate fields, another order, white space, other escapes.
+	if !d.canonical(r, line) {
+		return recordError("not in canonical form (unknown or reordered fields, white space or escapes)")
+	}
+	return nil
+}
+
+// canonical reports whether line is exactly what the encoder writes for r
+// and, if it is, sets r.Signed. This rejects unknown fields, duplicate
+// fields, another order, white space, other escapes.
+func (d *Decoder) canonical(r *Record, line []byte) bool {
 	enc := append(d.enc[:0], `{"v":2,"seq":`...)
 	enc = strconv.AppendUint(enc, r.Seq, 10)
 	enc = append(enc, `,"ts":"`...)
-	enc = appendTime(enc, r.TS)
+	enc = appendTS(enc, r.TS)
 	enc = append(enc, `","sid":"`...)
 	enc = hex.AppendEncode(enc, r.SID[:])
 	enc = append(enc, `","kind":"`...)
@@ -104,10 +182,35 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 	}
 	d.enc = enc
 	if !bytes.Equal(enc, line) {
-		return nil, recordError("not in canonical form (unknown or reordered fields, white space or escapes)")
+		return false
 	}
 	r.Signed = line[:signedLen]
-	return r, nil
+	return true
+}
+
+// maxInterned bounds the strings a Decoder keeps (intern), and
+// maxInternedLen their length: a log full of distinct values costs an
+// allocation per value, as without interning, never unbounded memory.
+const (
+	maxInterned    = 256
+	maxInternedLen = 64
+)
+
+// intern returns b as a string. Verdicts, statuses, policy sets, rules
+// and reasons repeat from record to record: a short one already seen is
+// returned without allocating.
+func (d *Decoder) intern(b []byte) string {
+	if s, ok := d.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(s) <= maxInternedLen && len(d.strs) < maxInterned {
+		if d.strs == nil {
+			d.strs = make(map[string]string)
+		}
+		d.strs[s] = s
+	}
+	return s
 }
 
 // getter reads fields of one object, keeping the first error.
@@ -251,7 +354,7 @@ func (g *getter) key(name string, size int) []byte {
 		return nil
 	}
 	b64, ok := bytes.CutPrefix(s, []byte(keyPrefix))
-	raw, err := base64.StdEncoding.Strict().AppendDecode(nil, b64)
+	raw, err := strictBase64.AppendDecode(nil, b64)
 	if !ok || err != nil || len(raw) != size {
 		g.fail("field %q is not ed25519:<base64 of %d bytes>", name, size)
 		return nil

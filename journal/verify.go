@@ -90,11 +90,48 @@ type SessionReport struct {
 	// Unsigned counts the session's records after its last signature.
 	Unsigned uint64
 
+	sid      [16]byte // SID's bytes
 	pub      ed25519.PublicKey
-	open     map[uint64]Call // intents with an id still waiting for their outcome
-	recovery uint64          // unsigned records carried in by a preceding recovery
-	gapped   bool            // records of it may be in a missing segment (reported)
+	open     map[uint64]openCall // intents with an id still waiting for their outcome
+	recovery uint64              // unsigned records carried in by a preceding recovery
+	gapped   bool                // records of it may be in a missing segment (reported)
 }
+
+// openCall is the call id of an intent waiting for its outcome, kept
+// beyond the record it was decoded from (whose Text aliases a line that
+// will be recycled). An id of up to len(short) bytes — nearly every one —
+// is kept inline, so that keeping it allocates nothing; a longer one is
+// copied.
+type openCall struct {
+	typ   IDType
+	n     uint8
+	short [22]byte
+	long  []byte
+}
+
+func makeOpenCall(c Call) openCall {
+	o := openCall{typ: c.Type}
+	if len(c.Text) <= len(o.short) {
+		o.n = uint8(copy(o.short[:], c.Text))
+	} else {
+		o.long = bytes.Clone(c.Text)
+	}
+	return o
+}
+
+func (o *openCall) text() []byte {
+	if o.long != nil {
+		return o.long
+	}
+	return o.short[:o.n]
+}
+
+// matches reports whether c is the same id.
+func (o *openCall) matches(c Call) bool {
+	return o.typ == c.Type && bytes.Equal(o.text(), c.Text)
+}
+
+func (o *openCall) call() Call { return Call{Type: o.typ, Text: o.text()} }
 
 // Problem is one finding, located by line number (1-based) and, when the
 // line decoded, its seq.
@@ -171,19 +208,28 @@ type verifier struct {
 	resync bool
 	gapEnd uint64
 
-	jobs    chan sigJob
-	wg      sync.WaitGroup
-	mu      sync.Mutex // guards bad
-	bad     []Problem
-	scratch []byte
+	// held is the chunk whose records the verifier may still use (take).
+	held *chunk
+
+	jobs chan sigJob
+	wg   sync.WaitGroup
+	mu   sync.Mutex // guards bad
+	bad  []Problem
 }
 
+// sigJob is one signature to check. msg is a copy of the signed bytes
+// (the line is recycled before the job is done), from sigMsgs, to which
+// checkSigs returns it.
 type sigJob struct {
 	file      string
 	pub       ed25519.PublicKey
-	msg, sig  []byte
+	msg       *[]byte
+	sig       [ed25519.SignatureSize]byte
 	line, seq uint64
 }
+
+// sigMsgs recycles the copies of signed bytes that sigJobs carry.
+var sigMsgs = sync.Pool{New: func() any { return new([]byte) }}
 
 func newVerifier(opts VerifyOptions) *verifier {
 	if opts.Workers <= 0 {
@@ -205,11 +251,12 @@ func newVerifier(opts VerifyOptions) *verifier {
 func (v *verifier) checkSigs() {
 	defer v.wg.Done()
 	for j := range v.jobs {
-		if !ed25519.Verify(j.pub, j.msg, j.sig) {
+		if !ed25519.Verify(j.pub, *j.msg, j.sig[:]) {
 			v.mu.Lock()
 			v.bad = append(v.bad, Problem{File: j.file, Line: j.line, Seq: j.seq, HasSeq: true, Msg: "signature does not verify"})
 			v.mu.Unlock()
 		}
+		sigMsgs.Put(j.msg)
 	}
 }
 
@@ -230,7 +277,8 @@ func (v *verifier) invalid(r *Record, format string, args ...any) {
 }
 
 // pending is a line read but not yet judged: whether it is a torn line
-// depends on the line after it.
+// depends on the line after it. buf and rec are in the chunk the verifier
+// holds (take).
 type pending struct {
 	buf  []byte
 	rec  *Record
@@ -335,7 +383,7 @@ func (v *verifier) session(r *Record) {
 		s := r.Body.(*SessionStart)
 		v.cur = &SessionReport{
 			SID: hex.EncodeToString(r.SID[:]), Key: FormatPublicKey(s.Key), FirstSeq: r.Seq,
-			pub: s.Key, open: map[uint64]Call{}, Unsigned: v.pendingRecs,
+			sid: r.SID, pub: s.Key, open: map[uint64]openCall{}, Unsigned: v.pendingRecs,
 		}
 		v.pendingRecs = 0
 		v.sessions[r.SID] = v.cur
@@ -354,11 +402,13 @@ func (v *verifier) session(r *Record) {
 			// unchecked (the set is invalid already).
 			v.closeSession()
 			v.cur = &SessionReport{SID: hex.EncodeToString(r.SID[:]), Key: "(unknown: its session_start is missing)",
-				FirstSeq: r.Seq, pub: v.opts.Key, open: map[uint64]Call{}, gapped: true}
+				FirstSeq: r.Seq, sid: r.SID, pub: v.opts.Key, open: map[uint64]openCall{}, gapped: true}
 			v.sessions[r.SID] = v.cur
 			v.rep.Sessions = append(v.rep.Sessions, v.cur)
 		}
-		if v.cur == nil || v.sessions[r.SID] != v.cur {
+		// The current session is always the one its sid maps to: look
+		// the map up only for a record of another session.
+		if v.cur == nil || v.cur.sid != r.SID && v.sessions[r.SID] != v.cur {
 			v.invalid(r, "%s record outside its session", r.Kind)
 			return
 		}
@@ -373,7 +423,7 @@ func (v *verifier) session(r *Record) {
 	case *Intent:
 		s.Intents++
 		if b.Call.Type != IDNull {
-			s.open[r.Seq] = b.Call
+			s.open[r.Seq] = makeOpenCall(b.Call)
 		}
 	case *Outcome:
 		s.Outcomes++
@@ -383,8 +433,8 @@ func (v *verifier) session(r *Record) {
 			// Its intent may be in the missing records.
 		case !ok:
 			v.invalid(r, "outcome for intent seq %d, which is not an open intent of this session", b.Intent)
-		case c.Type != b.Call.Type || !bytes.Equal(c.Text, b.Call.Text):
-			v.invalid(r, "outcome call %s does not match intent seq %d's call %s", callText(b.Call), b.Intent, callText(c))
+		case !c.matches(b.Call):
+			v.invalid(r, "outcome call %s does not match intent seq %d's call %s", callText(b.Call), b.Intent, callText(c.call()))
 		}
 		delete(s.open, b.Intent)
 	case *SessionEnd:
@@ -405,8 +455,11 @@ func (v *verifier) session(r *Record) {
 	if r.Sig != nil {
 		s.Unsigned = 0
 		if s.pub != nil {
-			msg := append([]byte(nil), r.Signed...)
-			v.jobs <- sigJob{file: v.file, pub: s.pub, msg: msg, sig: r.Sig, line: v.line, seq: r.Seq}
+			msg := sigMsgs.Get().(*[]byte)
+			*msg = append((*msg)[:0], r.Signed...)
+			j := sigJob{file: v.file, pub: s.pub, msg: msg, line: v.line, seq: r.Seq}
+			copy(j.sig[:], r.Sig)
+			v.jobs <- j
 		}
 	} else {
 		s.Unsigned++

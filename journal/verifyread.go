@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 )
 
@@ -20,7 +21,10 @@ import (
 // keep every core busy as well as one big file does.
 //
 // Memory: at most 4×workers chunks in flight, each about chunkSize bytes
-// of input and its decoded records.
+// of input and its decoded records, and the chunk the verifier holds
+// (take). A chunk is recycled with its buffers and the slots its lines
+// decode into, so that reading, decoding and judging a line allocates
+// nothing in steady state.
 
 // chunkSize is the input cut into one decoder's task: large enough that
 // handing it over costs nothing next to decoding it, small enough that
@@ -28,7 +32,8 @@ import (
 const chunkSize = 256 << 10
 
 // chunk is a run of whole lines and, once decoded, their records; or a
-// marker of where a file begins or ends.
+// marker of where a file begins or ends. The records alias buf (slot), so
+// a chunk is recycled only once no record of it is in use.
 type chunk struct {
 	buf   []byte // the lines, each without its '\n'
 	ends  []int  // end of each line in buf
@@ -50,10 +55,20 @@ const (
 	markFail
 )
 
+// decoded is one line decoded: its record (valid if err is nil) and the
+// SHA-256 of its bytes.
 type decoded struct {
-	rec  *Record
+	slot
 	err  error
 	hash Digest
+}
+
+// record returns the line's record, or nil if it did not decode.
+func (d *decoded) record() *Record {
+	if d.err != nil {
+		return nil
+	}
+	return &d.rec
 }
 
 // chunkPool recycles chunks. A new chunk's buffer starts empty and grows:
@@ -197,16 +212,34 @@ func marker(m mark, file int) *chunk {
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// take judges the lines of a decoded chunk, in order, and recycles it.
+// take judges the lines of a decoded chunk, in order. The chunk's last
+// line may be left pending (judge), its record in the chunk: so the
+// verifier holds the chunk until the next line is judged, and recycles
+// the chunk it held before, whose lines are all judged.
 func (v *verifier) take(c *chunk) {
 	start := 0
 	for i, e := range c.ends {
 		line := c.buf[start:e]
 		start = e
 		v.n++
-		v.judge(&v.p, line, c.recs[i])
+		v.judge(&v.p, line, &c.recs[i])
 	}
-	chunkPool.Put(c)
+	if len(c.ends) == 0 {
+		chunkPool.Put(c)
+		return
+	}
+	v.release()
+	v.held = c
+}
+
+// release recycles the chunk the verifier holds. No pending line may be
+// in it: take calls it once the lines of the next chunk are judged,
+// endFile once the last line is.
+func (v *verifier) release() {
+	if v.held != nil {
+		chunkPool.Put(v.held)
+		v.held = nil
+	}
 }
 
 // endFile judges the last line and how the input ended. last says whether
@@ -214,6 +247,7 @@ func (v *verifier) take(c *chunk) {
 // of a log (a gap), but never inside a set (a problem).
 func (v *verifier) endFile(end readEnd, last bool) error {
 	v.flush(&v.p)
+	v.release()
 	switch {
 	case end.tooLong:
 		v.line = v.n + 1
@@ -229,9 +263,10 @@ func (v *verifier) endFile(end readEnd, last bool) error {
 	return end.err
 }
 
-// judge takes the next line and its decoding, in order.
-func (v *verifier) judge(p *pending, line []byte, d decoded) {
-	rec := d.rec
+// judge takes the next line and its decoding, in order. Both stay valid
+// while pending, until the next line is judged (take).
+func (v *verifier) judge(p *pending, line []byte, d *decoded) {
+	rec := d.record()
 	if rec != nil && rec.Kind == KindRecovery && p.ok {
 		if rv := rec.Body.(*Recovery); int64(rv.TornBytes) == int64(len(p.buf)) && rv.TornDigest == p.hash {
 			// The line before was torn by a crash and is answered by
@@ -243,21 +278,20 @@ func (v *verifier) judge(p *pending, line []byte, d decoded) {
 		}
 	}
 	v.flush(p)
-	p.buf = append(p.buf[:0], line...)
-	if rec != nil {
-		rec.Signed = p.buf[:len(rec.Signed)]
-	}
-	p.rec, p.err, p.hash, p.line, p.ok = rec, d.err, d.hash, v.n, true
+	p.buf, p.rec, p.err, p.hash, p.line, p.ok = line, rec, d.err, d.hash, v.n, true
 }
 
-// decode decodes and hashes every line of c, then marks it ready.
+// decode decodes and hashes every line of c into c.recs, reusing the
+// slots a recycled chunk holds, then marks it ready.
 func (c *chunk) decode(d *Decoder) {
+	c.recs = slices.Grow(c.recs[:0], len(c.ends))[:len(c.ends)]
 	start := 0
-	for _, e := range c.ends {
+	for i, e := range c.ends {
 		line := c.buf[start:e]
 		start = e
-		rec, err := d.Decode(line)
-		c.recs = append(c.recs, decoded{rec: rec, err: err, hash: sha256.Sum256(line)})
+		r := &c.recs[i]
+		r.err = d.decodeInto(&r.slot, line)
+		r.hash = sha256.Sum256(line)
 	}
 	close(c.ready)
 }
