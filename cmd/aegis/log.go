@@ -188,6 +188,11 @@ func (p *logPrinter) read(r io.Reader, follow bool) error {
 // it grows, across rotations: when the live file is sealed (its name now
 // points to a new file), what was written to it last is read, then the
 // segments sealed since the last record seen, then the new live file.
+//
+// Segments are listed, then read in order; a segment that is gone by the
+// time it is read (compressed meanwhile: the listing predates its .zst)
+// makes it list them again, never skip it: once a later record is seen,
+// an earlier one is never printed.
 func (p *logPrinter) follow(base string) error {
 	for {
 		f, err := os.Open(base)
@@ -196,39 +201,17 @@ func (p *logPrinter) follow(base string) error {
 		} else if err != nil {
 			return err
 		}
-		sets, err := journal.Sets([]string{base}, true)
-		if err != nil {
+		relist, err := p.segments(base)
+		if err != nil || relist || f == nil {
 			if f != nil {
 				f.Close()
 			}
-			return err
-		}
-		files, _, err := sets[0].OrderedFiles()
-		if err != nil {
-			if f != nil {
-				f.Close()
-			}
-			return err
-		}
-		for _, name := range files {
-			if name == base {
-				continue
-			}
-			if s, ok := journal.ParseSegmentName(name); ok && p.seenAny && s.Last <= p.seen {
-				continue
-			}
-			rc, err := journal.OpenSegment(name, nil)
-			if err != nil {
-				continue // compressed and removed meanwhile: its .zst is listed too
-			}
-			err = p.read(rc, true)
-			rc.Close()
 			if err != nil {
 				return err
 			}
-		}
-		if f == nil {
-			time.Sleep(followPoll)
+			if f == nil {
+				time.Sleep(followPoll)
+			}
 			continue
 		}
 		err = p.tail(f, base)
@@ -237,6 +220,41 @@ func (p *logPrinter) follow(base string) error {
 			return err
 		}
 	}
+}
+
+// segments prints the calls of the sealed segments of the log at base not
+// printed yet, in order. relist is true if one of them was removed before
+// it could be read.
+func (p *logPrinter) segments(base string) (relist bool, err error) {
+	sets, err := journal.Sets([]string{base}, true)
+	if err == nil {
+		var files []string
+		files, _, err = sets[0].OrderedFiles()
+		for _, name := range files {
+			if name == base {
+				continue
+			}
+			if s, ok := journal.ParseSegmentName(name); ok && p.seenAny && s.Last <= p.seen {
+				continue
+			}
+			rc, oerr := journal.OpenSegment(name, nil)
+			if oerr != nil {
+				if errors.Is(oerr, os.ErrNotExist) {
+					return true, nil
+				}
+				return false, oerr
+			}
+			err = p.read(rc, true)
+			rc.Close()
+			if err != nil {
+				return false, err
+			}
+		}
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return true, nil // a file listed was gone when looked at
+	}
+	return false, err
 }
 
 // followPoll is how often log -f looks for more records.

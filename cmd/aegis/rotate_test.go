@@ -299,6 +299,8 @@ func TestRotateLogFollow(t *testing.T) {
 	s.send(call("0", "first"))
 	s.recv()
 	follow := exec.Command(aegisBin, "log", "-f", "--json", f.audit)
+	var ferr bytes.Buffer
+	follow.Stderr = &ferr
 	out, _ := follow.StdoutPipe()
 	if err := follow.Start(); err != nil {
 		t.Fatal(err)
@@ -328,7 +330,9 @@ func TestRotateLogFollow(t *testing.T) {
 		select {
 		case l := <-lines:
 			if !strings.Contains(l, `"call":"`+strconv.Itoa(i)+`"`) {
-				t.Fatalf("log -f line %d = %s; want call %d", i, l, i)
+				follow.Process.Kill()
+				follow.Wait() // before reading ferr, which the process writes
+				t.Fatalf("log -f line %d = %s; want call %d\nlog -f stderr: %s", i, l, i, ferr.String())
 			}
 		case <-time.After(20 * time.Second):
 			_, zst := segmentsIn(t, f.dir)
