@@ -378,7 +378,16 @@ func (g *getter) call() Call {
 	case fastjson.TypeNull:
 		return Call{Type: IDNull}
 	case fastjson.TypeNumber:
-		return Call{Type: IDNumber, Text: v.MarshalTo(nil)}
+		// fastjson's number scanning is lax (01, 1-2, Inf, NaN), and the
+		// text is written back as read, so the canonical check would not
+		// catch a line that is not JSON: hold it to the JSON grammar.
+		text := v.MarshalTo(nil)
+		c := cursor{b: text}
+		if id := c.call(); c.bad || c.i != len(text) || id.Type != IDNumber {
+			g.fail("field \"call\" is a number that is not JSON")
+			return Call{}
+		}
+		return Call{Type: IDNumber, Text: text}
 	case fastjson.TypeString:
 		b, _ := v.StringBytes()
 		return Call{Type: IDString, Text: append([]byte(nil), b...)}

@@ -504,3 +504,25 @@ func TestVerifyHoldsChunk(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeNumberIDs: a call id that fastjson reads as a number but the
+// JSON grammar does not is no JSON line, and no record: the canonical
+// check cannot catch it, since the id is written back as read.
+func TestDecodeNumberIDs(t *testing.T) {
+	intent := genuineLine(t, `"kind":"intent"`, `"call":1,`, `"sig":`)
+	for _, tt := range []struct {
+		id   string
+		want bool // decodes
+	}{
+		{"1", true}, {"-0", true}, {"1.5e+3", true}, {"12345678901234567890123", true},
+		{"01", false}, {"1-2", false}, {"Inf", false}, {"NaN", false}, {"-", false},
+		{"1.", false}, {"+1", false}, {".5", false}, {"1e", false}, {"0x10", false},
+	} {
+		line := strings.Replace(intent, `"call":1,`, `"call":`+tt.id+`,`, 1)
+		var d Decoder
+		_, err := d.Decode([]byte(line))
+		if got := err == nil; got != tt.want {
+			t.Errorf("Decode(call %s) error = %v; want decodes = %v", tt.id, err, tt.want)
+		}
+	}
+}
