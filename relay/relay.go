@@ -7,7 +7,10 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/journal"
@@ -124,6 +127,15 @@ func (st *upstream) drop(start, end int) {
 // written to dst only once the intents are as durable as the level requires
 // before a request. Lines are written exactly as read.
 //
+// Read-ahead: when a run has records and more bytes are already waiting in
+// src (a pipe or socket: FIONREAD), the pump records the next runs too,
+// holding copies of them (up to maxReadAhead bytes), and waits once for
+// them all: with calls in flight a client sends its requests one by one,
+// and one commit group then covers them instead of one each. Nothing is
+// written before every record of the runs before it is durable, and runs
+// are written in the order read, so ordering and byte identity are as
+// without it.
+//
 // With a Gate, a line is written only if it is exactly one JSON value (white
 // space around it aside) and no tools/call in it is refused: empty lines are
 // dropped, other lines that are not one value are anomalies and dropped; the records of a refusal are as durable as
@@ -132,6 +144,8 @@ func (st *upstream) drop(start, end int) {
 func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
 	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
 	st := &upstream{}
+	more := readable(src)
+	var ra readAhead
 	for {
 		chunk, err := rd.Next()
 		if len(chunk) > 0 {
@@ -139,28 +153,16 @@ func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
 			if rerr != nil {
 				return rerr
 			}
-			if n > 0 {
-				barrier := journal.BeforeRequest
-				if st.refused {
-					barrier = journal.BeforeResponse
-				}
-				if err := r.j.Wait(last, barrier); err != nil {
-					return err
-				}
-				r.mu.Lock()
-				now := r.cfg.Clock()
-				for _, c := range st.calls {
-					c.written = now
-				}
-				r.mu.Unlock()
+			ra.add(last, n, st.refused)
+			// More requests already waiting: record them too before
+			// waiting, so that one commit group covers them all (with
+			// calls in flight a client sends them one by one).
+			if ra.n > 0 && err == nil && more != nil && ra.bytes+len(chunk) <= maxReadAhead && more() {
+				ra.hold(chunk, st)
+				continue
 			}
-			// Refusals first: on the client's stream a refusal comes before
-			// the answer to any request sent after it.
-			if len(st.answer) > 0 {
-				r.writeClient(st.answer)
-			}
-			if werr := writeKept(dst, chunk, st.drops); werr != nil {
-				return fmt.Errorf("relay: write to child: %w", werr)
+			if werr := r.relayRuns(dst, &ra, chunk, st); werr != nil {
+				return werr
 			}
 			if len(chunk) > readSize {
 				// A line longer than the Reader's buffer: st (its Frame,
@@ -168,10 +170,127 @@ func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
 				// alive once the Reader drops it.
 				*st = upstream{}
 			}
+		} else if len(ra.runs) > 0 {
+			// Next failed after runs were held: they go first, as they
+			// would have without read-ahead.
+			if werr := r.relayRuns(dst, &ra, nil, st); werr != nil {
+				return werr
+			}
 		}
 		if err != nil {
 			return pumpErr(err)
 		}
+	}
+}
+
+// maxReadAhead bounds the bytes a pump holds, recorded and not yet
+// relayed, while it reads on.
+const maxReadAhead = 1 << 20
+
+// readAhead is the runs a pump has recorded and holds (copies: the
+// Reader reuses its buffer) while it reads more, and the records they
+// wait for.
+type readAhead struct {
+	runs    []heldRun
+	bytes   int
+	last    uint64 // the last record appended for the runs and the current one
+	n       int    // records appended for them
+	refused bool
+}
+
+type heldRun struct {
+	chunk  []byte
+	drops  [][2]int
+	answer []byte
+	calls  []*call
+}
+
+func (ra *readAhead) add(last uint64, n int, refused bool) {
+	if n > 0 {
+		ra.last, ra.n = last, ra.n+n
+	}
+	ra.refused = ra.refused || refused
+}
+
+func (ra *readAhead) hold(chunk []byte, st *upstream) {
+	ra.runs = append(ra.runs, heldRun{
+		chunk:  append([]byte(nil), chunk...),
+		drops:  append([][2]int(nil), st.drops...),
+		answer: append([]byte(nil), st.answer...),
+		calls:  append([]*call(nil), st.calls...),
+	})
+	ra.bytes += len(chunk)
+}
+
+// relayRuns waits until the records of the held runs and of the current
+// one (chunk, st; none if chunk is nil) are as durable as the level
+// requires, then relays them in order: each run's refusals to the client,
+// then its lines to the child.
+func (r *Relay) relayRuns(dst io.Writer, ra *readAhead, chunk []byte, st *upstream) error {
+	if ra.n > 0 {
+		barrier := journal.BeforeRequest
+		if ra.refused {
+			barrier = journal.BeforeResponse
+		}
+		if err := r.j.Wait(ra.last, barrier); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		now := r.cfg.Clock()
+		for _, h := range ra.runs {
+			for _, c := range h.calls {
+				c.written = now
+			}
+		}
+		if chunk != nil {
+			for _, c := range st.calls {
+				c.written = now
+			}
+		}
+		r.mu.Unlock()
+	}
+	for _, h := range ra.runs {
+		if err := r.relayRun(dst, h.chunk, h.drops, h.answer); err != nil {
+			return err
+		}
+	}
+	clear(ra.runs)
+	*ra = readAhead{runs: ra.runs[:0]}
+	if chunk == nil {
+		return nil
+	}
+	return r.relayRun(dst, chunk, st.drops, st.answer)
+}
+
+// relayRun writes a run's refusal frames to the client, then its lines but
+// the dropped ones to the child: on the client's stream a refusal comes
+// before the answer to any request sent after it.
+func (r *Relay) relayRun(dst io.Writer, chunk []byte, drops [][2]int, answer []byte) error {
+	if len(answer) > 0 {
+		r.writeClient(answer)
+	}
+	if err := writeKept(dst, chunk, drops); err != nil {
+		return fmt.Errorf("relay: write to child: %w", err)
+	}
+	return nil
+}
+
+// readable returns a function that reports whether r has bytes to read
+// right now (FIONREAD, which Linux calls TIOCINQ; SIOCINQ on sockets), or
+// nil where it cannot tell.
+func readable(r io.Reader) func() bool {
+	sc, ok := r.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return func() bool {
+		n := 0
+		rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+		return n > 0
 	}
 }
 
@@ -519,16 +638,49 @@ func (r *Relay) appendOutcome(c *call, resp []byte, status, reason string, now t
 // Downstream relays child→client until the child's EOF (nil) or an error.
 // A response whose id matches a call in flight gets its outcome appended,
 // and the run of lines carrying it is written to dst only once the outcome
-// is as durable as the level requires before a response. If the client is
-// gone, Downstream keeps reading and recording until the child's EOF and
-// then returns the write error.
+// is as durable as the level requires before a response (with Upstream's
+// read-ahead). If the client is gone, Downstream keeps reading and
+// recording until the child's EOF and then returns the write error.
 func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
+	more := readable(src)
 	var (
 		cl   frame.Classifier
 		f    frame.Frame
 		werr error
+		ra   readAhead // as in Upstream: runs recorded, held while more is read
 	)
+	write := func(chunk []byte) {
+		if werr != nil {
+			return
+		}
+		if r.cfg.Gate != nil {
+			r.wmu.Lock()
+		}
+		_, werr = dst.Write(chunk)
+		if r.cfg.Gate != nil {
+			r.wmu.Unlock()
+		}
+		if werr != nil {
+			werr = fmt.Errorf("relay: write to client: %w", werr)
+		}
+	}
+	release := func(chunk []byte) error {
+		if ra.n > 0 {
+			if err := r.j.Wait(ra.last, journal.BeforeResponse); err != nil {
+				return err
+			}
+		}
+		for _, h := range ra.runs {
+			write(h.chunk)
+		}
+		clear(ra.runs)
+		ra = readAhead{runs: ra.runs[:0]}
+		if chunk != nil {
+			write(chunk)
+		}
+		return nil
+	}
 	for {
 		chunk, err := rd.Next()
 		if len(chunk) > 0 {
@@ -536,26 +688,22 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 			if rerr != nil {
 				return rerr
 			}
-			if n > 0 {
-				if err := r.j.Wait(last, journal.BeforeResponse); err != nil {
-					return err
-				}
+			ra.add(last, n, false)
+			if ra.n > 0 && err == nil && more != nil && ra.bytes+len(chunk) <= maxReadAhead && more() {
+				ra.runs = append(ra.runs, heldRun{chunk: append([]byte(nil), chunk...)})
+				ra.bytes += len(chunk)
+				continue
 			}
-			if werr == nil {
-				if r.cfg.Gate != nil {
-					r.wmu.Lock()
-				}
-				_, werr = dst.Write(chunk)
-				if r.cfg.Gate != nil {
-					r.wmu.Unlock()
-				}
-				if werr != nil {
-					werr = fmt.Errorf("relay: write to client: %w", werr)
-				}
+			if err := release(chunk); err != nil {
+				return err
 			}
 			if len(chunk) > readSize {
 				// As in Upstream: let a long line's buffer go.
 				cl, f = frame.Classifier{}, frame.Frame{}
+			}
+		} else if len(ra.runs) > 0 {
+			if err := release(nil); err != nil {
+				return err
 			}
 		}
 		if err != nil {
