@@ -24,6 +24,9 @@ type DurabilityResult struct {
 	Fsync      Stats `json:"fdatasync"`  // the raw floor, in the same rounds
 	Write      Stats `json:"write"`      // a write of the same append, no sync
 	SignHash   Stats `json:"sign_hash"`  // ed25519.Sign + sha256 of one record
+	// ReplyShape is reply's sync without aegis: an append, a round trip
+	// to the echo server (not counted), another append, fdatasync.
+	ReplyShape Stats `json:"reply_shape"`
 	// Needed is what recording a call needs at none, in ns: two records,
 	// each signed, hashed and written.
 	Needed float64 `json:"needed_ns"`
@@ -64,17 +67,20 @@ type LevelResult struct {
 func (h *harness) durabilitySection(ctx context.Context) error {
 	// One wrap per level, and one more for the unrecorded pings, so that
 	// each process's CPU time belongs to one kind of op.
-	procs := make([]*proc, len(levels)+1)
+	procs := make([]*proc, len(levels)+2)
 	audits := make([]string, len(levels))
 	defer func() { stopAll(procs...) }()
 	for i := range procs {
-		name, audit := "strict", h.newAudit("durability-unrecorded")
+		target, name, audit := "wrap", "strict", h.newAudit("durability-unrecorded")
 		if i < len(levels) {
 			name = levels[i].name
 			audits[i] = h.newAudit("durability-" + name)
 			audit = audits[i]
 		}
-		p, err := h.startTarget(ctx, "wrap", Pipes, name, audit, echoOpts{})
+		if i == len(levels)+1 {
+			target = "direct" // the echo server alone, for the reply shape
+		}
+		p, err := h.startTarget(ctx, target, Pipes, name, audit, echoOpts{})
 		if err != nil {
 			return err
 		}
@@ -93,10 +99,10 @@ func (h *harness) durabilitySection(ctx context.Context) error {
 
 	block := max(2, min(h.it.block, 10))
 	calls := make([]samples, len(levels))
-	var unrec, syncs, writes, signs samples
+	var unrec, syncs, writes, signs, shapes samples
 	meters := meterAll(procs)
 	// One op kind per slot; the order rotates round by round.
-	slots := len(levels) + 4
+	slots := len(levels) + 5
 	for round := 0; calls[0].n() < h.it.durability && ctx.Err() == nil; round++ {
 		for k := range slots {
 			i := (round + k) % slots
@@ -116,6 +122,9 @@ func (h *harness) durabilitySection(ctx context.Context) error {
 				case i == len(levels)+2:
 					d, err = sf.write()
 					writes.add(d)
+				case i == len(levels)+3:
+					d, err = sf.replyShape(procs[len(levels)+1])
+					shapes.add(d)
 				default:
 					signs.add(sh.op(20))
 				}
@@ -126,7 +135,7 @@ func (h *harness) durabilitySection(ctx context.Context) error {
 		}
 	}
 	cpu := make([]Num, len(procs))
-	for i, m := range meters {
+	for i, m := range meters[:len(levels)+1] {
 		n := unrec.n()
 		if i < len(levels) {
 			n = calls[i].n()
@@ -139,7 +148,7 @@ func (h *harness) durabilitySection(ctx context.Context) error {
 		return err
 	}
 
-	r := &DurabilityResult{Unrecorded: unrec.stats(), Fsync: syncs.stats(), Write: writes.stats(), SignHash: signs.stats(), UnrecordedCPU: cpu[len(levels)]}
+	r := &DurabilityResult{Unrecorded: unrec.stats(), Fsync: syncs.stats(), Write: writes.stats(), SignHash: signs.stats(), ReplyShape: shapes.stats(), UnrecordedCPU: cpu[len(levels)]}
 	r.Needed = 2 * (r.SignHash.Median + r.Write.Median)
 	fs := r.Fsync.Median
 	for i, lv := range levels {

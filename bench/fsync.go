@@ -50,6 +50,25 @@ func (s *syncFile) write() (time.Duration, error) {
 	return time.Since(t0), err
 }
 
+// replyShape is what reply's fdatasync has to do, without aegis: append
+// (the intent), a round trip through p (the child's answer; its time is
+// not counted), append (the outcome), fdatasync both.
+func (s *syncFile) replyShape(p *proc) (time.Duration, error) {
+	t0 := time.Now()
+	if _, err := unix.Write(s.fd, floorLine); err != nil {
+		return 0, err
+	}
+	rt, _, err := p.roundTrip(callReq)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := unix.Write(s.fd, floorLine); err != nil {
+		return 0, err
+	}
+	err = unix.Fdatasync(s.fd)
+	return time.Since(t0) - rt, err
+}
+
 func (s *syncFile) close() { unix.Close(s.fd) }
 
 // signHasher is what a record needs besides its bytes: an Ed25519

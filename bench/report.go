@@ -61,7 +61,8 @@ func (res *Results) WriteMarkdown(w io.Writer) {
 	if d := res.Durability; d != nil {
 		p("\n## Recorded tools/call by durability (lock-step, pipes)\n\n")
 		p("Floors from the same rounds: fdatasync %s (p99 %s); unrecorded ping through wrap %s (wrap's CPU %s); ", us(d.Fsync.Median), us(d.Fsync.P99), us(d.Unrecorded.Median), us(float64(d.UnrecordedCPU)))
-		p("write of a record %s; ed25519 sign + sha256 of a record %s; a call's two records need %s.\n\n", us(d.Write.Median), us(d.SignHash.Median), us(d.Needed))
+		p("write of a record %s; ed25519 sign + sha256 of a record %s; a call's two records need %s. ", us(d.Write.Median), us(d.SignHash.Median), us(d.Needed))
+		p("Reply's shape without aegis (append, a round trip to the echo server not counted, append, fdatasync): %s, %s of the fdatasync floor.\n\n", us(d.ReplyShape.Median), fx(ratio(d.ReplyShape.Median, d.Fsync.Median)))
 		p("| level | fdatasyncs on path | median | p99 | floor | ratio | p99 ratio | ÷ 1 fdatasync | over unrecorded | recording ÷ floor | rest | wrap CPU/call | CPU over unrecorded |\n|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, lv := range d.Levels {
 			floor := fmt.Sprintf("%d × fdatasync", lv.Syncs)

@@ -95,6 +95,9 @@ func summarise(res *Results) []SpecRow {
 						us(lv.OverUnrecorded), us(lv.Call.Median), us(d.Unrecorded.Median), fx(lv.Ratio), us(lv.Call.P99), us(float64(lv.CPU))),
 					Ratio: lv.Recording,
 				}
+				if lv.Level == "reply" && d.ReplyShape.Median > 0 {
+					r.Measured += fmt.Sprintf("; its shape without aegis (append, round trip, append, fdatasync) costs %s of the floor", fx(ratio(d.ReplyShape.Median, d.Fsync.Median)))
+				}
 				r.judge("le", 1.10, true)
 				rows = append(rows, r)
 			case "none":
