@@ -63,8 +63,15 @@ func TestSignerFallback(t *testing.T) {
 	}
 }
 
-// waitFull waits until the pool holds every nonce it can.
+// waitFull asks for a refill and waits until the pool holds every nonce it
+// can. (Sign asks only once half the pool is used, so a pool left between
+// half and full, as a goroutine descheduled mid-run can leave it, is
+// never topped up on its own.)
 func waitFull(g *signer) {
+	select {
+	case g.refill <- struct{}{}:
+	default:
+	}
 	for poolLen(g) < nonces {
 		runtime.Gosched()
 	}
