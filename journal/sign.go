@@ -120,6 +120,28 @@ func (g *signer) newNonce() nonce {
 	return n
 }
 
+// topUp adds up to n nonces to the pool, on the caller's goroutine, and
+// stops early once the pool is full.
+func (g *signer) topUp(n int) {
+	if g.refill == nil {
+		return
+	}
+	for range n {
+		g.mu.Lock()
+		full := len(g.pool) == cap(g.pool)
+		g.mu.Unlock()
+		if full {
+			return
+		}
+		nc := g.newNonce()
+		g.mu.Lock()
+		if len(g.pool) < cap(g.pool) {
+			g.pool = append(g.pool, nc)
+		}
+		g.mu.Unlock()
+	}
+}
+
 // take pops a nonce, asking for a refill once half the pool is used.
 func (g *signer) take() (n nonce, ok bool) {
 	g.mu.Lock()

@@ -82,3 +82,27 @@ func poolLen(g *signer) int {
 	defer g.mu.Unlock()
 	return len(g.pool)
 }
+
+// TestSignerTopUp: topUp adds nonces on the caller's goroutine, never past
+// the pool's size, and does nothing for a signer without a pool.
+func TestSignerTopUp(t *testing.T) {
+	_, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newSigner(key, true)
+	defer g.Close()
+	waitFull(g)
+	for range nonces / 2 {
+		g.Sign([]byte("x")) // down to half: asks the filler for more
+	}
+	g.topUp(nonces) // races the filler; neither may overfill
+	if n := poolLen(g); n != nonces {
+		t.Errorf("after topUp(%d) the pool holds %d; want %d", nonces, n, nonces)
+	}
+	std := newSigner(key, false)
+	std.topUp(3)
+	if n := poolLen(std); n != 0 {
+		t.Errorf("topUp on a signer without a pool: %d nonces; want 0", n)
+	}
+}

@@ -161,9 +161,11 @@ func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
 				ra.hold(chunk, st)
 				continue
 			}
+			recorded := ra.n
 			if werr := r.relayRuns(dst, &ra, chunk, st); werr != nil {
 				return werr
 			}
+			r.spare(recorded, more)
 			if len(chunk) > readSize {
 				// A line longer than the Reader's buffer: st (its Frame,
 				// intent and Classifier) aliases it, and must not keep it
@@ -273,6 +275,15 @@ func (r *Relay) relayRun(dst io.Writer, chunk []byte, drops [][2]int, answer []b
 		return fmt.Errorf("relay: write to child: %w", err)
 	}
 	return nil
+}
+
+// spare has the journal do the signing work of the records just relayed
+// ahead of time for the next ones, when nothing more is waiting to be read:
+// the pump would only wait. (journal.Spare.)
+func (r *Relay) spare(recorded int, more func() bool) {
+	if recorded > 0 && (more == nil || !more()) {
+		r.j.Spare(recorded)
+	}
 }
 
 // readable returns a function that reports whether r has bytes to read
@@ -694,9 +705,11 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 				ra.bytes += len(chunk)
 				continue
 			}
+			recorded := ra.n
 			if err := release(chunk); err != nil {
 				return err
 			}
+			r.spare(recorded, more)
 			if len(chunk) > readSize {
 				// As in Upstream: let a long line's buffer go.
 				cl, f = frame.Classifier{}, frame.Frame{}
