@@ -165,8 +165,8 @@ func (l *lingerer) wake() {
 
 func (l *lingerer) close() { l.f.Close() }
 
-// linger is the leader's wait before a sync (see above). Called by flush
-// with mu held and flushing set; returns with mu held.
+// linger is the leader's wait before a sync (see above). Called by Wait,
+// before flush, with mu held and flushing set; returns with mu held.
 func (j *Journal) linger() {
 	if j.lingerer == nil || j.syncCost <= 0 {
 		return
