@@ -28,15 +28,16 @@ const nonces = 64
 // does not depend on how r was chosen, only that it is secret, uniform and
 // never used twice; so the signer draws r = SHA-512(prefix ‖ 64 bytes from
 // crypto/rand) mod ℓ — the key's secret prefix hedges against a predictable
-// random source — computes R = r·B ahead of time in a background
-// goroutine, and leaves two hashes and one multiply-add per signature on
-// the path. Each nonce is popped from the pool under its lock exactly
+// random source — computes R = r·B ahead of time, on a goroutine with
+// time to spare (topUp, Journal.Spare) or else in a background goroutine,
+// and leaves two hashes and one multiply-add per signature on the path. Each nonce is popped from the pool under its lock exactly
 // once, so none is ever used twice; when the pool is empty, Sign falls
 // back to crypto/ed25519's deterministic signature. Either way the result
 // verifies with ed25519.Verify; verify cannot tell them apart.
 //
 // Sign must not be called concurrently (the journal's leader is its only
-// caller). Close stops the goroutine that fills the pool.
+// caller); topUp may be, with Sign and with itself. Close stops the
+// goroutine that fills the pool.
 type signer struct {
 	key    ed25519.PrivateKey
 	s      edwards25519.Scalar // the secret scalar
