@@ -187,32 +187,40 @@ type rwStep struct {
 
 func (s *rwStep) relay(want int) error {
 	for s.frames < want {
-		if s.start > 0 {
-			s.end = copy(s.buf, s.buf[s.start:s.end])
-			s.start = 0
-		}
-		if s.end == len(s.buf) {
-			return errStepBuffer
-		}
-		n, err := s.read(s.src, s.buf[s.end:])
-		if err != nil {
+		if err := s.step(); err != nil {
 			return err
 		}
-		if n == 0 {
-			return io.ErrUnexpectedEOF
-		}
-		s.end += n
-		stop := lastLineEnd(s.buf[:s.end], s.start+s.scanned)
-		if stop < 0 {
-			s.scanned = s.end - s.start
-			continue
-		}
-		s.lines(s.buf[s.start:stop])
-		if err := s.writeAll(s.dst, s.buf[s.start:stop]); err != nil {
-			return err
-		}
-		s.start, s.scanned = stop, s.end-stop
 	}
+	return nil
+}
+
+// step reads once, then scans, hashes and writes the whole lines buffered.
+func (s *rwStep) step() error {
+	if s.start > 0 {
+		s.end = copy(s.buf, s.buf[s.start:s.end])
+		s.start = 0
+	}
+	if s.end == len(s.buf) {
+		return errStepBuffer
+	}
+	n, err := s.read(s.src, s.buf[s.end:])
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return io.ErrUnexpectedEOF
+	}
+	s.end += n
+	stop := lastLineEnd(s.buf[:s.end], s.start+s.scanned)
+	if stop < 0 {
+		s.scanned = s.end - s.start
+		return nil
+	}
+	s.lines(s.buf[s.start:stop])
+	if err := s.writeAll(s.dst, s.buf[s.start:stop]); err != nil {
+		return err
+	}
+	s.start, s.scanned = stop, s.end-stop
 	return nil
 }
 
@@ -258,8 +266,9 @@ func lastLineEnd(b []byte, from int) int {
 // bytes in buf already, drops them from hold (splice to /dev/null) and
 // reads the rest of the line from src, until buf holds no partial line.
 type teeStep struct {
-	stepStats
-	src, dst pollFD
+	// The read/write fallback mode is rwStep's step, on the same buffer;
+	// rwStep also carries the stats and the two ends.
+	rwStep
 	direct   bool // hold is src (a pipe)
 	hold     int  // read end of the pipe of unforwarded bytes
 	holdW    int  // !direct: write end of hold
@@ -269,12 +278,9 @@ type teeStep struct {
 	cap      int  // hold's capacity in bytes (F_GETPIPE_SZ)
 	holdMax  int  // !direct: most bytes hold may take (see doFillHold)
 	page     int
-	buf      []byte
 	held     int // buf[:held] is hold's head, scanned: no '\n' in it
 
-	// Fallback (read/write) mode: as rwStep.
-	reading             bool
-	start, end, scanned int
+	reading bool // in the fallback mode
 
 	teeNewFn   func(uintptr) bool
 	fillHoldFn func(uintptr) bool
@@ -499,34 +505,12 @@ func (s *teeStep) fallback(n int) error {
 	return nil
 }
 
-// readMode is rwStep.relay's body; it returns to tee mode as soon as buf
+// readMode is one rwStep step; it returns to tee mode as soon as buf
 // holds no partial line, so that the next line can be held again.
 func (s *teeStep) readMode() error {
-	if s.start > 0 {
-		s.end = copy(s.buf, s.buf[s.start:s.end])
-		s.start = 0
-	}
-	if s.end == len(s.buf) {
-		return errStepBuffer
-	}
-	n, err := s.read(s.src, s.buf[s.end:])
-	if err != nil {
+	if err := s.step(); err != nil {
 		return err
 	}
-	if n == 0 {
-		return io.ErrUnexpectedEOF
-	}
-	s.end += n
-	stop := lastLineEnd(s.buf[:s.end], s.start+s.scanned)
-	if stop < 0 {
-		s.scanned = s.end - s.start
-		return nil
-	}
-	s.lines(s.buf[s.start:stop])
-	if err := s.writeAll(s.dst, s.buf[s.start:stop]); err != nil {
-		return err
-	}
-	s.start, s.scanned = stop, s.end-stop
 	if s.start == s.end {
 		s.reading = false
 	}
@@ -667,7 +651,7 @@ func newStep(e *ends, tee, direct bool, t *teeRes, buf []byte, onLine func(journ
 		s.bind(onLine)
 		return s, nil
 	}
-	s := &teeStep{src: src, dst: dst, direct: direct, scR: t.scR, scW: t.scW, null: t.null, page: os.Getpagesize(), buf: buf}
+	s := &teeStep{rwStep: rwStep{src: src, dst: dst, buf: buf}, direct: direct, scR: t.scR, scW: t.scW, null: t.null, page: os.Getpagesize()}
 	s.bind(onLine)
 	s.teeNewFn, s.fillHoldFn = s.doTeeNew, s.doFillHold
 	s.hold = src.fd
