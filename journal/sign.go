@@ -83,17 +83,7 @@ func newSigner(key ed25519.PrivateKey, precompute bool) *signer {
 func (g *signer) fill() {
 	defer close(g.done)
 	for {
-		for {
-			g.mu.Lock()
-			full := len(g.pool) == cap(g.pool)
-			g.mu.Unlock()
-			if full {
-				break
-			}
-			n := g.newNonce()
-			g.mu.Lock()
-			g.pool = append(g.pool, n)
-			g.mu.Unlock()
+		for !g.addOne() {
 			select {
 			case <-g.stop:
 				return
@@ -128,19 +118,30 @@ func (g *signer) topUp(n int) {
 		return
 	}
 	for range n {
-		g.mu.Lock()
-		full := len(g.pool) == cap(g.pool)
-		g.mu.Unlock()
-		if full {
+		if g.addOne() {
 			return
 		}
-		nc := g.newNonce()
-		g.mu.Lock()
-		if len(g.pool) < cap(g.pool) {
-			g.pool = append(g.pool, nc)
-		}
-		g.mu.Unlock()
 	}
+}
+
+// addOne adds a nonce to the pool and reports whether the pool was full
+// already (then it adds none). The nonce is made without the lock held,
+// so fill and topUp may race: the later one finds the pool full and
+// drops its nonce, which was never used.
+func (g *signer) addOne() (full bool) {
+	g.mu.Lock()
+	full = len(g.pool) == cap(g.pool)
+	g.mu.Unlock()
+	if full {
+		return true
+	}
+	n := g.newNonce()
+	g.mu.Lock()
+	if len(g.pool) < cap(g.pool) {
+		g.pool = append(g.pool, n)
+	}
+	g.mu.Unlock()
+	return false
 }
 
 // take pops a nonce, asking for a refill once half the pool is used.
