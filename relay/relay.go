@@ -298,9 +298,11 @@ func readable(r io.Reader) func() bool {
 	if err != nil {
 		return nil
 	}
-	return func() bool {
-		n := 0
-		rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	n := 0
+	probe := func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }
+	return func() bool { // made once per pump: a call allocates nothing
+		n = 0
+		rc.Control(probe)
 		return n > 0
 	}
 }
