@@ -253,6 +253,10 @@ func TestOrdering(t *testing.T) {
 	}
 }
 
+// shortGrace is the --grace of tests whose child never exits by itself:
+// they wait it out, once or twice.
+var shortGrace = []string{"--grace", "300ms"}
+
 func TestLifecycle(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -275,7 +279,7 @@ func TestLifecycle(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			s := f.start(t, nil, tt.env, child(tt.mode)...)
+			s := f.start(t, shortGrace, tt.env, child(tt.mode)...)
 			for _, l := range tt.send {
 				s.send(l)
 			}
@@ -532,7 +536,7 @@ func TestDuplicateIDsInFlight(t *testing.T) {
 // recorded unanswered (evicted), never dropped, and memory stays bounded.
 func TestPendingCap(t *testing.T) {
 	f := newFixture(t)
-	s := f.start(t, []string{"--max-pending", "2"}, nil, child("hang")...)
+	s := f.start(t, append([]string{"--max-pending", "2"}, shortGrace...), nil, child("hang")...)
 	for i := range 5 {
 		s.send(call(strconv.Itoa(i), "x"))
 	}
