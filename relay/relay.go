@@ -214,14 +214,41 @@ func (ra *readAhead) add(last uint64, n int, refused bool) {
 	ra.refused = ra.refused || refused
 }
 
+// hold keeps a copy of a run and of what st says of it. The copies go
+// into the buffers of earlier rounds' runs: a steady flow of calls in
+// flight reads ahead without allocating.
 func (ra *readAhead) hold(chunk []byte, st *upstream) {
-	ra.runs = append(ra.runs, heldRun{
-		chunk:  append([]byte(nil), chunk...),
-		drops:  append([][2]int(nil), st.drops...),
-		answer: append([]byte(nil), st.answer...),
-		calls:  append([]*call(nil), st.calls...),
-	})
+	h := ra.slot(chunk)
+	if st != nil {
+		h.drops = append(h.drops[:0], st.drops...)
+		h.answer = append(h.answer[:0], st.answer...)
+		h.calls = append(h.calls[:0], st.calls...)
+	}
+}
+
+// slot returns the next held run, its chunk a copy of chunk and the rest
+// empty.
+func (ra *readAhead) slot(chunk []byte) *heldRun {
+	n := len(ra.runs)
+	if n < cap(ra.runs) {
+		ra.runs = ra.runs[:n+1]
+	} else {
+		ra.runs = append(ra.runs, heldRun{})
+	}
+	h := &ra.runs[n]
+	h.chunk = append(h.chunk[:0], chunk...)
+	h.drops, h.answer, h.calls = h.drops[:0], h.answer[:0], h.calls[:0]
 	ra.bytes += len(chunk)
+	return h
+}
+
+// reset empties ra once its runs are relayed, keeping their buffers (at
+// most maxReadAhead bytes of copies) but not their calls.
+func (ra *readAhead) reset() {
+	for i := range ra.runs {
+		clear(ra.runs[i].calls)
+	}
+	*ra = readAhead{runs: ra.runs[:0]}
 }
 
 // relayRuns waits until the records of the held runs and of the current
@@ -256,8 +283,7 @@ func (r *Relay) relayRuns(dst io.Writer, ra *readAhead, chunk []byte, st *upstre
 			return err
 		}
 	}
-	clear(ra.runs)
-	*ra = readAhead{runs: ra.runs[:0]}
+	ra.reset()
 	if chunk == nil {
 		return nil
 	}
@@ -687,8 +713,7 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 		for _, h := range ra.runs {
 			write(h.chunk)
 		}
-		clear(ra.runs)
-		ra = readAhead{runs: ra.runs[:0]}
+		ra.reset()
 		if chunk != nil {
 			write(chunk)
 		}
@@ -703,8 +728,7 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 			}
 			ra.add(last, n, false)
 			if ra.n > 0 && err == nil && more != nil && ra.bytes+len(chunk) <= maxReadAhead && more() {
-				ra.runs = append(ra.runs, heldRun{chunk: append([]byte(nil), chunk...)})
-				ra.bytes += len(chunk)
+				ra.hold(chunk, nil)
 				continue
 			}
 			recorded := ra.n
