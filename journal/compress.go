@@ -145,6 +145,11 @@ func (z *compressor) one(path string) error {
 	}
 	defer src.Close()
 	size, err := src.Size()
+	if err == nil {
+		// (A segment sealed without RENAME_EXCHANGE is named before its
+		// pre-zeroed space is cut off: a crash may leave it.)
+		size, err = contentEnd(src, size)
+	}
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,15 @@
 // for the records those calls are about to produce, so that one sync
 // covers them all (linger.go); a lone call never waits.
 //
+// At strict and reply, where a sync is on every call's path, records are
+// written over pre-zeroed space (prezero.go): a background goroutine keeps
+// about a MiB of zeros, written and synced, ahead of the content, so the
+// fdatasync after a group writes data back and commits no new file size
+// (86–95 µs here, against 133–144 µs after an append). The content of a log
+// file ends at its last byte that is not NUL (no record holds one): a NUL
+// run at the end of a file is unused space, which readers skip
+// (ContentReader) and Close and sealing truncate away.
+//
 // On any write or sync error the journal fails closed: the error is sticky,
 // every pending and later Append and Wait returns it, and the file is never
 // written or synced again (after a failed fdatasync the kernel may have
@@ -59,8 +68,10 @@
 //
 // A crash of aegis leaves every record whose write returned in the file (the
 // page cache survives a process); a power loss can lose what was not yet
-// synced, as the level allows. Either may leave a torn last line. Open never
-// rewrites or truncates existing bytes: it ends a torn line with '\n' and
+// synced, as the level allows. Either may leave a torn last line, and a
+// crash may leave pre-zeroed space at the end of the file. Open never
+// rewrites or truncates existing bytes but that space's NULs, which it
+// writes over: it ends a torn line with '\n' and
 // writes a recovery record (torn_bytes, torn_digest) whose prev chains to the
 // last intact line, followed by the new session's session_start.
 //

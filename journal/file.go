@@ -12,8 +12,10 @@ import (
 // File is the journal's view of the audit file. All of the journal's I/O
 // goes through it, so tests can inject failures (see FS).
 type File interface {
-	io.Writer // appends: the file is opened O_APPEND
+	io.Writer // appends at Size
 	io.ReaderAt
+	// Size is where the file's content ends: for a log opened to append
+	// to, before any pre-zeroed space (see preZero).
 	Size() (int64, error)
 	Sync() error // fdatasync(2)
 	Close() error
@@ -89,13 +91,48 @@ const (
 // OSFS is the operating system's filesystem.
 type OSFS struct{}
 
-type osFile struct{ f *os.File }
+type osFile struct {
+	f *os.File
+	z *zeroer // nil for files opened only to read
+}
 
-func (f osFile) Write(p []byte) (int, error)             { return f.f.Write(p) }
-func (f osFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
-func (f osFile) Close() error                            { return f.f.Close() }
+func (f *osFile) Write(p []byte) (int, error) {
+	if f.z == nil {
+		return 0, errors.New("journal: file opened for reading only")
+	}
+	return f.z.write(p)
+}
 
-func (f osFile) Size() (int64, error) {
+func (f *osFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
+
+func (f *osFile) Close() error {
+	if f.z == nil {
+		return f.f.Close()
+	}
+	_, err := f.z.trim()
+	if cerr := f.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (f *osFile) preZero(chunk int64) {
+	if f.z != nil {
+		f.z.preZero(chunk)
+	}
+}
+
+func (f *osFile) trim() (bool, error) {
+	if f.z == nil {
+		return false, nil
+	}
+	return f.z.trim()
+}
+
+func (f *osFile) Size() (int64, error) {
+	if f.z != nil {
+		return f.z.content(), nil
+	}
 	st, err := f.f.Stat()
 	if err != nil {
 		return 0, err
@@ -105,9 +142,20 @@ func (f osFile) Size() (int64, error) {
 
 // Sync uses fdatasync: the file's data and the size that reaches it, not
 // its timestamps. Retrying after EINTR is safe; after any other error the
-// journal never calls Sync again.
-func (f osFile) Sync() error {
-	sc, err := f.f.SyscallConn()
+// journal never calls Sync again. A failed sync of pre-zeroing is
+// returned here too: it may have consumed the error of the records'
+// pages.
+func (f *osFile) Sync() error {
+	if f.z != nil {
+		if err := f.z.failed(); err != nil {
+			return err
+		}
+	}
+	return fdatasync(f.f)
+}
+
+func fdatasync(f *os.File) error {
+	sc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
@@ -140,10 +188,10 @@ func (OSFS) CreateLocked(path string) (File, error) {
 // creating it.
 func openLocked(path string, syncNew bool) (File, error) {
 	created := true
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) && syncNew {
 		created = false
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+		f, err = os.OpenFile(path, os.O_RDWR, 0)
 	}
 	if err != nil {
 		return nil, err
@@ -162,11 +210,15 @@ func openLocked(path string, syncNew bool) (File, error) {
 	if err == nil && created && syncNew {
 		err = syncDir(filepath.Dir(path))
 	}
+	var z *zeroer
+	if err == nil {
+		z, err = newZeroer(f)
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return osFile{f}, nil
+	return &osFile{f: f, z: z}, nil
 }
 
 // OpenRead implements FS.
@@ -175,7 +227,7 @@ func (OSFS) OpenRead(path string) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return osFile{f}, nil
+	return &osFile{f: f}, nil
 }
 
 // Create implements FS.
@@ -184,7 +236,7 @@ func (OSFS) Create(path string) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return osFile{f}, nil
+	return &osFile{f: f, z: newZeroerAt(f, 0, 0)}, nil
 }
 
 // Rename implements FS with renameat2(2). Where the filesystem refuses its

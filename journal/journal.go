@@ -213,6 +213,7 @@ func Open(path string, opts Options) (*Journal, error) {
 	j.sign = newSigner(opts.Key, !opts.StandardSignatures)
 	if j.dur.Level >= Reply {
 		j.lingerer = newLingerer()
+		preZeroOn(j.f)
 	}
 	if j.dur.Level == Interval {
 		j.stop, j.done = make(chan struct{}), make(chan struct{})

@@ -30,6 +30,9 @@ func readTail(f File, path string) (tail, error) {
 	if err != nil {
 		return t, &IOError{Op: "stat", Path: path, Err: err}
 	}
+	if size, err = contentEnd(f, size); err != nil {
+		return t, &IOError{Op: "read", Path: path, Err: err}
+	}
 	if size == 0 {
 		return t, nil
 	}

@@ -218,6 +218,9 @@ func (r *rotator) swap(spare File, last uint64, synced bool) error {
 		return &IOError{Op: "rotate", Path: r.path, Err: err}
 	}
 	j.f = spare
+	if j.dur.Level >= Reply {
+		preZeroOn(spare)
+	}
 	r.size, r.first, r.asked = 0, last+1, false
 	hook(stepSwap)
 	r.enqueue(t)
@@ -324,11 +327,12 @@ func (r *rotator) spareReady(f File) {
 
 // seal is step 3.
 func (r *rotator) seal(t sealTask) error {
+	// Pre-zeroed space is never sealed: a segment ends with its content.
+	if err := trimToContent(t.old, t.synced); err != nil {
+		t.old.Close()
+		return &IOError{Op: "seal: truncate or fdatasync", Path: r.spare, Err: err}
+	}
 	if !t.synced {
-		if err := t.old.Sync(); err != nil {
-			t.old.Close()
-			return &IOError{Op: "fdatasync", Path: r.spare, Err: err}
-		}
 		r.mu.Lock()
 		r.unsynced = false
 		r.cond.Broadcast()
@@ -499,7 +503,7 @@ func reconcileSpare(fsys DirFS, path string, f, sf File) (File, error) {
 			if errors.Is(err, errors.ErrUnsupported) {
 				var t tail
 				if t, err = readTail(f, path); err == nil && t.intact {
-					if err = f.Sync(); err == nil {
+					if err = trimToContent(f, false); err == nil {
 						err = fsys.Rename(path, SegmentName(path, lFirst, t.seq), RenameNoReplace)
 					}
 					if err == nil {
@@ -529,8 +533,8 @@ func reconcileSpare(fsys DirFS, path string, f, sf File) (File, error) {
 	if !t.intact {
 		return f, fmt.Errorf("%w: %s holds no intact line", ErrNotLog, spare)
 	}
-	if err := old.Sync(); err != nil {
-		return f, &IOError{Op: "fdatasync", Path: spare, Err: err}
+	if err := trimToContent(old, false); err != nil {
+		return f, &IOError{Op: "truncate or fdatasync", Path: spare, Err: err}
 	}
 	name := SegmentName(path, sFirst, t.seq)
 	if err := fsys.Rename(spare, name, RenameNoReplace); err != nil {

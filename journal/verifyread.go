@@ -97,14 +97,14 @@ type source struct {
 // chunk is decoded right here: no goroutine is worth starting for it.
 func (v *verifier) runFile(r io.Reader) error {
 	v.n = 0
-	cr := chunkReader{br: bufio.NewReaderSize(r, 64<<10)}
+	cr := newChunkReader(r)
 	c, more := cr.next()
 	if !more {
 		c.decode(&v.dec)
 		v.take(c)
 		return v.endFile(cr.end, true)
 	}
-	return v.run([]source{{}}, &begun{cr: &cr, c: c})
+	return v.run([]source{{}}, &begun{cr: cr, c: c})
 }
 
 // begun is a first source already being read: the reader and the chunk it
@@ -141,7 +141,7 @@ func (v *verifier) run(srcs []source, pre *begun) error {
 					ordered <- m
 					return
 				}
-				cr = &chunkReader{br: bufio.NewReaderSize(rc, 64<<10)}
+				cr = newChunkReader(rc)
 			}
 			for more := true; more; {
 				if c == nil {
@@ -300,6 +300,12 @@ func (c *chunk) decode(d *Decoder) {
 type chunkReader struct {
 	br  *bufio.Reader
 	end readEnd // how the input ended, once next has said so
+}
+
+// newChunkReader reads r's content: a NUL run at its end is pre-zeroed
+// space (prezero.go), not a torn line.
+func newChunkReader(r io.Reader) *chunkReader {
+	return &chunkReader{br: bufio.NewReaderSize(&nulTail{r: r}, 64<<10)}
 }
 
 // next returns the next chunk, and false if the input ended with it (cr.end

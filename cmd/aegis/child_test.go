@@ -119,7 +119,7 @@ func testChild(mode string) int {
 			write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 20<<20) + `"}]}}`))
 		case mode == "check-intent" && msg.Method == "tools/call":
 			sum := sha256.Sum256(line)
-			audit, _ := os.ReadFile(os.Getenv("AEGIS_TEST_AUDIT"))
+			audit := readAudit(os.Getenv("AEGIS_TEST_AUDIT"))
 			verdict := "missing"
 			if bytes.Contains(audit, []byte(`"request_digest":"sha256:`+hex.EncodeToString(sum[:])+`"`)) {
 				verdict = "ok"

@@ -637,7 +637,7 @@ func TestCleanEnv(t *testing.T) {
 			if !slices.Equal(start.Env, tt.wantNames) {
 				t.Errorf("session_start env = %v; want %v", start.Env, tt.wantNames)
 			}
-			log, _ := os.ReadFile(f.audit)
+			log := readAudit(f.audit)
 			for _, v := range []string{"pass-value", "set-value", "secret-value", "/home/aegis-test"} {
 				if bytes.Contains(log, []byte(v)) {
 					t.Errorf("the audit log holds the value %q; want names only", v)

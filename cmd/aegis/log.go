@@ -263,7 +263,9 @@ const followPoll = 200 * time.Millisecond
 // tail prints the records of the open live file f as they are written,
 // until base names another file (a rotation) and f is read to its end.
 func (p *logPrinter) tail(f *os.File, base string) error {
-	br := bufio.NewReaderSize(f, 64<<10)
+	// Records are written over pre-zeroed space: read up to its NULs, and
+	// from there again once more is written.
+	br := bufio.NewReaderSize(journal.NewContentReader(f), 64<<10)
 	var partial []byte
 	for {
 		line, err := br.ReadSlice('\n')

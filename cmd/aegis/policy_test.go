@@ -432,7 +432,7 @@ func waitRecords(t *testing.T, f *fixture, kind journal.Kind, n int) []*journal.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var got []*journal.Record
-		data, _ := os.ReadFile(f.audit)
+		data := readAudit(f.audit)
 		var d journal.Decoder
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			if r, err := d.Decode(line); err == nil && r.Kind == kind {

@@ -228,7 +228,7 @@ func TestRotateWrap(t *testing.T) {
 	copyLog := func(edit func(name string, data []byte) []byte) string {
 		d := t.TempDir()
 		for _, p := range append(slices.Clone(zst), f.audit) {
-			data, _ := os.ReadFile(p)
+			data := readAudit(p)
 			if data = edit(filepath.Base(p), data); data != nil {
 				os.WriteFile(filepath.Join(d, filepath.Base(p)), data, 0o600)
 			}
@@ -259,7 +259,7 @@ func TestRotateWrap(t *testing.T) {
 	})
 	// The tail cut: the live file's last records; or, when a rotation at
 	// exit left it (nearly) empty, the live file and the last segment.
-	live, _ := os.ReadFile(f.audit)
+	live := readAudit(f.audit)
 	liveLines := bytes.SplitAfter(live, []byte("\n"))
 	short := len(liveLines) <= 4
 	cut := copyLog(func(name string, data []byte) []byte {

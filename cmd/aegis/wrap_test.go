@@ -232,7 +232,7 @@ func TestOrdering(t *testing.T) {
 				if !strings.Contains(resp, `"text":"ok"`) {
 					t.Fatalf("call %s: the child did not find its intent in the audit file: %s", id, resp)
 				}
-				audit, _ := os.ReadFile(f.audit)
+				audit := readAudit(f.audit)
 				if got := bytes.Count(audit, []byte(`"kind":"outcome"`)); got != i+1 {
 					t.Fatalf("after response %d the audit holds %d outcomes; want %d", i+1, got, i+1)
 				}
@@ -317,7 +317,7 @@ func waitForRecords(t *testing.T, f *fixture, k journal.Kind, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		data, _ := os.ReadFile(f.audit)
+		data := readAudit(f.audit)
 		if bytes.Count(data, []byte(`"kind":"`+k.String()+`"`)) >= n {
 			return
 		}
@@ -601,7 +601,7 @@ func TestAuditIOFailure(t *testing.T) {
 		t.Errorf("verify after an audit failure = %d; want 3 (incomplete)\n%s", code, out)
 	}
 	// The size limit tore the last write: count the outcomes of whole lines.
-	data, _ := os.ReadFile(f.audit)
+	data := readAudit(f.audit)
 	outcomes := bytes.Count(data[:bytes.LastIndexByte(data, '\n')+1], []byte(`"kind":"outcome"`))
 	if outcomes != answered {
 		t.Errorf("%d outcomes in the log; the client got %d answers: each answer must have its outcome", outcomes, answered)
