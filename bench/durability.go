@@ -25,8 +25,8 @@ type DurabilityResult struct {
 	// Overwrite is the floor of the journal's own means: fdatasync after
 	// a write over pre-zeroed space (FsyncResult.Overwrite).
 	Overwrite Stats `json:"fdatasync_overwrite"`
-	Write      Stats `json:"write"`      // a write of the same append, no sync
-	SignHash   Stats `json:"sign_hash"`  // ed25519.Sign + sha256 of one record
+	Write     Stats `json:"write"`     // a write of the same append, no sync
+	SignHash  Stats `json:"sign_hash"` // ed25519.Sign + sha256 of one record
 	// ReplyShape is reply's sync without aegis: an append, a round trip
 	// to the echo server (not counted), another append, fdatasync.
 	ReplyShape Stats `json:"reply_shape"`

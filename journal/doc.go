@@ -69,11 +69,23 @@
 // A crash of aegis leaves every record whose write returned in the file (the
 // page cache survives a process); a power loss can lose what was not yet
 // synced, as the level allows. Either may leave a torn last line, and a
-// crash may leave pre-zeroed space at the end of the file. Open never
+// crash may leave pre-zeroed space at the end of the file. A power loss
+// during a write over pre-zeroed space may also keep a later page of the
+// write and lose an earlier one, which then reads as NULs: a hole, maybe
+// with lines after it. No record holds a NUL, and at most 1 MiB of content
+// is ever unsynced over pre-zeroed space, so the first NUL in the last MiB
+// is where the certain content ends; the torn bytes are everything from
+// the start of its line, lines after the hole included. Open never
 // rewrites or truncates existing bytes but that space's NULs, which it
-// writes over: it ends a torn line with '\n' and
-// writes a recovery record (torn_bytes, torn_digest) whose prev chains to the
-// last intact line, followed by the new session's session_start.
+// writes over: it ends a torn line with '\n' and writes a recovery record
+// (torn_bytes, torn_digest: of the torn bytes, lines joined by '\n') whose
+// prev chains to the last intact line, followed by the new session's
+// session_start. Verify reads a line that holds a NUL as the start of torn
+// bytes: answered by such a recovery within 2 MiB, or at the end of the
+// log, with no signature in its lines, a torn write (incomplete, as a cut
+// tail is); otherwise invalid. (So a hole with the group's signed last
+// record persisted after it reads as invalid until the next Open answers
+// it: the price of never letting NULs pass signed records off as torn.)
 //
 // # Segments
 //

@@ -147,9 +147,7 @@ func (f *osFile) Size() (int64, error) {
 // pages.
 func (f *osFile) Sync() error {
 	if f.z != nil {
-		if err := f.z.failed(); err != nil {
-			return err
-		}
+		return f.z.syncContent()
 	}
 	return fdatasync(f.f)
 }

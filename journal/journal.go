@@ -168,7 +168,7 @@ func Open(path string, opts Options) (*Journal, error) {
 	}
 	hex.Encode(j.sid[:], opts.SID[:])
 	j.cond.L = &j.mu
-	live, err := readTail(f, path)
+	live, err := readTail(f, path, true)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -207,7 +207,9 @@ func Open(path string, opts Options) (*Journal, error) {
 		}
 	}
 	if live.tornBytes > 0 {
-		j.lead = []byte{'\n'}
+		if !live.tornEnded {
+			j.lead = []byte{'\n'}
+		}
 		j.Append(&Recovery{TornBytes: int(live.tornBytes), TornDigest: live.tornDigest})
 	}
 	j.sign = newSigner(opts.Key, !opts.StandardSignatures)

@@ -26,6 +26,14 @@ import (
 // half of it is left ahead of the content.
 const preZeroChunk = 1 << 20
 
+// maxUnsynced bounds the content written over pre-zeroed space and not yet
+// synced: a write that would pass it syncs first (a write longer than it
+// goes in pieces). At strict and reply the journal syncs far more often;
+// the bound is for a flood of intents at reply, or one huge group. It is
+// what lets Open tell a hole a power loss left from the content before
+// it (readTail).
+const maxUnsynced = 1 << 20
+
 var zeros [64 << 10]byte
 
 // preZeroOn turns pre-zeroing on for f, if f can (an OSFS file: test
@@ -56,12 +64,13 @@ func trimToContent(f File, synced bool) error {
 // ahead of it once preZero is called. One goroutine writes at a time (the
 // journal's leader); the zeroer's own goroutine extends the space.
 type zeroer struct {
-	f    *os.File
-	sync func(*os.File) error // fdatasync; tests fail it
+	f        *os.File
+	zeroSync func(*os.File) error // the extensions' fdatasync; tests fail it
 
 	mu     sync.Mutex
 	cond   sync.Cond
 	end    int64 // content end: where the next write goes
+	synced int64 // content below it is synced (as far as pre-zeroing tracks it)
 	zeroed int64 // [end, zeroed) holds zeros
 	chunk  int64 // 0: no pre-zeroing
 	busy   bool  // an extension is being written, from zeroed on
@@ -85,7 +94,7 @@ func newZeroer(f *os.File) (*zeroer, error) {
 // newZeroerAt returns the zeroer of f, whose content ends at end and which
 // holds zeros from there to size.
 func newZeroerAt(f *os.File, end, size int64) *zeroer {
-	z := &zeroer{f: f, sync: fdatasync, end: end, zeroed: size}
+	z := &zeroer{f: f, zeroSync: fdatasync, end: end, synced: end, zeroed: size}
 	z.cond.L = &z.mu
 	return z
 }
@@ -96,9 +105,55 @@ func (z *zeroer) content() int64 {
 	return z.end
 }
 
-// write writes p at the content end. It waits only if p reaches into an
-// extension being written.
+// write writes p at the content end; with pre-zeroing on, it keeps no more
+// than maxUnsynced bytes unsynced.
 func (z *zeroer) write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		z.mu.Lock()
+		on, unsynced := z.chunk > 0, z.end-z.synced
+		z.mu.Unlock()
+		n := len(p)
+		if on {
+			if unsynced >= maxUnsynced {
+				if err := z.syncContent(); err != nil {
+					return written, err
+				}
+				unsynced = 0
+			}
+			n = int(min(int64(n), maxUnsynced-unsynced))
+		}
+		k, err := z.writeAt(p[:n])
+		written += k
+		if err != nil {
+			return written, err
+		}
+		p = p[n:]
+	}
+	return written, nil
+}
+
+// syncContent fdatasyncs the file and notes the content it made durable.
+// Only the one goroutine that writes calls it (through write or Sync).
+func (z *zeroer) syncContent() error {
+	z.mu.Lock()
+	end, err := z.end, z.err
+	z.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := fdatasync(z.f); err != nil {
+		return err
+	}
+	z.mu.Lock()
+	z.synced = max(z.synced, end)
+	z.mu.Unlock()
+	return nil
+}
+
+// writeAt writes p at the content end. It waits only if p reaches into an
+// extension being written.
+func (z *zeroer) writeAt(p []byte) (int, error) {
 	z.mu.Lock()
 	for z.busy && z.end+int64(len(p)) > z.zeroed {
 		z.cond.Wait()
@@ -138,7 +193,7 @@ func (z *zeroer) extend(from, n int64) {
 	}
 	var serr error
 	if err == nil {
-		serr = z.sync(z.f)
+		serr = z.zeroSync(z.f)
 	}
 	z.mu.Lock()
 	z.busy = false
@@ -151,12 +206,6 @@ func (z *zeroer) extend(from, n int64) {
 	}
 	z.cond.Broadcast()
 	z.mu.Unlock()
-}
-
-func (z *zeroer) failed() error {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	return z.err
 }
 
 // trim ends pre-zeroing and truncates the file to its content; trimmed

@@ -114,21 +114,85 @@ func TestPreZeroedTailAfterCrash(t *testing.T) {
 	}
 }
 
-// NULs inside a log are not space: they are judged like any other bytes.
+// A power loss during a write over pre-zeroed space can keep a later page
+// and lose an earlier one: a hole of NULs, then lines. Verify calls it a
+// torn write at the end, and the next session answers all of it, from the
+// start of the line the hole is in, with one recovery record.
+func TestPowerLossHole(t *testing.T) {
+	key := testKey(t)
+	pub := key.Public().(ed25519.PublicKey)
+	for name, c := range map[string]struct {
+		torn   string
+		before Status // what verify says before the next session answers it
+	}{
+		"lines after the hole": {`{"v":2,"seq":9,"ts":"20` + strings.Repeat("\x00", 4096) + "\"}\n" + `{"v":2,"seq":10}` + "\n" + `{"v":2,"se`, Incomplete},
+		"ends with a line end": {`{"v":2,"seq":9,"ts":"20` + strings.Repeat("\x00", 100) + `"kind":"x"}` + "\n", Incomplete},
+		"hole at a line start": {strings.Repeat("\x00", 3000) + `{"v":2,"seq":10}` + "\n", Incomplete},
+		// NULs never pass a signature off as torn, until a recovery
+		// (signed) answers them.
+		"a signature after it": {`{"v":2,"seq":9` + strings.Repeat("\x00", 500) + `,"sig":"ed25519:AAAA"}` + "\n", Invalid},
+	} {
+		torn := c.torn
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			session(t, path, key, 2)
+			f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			f.WriteString(torn + strings.Repeat("\x00", 8192)) // and pre-zeroed space after
+			f.Close()
+			before, _ := os.ReadFile(path)
+			rep := verifyBytes(t, before, VerifyOptions{Key: pub})
+			if rep.Status != c.before {
+				t.Fatalf("Verify(hole, not yet recovered) = %v %v %v; want %v", rep.Status, rep.Problems, rep.Gaps, c.before)
+			}
+			if c.before == Incomplete && (len(rep.Problems) != 0 || len(rep.Gaps) != 1 || !strings.Contains(rep.Gaps[0].Msg, "torn write")) {
+				t.Fatalf("Verify(hole, not yet recovered) = %v %v; want one gap: a torn write at the end", rep.Problems, rep.Gaps)
+			}
+			session(t, path, key, 2)
+			after, _ := os.ReadFile(path)
+			if !bytes.HasPrefix(after, content(before)) {
+				t.Fatalf("recovery rewrote existing bytes")
+			}
+			rep = verifyBytes(t, after, VerifyOptions{Key: pub})
+			if rep.Status != Valid || len(rep.Sessions) != 2 {
+				t.Fatalf("Verify(hole, recovered) = %v %v %v; want valid, 2 sessions", rep.Status, rep.Problems, rep.Gaps)
+			}
+			if n := bytes.Count(after, []byte(`"kind":"recovery"`)); n != 1 {
+				t.Fatalf("%d recovery records; want 1", n)
+			}
+		})
+	}
+}
+
+// NULs inside a log are not space. Near its end they are read as a torn
+// write (what a power loss leaves, and no more than a cut would hide);
+// further back, nothing answers them and the log is invalid.
 func TestNULsInsideALog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	session(t, path, testKey(t), 3)
-	data, _ := os.ReadFile(path)
-	i := bytes.Index(data, []byte(`"kind":"intent"`))
-	bad := bytes.Clone(data)
-	copy(bad[i:], "\x00\x00\x00\x00")
-	rep := verifyBytes(t, bad, VerifyOptions{})
-	if rep.Status != Invalid {
-		t.Fatalf("Verify(NULs inside a line) = %v; want invalid", rep.Status)
+	key := testKey(t)
+	j, err := Open(path, Options{Durability: mustDurability(t, "none"), Key: key})
+	if err != nil {
+		t.Fatal(err)
 	}
-	got, _ := io.ReadAll(NewContentReader(bytes.NewReader(bad)))
-	if !bytes.Equal(got, bad) {
-		t.Fatalf("ContentReader dropped NULs that are followed by more")
+	j.Append(&SessionStart{Aegis: "t", Durability: "none", PolicySet: PassThroughSet})
+	for j.f.(*osFile).z.content() < 2*maxTornRun {
+		seq, _ := j.Append(&Intent{Call: Call{Type: IDNumber, Text: []byte("1")}, RequestDigest: Digest{1}})
+		j.Wait(seq, BeforeResponse)
+	}
+	j.Close()
+	data, _ := os.ReadFile(path)
+	for _, c := range []struct {
+		at   int
+		want Status
+	}{{bytes.Index(data, []byte(`"kind":"intent"`)), Invalid}, {len(data) - 100, Incomplete}} {
+		bad := bytes.Clone(data)
+		copy(bad[c.at:], "\x00\x00\x00\x00")
+		if rep := verifyBytes(t, bad, VerifyOptions{}); rep.Status != c.want {
+			t.Errorf("Verify(NULs at byte %d of %d) = %v %v; want %v", c.at, len(bad), rep.Status, rep.Problems, c.want)
+		}
+		got, _ := io.ReadAll(NewContentReader(bytes.NewReader(bad)))
+		if !bytes.Equal(got, bad) {
+			t.Fatalf("ContentReader dropped NULs that are followed by more")
+		}
 	}
 }
 
@@ -169,7 +233,33 @@ type failZeroFS struct{ OSFS }
 func (failZeroFS) OpenAppend(path string) (File, error) {
 	f, err := OSFS{}.OpenAppend(path)
 	if err == nil {
-		f.(*osFile).z.sync = func(*os.File) error { return syscall.EIO }
+		f.(*osFile).z.zeroSync = func(*os.File) error { return syscall.EIO }
 	}
 	return f, err
+}
+
+// Over pre-zeroed space no more than maxUnsynced bytes are ever unsynced,
+// even in one write longer than that: what lets Open find a hole.
+func TestUnsyncedBound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	f, err := OSFS{}.OpenAppend(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z := f.(*osFile).z
+	z.preZero(preZeroChunk)
+	line := append(bytes.Repeat([]byte("x"), 399), '\n')
+	big := bytes.Repeat(line, 3*maxUnsynced/len(line))
+	for _, p := range [][]byte{line, big, line, big[:maxUnsynced-100], line} {
+		if n, err := f.Write(p); err != nil || n != len(p) {
+			t.Fatalf("Write(%d bytes) = %d, %v", len(p), n, err)
+		}
+		if u := z.end - z.synced; u > maxUnsynced {
+			t.Fatalf("%d bytes unsynced after a write of %d; want at most %d", u, len(p), maxUnsynced)
+		}
+	}
+	if err := f.Sync(); err != nil || z.synced != z.end {
+		t.Fatalf("Sync() = %v; synced %d of %d", err, z.synced, z.end)
+	}
 }

@@ -18,13 +18,25 @@ type tail struct {
 	intact     bool   // there is a last intact line
 	seq        uint64 // its seq
 	hash       Digest // its SHA-256
-	tornBytes  int64  // bytes after the last '\n'
+	tornBytes  int64  // bytes after the last intact line
 	tornDigest Digest
+	// tornEnded says the torn bytes are followed by a '\n' (not counted in
+	// tornBytes): a hole left lines after it (see readTail).
+	tornEnded bool
 }
 
 // readTail finds the last intact line of f and any torn bytes after it,
 // reading backwards from the end: the cost does not grow with the file.
-func readTail(f File, path string) (tail, error) {
+//
+// Torn bytes are what follows the last '\n', or, where a NUL byte lies in
+// the last maxUnsynced bytes of content, everything from the start of its
+// line: a power loss during a write over pre-zeroed space may keep a later
+// page of it and lose an earlier one, which reads as NULs (a hole). No
+// record holds a NUL, and no more than maxUnsynced bytes of content are
+// ever unsynced (prezero.go), so the first such NUL is where what reached
+// the disk for certain ends. Only where a file is to be continued need it
+// look for holes (holes): sealed segments have none.
+func readTail(f File, path string, holes bool) (tail, error) {
 	var t tail
 	size, err := f.Size()
 	if err != nil {
@@ -36,12 +48,32 @@ func readTail(f File, path string) (tail, error) {
 	if size == 0 {
 		return t, nil
 	}
-	// lastNL is the offset of the last '\n' (-1 if none).
-	lastNL, err := lastIndexNL(f, path, size, size, maxLine)
+	end := size // where the intact lines end, at the latest
+	hole := int64(-1)
+	if holes {
+		if hole, err = firstNUL(f, max(0, size-maxUnsynced), size); err != nil {
+			return t, &IOError{Op: "read", Path: path, Err: err}
+		}
+	}
+	if hole >= 0 {
+		end = hole
+	}
+	// lastNL is the offset of the last '\n' before end (-1 if none).
+	lastNL, err := lastIndexNL(f, path, size, end, maxLine)
 	if err != nil {
 		return t, err
 	}
-	t.tornBytes = size - lastNL - 1
+	tornEnd := size
+	if hole >= 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], size-1); err != nil {
+			return t, &IOError{Op: "read", Path: path, Err: err}
+		}
+		if t.tornEnded = last[0] == '\n'; t.tornEnded {
+			tornEnd--
+		}
+	}
+	t.tornBytes = tornEnd - lastNL - 1
 	if t.tornBytes > 0 {
 		h := sha256.New()
 		if _, err := io.Copy(h, io.NewSectionReader(f, lastNL+1, t.tornBytes)); err != nil {
@@ -71,6 +103,23 @@ func readTail(f File, path string) (tail, error) {
 	}
 	t.intact, t.seq, t.hash = true, r.Seq, sha256.Sum256(line)
 	return t, nil
+}
+
+// firstNUL returns the offset of the first NUL byte in [from, to) of f, or
+// -1.
+func firstNUL(f io.ReaderAt, from, to int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for pos := from; pos < to; {
+		n := min(int64(len(buf)), to-pos)
+		if _, err := f.ReadAt(buf[:n], pos); err != nil && err != io.EOF {
+			return 0, err
+		}
+		if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
+			return pos + int64(i), nil
+		}
+		pos += n
+	}
+	return -1, nil
 }
 
 // lastIndexNL returns the offset of the last '\n' before end, or -1,

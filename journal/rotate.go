@@ -502,7 +502,7 @@ func reconcileSpare(fsys DirFS, path string, f, sf File) (File, error) {
 			err := fsys.Rename(spare, path, RenameExchange)
 			if errors.Is(err, errors.ErrUnsupported) {
 				var t tail
-				if t, err = readTail(f, path); err == nil && t.intact {
+				if t, err = readTail(f, path, true); err == nil && t.intact {
 					if err = trimToContent(f, false); err == nil {
 						err = fsys.Rename(path, SegmentName(path, lFirst, t.seq), RenameNoReplace)
 					}
@@ -526,7 +526,7 @@ func reconcileSpare(fsys DirFS, path string, f, sf File) (File, error) {
 		}
 	}
 	defer old.Close()
-	t, err := readTail(old, spare)
+	t, err := readTail(old, spare, true)
 	if err != nil {
 		return f, err
 	}

@@ -215,7 +215,7 @@ func segmentTail(fsys DirFS, path string, compressed bool) (tail, error) {
 	}
 	defer f.Close()
 	if !compressed {
-		return readTail(f, path)
+		return readTail(f, path, false)
 	}
 	size, err := f.Size()
 	if err != nil {

@@ -313,7 +313,7 @@ func contentRange(path string, zst bool) (first, last uint64, ok bool, err error
 		if err != nil {
 			return 0, 0, false, err
 		}
-		t, err = readTail(f, path)
+		t, err = readTail(f, path, false)
 		f.Close()
 		if err != nil {
 			return 0, 0, false, nil

@@ -198,6 +198,7 @@ type verifier struct {
 	// records.
 	file     string
 	p        pending
+	torn     tornRun
 	n        uint64
 	fileRecs uint64
 	fileSeqs [2]uint64

@@ -2,8 +2,10 @@ package journal
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"errors"
+	"hash"
 	"io"
 	"slices"
 	"sync"
@@ -248,6 +250,23 @@ func (v *verifier) release() {
 func (v *verifier) endFile(end readEnd, last bool) error {
 	v.flush(&v.p)
 	v.release()
+	if v.torn.on {
+		v.torn.on = false
+		v.line = v.torn.line
+		n := v.torn.n + int64(len(end.torn))
+		switch {
+		case !last:
+			v.invalid(nil, "NUL bytes at line %d of a file that is not the last of its set", v.torn.line)
+		case v.torn.signed:
+			// Never let NULs pass signed records off as torn (a hole in
+			// a group whose signed last record reached the disk reads so
+			// until the next Open answers it).
+			v.invalid(nil, "NUL bytes at line %d, and signatures in or after its line", v.torn.line)
+		default:
+			v.problem(&v.rep.Gaps, 0, false, "torn write at the end (%d bytes from line %d on, with NUL bytes: a power loss during a write over pre-zeroed space); the next aegis wrap on this file records its recovery", n, v.torn.line)
+		}
+		return end.err
+	}
 	switch {
 	case end.tooLong:
 		v.line = v.n + 1
@@ -267,6 +286,21 @@ func (v *verifier) endFile(end readEnd, last bool) error {
 // while pending, until the next line is judged (take).
 func (v *verifier) judge(p *pending, line []byte, d *decoded) {
 	rec := d.record()
+	if v.torn.on {
+		if rec != nil && v.torn.answeredBy(rec) {
+			v.torn.on = false
+			v.line = v.n
+			v.process(rec, d.err, d.hash, true)
+			return
+		}
+		if v.torn.add(line) {
+			return
+		}
+		v.torn.on = false
+		v.line = v.torn.line
+		v.invalid(nil, "NUL bytes in a line, and no recovery record answers them within %d bytes", maxTornRun)
+		v.resync = true // one problem, not one per line after it
+	}
 	if rec != nil && rec.Kind == KindRecovery && p.ok {
 		if rv := rec.Body.(*Recovery); int64(rv.TornBytes) == int64(len(p.buf)) && rv.TornDigest == p.hash {
 			// The line before was torn by a crash and is answered by
@@ -278,7 +312,56 @@ func (v *verifier) judge(p *pending, line []byte, d *decoded) {
 		}
 	}
 	v.flush(p)
+	if d.err != nil && bytes.IndexByte(line, 0) >= 0 {
+		v.torn.start(line, v.n)
+		return
+	}
 	p.buf, p.rec, p.err, p.hash, p.line, p.ok = line, rec, d.err, d.hash, v.n, true
+}
+
+// maxTornRun bounds a torn run: the unsynced bytes a power loss may have
+// left holes in (maxUnsynced), from the start of the line they begin in.
+const maxTornRun = maxUnsynced + maxLine
+
+// tornRun is a run of lines whose first holds a NUL byte: what a power
+// loss during a write over pre-zeroed space leaves, a hole and maybe lines
+// of a later page after it (readTail). A recovery record whose torn_bytes
+// and torn_digest are those of the whole run, its lines joined by '\n',
+// answers it.
+type tornRun struct {
+	on     bool
+	line   uint64 // its first line
+	n      int64
+	h      hash.Hash
+	signed bool // a line of it carries a signature
+}
+
+func (t *tornRun) start(line []byte, n uint64) {
+	if t.h == nil {
+		t.h = sha256.New()
+	}
+	t.h.Reset()
+	t.h.Write(line)
+	t.on, t.line, t.n, t.signed = true, n, int64(len(line)), bytes.Contains(line, []byte(sigField))
+}
+
+// add adds the next line; false if the run is then too long to be torn.
+func (t *tornRun) add(line []byte) bool {
+	t.signed = t.signed || bytes.Contains(line, []byte(sigField))
+	t.h.Write([]byte{'\n'})
+	t.h.Write(line)
+	t.n += 1 + int64(len(line))
+	return t.n <= maxTornRun
+}
+
+func (t *tornRun) answeredBy(r *Record) bool {
+	rv, ok := r.Body.(*Recovery)
+	if !ok || int64(rv.TornBytes) != t.n {
+		return false
+	}
+	var sum Digest
+	t.h.Sum(sum[:0])
+	return rv.TornDigest == sum
 }
 
 // decode decodes and hashes every line of c into c.recs, reusing the
