@@ -228,6 +228,19 @@ func TestRotate(t *testing.T) {
 					t.Errorf("%s: %s left beside the log", name, n)
 				}
 			}
+			// Pre-zeroed space is never sealed (nor compressed), and a
+			// closed live file holds none.
+			for _, n := range names {
+				rc, err := OpenSegment(filepath.Join(dir, n), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data, err := io.ReadAll(rc)
+				rc.Close()
+				if err != nil || bytes.IndexByte(data, 0) >= 0 || len(data) > 0 && data[len(data)-1] != '\n' {
+					t.Errorf("%s: %s holds NULs or does not end with a line end (%v)", name, n, err)
+				}
+			}
 			// A segment grows past MaxSize while the previous seal is still
 			// running (rotation never waits), so count loosely.
 			if len(segs) < 3 {
