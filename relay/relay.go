@@ -49,7 +49,7 @@ type Config struct {
 
 // Relay records the tools/calls of one session while two pumps move its
 // bytes: Upstream (client→child) and Downstream (child→client). Its methods
-// are safe to call from the two pump goroutines and one controller.
+// are safe to call from the pumps' goroutines and one controller.
 type Relay struct {
 	cfg Config
 	j   *journal.Journal
@@ -59,6 +59,11 @@ type Relay struct {
 	ended  bool
 	counts journal.Counts
 	out    journal.Outcome // reused: Append encodes it at once
+
+	// returning counts the answers released to the client that no call
+	// has followed yet (under mu too): a client with calls in flight
+	// answers responses with calls, which are then on their way (alone).
+	returning int
 
 	// With a Gate, every write to the client (a run of the child's lines,
 	// or refusal frames) holds wmu, so lines never interleave.
@@ -125,16 +130,23 @@ func (st *upstream) drop(start, end int) {
 // Upstream relays client→child until the client's EOF (nil) or an error.
 // Every tools/call in a run of lines gets its intent appended, and the run is
 // written to dst only once the intents are as durable as the level requires
-// before a request. Lines are written exactly as read.
+// before a request. Lines are written exactly as read, in the order read.
 //
-// Read-ahead: when a run has records and more bytes are already waiting in
-// src (a pipe or socket: FIONREAD), the pump records the next runs too,
-// holding copies of them (up to maxReadAhead bytes), and waits once for
-// them all: with calls in flight a client sends its requests one by one,
-// and one commit group then covers them instead of one each. Nothing is
-// written before every record of the runs before it is durable, and runs
-// are written in the order read, so ordering and byte identity are as
-// without it.
+// The pump reads on while it waits (forward.go): a goroutine it starts
+// reads and records the runs, and the calling goroutine writes each one
+// once its records are durable. With calls in flight a client sends its
+// requests one by one; those that arrive while a sync is pending are then
+// recorded in time to share it, instead of waiting for the sync after it.
+// Read-ahead: when a run has been recorded and more bytes are already
+// waiting in src (a pipe or socket: FIONREAD), the next runs are recorded
+// too before the calling goroutine waits for any of them, so that one
+// commit group covers them all. Nothing is written before every record of
+// it and of the runs before it is durable, and runs are written in the
+// order read, so ordering and byte identity are as without it.
+//
+// Upstream returns as soon as it fails, even while its reading goroutine
+// is blocked in a read of src: that goroutine records and writes nothing
+// more, and ends when the read returns.
 //
 // With a Gate, a line is written only if it is exactly one JSON value (white
 // space around it aside) and no tools/call in it is refused: empty lines are
@@ -142,152 +154,131 @@ func (st *upstream) drop(start, end int) {
 // the level requires before a response when its refusal frame is written
 // to Config.Client. Lines that are relayed are still written exactly as read.
 func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
+	fw := newForwarder(r, func(h *run) error { return r.relayRun(dst, h.chunk, h.drops, h.answer) }, readable(src))
+	go r.readRequests(src, dst, fw)
+	return fw.run()
+}
+
+// readRequests is Upstream's reader: it reads and records runs of lines
+// and hands them to fw, until the end of src or an error.
+func (r *Relay) readRequests(src io.Reader, dst io.Writer, fw *forwarder) {
+	defer close(fw.readerDone)
 	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
 	st := &upstream{}
 	more := readable(src)
-	var ra readAhead
 	for {
 		chunk, err := rd.Next()
+		if fw.stopped() {
+			return
+		}
 		if len(chunk) > 0 {
 			last, n, rerr := r.recordRequests(chunk, st)
 			if rerr != nil {
-				return rerr
+				fw.abortWith(rerr)
+				return
 			}
-			ra.add(last, n, st.refused)
-			// More requests already waiting: record them too before
-			// waiting, so that one commit group covers them all (with
-			// calls in flight a client sends them one by one).
-			if ra.n > 0 && err == nil && more != nil && ra.bytes+len(chunk) <= maxReadAhead && more() {
-				ra.hold(chunk, st)
-				continue
+			long := len(chunk) > readSize
+			barrier := journal.BeforeRequest
+			if st.refused {
+				barrier = journal.BeforeResponse
 			}
-			recorded := ra.n
-			if werr := r.relayRuns(dst, &ra, chunk, st); werr != nil {
-				return werr
+			switch {
+			case fw.idle() && (n == 0 || r.alone(len(st.calls)) && (more == nil || !more())):
+				// Nothing ahead of it, and no other call in flight whose
+				// requests could arrive meanwhile: relay it here, as a
+				// pump without a forwarder would, rather than wake the
+				// forwarder for it (a thread's wake-up, on a lone call's
+				// path).
+				if err := r.release(n, last, barrier, st.calls, 0); err != nil {
+					fw.abortWith(err)
+					return
+				}
+				if werr := r.relayRun(dst, chunk, st.drops, st.answer); werr != nil {
+					fw.abortWith(werr)
+					return
+				}
+				r.spare(n, more)
+			case long:
+				h := fw.longRun(chunk)
+				if h == nil {
+					return
+				}
+				st.fill(h, last, n, barrier)
+				if !fw.handOver(h) {
+					return
+				}
+			default:
+				h := fw.stage(chunk)
+				if h == nil {
+					return
+				}
+				st.fill(h, last, n, barrier)
+				// More requests already waiting: record them too before
+				// the forwarder waits (with calls in flight a client sends
+				// them one by one).
+				if err != nil || more == nil || !more() {
+					fw.publish()
+				}
 			}
-			r.spare(recorded, more)
-			if len(chunk) > readSize {
+			if long {
 				// A line longer than the Reader's buffer: st (its Frame,
 				// intent and Classifier) aliases it, and must not keep it
 				// alive once the Reader drops it.
 				*st = upstream{}
 			}
-		} else if len(ra.runs) > 0 {
-			// Next failed after runs were held: they go first, as they
-			// would have without read-ahead.
-			if werr := r.relayRuns(dst, &ra, nil, st); werr != nil {
-				return werr
-			}
 		}
 		if err != nil {
-			return pumpErr(err)
+			fw.finish(pumpErr(err))
+			return
 		}
 	}
+}
+
+// fill tells h, a run of st's, what the forwarder needs to know of it: its
+// records, the barrier they wait for, and what to drop, answer and mark
+// written.
+func (st *upstream) fill(h *run, last uint64, n int, b journal.Barrier) {
+	h.n, h.last, h.barrier = n, last, b
+	h.drops = append(h.drops, st.drops...)
+	h.answer = append(h.answer, st.answer...)
+	h.calls = append(h.calls, st.calls...)
 }
 
 // maxReadAhead bounds the bytes a pump holds, recorded and not yet
 // relayed, while it reads on.
 const maxReadAhead = 1 << 20
 
-// readAhead is the runs a pump has recorded and holds (copies: the
-// Reader reuses its buffer) while it reads more, and the records they
-// wait for.
-type readAhead struct {
-	runs    []heldRun
-	bytes   int
-	last    uint64 // the last record appended for the runs and the current one
-	n       int    // records appended for them
-	refused bool
-}
-
-type heldRun struct {
-	chunk  []byte
-	drops  [][2]int
-	answer []byte
-	calls  []*call
-}
-
-func (ra *readAhead) add(last uint64, n int, refused bool) {
-	if n > 0 {
-		ra.last, ra.n = last, ra.n+n
-	}
-	ra.refused = ra.refused || refused
-}
-
-// hold keeps a copy of a run and of what st says of it. The copies go
-// into the buffers of earlier rounds' runs: a steady flow of calls in
-// flight reads ahead without allocating.
-func (ra *readAhead) hold(chunk []byte, st *upstream) {
-	h := ra.slot(chunk)
-	if st != nil {
-		h.drops = append(h.drops[:0], st.drops...)
-		h.answer = append(h.answer[:0], st.answer...)
-		h.calls = append(h.calls[:0], st.calls...)
-	}
-}
-
-// slot returns the next held run, its chunk a copy of chunk and the rest
-// empty.
-func (ra *readAhead) slot(chunk []byte) *heldRun {
-	n := len(ra.runs)
-	if n < cap(ra.runs) {
-		ra.runs = ra.runs[:n+1]
-	} else {
-		ra.runs = append(ra.runs, heldRun{})
-	}
-	h := &ra.runs[n]
-	h.chunk = append(h.chunk[:0], chunk...)
-	h.drops, h.answer, h.calls = h.drops[:0], h.answer[:0], h.calls[:0]
-	ra.bytes += len(chunk)
-	return h
-}
-
-// reset empties ra once its runs are relayed, keeping their buffers (at
-// most maxReadAhead bytes of copies) but not their calls.
-func (ra *readAhead) reset() {
-	for i := range ra.runs {
-		clear(ra.runs[i].calls)
-	}
-	*ra = readAhead{runs: ra.runs[:0]}
-}
-
-// relayRuns waits until the records of the held runs and of the current
-// one (chunk, st; none if chunk is nil) are as durable as the level
-// requires, then relays them in order: each run's refusals to the client,
-// then its lines to the child.
-func (r *Relay) relayRuns(dst io.Writer, ra *readAhead, chunk []byte, st *upstream) error {
-	if ra.n > 0 {
-		barrier := journal.BeforeRequest
-		if ra.refused {
-			barrier = journal.BeforeResponse
-		}
-		if err := r.j.Wait(ra.last, barrier); err != nil {
-			return err
-		}
-		r.mu.Lock()
-		now := r.cfg.Clock()
-		for _, h := range ra.runs {
-			for _, c := range h.calls {
-				c.written = now
-			}
-		}
-		if chunk != nil {
-			for _, c := range st.calls {
-				c.written = now
-			}
-		}
-		r.mu.Unlock()
-	}
-	for _, h := range ra.runs {
-		if err := r.relayRun(dst, h.chunk, h.drops, h.answer); err != nil {
-			return err
-		}
-	}
-	ra.reset()
-	if chunk == nil {
+// release waits until a run's records (n of them, the last at seq last)
+// are as durable as b requires, then notes that its calls are released to
+// the child now (latency_ns counts from then) or that answers are released
+// to the client.
+func (r *Relay) release(n int, last uint64, b journal.Barrier, calls []*call, answers int) error {
+	if n == 0 {
 		return nil
 	}
-	return r.relayRun(dst, chunk, st.drops, st.answer)
+	if err := r.j.Wait(last, b); err != nil {
+		return err
+	}
+	if len(calls) > 0 || answers > 0 {
+		r.mu.Lock()
+		now := r.cfg.Clock()
+		for _, c := range calls {
+			c.written = now
+		}
+		r.returning += answers
+		r.mu.Unlock()
+	}
+	return nil
+}
+
+// alone reports whether nothing is on its way that would bring more
+// frames while the current run waits: no call in flight but the k it
+// added, and no answer released to the client that the client has not
+// followed with a call.
+func (r *Relay) alone(k int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pend.n <= k && r.returning == 0
 }
 
 // relayRun writes a run's refusal frames to the client, then its lines but
@@ -305,7 +296,7 @@ func (r *Relay) relayRun(dst io.Writer, chunk []byte, drops [][2]int, answer []b
 
 // spare has the journal do the signing work of the records just relayed
 // ahead of time for the next ones, when nothing more is waiting to be read:
-// the pump would only wait. (journal.Spare.)
+// the forwarder would only wait for its reader. (journal.Spare.)
 func (r *Relay) spare(recorded int, more func() bool) {
 	if recorded > 0 && (more == nil || !more()) {
 		r.j.Spare(recorded)
@@ -444,6 +435,7 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 			return 0, 0, err
 		}
 	}
+	r.returning -= min(r.returning, len(st.calls))
 	return last, n, nil
 }
 
@@ -677,18 +669,15 @@ func (r *Relay) appendOutcome(c *call, resp []byte, status, reason string, now t
 // Downstream relays child→client until the child's EOF (nil) or an error.
 // A response whose id matches a call in flight gets its outcome appended,
 // and the run of lines carrying it is written to dst only once the outcome
-// is as durable as the level requires before a response (with Upstream's
-// read-ahead). If the client is gone, Downstream keeps reading and
-// recording until the child's EOF and then returns the write error.
+// is as durable as the level requires before a response. It reads on while
+// it waits, and returns as soon as it fails, as Upstream does. If the
+// client is gone, Downstream keeps reading and recording until the child's
+// EOF and then returns the write error.
 func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
-	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
-	more := readable(src)
-	var (
-		cl   frame.Classifier
-		f    frame.Frame
-		werr error
-		ra   readAhead // as in Upstream: runs recorded, held while more is read
-	)
+	// werr is the first write error. The reader writes (a run without
+	// records) only while the forwarder holds nothing, and fw.mu orders
+	// their turns.
+	var werr error
 	write := func(chunk []byte) {
 		if werr != nil {
 			return
@@ -704,52 +693,73 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 			werr = fmt.Errorf("relay: write to client: %w", werr)
 		}
 	}
-	release := func(chunk []byte) error {
-		if ra.n > 0 {
-			if err := r.j.Wait(ra.last, journal.BeforeResponse); err != nil {
-				return err
-			}
-		}
-		for _, h := range ra.runs {
-			write(h.chunk)
-		}
-		ra.reset()
-		if chunk != nil {
-			write(chunk)
-		}
-		return nil
+	fw := newForwarder(r, func(h *run) error { write(h.chunk); return nil }, readable(src))
+	go r.readResponses(src, fw, write)
+	err := fw.run()
+	if err == nil {
+		err = werr
 	}
+	return err
+}
+
+// readResponses is Downstream's reader, as readRequests is Upstream's.
+func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte)) {
+	defer close(fw.readerDone)
+	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
+	more := readable(src)
+	var (
+		cl frame.Classifier
+		f  frame.Frame
+	)
 	for {
 		chunk, err := rd.Next()
+		if fw.stopped() {
+			return
+		}
 		if len(chunk) > 0 {
 			last, n, rerr := r.recordResponses(chunk, &cl, &f)
 			if rerr != nil {
-				return rerr
+				fw.abortWith(rerr)
+				return
 			}
-			ra.add(last, n, false)
-			if ra.n > 0 && err == nil && more != nil && ra.bytes+len(chunk) <= maxReadAhead && more() {
-				ra.hold(chunk, nil)
-				continue
+			long := len(chunk) > readSize
+			switch {
+			case fw.idle() && (n == 0 || r.alone(0) && (more == nil || !more())):
+				// As in Upstream: no call left in flight, no response to
+				// come meanwhile.
+				if err := r.release(n, last, journal.BeforeResponse, nil, n); err != nil {
+					fw.abortWith(err)
+					return
+				}
+				write(chunk)
+				r.spare(n, more)
+			case long:
+				h := fw.longRun(chunk)
+				if h == nil {
+					return
+				}
+				h.n, h.last, h.barrier, h.answers = n, last, journal.BeforeResponse, n
+				if !fw.handOver(h) {
+					return
+				}
+			default:
+				h := fw.stage(chunk)
+				if h == nil {
+					return
+				}
+				h.n, h.last, h.barrier, h.answers = n, last, journal.BeforeResponse, n
+				if err != nil || more == nil || !more() {
+					fw.publish()
+				}
 			}
-			recorded := ra.n
-			if err := release(chunk); err != nil {
-				return err
-			}
-			r.spare(recorded, more)
-			if len(chunk) > readSize {
+			if long {
 				// As in Upstream: let a long line's buffer go.
 				cl, f = frame.Classifier{}, frame.Frame{}
 			}
-		} else if len(ra.runs) > 0 {
-			if err := release(nil); err != nil {
-				return err
-			}
 		}
 		if err != nil {
-			if err = pumpErr(err); err == nil {
-				err = werr
-			}
-			return err
+			fw.finish(pumpErr(err))
+			return
 		}
 	}
 }
