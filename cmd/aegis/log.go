@@ -120,6 +120,7 @@ type logPrinter struct {
 	dec     journal.Decoder
 	seen    uint64 // seq of the last record read, when following
 	seenAny bool
+	gapAt   time.Time // when following met a gap before the next record
 }
 
 // set prints the calls of one log, its files read in seq order.
@@ -176,11 +177,11 @@ func (p *logPrinter) read(r io.Reader, follow bool) error {
 		if derr != nil {
 			continue // verify judges lines; log shows what it can read
 		}
-		if follow && p.seenAny && rec.Seq <= p.seen {
-			continue
+		if !follow {
+			p.record(rec, false)
+		} else if err := p.followed(rec); err != nil {
+			return err
 		}
-		p.seen, p.seenAny = rec.Seq, true
-		p.record(rec, follow)
 	}
 }
 
@@ -209,22 +210,25 @@ func (p *logPrinter) follow(base string) error {
 			if err != nil {
 				return err
 			}
-			if f == nil {
-				time.Sleep(followPoll)
-			}
+			time.Sleep(relistPoll)
 			continue
 		}
 		err = p.tail(f, base)
 		f.Close()
-		if err != nil {
+		if err != nil && err != errGap {
 			return err
+		}
+		if err == errGap {
+			time.Sleep(relistPoll)
 		}
 	}
 }
 
-// segments prints the calls of the sealed segments of the log at base not
-// printed yet, in order. relist is true if one of them was removed before
-// it could be read.
+// segments prints the calls of the other files of the log at base not
+// printed yet, in order: sealed segments, and the spare, which holds the
+// records of the live file a rotation swapped out until it seals them.
+// relist is true if a file was removed before it could be read, or
+// records are missing before the ones read (errGap).
 func (p *logPrinter) segments(base string) (relist bool, err error) {
 	sets, err := journal.Sets([]string{base}, true)
 	if err == nil {
@@ -246,6 +250,9 @@ func (p *logPrinter) segments(base string) (relist bool, err error) {
 			}
 			err = p.read(rc, true)
 			rc.Close()
+			if err == errGap {
+				return true, nil
+			}
 			if err != nil {
 				return false, err
 			}
@@ -257,8 +264,12 @@ func (p *logPrinter) segments(base string) (relist bool, err error) {
 	return false, err
 }
 
-// followPoll is how often log -f looks for more records.
-const followPoll = 200 * time.Millisecond
+// followPoll is how often log -f looks for more records; relistPoll how
+// soon it lists the files again when a rotation is under way.
+const (
+	followPoll = 200 * time.Millisecond
+	relistPoll = 10 * time.Millisecond
+)
 
 // tail prints the records of the open live file f as they are written,
 // until base names another file (a rotation) and f is read to its end.
@@ -307,12 +318,46 @@ func (p *logPrinter) tail(f *os.File, base string) error {
 		if derr != nil {
 			continue
 		}
-		if p.seenAny && rec.Seq <= p.seen {
-			continue
+		if err := p.followed(rec); err != nil {
+			return err
 		}
-		p.seen, p.seenAny = rec.Seq, true
-		p.record(rec, true)
 	}
+}
+
+// errGap: following, the next record read is not the one after the last
+// printed (or, first, seq 0); the ones between are in a file not read yet.
+var errGap = errors.New("log -f: records missing before the next one")
+
+// gapWait is how long log -f waits for the records of a gap to appear
+// before it prints past them (a log whose seqs jump: verify says why).
+const gapWait = 2 * time.Second
+
+// followed prints rec when following, unless it was printed already. A
+// record after a gap is not printed but answered with errGap, for the
+// caller to list the files again: a listing of the directory made while a
+// rotation renames a file may show it under neither name (readdir(3)
+// leaves that unspecified). Before the first record printed the one
+// wanted is seq 0; a log whose first segments were removed waits gapWait.
+func (p *logPrinter) followed(rec *journal.Record) error {
+	if p.seenAny && rec.Seq <= p.seen {
+		return nil
+	}
+	gap := rec.Seq > 0
+	if p.seenAny {
+		gap = rec.Seq > p.seen+1
+	}
+	if gap {
+		if p.gapAt.IsZero() {
+			p.gapAt = time.Now()
+		}
+		if time.Since(p.gapAt) < gapWait {
+			return errGap
+		}
+	}
+	p.gapAt = time.Time{}
+	p.seen, p.seenAny = rec.Seq, true
+	p.record(rec, true)
+	return nil
 }
 
 // rotated reports whether base no longer names the open file f.

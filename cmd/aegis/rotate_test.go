@@ -346,6 +346,51 @@ func TestRotateLogFollow(t *testing.T) {
 	}
 }
 
+// TestLogFollowFirstSegmentGone: log -f waits for seq 0 (a listing may
+// miss a file a rotation renames), but not for ever: a log whose first
+// segment was removed is printed from where it starts.
+func TestLogFollowFirstSegmentGone(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(t, []string{"--audit-max-size", "4KiB"}, nil, child("echo")...)
+	for i := range 30 {
+		s.send(call(strconv.Itoa(i), "t"))
+		s.recv()
+	}
+	s.stdin.Close()
+	if code := s.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d (%s)", code, s.stderr)
+	}
+	plain, _ := segmentsIn(t, f.dir)
+	if len(plain) < 2 {
+		t.Fatalf("%d segments; want rotation", len(plain))
+	}
+	os.Remove(plain[0])
+	first, _ := journal.ParseSegmentName(plain[1])
+	follow := exec.Command(aegisBin, "log", "-f", "--json", f.audit)
+	out, _ := follow.StdoutPipe()
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		follow.Process.Kill()
+		follow.Wait()
+	}()
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(out).ReadString('\n')
+		line <- l
+	}()
+	select {
+	case l := <-line:
+		var row struct{ Seq uint64 }
+		if err := json.Unmarshal([]byte(l), &row); err != nil || row.Seq < first.First {
+			t.Fatalf("log -f first line %q; want a call from seq %d on", l, first.First)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("log -f printed nothing of a log whose first segment is gone")
+	}
+}
+
 // TestRotateFlags: bad sizes and head files are usage errors (exit 2),
 // before any file is touched.
 func TestRotateFlags(t *testing.T) {
