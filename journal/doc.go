@@ -45,8 +45,10 @@
 // the levels (Durability) differ in when fdatasync(2) runs. Writes are grouped:
 // one write and at most one fdatasync cover every record queued when the group
 // starts, and release every waiter they cover (leader/follower: the first
-// waiter to find no group in progress writes for everyone). Before a sync,
-// with other calls in flight, the leader waits up to one fdatasync's time
+// waiter to find no group in progress writes for everyone; a group of more
+// than a MiB over pre-zeroed space goes in pieces, each synced before the
+// next is written: see below). Before a sync,
+// with other calls in flight, the leader waits up to two fdatasyncs' time
 // for the records those calls are about to produce, so that one sync
 // covers them all (linger.go); a lone call never waits.
 //
