@@ -72,9 +72,13 @@ type zeroer struct {
 	end    int64 // content end: where the next write goes
 	synced int64 // content below it is synced (as far as pre-zeroing tracks it)
 	zeroed int64 // [end, zeroed) holds zeros
-	chunk  int64 // 0: no pre-zeroing
-	busy   bool  // an extension is being written, from zeroed on
-	err    error // its fdatasync failed: every later Sync fails
+	chunk  int64 // 0: no (more) pre-zeroing
+	// bounded: content has been written over pre-zeroed space, so no more
+	// than maxUnsynced bytes of it may be unsynced; set by preZero, kept
+	// when pre-zeroing stops (the space written so far stays).
+	bounded bool
+	busy    bool  // an extension is being written, from zeroed on
+	err     error // its fdatasync failed: every later Sync fails
 }
 
 // newZeroer returns the zeroer of a log file opened to append to, its
@@ -111,7 +115,7 @@ func (z *zeroer) write(p []byte) (int, error) {
 	written := 0
 	for len(p) > 0 {
 		z.mu.Lock()
-		on, unsynced := z.chunk > 0, z.end-z.synced
+		on, unsynced := z.bounded, z.end-z.synced
 		z.mu.Unlock()
 		n := len(p)
 		if on {
@@ -175,7 +179,7 @@ func (z *zeroer) writeAt(p []byte) (int, error) {
 // preZero turns pre-zeroing on: the next write starts an extension.
 func (z *zeroer) preZero(chunk int64) {
 	z.mu.Lock()
-	z.chunk = chunk
+	z.chunk, z.bounded = chunk, true
 	z.mu.Unlock()
 }
 
