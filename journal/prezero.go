@@ -271,9 +271,6 @@ type ContentReader struct {
 // NewContentReader returns a ContentReader of r from its start.
 func NewContentReader(r io.ReaderAt) *ContentReader { return &ContentReader{r: r} }
 
-// Offset returns the offset of the next byte to read.
-func (c *ContentReader) Offset() int64 { return c.off }
-
 func (c *ContentReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
