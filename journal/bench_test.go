@@ -326,7 +326,7 @@ func (f *countFile) Write(p []byte) (int, error) {
 }
 
 // preZero passes pre-zeroing through (journal/prezero.go).
-func (f *countFile) preZero(int64) { preZeroOn(f.File) }
+func (f *countFile) preZero(chunk int64) { preZeroOn(f.File, chunk) }
 
 func (f *countFile) Sync() error {
 	f.fs.syncs.Add(1)

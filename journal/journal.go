@@ -215,7 +215,7 @@ func Open(path string, opts Options) (*Journal, error) {
 	j.sign = newSigner(opts.Key, !opts.StandardSignatures)
 	if j.dur.Level >= Reply {
 		j.lingerer = newLingerer()
-		preZeroOn(j.f)
+		preZeroOn(j.f, preZeroChunkFor(opts.MaxSize))
 	}
 	if j.dur.Level == Interval {
 		j.stop, j.done = make(chan struct{}), make(chan struct{})

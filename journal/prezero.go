@@ -36,12 +36,24 @@ const maxUnsynced = 1 << 20
 
 var zeros [64 << 10]byte
 
+// minPreZeroChunk is the least the zeroer writes at a time.
+const minPreZeroChunk = 64 << 10
+
 // preZeroOn turns pre-zeroing on for f, if f can (an OSFS file: test
-// files that wrap one cannot).
-func preZeroOn(f File) {
+// files that wrap one cannot), in chunks of chunk bytes.
+func preZeroOn(f File, chunk int64) {
 	if z, ok := f.(interface{ preZero(int64) }); ok {
-		z.preZero(preZeroChunk)
+		z.preZero(chunk)
 	}
+}
+
+// preZeroChunkFor is the chunk for a log rotated at maxSize (0: never):
+// a segment smaller than a MiB gets no more zeros than it will hold.
+func preZeroChunkFor(maxSize int64) int64 {
+	if maxSize <= 0 {
+		return preZeroChunk
+	}
+	return min(preZeroChunk, max(minPreZeroChunk, maxSize))
 }
 
 // trimToContent truncates the pre-zeroed space off f before it is sealed,

@@ -270,3 +270,37 @@ func TestUnsyncedBound(t *testing.T) {
 		t.Fatalf("Sync() = %v; synced %d of %d", err, z.synced, z.end)
 	}
 }
+
+// A log rotated at less than a MiB keeps no more zeros ahead than its
+// segments hold: a 4 KiB segment is not worth a MiB of zeros.
+func TestPreZeroChunkFollowsMaxSize(t *testing.T) {
+	for _, tt := range []struct {
+		maxSize, want int64
+	}{{0, preZeroChunk}, {4 << 10, minPreZeroChunk}, {300 << 10, 300 << 10}, {64 << 20, preZeroChunk}} {
+		if got := preZeroChunkFor(tt.maxSize); got != tt.want {
+			t.Errorf("preZeroChunkFor(%d) = %d; want %d", tt.maxSize, got, tt.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), MaxSize: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	j.Append(&SessionStart{Aegis: "t", Durability: "strict", PolicySet: PassThroughSet})
+	for range 40 {
+		seq, _ := j.Append(&Intent{Call: Call{Type: IDNumber, Text: []byte("1")}, RequestDigest: Digest{1}})
+		if err := j.Wait(seq, BeforeRequest); err != nil {
+			t.Fatal(err)
+		}
+		j.mu.Lock()
+		z := j.f.(*osFile).z
+		j.mu.Unlock()
+		z.mu.Lock()
+		ahead := z.zeroed - z.end
+		z.mu.Unlock()
+		if ahead > 2*minPreZeroChunk {
+			t.Fatalf("%d bytes of zeros ahead of a log rotated at 4 KiB; want at most %d", ahead, 2*minPreZeroChunk)
+		}
+	}
+}

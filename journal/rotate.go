@@ -219,7 +219,7 @@ func (r *rotator) swap(spare File, last uint64, synced bool) error {
 	}
 	j.f = spare
 	if j.dur.Level >= Reply {
-		preZeroOn(spare)
+		preZeroOn(spare, preZeroChunkFor(r.max))
 	}
 	r.size, r.first, r.asked = 0, last+1, false
 	hook(stepSwap)
