@@ -54,7 +54,8 @@
 //
 // At strict and reply, where a sync is on every call's path, records are
 // written over pre-zeroed space (prezero.go): a background goroutine keeps
-// about a MiB of zeros, written and synced, ahead of the content, so the
+// about a MiB of zeros (less with smaller segments), written and synced,
+// ahead of the content, so the
 // fdatasync after a group writes data back and commits no new file size
 // (86–95 µs here, against 133–144 µs after an append). The content of a log
 // file ends at its last byte that is not NUL (no record holds one): a NUL
