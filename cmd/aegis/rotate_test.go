@@ -298,29 +298,8 @@ func TestRotateLogFollow(t *testing.T) {
 	s := f.start(t, []string{"--durability", "strict", "--audit-max-size", "4KiB", "--compress", "--grace", "30s"}, nil, child("echo")...)
 	s.send(call("0", "first"))
 	s.recv()
-	follow := exec.Command(aegisBin, "log", "-f", "--json", f.audit)
-	var ferr bytes.Buffer
-	follow.Stderr = &ferr
-	out, _ := follow.StdoutPipe()
-	if err := follow.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		follow.Process.Kill()
-		follow.Wait()
-	}()
-	lines := make(chan string, 1000)
-	go func() {
-		br := bufio.NewReader(out)
-		for {
-			l, err := br.ReadString('\n')
-			if err != nil {
-				close(lines)
-				return
-			}
-			lines <- l
-		}
-	}()
+	lines, stop := followLog(t, f.audit)
+	defer stop()
 	const calls = 150 // ~20 rotations
 	for i := 1; i < calls; i++ {
 		s.send(call(strconv.Itoa(i), "t"))
@@ -330,9 +309,7 @@ func TestRotateLogFollow(t *testing.T) {
 		select {
 		case l := <-lines:
 			if !strings.Contains(l, `"call":"`+strconv.Itoa(i)+`"`) {
-				follow.Process.Kill()
-				follow.Wait() // before reading ferr, which the process writes
-				t.Fatalf("log -f line %d = %s; want call %d\nlog -f stderr: %s", i, l, i, ferr.String())
+				t.Fatalf("log -f line %d = %s; want call %d\nlog -f stderr: %s", i, l, i, stop())
 			}
 		case <-time.After(20 * time.Second):
 			_, zst := segmentsIn(t, f.dir)
@@ -366,28 +343,46 @@ func TestLogFollowFirstSegmentGone(t *testing.T) {
 	}
 	os.Remove(plain[0])
 	first, _ := journal.ParseSegmentName(plain[1])
-	follow := exec.Command(aegisBin, "log", "-f", "--json", f.audit)
-	out, _ := follow.StdoutPipe()
-	if err := follow.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		follow.Process.Kill()
-		follow.Wait()
-	}()
-	line := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(out).ReadString('\n')
-		line <- l
-	}()
+	lines, stop := followLog(t, f.audit)
+	defer stop()
 	select {
-	case l := <-line:
+	case l := <-lines:
 		var row struct{ Seq uint64 }
 		if err := json.Unmarshal([]byte(l), &row); err != nil || row.Seq < first.First {
 			t.Fatalf("log -f first line %q; want a call from seq %d on", l, first.First)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("log -f printed nothing of a log whose first segment is gone")
+	}
+}
+
+// followLog starts aegis log -f --json on audit; its lines come on lines
+// (closed when its output ends). stop kills it and returns its stderr.
+func followLog(t *testing.T, audit string) (lines <-chan string, stop func() string) {
+	t.Helper()
+	follow := exec.Command(aegisBin, "log", "-f", "--json", audit)
+	var ferr bytes.Buffer
+	follow.Stderr = &ferr
+	out, _ := follow.StdoutPipe()
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan string, 1000)
+	go func() {
+		br := bufio.NewReader(out)
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				close(ch)
+				return
+			}
+			ch <- l
+		}
+	}()
+	return ch, func() string {
+		follow.Process.Kill()
+		follow.Wait() // before reading ferr, which the process writes
+		return ferr.String()
 	}
 }
 

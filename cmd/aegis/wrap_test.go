@@ -614,24 +614,8 @@ func TestLogFollow(t *testing.T) {
 	s := f.start(t, nil, nil, child("echo")...)
 	s.send(call("1", "first"))
 	s.recv()
-	follow := exec.Command(aegisBin, "log", "-f", "--json", f.audit)
-	out, _ := follow.StdoutPipe()
-	if err := follow.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer follow.Process.Kill()
-	lines := make(chan string)
-	go func() {
-		br := bufio.NewReader(out)
-		for {
-			l, err := br.ReadString('\n')
-			if err != nil {
-				close(lines)
-				return
-			}
-			lines <- l
-		}
-	}()
+	lines, stop := followLog(t, f.audit)
+	defer stop()
 	next := func() string {
 		t.Helper()
 		select {
