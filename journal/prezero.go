@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 )
 
 // Pre-zeroed space (SPEC §4: "preallocated or pre-zeroed segments").
@@ -274,14 +275,26 @@ func lastNonNUL(b []byte) int {
 // bytes are read as they are, for verify to judge. At the end it returns
 // io.EOF without moving past the NULs, so reading again once more is
 // written goes on where it stopped (aegis log -f).
+//
+// NULs followed by other bytes are what a power loss can leave (a hole),
+// but also what a reader sees when a write of several pages over
+// pre-zeroed space overtakes it: the page it read was not written yet,
+// the next one was. Such a write ends within microseconds, so the first
+// time a hole is met at an offset, the reader reads it again after
+// settleHole; only a hole that is still there is read as NULs.
 type ContentReader struct {
-	r   io.ReaderAt
-	off int64
-	buf []byte // for looking past a NUL run
+	r      io.ReaderAt
+	off    int64
+	buf    []byte // for looking past a NUL run
+	holeAt int64  // the offset of the last hole waited for
 }
 
+// settleHole is how long a ContentReader waits before it reads a hole
+// again.
+const settleHole = time.Millisecond
+
 // NewContentReader returns a ContentReader of r from its start.
-func NewContentReader(r io.ReaderAt) *ContentReader { return &ContentReader{r: r} }
+func NewContentReader(r io.ReaderAt) *ContentReader { return &ContentReader{r: r, holeAt: -1} }
 
 func (c *ContentReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
@@ -302,8 +315,16 @@ func (c *ContentReader) Read(p []byte) (int, error) {
 	}
 	// p starts with a NUL run: read it only if something follows it.
 	run, err := c.nulRun()
+	if run == 0 && err == nil {
+		return c.Read(p) // filled since it was read: a write in progress
+	}
 	if run == 0 {
 		return 0, err
+	}
+	if c.holeAt != c.off {
+		c.holeAt = c.off
+		time.Sleep(settleHole)
+		return c.Read(p)
 	}
 	k := int(min(run, int64(n)))
 	clear(p[:k])

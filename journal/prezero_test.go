@@ -304,3 +304,52 @@ func TestPreZeroChunkFollowsMaxSize(t *testing.T) {
 		}
 	}
 }
+
+// filling is a file whose hole is filled once it has been read: a write
+// over pre-zeroed space that a reader overtook.
+type filling struct {
+	data, filled []byte
+	after        int // reads that see data
+	reads        int
+}
+
+func (f *filling) ReadAt(p []byte, off int64) (int, error) {
+	f.reads++
+	src := f.data
+	if f.reads > f.after {
+		src = f.filled
+	}
+	if off >= int64(len(src)) {
+		return 0, io.EOF
+	}
+	n := copy(p, src[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// A hole is read again before it is believed: a write in progress that
+// overtook the reader has filled it by then; a hole a power loss left has
+// not.
+func TestContentReaderSettlesHoles(t *testing.T) {
+	filled := []byte("{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n")
+	hole := bytes.Clone(filled)
+	copy(hole[8:], "\x00\x00\x00\x00\x00\x00\x00\x00")
+	for _, tt := range []struct {
+		name string
+		f    *filling
+		want []byte
+	}{
+		// Reads: the first line, the hole, the look past it; then the
+		// wait, and the hole read again.
+		{"write in progress", &filling{data: hole, filled: filled, after: 3}, filled},
+		{"filled while looked past", &filling{data: hole, filled: filled, after: 2}, filled},
+		{"hole that stays", &filling{data: hole, filled: hole}, hole},
+	} {
+		got, err := io.ReadAll(NewContentReader(tt.f))
+		if err != nil || !bytes.Equal(got, tt.want) {
+			t.Errorf("%s: ContentReader read %q, %v; want %q", tt.name, got, err, tt.want)
+		}
+	}
+}

@@ -333,11 +333,15 @@ func OpenSegment(path string, progress func(n int)) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	plain := !strings.HasSuffix(path, CompressedExt)
 	var r io.Reader = f
-	if progress != nil {
-		r = &countingReader{r: f, fn: progress}
+	if plain {
+		r = NewContentReader(f) // the live file may be being written
 	}
-	if !strings.HasSuffix(path, CompressedExt) {
+	if progress != nil {
+		r = &countingReader{r: r, fn: progress}
+	}
+	if plain {
 		return readCloser{r, f.Close}, nil
 	}
 	zr, err := newZstdReader(r, 2)
