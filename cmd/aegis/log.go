@@ -152,37 +152,65 @@ func (p *logPrinter) set(s *journal.Set) error {
 // before the last one seen are skipped: a file may be read again after a
 // rotation renamed it.
 func (p *logPrinter) read(r io.Reader, follow bool) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var partial []byte
+	ls := lineReader{br: bufio.NewReaderSize(r, 64<<10)}
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) || err == io.EOF && len(line) > 0 {
-			partial = append(partial, line...)
-			if err == io.EOF {
-				return nil // a torn last line, or one being written
-			}
-			continue
-		}
+		line, err := ls.next()
 		if err == io.EOF {
-			return nil
+			return nil // and a torn last line, or one being written, is not read
 		}
 		if err != nil {
 			return err
 		}
-		if partial != nil {
-			line = append(partial, line...)
-			partial = nil
-		}
-		rec, derr := p.dec.Decode(line[:len(line)-1])
-		if derr != nil {
-			continue // verify judges lines; log shows what it can read
-		}
-		if !follow {
-			p.record(rec, false)
-		} else if err := p.followed(rec); err != nil {
+		if err := p.line(line, follow); err != nil {
 			return err
 		}
 	}
+}
+
+// line prints the record of a line read ('\n' included), if it decodes:
+// verify judges lines; log shows what it can read.
+func (p *logPrinter) line(line []byte, follow bool) error {
+	rec, err := p.dec.Decode(line[:len(line)-1])
+	switch {
+	case err != nil:
+		return nil
+	case follow:
+		return p.followed(rec)
+	}
+	p.record(rec, false)
+	return nil
+}
+
+// lineReader reads whole lines from a reader that may still grow: a line
+// not ended at io.EOF is kept, and the next reads complete it.
+type lineReader struct {
+	br      *bufio.Reader
+	partial []byte
+}
+
+// next returns the next line, '\n' included, valid until the next call;
+// or io.EOF (a partial line kept) or a read error.
+func (l *lineReader) next() ([]byte, error) {
+	for {
+		line, err := l.br.ReadSlice('\n')
+		if err == nil {
+			if l.partial != nil {
+				line = append(l.partial, line...)
+				l.partial = nil
+			}
+			return line, nil
+		}
+		l.partial = append(l.partial, line...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+	}
+}
+
+// rest returns the partial line kept and all that is left to read.
+func (l *lineReader) rest() ([]byte, error) {
+	rest, err := io.ReadAll(l.br)
+	return append(l.partial, rest...), err
 }
 
 // follow prints the calls of the log at base, then keeps printing them as
@@ -276,17 +304,9 @@ const (
 func (p *logPrinter) tail(f *os.File, base string) error {
 	// Records are written over pre-zeroed space: read up to its NULs, and
 	// from there again once more is written.
-	br := bufio.NewReaderSize(journal.NewContentReader(f), 64<<10)
-	var partial []byte
+	ls := lineReader{br: bufio.NewReaderSize(journal.NewContentReader(f), 64<<10)}
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) || err == io.EOF && len(line) > 0 {
-			partial = append(partial, line...)
-			if err == io.EOF {
-				time.Sleep(followPoll)
-			}
-			continue
-		}
+		line, err := ls.next()
 		if err == io.EOF {
 			if p.tw != nil {
 				p.tw.Flush()
@@ -295,14 +315,11 @@ func (p *logPrinter) tail(f *os.File, base string) error {
 			// once base names another file, one more read to the end of f
 			// finds everything.
 			if rotated(f, base) {
-				rest, err := io.ReadAll(br)
+				rest, err := ls.rest()
 				if err != nil {
 					return err
 				}
-				if len(partial)+len(rest) > 0 {
-					p.read(bytes.NewReader(append(partial, rest...)), true)
-				}
-				return nil
+				return unlessGap(p.read(bytes.NewReader(rest), true))
 			}
 			time.Sleep(followPoll)
 			continue
@@ -310,18 +327,18 @@ func (p *logPrinter) tail(f *os.File, base string) error {
 		if err != nil {
 			return err
 		}
-		if partial != nil {
-			line = append(partial, line...)
-			partial = nil
-		}
-		rec, derr := p.dec.Decode(line[:len(line)-1])
-		if derr != nil {
-			continue
-		}
-		if err := p.followed(rec); err != nil {
+		if err := p.line(line, true); err != nil {
 			return err
 		}
 	}
+}
+
+// unlessGap is err but errGap: after a rotation the next listing reads on.
+func unlessGap(err error) error {
+	if err == errGap {
+		return nil
+	}
+	return err
 }
 
 // errGap: following, the next record read is not the one after the last
