@@ -202,6 +202,30 @@ func (fw *forwarder) idle() bool {
 	return !fw.busy && len(fw.queue) == 0 && !fw.failed.Load()
 }
 
+// take returns a run of chunk for the reader to fill in and then send:
+// a staged copy, or, for a line longer than the Reader's buffer (long),
+// the line itself. It returns nil if the forwarder has failed.
+func (fw *forwarder) take(chunk []byte, long bool) *run {
+	if long {
+		return fw.longRun(chunk)
+	}
+	return fw.stage(chunk)
+}
+
+// send passes h, from take and filled in, to the forwarder: a long line is
+// handed over and waited for; another run is published now, unless more
+// bytes are waiting (waiting), whose runs it then goes with. It reports
+// false if the forwarder has failed.
+func (fw *forwarder) send(h *run, waiting bool) bool {
+	if h.long {
+		return fw.handOver(h)
+	}
+	if !waiting {
+		fw.publish()
+	}
+	return true
+}
+
 // stage copies chunk into a run, which it stages and returns for the
 // caller to fill in. It waits first while the run would take the cost of
 // what the forwarder holds past maxReadAhead. It returns nil if the

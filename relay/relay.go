@@ -198,17 +198,8 @@ func (r *Relay) readRequests(src io.Reader, dst io.Writer, fw *forwarder) {
 					return
 				}
 				r.spare(n, more)
-			case long:
-				h := fw.longRun(chunk)
-				if h == nil {
-					return
-				}
-				st.fill(h, last, n, barrier)
-				if !fw.handOver(h) {
-					return
-				}
 			default:
-				h := fw.stage(chunk)
+				h := fw.take(chunk, long)
 				if h == nil {
 					return
 				}
@@ -216,8 +207,8 @@ func (r *Relay) readRequests(src io.Reader, dst io.Writer, fw *forwarder) {
 				// More requests already waiting: record them too before
 				// the forwarder waits (with calls in flight a client sends
 				// them one by one).
-				if err != nil || more == nil || !more() {
-					fw.publish()
+				if !fw.send(h, !long && err == nil && more != nil && more()) {
+					return
 				}
 			}
 			if long {
@@ -733,23 +724,14 @@ func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte)) 
 				}
 				write(chunk)
 				r.spare(n, more)
-			case long:
-				h := fw.longRun(chunk)
-				if h == nil {
-					return
-				}
-				h.n, h.last, h.barrier, h.answers = n, last, journal.BeforeResponse, n
-				if !fw.handOver(h) {
-					return
-				}
 			default:
-				h := fw.stage(chunk)
+				h := fw.take(chunk, long)
 				if h == nil {
 					return
 				}
 				h.n, h.last, h.barrier, h.answers = n, last, journal.BeforeResponse, n
-				if err != nil || more == nil || !more() {
-					fw.publish()
+				if !fw.send(h, !long && err == nil && more != nil && more()) {
+					return
 				}
 			}
 			if long {
