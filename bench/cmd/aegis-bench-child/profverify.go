@@ -13,15 +13,7 @@ import (
 // in keyPath, runs times, as aegis verify does for one file, under the
 // CPU profiler.
 func profVerify(audit, keyPath, profile string, runs int) int {
-	pemBytes, err := os.ReadFile(keyPath)
-	if err != nil {
-		return fail(err)
-	}
-	key, err := journal.ParsePrivateKey(pemBytes)
-	if err != nil {
-		return fail(err)
-	}
-	prof, err := os.Create(profile)
+	key, prof, err := keyAndProfile(keyPath, profile)
 	if err != nil {
 		return fail(err)
 	}
@@ -45,4 +37,19 @@ func profVerify(audit, keyPath, profile string, runs int) int {
 		}
 	}
 	return 0
+}
+
+// keyAndProfile reads the signing key at keyPath and creates the file the
+// CPU profile goes to.
+func keyAndProfile(keyPath, profile string) (ed25519.PrivateKey, *os.File, error) {
+	pemBytes, err := os.ReadFile(keyPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := journal.ParsePrivateKey(pemBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	prof, err := os.Create(profile)
+	return key, prof, err
 }

@@ -20,15 +20,7 @@ func profWrap(audit, keyPath, durability, profile string, size int) int {
 	if err != nil {
 		return fail(err)
 	}
-	pemBytes, err := os.ReadFile(keyPath)
-	if err != nil {
-		return fail(err)
-	}
-	key, err := journal.ParsePrivateKey(pemBytes)
-	if err != nil {
-		return fail(err)
-	}
-	prof, err := os.Create(profile)
+	key, prof, err := keyAndProfile(keyPath, profile)
 	if err != nil {
 		return fail(err)
 	}
