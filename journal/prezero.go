@@ -354,13 +354,14 @@ func (c *ContentReader) nulRun() (int64, error) {
 
 // nulTail passes its reader's bytes through but for a run of NULs that
 // reaches the end: Verify reads any io.Reader, a pipe as well as a file.
-// It holds a NUL run by its length alone, so a long one costs no memory.
+// It holds a NUL run by its length alone, so a long one costs no memory,
+// and reads into the caller's buffer: only NULs followed by more bytes (a
+// hole, which verify judges) make it copy.
 type nulTail struct {
 	r    io.Reader
-	buf  []byte
 	rest []byte // bytes to pass, after pre NULs
 	pre  int64  // NULs to pass before rest
-	held int64  // NULs read after rest, passed only if more than NULs follow
+	held int64  // NULs read after what was passed, passed only if more than NULs follow
 	err  error
 }
 
@@ -380,16 +381,18 @@ func (t *nulTail) Read(p []byte) (int, error) {
 		if t.err != nil {
 			return 0, t.err // NULs still held reach the end: not content
 		}
-		if t.buf == nil {
-			t.buf = make([]byte, 64<<10)
-		}
-		n, err := t.r.Read(t.buf)
+		n, err := t.r.Read(p)
 		t.err = err
-		data := t.buf[:n]
-		if j := lastNonNUL(data); j < 0 {
+		j := lastNonNUL(p[:n])
+		switch {
+		case j < 0:
 			t.held += int64(n)
-		} else {
-			t.pre, t.rest, t.held = t.held, data[:j+1], int64(n-j-1)
+		case t.held == 0:
+			t.held = int64(n - j - 1)
+			return j + 1, nil
+		default:
+			t.rest = append(t.rest[:0], p[:j+1]...)
+			t.pre, t.held = t.held, int64(n-j-1)
 		}
 	}
 }
