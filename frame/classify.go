@@ -58,6 +58,14 @@ const (
 	// frame is valid JSON, but Msgs describes only its first MaxBatch
 	// elements, so it must be treated as an anomaly, not as calls.
 	AnomalyBatch = "batch: more than 4096 elements"
+	// AnomalyCR is set on a line that a reader ending lines at a bare CR
+	// (readings.go) reads as two or more lines with content: the line is
+	// one thing to some peers and several to others.
+	AnomalyCR = "ambiguous line: a bare CR splits it for readers that end lines there"
+	// AnomalyNested is set on a Batch with an array among its elements
+	// that holds a message: not a valid batch, but a handler that takes
+	// arrays recursively finds the message (Frame.Hidden).
+	AnomalyNested = "batch: an array inside the batch holds a message"
 )
 
 // MaxBatch is the largest batch described element by element. It bounds the
@@ -76,6 +84,13 @@ type Frame struct {
 	// Invalid), at most MaxBatch; nil for Empty and NotJSON. It is the
 	// Classifier's storage, valid until its next Classify.
 	Msgs []Message
+	// Hidden has the messages that other readings of the line find and Msgs
+	// does not (readings.go): in the pieces a bare CR separates, in the
+	// values a stream decoder reads from a line that is not one value, in
+	// arrays nested inside a batch. Ordered by Off, each object once, at
+	// most MaxBatch. Empty unless Anomaly is set: a line whose readings all
+	// agree has nothing hidden. The Classifier's storage, as Msgs.
+	Hidden []Message
 }
 
 // Message is one JSON-RPC message of a frame. Byte slices alias the line or
@@ -87,6 +102,9 @@ type Frame struct {
 // reads, falling back to a case-variant key when there is no exact one.
 type Message struct {
 	Type MsgType
+	// Off is the offset in the line of the object's '{': the same object
+	// found by two readings has one Off.
+	Off int
 	// Method is the decoded method ("tools\/call" is tools/call), nil if no
 	// method is a string.
 	Method []byte
@@ -108,6 +126,16 @@ type Message struct {
 	Malformed string
 	IsError   bool // a Response with an error member
 	ToolError bool // a Response whose result.isError is true
+	// Answers is true for any message with an id and a result or error
+	// member, whatever else it holds (a Response, or a Request with a
+	// result too): a client whose schema ignores extra members takes it
+	// as a response.
+	Answers bool
+	// AltIDs are the other values of an id member that appears more than
+	// once (duplicate or case-variant keys): the first and last exact and
+	// the first and last of any spelling, each a value some decoder keeps,
+	// other than ID. Nil when the id member appears once.
+	AltIDs []ID
 }
 
 // Malformed reasons for tool calls, in the order they are checked.
@@ -151,6 +179,13 @@ type Classifier struct {
 	arena  []byte    // decoded strings and id keys handed out in Frame
 	keybuf []byte    // scratch for decoding escaped keys
 	msgs   []Message // Frame.Msgs storage
+	hidden []Message // Frame.Hidden storage
+	ids    []ID      // Message.AltIDs storage
+	// out is where message appends: msgs for the line as one value,
+	// hidden for other readings and nested arrays.
+	out *[]Message
+	// base is the offset in the line of the segment being scanned.
+	base int
 	st     msgState
 	failed failure
 	// stack has one bit per open container in skipValue: 1 for object.
@@ -172,6 +207,9 @@ func (c *Classifier) Classify(line []byte, f *Frame) {
 	}
 	c.arena = c.arena[:0]
 	c.msgs = c.msgs[:0]
+	c.hidden = c.hidden[:0]
+	c.ids = c.ids[:0]
+	c.out, c.base = &c.msgs, 0
 	c.failed = failNone
 	*f = Frame{}
 
@@ -193,17 +231,15 @@ func (c *Classifier) Classify(line []byte, f *Frame) {
 		f.Kind = Single
 		i = c.skipValue(b, i, 0)
 	}
-	if i >= 0 {
+	switch {
+	case i >= 0:
 		if i = skipWS(b, i); i < len(b) {
 			f.Kind, f.Anomaly = NotJSON, AnomalyTail
-			return
 		}
-	}
-	switch c.failed {
-	case failNone:
-	case failTruncated:
+	case c.failed == failNone:
+	case c.failed == failTruncated:
 		f.Kind, f.Anomaly = NotJSON, AnomalyTruncated
-	case failDepth:
+	case c.failed == failDepth:
 		f.Kind, f.Anomaly = NotJSON, AnomalyDepth
 	default:
 		f.Kind, f.Anomaly = NotJSON, AnomalyInvalid
@@ -211,18 +247,19 @@ func (c *Classifier) Classify(line []byte, f *Frame) {
 			f.Anomaly = AnomalyBOM
 		}
 	}
-	if f.Kind == NotJSON {
-		return
+	if f.Kind != NotJSON {
+		if overflow {
+			f.Anomaly = AnomalyBatch
+		}
+		f.Msgs = c.msgs
 	}
-	if overflow {
-		f.Anomaly = AnomalyBatch
-	}
-	f.Msgs = c.msgs
+	c.otherReadings(line, f)
 }
 
 var bom = []byte("\xef\xbb\xbf")
 
-// batch scans the array at b[i], one Message per element.
+// batch scans the array at b[i], one Message per element of Frame.Msgs;
+// the messages of arrays among its elements go to Frame.Hidden.
 func (c *Classifier) batch(b []byte, i int) (int, bool) {
 	const depth = 1
 	overflow := false
@@ -235,13 +272,16 @@ func (c *Classifier) batch(b []byte, i int) (int, bool) {
 	}
 	for {
 		switch {
-		case len(c.msgs) == MaxBatch:
+		case len(*c.out) == MaxBatch:
 			overflow = true
 			i = c.skipValue(b, i, depth)
 		case b[i] == '{':
 			i = c.message(b, i, depth)
+		case b[i] == '[':
+			*c.out = append(*c.out, Message{Type: Invalid, Off: c.base + i})
+			i = c.nested(b, i, depth)
 		default:
-			c.msgs = append(c.msgs, Message{Type: Invalid})
+			*c.out = append(*c.out, Message{Type: Invalid, Off: c.base + i})
 			i = c.skipValue(b, i, depth)
 		}
 		if i < 0 {
@@ -308,6 +348,10 @@ type msgState struct {
 	methodVal  []byte
 	toolCall   bool
 	idVal      ID
+	// The id values some decoder keeps when the member repeats: the first
+	// or last exact key (simdjson-style, JSON.parse), the first or last of
+	// any spelling (Go's encoding/json binds case variants too).
+	firstExact, lastExact, firstAny, lastAny ID
 	nameVal    []byte
 	nameString bool // the kept name value is a string
 	isErrTrue  bool
@@ -318,12 +362,50 @@ type msgState struct {
 func (c *Classifier) message(b []byte, i, depth int) int {
 	st := &c.st
 	*st = msgState{}
+	start := i
 	i = c.object(b, i, depth, matchTop)
 	if i < 0 {
 		return i
 	}
-	c.msgs = append(c.msgs, st.finish())
+	m := st.finish()
+	m.Off = c.base + start
+	if n := st.id.exact + st.id.variant; n > 1 {
+		m.AltIDs = c.altIDs(&m.ID)
+	}
+	*c.out = append(*c.out, m)
 	return i
+}
+
+// altIDs stores the values of a repeated id member other than primary in
+// c.ids and returns them.
+func (c *Classifier) altIDs(primary *ID) []ID {
+	k := len(c.ids)
+	st := &c.st
+	for _, id := range [...]*ID{&st.firstExact, &st.lastExact, &st.firstAny, &st.lastAny} {
+		if id.Type == IDNone || sameID(id, primary) {
+			continue
+		}
+		dup := false
+		for j := k; j < len(c.ids); j++ {
+			dup = dup || sameID(id, &c.ids[j])
+		}
+		if !dup {
+			c.ids = append(c.ids, *id)
+		}
+	}
+	return c.ids[k:len(c.ids):len(c.ids)]
+}
+
+// sameID reports whether two ids are the same value (IDInvalid ones by
+// their bytes).
+func sameID(a, b *ID) bool {
+	if a.Type != b.Type {
+		return false
+	}
+	if a.Type == IDInvalid {
+		return bytes.Equal(a.Raw, b.Raw)
+	}
+	return bytes.Equal(a.Key, b.Key)
 }
 
 // object scans the object at b[i], handing each member whose key match
@@ -457,6 +539,16 @@ func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
 		if st.id.takes(exact) {
 			st.idVal = id
 		}
+		if exact {
+			if st.firstExact.Type == IDNone {
+				st.firstExact = id
+			}
+			st.lastExact = id
+		}
+		if st.firstAny.Type == IDNone {
+			st.firstAny = id
+		}
+		st.lastAny = id
 		return end
 
 	case fParams:
@@ -586,6 +678,7 @@ func (st *msgState) finish() Message {
 			m.Tool, m.HasTool = st.nameVal, true
 		}
 	}
+	m.Answers = m.HasID && (st.result.any() || st.errorf.any())
 	if m.Type == Response {
 		m.Malformed = st.responseReason()
 		m.IsError = st.errorf.any()

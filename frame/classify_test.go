@@ -85,7 +85,8 @@ func TestClassify(t *testing.T) {
 		{"tools/call key order", `{"params":{"arguments":{},"name":"w"},"id":"z","method":"tools/call","jsonrpc":"2.0"}`, `single {request method="tools/call" id=string:"z" call tool="w"}`},
 		{"jsonrpc missing", `{"id":3,"method":"tools/call","params":{"name":"a"}}`, `single {request method="tools/call" id=number:3 call tool="a"}`},
 		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":3,"method":"tools/call","params":{"name":"a"}}`, `single {request method="tools/call" id=number:3 call tool="a"}`},
-		{"whitespace inside", " {\t\"id\" :\r1 , \"method\"\n: \"tools/call\" ,\"params\":{ \"name\" : \"a\" } } \n", `single {request method="tools/call" id=number:1 call tool="a"}`},
+		{"whitespace inside", " {\t\"id\" :\r1 , \"method\"\n: \"tools/call\" ,\"params\":{ \"name\" : \"a\" } } \n", `single "ambiguous line: a bare CR splits it for readers that end lines there" {request method="tools/call" id=number:1 call tool="a"}`},
+		{"whitespace inside, no CR", " {\t\"id\" :\t1 , \"method\"\n: \"tools/call\" ,\"params\":{ \"name\" : \"a\" } } \r\n", `single {request method="tools/call" id=number:1 call tool="a"}`},
 		{"nested name not tool", `{"method":"tools/call","id":1,"params":{"arguments":{"name":"evil"},"name":"good"}}`, `single {request method="tools/call" id=number:1 call tool="good"}`},
 		{"nested method ignored", `{"method":"ping","id":1,"params":{"method":"tools/call"}}`, `single {request method="ping" id=number:1}`},
 
@@ -94,7 +95,8 @@ func TestClassify(t *testing.T) {
 			`batch {request method="tools/call" id=number:1 call tool="read_file"; notification method="notifications/progress"; request method="tools/call" id=number:9 call tool="b"; response id=number:1; invalid; invalid; invalid; invalid}`},
 		{"batch responses", `[{"id":1,"result":{}},{"id":2,"error":{"code":1}}]`, `batch {response id=number:1; response id=number:2 error}`},
 		{"batch empty", `[]`, `batch {}`},
-		{"batch nested array", `[[{"method":"tools/call","id":1}]]`, `batch {invalid}`},
+		{"batch nested array", `[[{"method":"tools/call","id":1}]]`, `batch "batch: an array inside the batch holds a message" {invalid}`},
+		{"batch nested array without objects", `[[1,[]],2]`, `batch {invalid; invalid}`},
 		{"batch malformed element", `[{"id":1,"method":"tools/call","method":"ping"}]`, `batch {request method="ping" id=number:1 call mal="method: duplicate key"}`},
 		{"batch trailing comma", `[1,]`, `not-json "not one JSON value: invalid JSON"`},
 

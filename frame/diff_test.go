@@ -34,6 +34,10 @@ type refFrame struct {
 	Kind     Kind
 	Msgs     []refMsg
 	Overflow bool
+	// Split: a bare CR splits the line into two or more pieces with
+	// content (refSplit). Nested: an array inside the batch holds an
+	// object.
+	Split, Nested bool
 }
 
 func refClassify(line []byte) refFrame {
@@ -44,11 +48,17 @@ func refClassify(line []byte) refFrame {
 	if !json.Valid(line) {
 		return refFrame{Kind: NotJSON}
 	}
+	split := 0
+	for _, p := range refSplit(line) {
+		if len(bytes.TrimLeft(p, " \t\n")) > 0 {
+			split++
+		}
+	}
 	switch trimmed[0] {
 	case '{':
-		return refFrame{Kind: Single, Msgs: []refMsg{refMessage(trimmed)}}
+		return refFrame{Kind: Single, Msgs: []refMsg{refMessage(trimmed)}, Split: split > 1}
 	case '[':
-		fr := refFrame{Kind: Batch, Msgs: []refMsg{}}
+		fr := refFrame{Kind: Batch, Msgs: []refMsg{}, Split: split > 1}
 		dec := json.NewDecoder(bytes.NewReader(trimmed))
 		dec.Token() // [
 		for dec.More() {
@@ -61,6 +71,9 @@ func refClassify(line []byte) refFrame {
 				fr.Overflow = true
 			case raw[0] == '{':
 				fr.Msgs = append(fr.Msgs, refMessage(raw))
+			case raw[0] == '[':
+				fr.Nested = fr.Nested || len(refObjects(raw)) > 0
+				fr.Msgs = append(fr.Msgs, refMsg{Type: Invalid})
 			default:
 				fr.Msgs = append(fr.Msgs, refMsg{Type: Invalid})
 			}
@@ -287,13 +300,20 @@ func diff(f *Frame, want refFrame) string {
 	if f.Kind != want.Kind {
 		return fmt.Sprintf("kind %s (%q), reference %s", f.Kind, f.Anomaly, want.Kind)
 	}
+	wantAnomaly := ""
+	switch {
+	case want.Overflow:
+		wantAnomaly = AnomalyBatch
+	case want.Split:
+		wantAnomaly = AnomalyCR
+	case want.Nested:
+		wantAnomaly = AnomalyNested
+	}
 	switch {
 	case f.Kind == NotJSON && f.Anomaly == "":
 		return "NotJSON without Anomaly"
-	case f.Kind != NotJSON && want.Overflow != (f.Anomaly == AnomalyBatch):
-		return fmt.Sprintf("anomaly %q, reference overflow %v", f.Anomaly, want.Overflow)
-	case f.Kind != NotJSON && !want.Overflow && f.Anomaly != "":
-		return fmt.Sprintf("anomaly %q on a valid frame", f.Anomaly)
+	case f.Kind != NotJSON && f.Anomaly != wantAnomaly:
+		return fmt.Sprintf("anomaly %q, reference %+v", f.Anomaly, want)
 	}
 	if len(f.Msgs) != len(want.Msgs) {
 		return fmt.Sprintf("%d msgs, reference %d", len(f.Msgs), len(want.Msgs))
@@ -339,6 +359,9 @@ func checkDifferential(t *testing.T, c *Classifier, line []byte) {
 		t.Fatalf("Classify(%q) = %s; differs from encoding/json reference: %s", line, describe(&f), d)
 	}
 	if d := checkPremise(&f, line); d != "" {
+		t.Fatalf("Classify(%q) = %s; but %s", line, describe(&f), d)
+	}
+	if d := checkReadings(&f, line); d != "" {
 		t.Fatalf("Classify(%q) = %s; but %s", line, describe(&f), d)
 	}
 }
@@ -469,6 +492,11 @@ var differentialSeeds = []string{
 	`{"i_d":1,"me-thod":"tools/call","params":{"n_a_m_e":"x","name":"y"}}`,
 	`{"id":null,"method":"tools/call","params":{"name":null}}`,
 	`{"id":1,"method":"tools/call","params":null}`,
+	"{\"x\":\r{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}}\r}",
+	"[\r{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}}\r,\r{\"id\":2,\"result\":{}}]\r\n",
+	`[[{"id":1,"method":"tools/call","params":{"name":"a"}}],[[{"id":2,"error":{}}]]]`,
+	`{"id":1,"method":"tools/call","params":{"name":"a"}} {"id":2,"method":"tools/call"} x`,
+	"{\"id\":3,\"id\":\"3\",\"ID\":4,\"result\":{}}",
 }
 
 func TestDifferential(t *testing.T) {

@@ -1,0 +1,179 @@
+package frame
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+)
+
+// This file reads a line as the other readers a peer may use would, and
+// collects what they find that the line read as one JSON value does not
+// (Frame.Hidden). The readers and how they split and read are written down
+// in doc.go ("Every reading of a line").
+
+// otherReadings fills f.Hidden, and sets f.Anomaly where the readings
+// differ, once the line has been read as one value into f. A line without
+// a bare CR inside it that is one JSON value with no message in a nested
+// array (nearly every line) costs one IndexByte.
+func (c *Classifier) otherReadings(line []byte, f *Frame) {
+	cr := interiorCR(line)
+	nested := len(c.hidden) > 0 // found in arrays nested in the batch
+	if f.Kind != NotJSON && !cr && !nested {
+		return
+	}
+	prev := c.out
+	c.out = &c.hidden
+	if f.Kind == NotJSON {
+		// A stream decoder (Go's json.Decoder, the Go SDK) or one that
+		// reads the first value and ignores the rest (Jackson's default)
+		// reads the values at the front of the line.
+		c.stream(line, 0)
+	}
+	if cr {
+		content := line
+		if n := len(content); n > 0 && content[n-1] == '\n' {
+			content = content[:n-1]
+		}
+		full := 0
+		for base := 0; base <= len(content); {
+			k := bytes.IndexByte(content[base:], '\r')
+			if k < 0 {
+				k = len(content) - base
+			}
+			piece := content[base : base+k]
+			if skipWS(piece, 0) < len(piece) {
+				full++
+				c.stream(piece, base)
+			}
+			base += k + 1
+		}
+		if full > 1 && f.Anomaly == "" {
+			f.Anomaly = AnomalyCR
+		}
+	}
+	if nested && f.Anomaly == "" {
+		f.Anomaly = AnomalyNested
+	}
+	c.out, c.base, c.failed = prev, 0, failNone
+	if f.Anomaly != "" {
+		f.Hidden = c.unseen(f.Msgs)
+	}
+}
+
+// interiorCR reports whether line has a CR that a reader ending lines at a
+// bare CR would end a line at before the line's own end: any CR but one
+// right before the final '\n' or at the very end.
+func interiorCR(line []byte) bool {
+	n := len(line)
+	if n > 0 && line[n-1] == '\n' {
+		n--
+	}
+	if n > 0 && line[n-1] == '\r' {
+		n--
+	}
+	return bytes.IndexByte(line[:n], '\r') >= 0
+}
+
+// stream reads seg (at offset base in the line) as a stream decoder does:
+// value after value, white space between, until the end or the first byte
+// that does not start a valid value. A leading byte order mark is skipped,
+// as some readers drop it.
+func (c *Classifier) stream(seg []byte, base int) {
+	c.base = base
+	i := skipWS(seg, 0)
+	if bytes.HasPrefix(seg[i:], bom) {
+		i = skipWS(seg, i+len(bom))
+	}
+	for i < len(seg) && len(c.hidden) < MaxBatch {
+		c.failed = failNone
+		switch seg[i] {
+		case '{':
+			i = c.message(seg, i, 0)
+		case '[':
+			i, _ = c.batch(seg, i)
+		default:
+			i = c.skipValue(seg, i, 0)
+		}
+		if i < 0 {
+			return
+		}
+		i = skipWS(seg, i)
+	}
+}
+
+// nested scans the array at b[i], an element of a batch or of another
+// nested array (depth containers open around it), as a handler that takes
+// arrays recursively does: its objects are messages, appended to c.hidden,
+// its arrays are scanned the same way. At most MaxBatch messages are kept;
+// the rest is only validated. The recursion is bounded by maxDepth.
+func (c *Classifier) nested(b []byte, i, depth int) int {
+	depth++
+	if depth > maxDepth {
+		return c.fail(failDepth)
+	}
+	prev := c.out
+	c.out = &c.hidden
+	defer func() { c.out = prev }()
+	i = skipWS(b, i+1)
+	if i >= len(b) {
+		return c.fail(failTruncated)
+	}
+	if b[i] == ']' {
+		return i + 1
+	}
+	for {
+		switch {
+		case len(c.hidden) == MaxBatch:
+			i = c.skipValue(b, i, depth)
+		case b[i] == '{':
+			i = c.message(b, i, depth)
+		case b[i] == '[':
+			i = c.nested(b, i, depth)
+		default:
+			i = c.skipValue(b, i, depth)
+		}
+		if i < 0 {
+			return i
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return c.fail(failTruncated)
+		}
+		switch b[i] {
+		case ',':
+			if i = skipWS(b, i+1); i >= len(b) {
+				return c.fail(failTruncated)
+			}
+		case ']':
+			return i + 1
+		default:
+			return c.fail(failInvalid)
+		}
+	}
+}
+
+// unseen keeps in c.hidden the tool calls and answers that seen (ordered
+// by Off) does not hold, each object once, ordered by Off, and returns
+// them.
+func (c *Classifier) unseen(seen []Message) []Message {
+	h := c.hidden[:0]
+	for _, m := range c.hidden {
+		if m.IsToolCall || m.Answers {
+			h = append(h, m)
+		}
+	}
+	slices.SortStableFunc(h, func(a, b Message) int { return cmp.Compare(a.Off, b.Off) })
+	out, last := h[:0], -1
+	for _, m := range h {
+		if m.Off == last {
+			continue
+		}
+		last = m.Off
+		if _, found := slices.BinarySearchFunc(seen, m.Off, func(s Message, off int) int { return cmp.Compare(s.Off, off) }); found {
+			continue
+		}
+		out = append(out, m)
+	}
+	c.hidden = out
+	return out
+}
