@@ -185,7 +185,7 @@ type Classifier struct {
 	// hidden for other readings and nested arrays.
 	out *[]Message
 	// base is the offset in the line of the segment being scanned.
-	base int
+	base   int
 	st     msgState
 	failed failure
 	// stack has one bit per open container in skipValue: 1 for object.
@@ -345,16 +345,16 @@ func (n *count) reason(dup, variant, typ, chars string) string {
 type msgState struct {
 	method, id, params, name, result, errorf, isError count
 
-	methodVal  []byte
-	toolCall   bool
-	idVal      ID
+	methodVal []byte
+	toolCall  bool
+	idVal     ID
 	// The id values some decoder keeps when the member repeats: the first
 	// or last exact key (simdjson-style, JSON.parse), the first or last of
 	// any spelling (Go's encoding/json binds case variants too).
 	firstExact, lastExact, firstAny, lastAny ID
-	nameVal    []byte
-	nameString bool // the kept name value is a string
-	isErrTrue  bool
+	nameVal                                  []byte
+	nameString                               bool // the kept name value is a string
+	isErrTrue                                bool
 }
 
 // message scans the object at b[i] (depth containers already open) and
