@@ -6,7 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// netFilter is what the seccomp filter lets through besides AF_UNIX.
+// netFilter is the seccomp filter's configuration: what it lets through
+// besides AF_UNIX, and what else it refuses.
 //
 // With neither tcp nor udp the filter denies the network: socket(2) for any
 // family but AF_UNIX kills the process (SIGSYS), except AF_NETLINK, which
@@ -26,9 +27,49 @@ import (
 // io_uring_setup, io_uring_enter and io_uring_register fail with ENOSYS:
 // a ring issues socket and connect from memory seccomp cannot read, and
 // libuv probes io_uring_setup at start-up and falls back when it fails.
+//
+// In every mode TCP Fast Open fails with EOPNOTSUPP, what a kernel with
+// Fast Open switched off answers, so that callers fall back to connect:
+// sendto, sendmsg and sendmmsg with MSG_FASTOPEN, which connect from
+// inside the send where Landlock's connect hook never sees it, and
+// setsockopt(IPPROTO_TCP) of TCP_FASTOPEN, TCP_FASTOPEN_CONNECT,
+// TCP_FASTOPEN_KEY and TCP_FASTOPEN_NO_COOKIE. A socket received over a
+// unix socket is subject to the same checks.
+//
+// With noListen, listen(2) fails with EACCES, Landlock's answer to a bind
+// it does not allow: listen on an unbound TCP socket binds it to an
+// ephemeral port without the bind hook, so it would accept connections no
+// rule grants. seccomp cannot see a descriptor's family, so listen on a
+// unix socket is refused too.
+//
+// With noMeta, the calls that change a file's mode, owner, extended
+// attributes, times or inode flags fail with EPERM, what they answer a
+// process that does not own the file: Landlock handles none of them, so
+// they would work on every file the child can name, granted or not. See
+// metaCalls and arch.metaLegacy for the list, and the ioctls in
+// setFlagsIoctls.
 type netFilter struct {
 	tcp, udp bool
+	noListen bool
+	noMeta   bool
 }
+
+// metaCalls are the system calls that change file metadata on every
+// architecture; arch.metaLegacy adds the older entry points one has.
+var metaCalls = [...]uint32{
+	unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2,
+	unix.SYS_FCHOWN, unix.SYS_FCHOWNAT,
+	unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_SETXATTRAT,
+	unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT,
+	unix.SYS_UTIMENSAT, unix.SYS_FILE_SETATTR,
+}
+
+// setFlagsIoctls set inode flags (immutable, append-only, …) on an open
+// file: FS_IOC_SETFLAGS, its 32-bit form, and FS_IOC_FSSETXATTR.
+var setFlagsIoctls = [...]uint32{0x40086602, 0x40046602, 0x401c5820}
+
+// tcpFastOpenOpts are the IPPROTO_TCP options of TCP Fast Open.
+var tcpFastOpenOpts = [...]uint32{unix.TCP_FASTOPEN, unix.TCP_FASTOPEN_CONNECT, unix.TCP_FASTOPEN_KEY, unix.TCP_FASTOPEN_NO_COOKIE}
 
 // seccomp_data offsets (include/uapi/linux/seccomp.h): nr, arch, then
 // instruction_pointer and args[6] as u64. Loads are 32-bit and native
@@ -42,6 +83,7 @@ const (
 	offArg0 = 16
 	offArg1 = 24
 	offArg2 = 32
+	offArg3 = 40
 )
 
 // x32SyscallBit marks x32 system calls on x86-64 (same AUDIT_ARCH).
@@ -70,7 +112,48 @@ func (f netFilter) program(a arch) []unix.SockFilter {
 	asm.jeq(uint32(unix.SYS_IO_URING_SETUP), "enosys", "")
 	asm.jeq(uint32(unix.SYS_IO_URING_ENTER), "enosys", "")
 	asm.jeq(uint32(unix.SYS_IO_URING_REGISTER), "enosys", "")
+	asm.jeq(uint32(unix.SYS_SENDTO), "flags3", "")
+	asm.jeq(uint32(unix.SYS_SENDMMSG), "flags3", "")
+	asm.jeq(uint32(unix.SYS_SENDMSG), "flags2", "")
+	asm.jeq(uint32(unix.SYS_SETSOCKOPT), "setsockopt", "")
+	if f.noListen {
+		asm.jeq(uint32(unix.SYS_LISTEN), "eacces", "")
+	}
+	if f.noMeta {
+		for _, nr := range metaCalls {
+			asm.jeq(nr, "eperm", "")
+		}
+		for _, nr := range a.metaLegacy {
+			asm.jeq(nr, "eperm", "")
+		}
+		asm.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
+	}
 	asm.ret(retAllow)
+
+	asm.label("flags3")
+	asm.load(offArg3)
+	asm.jset(unix.MSG_FASTOPEN, "eopnotsupp", "allow")
+	asm.label("flags2")
+	asm.load(offArg2)
+	asm.jset(unix.MSG_FASTOPEN, "eopnotsupp", "allow")
+
+	asm.label("setsockopt")
+	asm.load(offArg1)
+	asm.jeq(unix.IPPROTO_TCP, "", "allow")
+	asm.load(offArg2)
+	for _, opt := range tcpFastOpenOpts {
+		asm.jeq(opt, "eopnotsupp", "")
+	}
+	asm.ret(retAllow)
+
+	if f.noMeta {
+		asm.label("ioctl")
+		asm.load(offArg1)
+		for _, req := range setFlagsIoctls {
+			asm.jeq(req, "eperm", "")
+		}
+		asm.ret(retAllow)
+	}
 
 	asm.label("socketpair")
 	asm.load(offArg0)
@@ -106,8 +189,6 @@ func (f netFilter) program(a arch) []unix.SockFilter {
 
 		asm.label("eprotonosupport")
 		asm.ret(retErrno(unix.EPROTONOSUPPORT))
-		asm.label("eperm")
-		asm.ret(retErrno(unix.EPERM))
 	}
 	asm.label("kill")
 	asm.ret(retKill)
@@ -117,6 +198,12 @@ func (f netFilter) program(a arch) []unix.SockFilter {
 	asm.ret(retErrno(unix.ENOSYS))
 	asm.label("eafnosupport")
 	asm.ret(retErrno(unix.EAFNOSUPPORT))
+	asm.label("eperm")
+	asm.ret(retErrno(unix.EPERM))
+	asm.label("eacces")
+	asm.ret(retErrno(unix.EACCES))
+	asm.label("eopnotsupp")
+	asm.ret(retErrno(unix.EOPNOTSUPP))
 	return asm.assemble()
 }
 
@@ -150,6 +237,9 @@ func (a *assembler) ret(k uint32)    { a.emit(unix.BPF_RET|unix.BPF_K, k) }
 
 func (a *assembler) jeq(k uint32, jt, jf string) {
 	a.jmp(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, k, jt, jf)
+}
+func (a *assembler) jset(k uint32, jt, jf string) {
+	a.jmp(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, k, jt, jf)
 }
 func (a *assembler) jge(k uint32, jt, jf string) {
 	a.jmp(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, k, jt, jf)

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && amd64
 
 package confine
 
@@ -8,7 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// seccompData is struct seccomp_data as the filter sees it.
+// seccompData is struct seccomp_data as the filter sees it. The tests use
+// amd64's system call numbers, its legacy metadata calls included.
 type seccompData struct {
 	nr   uint32
 	arch uint32
@@ -51,6 +52,12 @@ func evaluate(t *testing.T, prog []unix.SockFilter, d seccompData) uint32 {
 			} else {
 				pc += int(in.Jf)
 			}
+		case unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
+			if acc&in.K != 0 {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
 		case unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K:
 			if acc >= in.K {
 				pc += int(in.Jt)
@@ -68,11 +75,13 @@ func evaluate(t *testing.T, prog []unix.SockFilter, d seccompData) uint32 {
 }
 
 func TestFilter(t *testing.T) {
-	amd64 := arch{audit: unix.AUDIT_ARCH_X86_64, x32: true}
+	amd64 := native
 	const hi = 1 << 32 // garbage in the high half of an int argument
 	kill, allow := uint32(retKill), uint32(retAllow)
 	eperm, enosys := retErrno(unix.EPERM), retErrno(unix.ENOSYS)
 	eafnosupport, eprotonosupport := retErrno(unix.EAFNOSUPPORT), retErrno(unix.EPROTONOSUPPORT)
+	eacces, eopnotsupp := retErrno(unix.EACCES), retErrno(unix.EOPNOTSUPP)
+	const fastOpen = unix.MSG_FASTOPEN
 	sock := func(a ...uint64) seccompData {
 		d := seccompData{nr: unix.SYS_SOCKET, arch: amd64.audit}
 		copy(d.args[:], a)
@@ -116,13 +125,51 @@ func TestFilter(t *testing.T) {
 		{"io_uring_setup", call(unix.SYS_IO_URING_SETUP, 8), enosys, enosys, enosys},
 		{"io_uring_enter", call(unix.SYS_IO_URING_ENTER), enosys, enosys, enosys},
 		{"io_uring_register", call(unix.SYS_IO_URING_REGISTER), enosys, enosys, enosys},
+		{"sendto", call(unix.SYS_SENDTO, 3, 0, 1, unix.MSG_NOSIGNAL), allow, allow, allow},
+		{"sendto MSG_FASTOPEN", call(unix.SYS_SENDTO, 3, 0, 1, fastOpen|unix.MSG_NOSIGNAL), eopnotsupp, eopnotsupp, eopnotsupp},
+		{"sendto MSG_FASTOPEN, high half set", call(unix.SYS_SENDTO, 3, 0, 1, hi|fastOpen), eopnotsupp, eopnotsupp, eopnotsupp},
+		{"sendto, flag in the high half only", call(unix.SYS_SENDTO, 3, 0, 1, fastOpen<<32), allow, allow, allow},
+		{"sendmsg", call(unix.SYS_SENDMSG, 3, 0, unix.MSG_DONTWAIT), allow, allow, allow},
+		{"sendmsg MSG_FASTOPEN", call(unix.SYS_SENDMSG, 3, 0, fastOpen), eopnotsupp, eopnotsupp, eopnotsupp},
+		{"sendmmsg", call(unix.SYS_SENDMMSG, 3, 0, 2, 0), allow, allow, allow},
+		{"sendmmsg MSG_FASTOPEN", call(unix.SYS_SENDMMSG, 3, 0, 2, fastOpen), eopnotsupp, eopnotsupp, eopnotsupp},
+		{"setsockopt TCP_NODELAY", call(unix.SYS_SETSOCKOPT, 3, unix.IPPROTO_TCP, unix.TCP_NODELAY), allow, allow, allow},
+		{"setsockopt TCP_FASTOPEN", call(unix.SYS_SETSOCKOPT, 3, unix.IPPROTO_TCP, unix.TCP_FASTOPEN), eopnotsupp, eopnotsupp, eopnotsupp},
+		{"setsockopt TCP_FASTOPEN_CONNECT", call(unix.SYS_SETSOCKOPT, 3, unix.IPPROTO_TCP, unix.TCP_FASTOPEN_CONNECT), eopnotsupp, eopnotsupp, eopnotsupp},
+		{"setsockopt TCP_FASTOPEN_CONNECT, high halves set", call(unix.SYS_SETSOCKOPT, 3, hi|unix.IPPROTO_TCP, hi|unix.TCP_FASTOPEN_CONNECT), eopnotsupp, eopnotsupp, eopnotsupp},
+		{"setsockopt TCP_FASTOPEN_NO_COOKIE", call(unix.SYS_SETSOCKOPT, 3, unix.IPPROTO_TCP, unix.TCP_FASTOPEN_NO_COOKIE), eopnotsupp, eopnotsupp, eopnotsupp},
+		{"setsockopt TCP_FASTOPEN_KEY", call(unix.SYS_SETSOCKOPT, 3, unix.IPPROTO_TCP, unix.TCP_FASTOPEN_KEY), eopnotsupp, eopnotsupp, eopnotsupp},
+		{"setsockopt SO_REUSEADDR (23 at another level)", call(unix.SYS_SETSOCKOPT, 3, unix.SOL_SOCKET, 23), allow, allow, allow},
+		{"listen", call(unix.SYS_LISTEN, 3, 128), allow, eacces, allow},
+		{"accept4", call(unix.SYS_ACCEPT4, 3), allow, allow, allow},
+		{"chmod", call(unix.SYS_CHMOD), eperm, allow, allow},
+		{"fchmod", call(unix.SYS_FCHMOD), eperm, allow, allow},
+		{"fchmodat2", call(unix.SYS_FCHMODAT2), eperm, allow, allow},
+		{"lchown", call(unix.SYS_LCHOWN), eperm, allow, allow},
+		{"fchownat", call(unix.SYS_FCHOWNAT), eperm, allow, allow},
+		{"lsetxattr", call(unix.SYS_LSETXATTR), eperm, allow, allow},
+		{"setxattrat", call(unix.SYS_SETXATTRAT), eperm, allow, allow},
+		{"fremovexattr", call(unix.SYS_FREMOVEXATTR), eperm, allow, allow},
+		{"removexattrat", call(unix.SYS_REMOVEXATTRAT), eperm, allow, allow},
+		{"utime", call(unix.SYS_UTIME), eperm, allow, allow},
+		{"utimes", call(unix.SYS_UTIMES), eperm, allow, allow},
+		{"futimesat", call(unix.SYS_FUTIMESAT), eperm, allow, allow},
+		{"utimensat", call(unix.SYS_UTIMENSAT), eperm, allow, allow},
+		{"file_setattr", call(unix.SYS_FILE_SETATTR), eperm, allow, allow},
+		{"ioctl FS_IOC_SETFLAGS", call(unix.SYS_IOCTL, 3, unix.FS_IOC_SETFLAGS), eperm, allow, allow},
+		{"ioctl FS_IOC_FSSETXATTR", call(unix.SYS_IOCTL, 3, 0x401c5820), eperm, allow, allow},
+		{"ioctl FS_IOC_GETFLAGS", call(unix.SYS_IOCTL, 3, unix.FS_IOC_GETFLAGS), allow, allow, allow},
+		{"ioctl TCGETS", call(unix.SYS_IOCTL, 0, unix.TCGETS), allow, allow, allow},
+		{"getxattr", call(unix.SYS_GETXATTR), allow, allow, allow},
 	}
 	progs := []struct {
 		mode string
 		prog []unix.SockFilter
 	}{
-		{"deny", netFilter{}.program(amd64)},
-		{"tcp", netFilter{tcp: true}.program(amd64)},
+		// As makePlan configures them: a bare --confine, and the two
+		// network profiles with a write grant.
+		{"deny", netFilter{noMeta: true}.program(amd64)},
+		{"tcp", netFilter{tcp: true, noListen: true}.program(amd64)},
 		{"udp", netFilter{udp: true}.program(amd64)},
 	}
 	for _, tt := range tests {
