@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -79,7 +80,8 @@ func Main(args []string) int {
 	}
 	kernel, errata := kernelABI()
 	abi := effectiveABI(kernel, errata, testCap())
-	pl, err := makePlan(p, target, abi, errata, seccompSupported(), statDir)
+	procSelf := "/proc/" + strconv.Itoa(os.Getpid())
+	pl, err := makePlan(p, target, procSelf, abi, errata, seccompSupported(), statDir)
 	if err != nil {
 		return refuse(err)
 	}

@@ -21,6 +21,9 @@ func (pl *plan) apply() error {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	if pl.abi > 0 {
+		if err := pl.pin(); err != nil {
+			return err
+		}
 		if err := pl.applyLandlock(); err != nil {
 			return err
 		}
@@ -32,6 +35,25 @@ func (pl *plan) apply() error {
 		mode, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
 		if err != nil || mode != 2 {
 			return fmt.Errorf("seccomp: the filter does not show as installed (PR_GET_SECCOMP = %d, %v)", mode, err)
+		}
+	}
+	return nil
+}
+
+// pin opens each of the plan's pins with O_PATH and without close-on-exec,
+// so that the target inherits the descriptors and they are never closed.
+//
+// A Landlock rule holds the inode it was made on. procfs makes a new inode
+// each time it looks a name up again, and it looks it up again once the
+// dentry has been evicted (memory pressure, drop_caches): a rule on
+// /proc/PID or /proc/meminfo would then match nothing, and the target would
+// lose what it was granted. A descriptor keeps the dentry, and with it the
+// inode, for as long as the target lives. The descriptors grant nothing
+// the rules do not: O_PATH opens no content, and every path is granted.
+func (pl *plan) pin() error {
+	for _, p := range pl.pins {
+		if _, err := unix.Open(p, unix.O_PATH, 0); err != nil {
+			return fmt.Errorf("landlock: holding %s: %w", p, err)
 		}
 	}
 	return nil

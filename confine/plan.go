@@ -63,6 +63,7 @@ type plan struct {
 	abi      int
 	landlock landlock.Config // zero when abi == 0
 	fs       []grant
+	pins     []string // paths held open across execve (see apply)
 	connect  []uint16 // TCP ports for connect
 	seccomp  bool     // install the filter
 	filter   netFilter
@@ -74,11 +75,13 @@ type plan struct {
 type statFunc func(path string) (isDir bool, err error)
 
 // makePlan decides the exact ruleset for abi (see effectiveABI) and the
-// kernel's errata. seccompErr is nil when this architecture can install
-// the filter. It fails with ErrRefused when the profile cannot be enforced
+// kernel's errata. procSelf is the helper's own /proc/PID, which is the
+// target's once it is exec'd (a path-beneath rule holds the directory
+// found when it is made, not the /proc/self link). seccompErr is nil when
+// this architecture can install the filter. It fails with ErrRefused when the profile cannot be enforced
 // whole and p.BestEffort is false; under BestEffort the report lists what
 // was dropped.
-func makePlan(p Profile, target string, abi, errata int, seccompErr error, stat statFunc) (*plan, error) {
+func makePlan(p Profile, target, procSelf string, abi, errata int, seccompErr error, stat statFunc) (*plan, error) {
 	ports := make([]uint16, 0, len(p.Net))
 	for _, hp := range p.Net {
 		port, err := ParsePort(hp)
@@ -92,7 +95,12 @@ func makePlan(p Profile, target string, abi, errata int, seccompErr error, stat 
 	slices.Sort(ports)
 	allowTCP := len(p.Net) > 0
 
-	pl := &plan{abi: abi, seccomp: seccompErr == nil, filter: netFilter{tcp: allowTCP, udp: p.UDP}}
+	// No profile grants a TCP bind, so listen, which binds without asking,
+	// is refused wherever a TCP socket can be had; file metadata calls are
+	// refused wherever nothing is granted write (see netFilter).
+	pl := &plan{abi: abi, seccomp: seccompErr == nil, filter: netFilter{
+		tcp: allowTCP, udp: p.UDP, noListen: allowTCP, noMeta: len(p.Write) == 0,
+	}}
 	var dropped []string
 	if abi == 0 {
 		dropped = append(dropped, "landlock: unavailable (ABI 0): no filesystem, ptrace or signal restriction")
@@ -104,7 +112,7 @@ func makePlan(p Profile, target string, abi, errata int, seccompErr error, stat 
 		dropped = append(dropped, fmt.Sprintf("tcp ports of --allow-net: not enforced (landlock ABI %d < 4), every port is open", abi))
 	}
 	if seccompErr != nil {
-		dropped = append(dropped, "seccomp: "+seccompErr.Error()+": sockets and io_uring are not filtered")
+		dropped = append(dropped, "seccomp: "+seccompErr.Error()+": sockets, TCP Fast Open, listen, io_uring and file metadata calls are not filtered")
 	}
 	if len(dropped) > 0 && !p.BestEffort {
 		return nil, fmt.Errorf("%w: %s", ErrRefused, strings.Join(dropped, "; "))
@@ -146,6 +154,9 @@ func makePlan(p Profile, target string, abi, errata int, seccompErr error, stat 
 				return nil
 			}
 			pl.fs = append(pl.fs, grant{path, a})
+			if strings.HasPrefix(path, "/proc/") {
+				pl.pins = append(pl.pins, path)
+			}
 			rep.FS = append(rep.FS, FSRule{Path: path, Access: accessList(a)})
 			return nil
 		}
@@ -154,6 +165,15 @@ func makePlan(p Profile, target string, abi, errata int, seccompErr error, stat 
 		}
 		if p.ExecSupport {
 			for _, d := range execSupport {
+				add(d, rightsRead, false)
+			}
+			if err := add(procSelf, rightsRead, true); err != nil {
+				return nil, err
+			}
+			for _, d := range procSupport {
+				add(d, rightsRead, false)
+			}
+			for _, d := range devSupport {
 				add(d, rightsRead, false)
 			}
 		}
@@ -211,6 +231,16 @@ func makePlan(p Profile, target string, abi, errata int, seccompErr error, stat 
 	}
 	if abi < 9 {
 		nc = append(nc, fmt.Sprintf("pathname unix sockets (landlock ABI %d < 9)", abi))
+	}
+	if len(p.Write) > 0 && pl.seccomp {
+		nc = append(nc, "file metadata: chmod, chown, extended attributes, times and inode flags of any file the child can name, "+
+			"not only beneath --allow-write (no landlock ABI handles them; seccomp refuses them only when nothing is granted write)")
+	}
+	for _, g := range append(slices.Clone(p.Read), p.Write...) {
+		if g == "/" || g == "/proc" || strings.HasPrefix(g, "/proc/") {
+			nc = append(nc, "other processes' /proc files (cmdline, status; environ, maps and mem to a root child) beneath "+g)
+			break
+		}
 	}
 	rep.NotCovered = nc
 	pl.rep = rep

@@ -37,9 +37,9 @@ func TestEffectiveABI(t *testing.T) {
 // fakeStat knows the test's paths: names ending in "/" are directories.
 func fakeStat(path string) (bool, error) {
 	switch path {
-	case "/srv/target", "/data/file.txt":
+	case "/srv/target", "/data/file.txt", "/proc/meminfo", "/proc/cpuinfo", "/dev/null", "/dev/urandom":
 		return false, nil
-	case "/data", "/out", "/usr", "/etc", "/proc", "/dev", "/bin", "/lib":
+	case "/data", "/out", "/usr", "/etc", "/proc", "/dev", "/bin", "/lib", "/proc/42", "/proc/sys", "/":
 		return true, nil
 	}
 	return false, os.ErrNotExist
@@ -54,6 +54,7 @@ func TestPlan(t *testing.T) {
 		abi        int
 		errata     int
 		seccompErr error
+		procSelf   string // "": /proc/42
 		refused    string // substring of the refusal; "" means planned
 		check      func(t *testing.T, e *Enforced, pl *plan)
 	}{
@@ -73,22 +74,51 @@ func TestPlan(t *testing.T) {
 				t.Errorf("dropped = %v; want none", e.Dropped)
 			}
 			wantNotCovered(t, e, "pathname unix sockets (landlock ABI 7 < 9)")
-			if pl.filter.tcp || pl.filter.udp {
-				t.Errorf("filter = %+v; want the network denied", pl.filter)
+			if pl.filter.tcp || pl.filter.udp || pl.filter.noListen || !pl.filter.noMeta {
+				t.Errorf("filter = %+v; want the network and file metadata denied, listen left to the network", pl.filter)
+			}
+			for _, n := range e.NotCovered {
+				if strings.HasPrefix(n, "file metadata") {
+					t.Errorf("not_covered = %q with nothing granted write; want file metadata refused, not named", e.NotCovered)
+				}
 			}
 		}},
 		{name: "read, write, exec support", abi: 7, errata: all,
 			p: Profile{Read: []string{"/data", "/data/file.txt"}, Write: []string{"/out"}, ExecSupport: true},
-			check: func(t *testing.T, e *Enforced, _ *plan) {
+			check: func(t *testing.T, e *Enforced, pl *plan) {
 				wantFS(t, e, "/data", "execute,read_file,read_dir")
 				wantFS(t, e, "/data/file.txt", "execute,read_file")
 				wantFS(t, e, "/out", "execute,write_file,read_file,read_dir,remove_dir,remove_file,make_dir,make_reg,make_sock,make_fifo,make_sym,refer,truncate")
 				wantFS(t, e, "/usr", "execute,read_file,read_dir")
-				wantFS(t, e, "/proc", "execute,read_file,read_dir")
+				// Of /proc and /dev, only the target's own /proc/PID and
+				// what a runtime reads at start.
+				wantFS(t, e, "/proc/42", "execute,read_file,read_dir")
+				wantFS(t, e, "/proc/meminfo", "execute,read_file")
+				wantFS(t, e, "/proc/sys", "execute,read_file,read_dir")
+				wantFS(t, e, "/dev/null", "execute,read_file")
 				for _, r := range e.FS {
-					if r.Path == "/sbin" || r.Path == "/lib64" {
+					switch r.Path {
+					case "/sbin", "/lib64":
 						t.Errorf("fs has %s, which does not exist here", r.Path)
+					case "/proc", "/dev":
+						t.Errorf("fs has all of %s; want it narrowed", r.Path)
 					}
+				}
+				if want := []string{"/proc/42", "/proc/cpuinfo", "/proc/meminfo", "/proc/sys"}; !slices.Equal(pl.pins, want) {
+					t.Errorf("pins = %v; want the procfs rules %v", pl.pins, want)
+				}
+				if pl.filter.noMeta {
+					t.Error("filter refuses file metadata calls with --allow-write; want them allowed, and named")
+				}
+				wantNotCovered(t, e, "file metadata: chmod, chown, extended attributes, times and inode flags of any file")
+			}},
+		{name: "exec support without its own /proc", abi: 7, errata: all, p: Profile{ExecSupport: true}, procSelf: "/proc/gone",
+			refused: "/proc/gone"},
+		{name: "read / names other processes' /proc", abi: 7, errata: all, p: Profile{Read: []string{"/"}},
+			check: func(t *testing.T, e *Enforced, pl *plan) {
+				wantNotCovered(t, e, "other processes' /proc files (cmdline, status; environ, maps and mem to a root child) beneath /")
+				if len(pl.pins) != 0 {
+					t.Errorf("pins = %v; want none (the root of /proc is never evicted)", pl.pins)
 				}
 			}},
 		{name: "refer withheld without erratum 3", abi: 7, errata: 0b011, p: Profile{Write: []string{"/out"}},
@@ -113,8 +143,8 @@ func TestPlan(t *testing.T) {
 				if e.SeccompNetworkDenied || !e.SeccompApplied {
 					t.Errorf("seccomp applied/network denied = %v/%v; want true/false", e.SeccompApplied, e.SeccompNetworkDenied)
 				}
-				if !pl.filter.tcp || pl.filter.udp {
-					t.Errorf("filter = %+v; want tcp only", pl.filter)
+				if !pl.filter.tcp || pl.filter.udp || !pl.filter.noListen {
+					t.Errorf("filter = %+v; want tcp only, and listen refused (no bind is granted)", pl.filter)
 				}
 			}},
 		{name: "allow-net needs ABI 4", abi: 3, errata: all, p: Profile{Net: []string{"h:443"}}, refused: "landlock ABI 3 < 4"},
@@ -150,7 +180,7 @@ func TestPlan(t *testing.T) {
 					t.Errorf("seccomp fields = %v/%v/%v; want all false", e.SeccompApplied, e.SeccompNetworkDenied, e.IOURingDenied)
 				}
 				wantNet(t, e, NetDenied, NetOpen) // Landlock ABI 7 covers TCP, not UDP
-				wantDropped(t, e, "seccomp: no filter here")
+				wantDropped(t, e, "seccomp: no filter here: sockets, TCP Fast Open, listen, io_uring and file metadata calls are not filtered")
 			}},
 		{name: "no seccomp at ABI 10", abi: 10, errata: all, seccompErr: errSeccomp, p: Profile{BestEffort: true},
 			check: func(t *testing.T, e *Enforced, pl *plan) {
@@ -181,7 +211,11 @@ func TestPlan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pl, err := makePlan(tt.p, "/srv/target", tt.abi, tt.errata, tt.seccompErr, fakeStat)
+			procSelf := tt.procSelf
+			if procSelf == "" {
+				procSelf = "/proc/42"
+			}
+			pl, err := makePlan(tt.p, "/srv/target", procSelf, tt.abi, tt.errata, tt.seccompErr, fakeStat)
 			if tt.refused != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.refused) {
 					t.Fatalf("makePlan = %v; want a refusal mentioning %q", err, tt.refused)

@@ -21,8 +21,23 @@ const HelperCommand = "__confine-exec"
 
 // execSupport are the trees --allow-exec-support grants read and execute
 // beneath: enough to start a dynamically linked program, and a named hole
-// (the child can read /etc/passwd and walk /proc). Missing ones are skipped.
-var execSupport = [...]string{"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/dev", "/proc"}
+// (the child can read /etc/passwd). Missing ones are skipped.
+var execSupport = [...]string{"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc"}
+
+// procSupport and devSupport are what --allow-exec-support grants beneath
+// /proc and /dev besides the target's own /proc/PID: what node, python,
+// the shell and libc read there at start (measured with strace), none of
+// which tells anything about another process, and the harmless devices.
+// All of /proc would give the child every process's cmdline and status
+// and, to a root child, the environ, maps and memory of aegis and of the
+// MCP client (Landlock stops ptrace, not those reads); all of /dev would
+// give a root child the raw disks and the kernel log. Missing ones are
+// skipped.
+var (
+	procSupport = [...]string{"/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg",
+		"/proc/uptime", "/proc/version", "/proc/filesystems", "/proc/sys"}
+	devSupport = [...]string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+)
 
 // Profile is a confinement as requested on the command line. It is a plain
 // value; Check normalises it in place.
@@ -35,7 +50,8 @@ type Profile struct {
 	// Net are the HOST:PORT of --allow-net. Only the ports are enforced.
 	Net []string `json:"net,omitempty"`
 	// ExecSupport grants read and execute on /usr /lib /lib64 /bin /sbin
-	// /etc /dev /proc (those that exist).
+	// /etc (those that exist), the target's own /proc/PID, and the files of
+	// procSupport and devSupport.
 	ExecSupport bool `json:"exec_support,omitempty"`
 	// UDP opens UDP sockets to any host and port: a named hole.
 	UDP bool `json:"udp,omitempty"`
