@@ -1,6 +1,8 @@
 package frame
 
 import (
+	"bytes"
+	"math"
 	"strconv"
 )
 
@@ -173,4 +175,83 @@ func appendBigSum(dst []byte, neg bool, x []byte, adj int64) []byte {
 	}
 	n := copy(dst[start:], dst[k:])
 	return dst[:start+n]
+}
+
+// LooseKeys calls fn with the Key of each number that a mainstream client
+// takes the response id to be, other than id.Key itself, each once; buf is
+// scratch space, returned for reuse, and a key passed to fn is valid only
+// during the call. The readings (doc.go, "Ids"):
+//
+//   - a number, as JavaScript reads it (JSON.parse rounds it to the
+//     nearest float64: 9007199254740993 is 9007199254740992) and as the Go
+//     SDK does (that float64 truncated to an int64: 1.5 is 1);
+//   - a string, as the TypeScript SDK's Number(id) reads it (" 1 ", "1e0",
+//     "0x1", "" are numbers) and as the Python SDK's int(id) does ("+1",
+//     "1_0", digits of any script).
+//
+// Only finite numbers are keys. A plain integer literal of up to 15 digits
+// (every reading is the value itself) costs one pass over its bytes.
+func (id *ID) LooseKeys(buf []byte, fn func(key []byte)) []byte {
+	buf = buf[:0]
+	var lits [2][2]int // the readings' number literals, as buf[from:to]
+	n := 0
+	switch id.Type {
+	case IDNumber:
+		if plainInt(id.Raw) {
+			return buf
+		}
+		f, err := strconv.ParseFloat(string(id.Raw), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return buf
+		}
+		buf = strconv.AppendFloat(buf, f, 'g', -1, 64)
+		lits[n], n = [2]int{0, len(buf)}, n+1
+		if t := math.Trunc(f); t != f && math.Abs(t) < 1<<63 {
+			from := len(buf)
+			buf = strconv.AppendInt(buf, int64(t), 10)
+			lits[n], n = [2]int{from, len(buf)}, n+1
+		}
+	case IDString:
+		if f, ok := jsNumber(id.Str); ok {
+			buf = strconv.AppendFloat(buf, f, 'g', -1, 64)
+			lits[n], n = [2]int{0, len(buf)}, n+1
+		}
+		from := len(buf)
+		var ok bool
+		if buf, ok = appendPyInt(buf, id.Str); ok {
+			lits[n], n = [2]int{from, len(buf)}, n+1
+		}
+	default:
+		return buf
+	}
+	prev := -1 // where the previous key starts in buf
+	for _, l := range lits[:n] {
+		k := len(buf)
+		buf = appendNumberKey(buf, buf[l[0]:l[1]])
+		key := buf[k:]
+		if bytes.Equal(key, id.Key) || prev >= 0 && bytes.Equal(key, buf[prev:k]) {
+			continue
+		}
+		fn(key)
+		prev = k
+	}
+	return buf
+}
+
+// plainInt reports whether lit, a valid JSON number, is an integer of at
+// most 15 digits with no fraction or exponent: exact as a float64 and as
+// an int64, so that no reading of it differs from its value.
+func plainInt(lit []byte) bool {
+	if len(lit) > 0 && lit[0] == '-' {
+		lit = lit[1:]
+	}
+	if len(lit) > 15 {
+		return false
+	}
+	for _, c := range lit {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
 }
