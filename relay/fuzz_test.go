@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +52,15 @@ func FuzzRelay(f *testing.F) {
 		[]byte("{\"id\":2,\"error\":{}}\n{\"id\":1.0,\"result\":{\"isError\":true}}"), []byte{0}, uint16(0), uint8(1))
 	f.Add([]byte("{\"id\":1,\"method\":\"tools/call\"}\n"+strings.Repeat("x", 40)+"\n{\"id\":2,\"method\":\"tools/call\"}\n"),
 		[]byte("{\"id\":1,\"result\":{}}\n"), []byte{}, uint16(40), uint8(0))
+	call := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"a"}}`
+	}
+	// Calls that readers splitting at CR, stream decoders and recursive
+	// batch handlers find, and answers only some clients take.
+	f.Add([]byte("{\"x\":\r"+call("1")+"\r}\n[["+call("2")+"]]\n"+call("3")+call("4")+"\n"+call("5")+"\n"+call("6")+"\n"),
+		[]byte("{\"x\":\r{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r}\n"+`{"id":"2","result":{}}`+"\n"+`{"id":3.5,"result":{}}`+"\n"+
+			`{"id":9,"id":4,"result":{}}`+"\n"+`{"id":5,"method":"x","result":{}}`+"\n"+`{"id":" 6 ","error":{}}`+"\n"+`{"id":6,"result":{}}`+"\n"),
+		[]byte{5, 90, 200}, uint16(0), uint8(0))
 	f.Fuzz(func(t *testing.T, up, down, splits []byte, maxFrame uint16, maxPending uint8) {
 		up, down = up[:min(len(up), maxStream)], down[:min(len(down), maxStream)]
 		fj.check(t, up, down, splits, int(maxFrame), int(maxPending))
@@ -231,6 +243,20 @@ func (fj *fuzzJournal) check(t *testing.T, up, down, splits []byte, maxFrame, ma
 	for _, l := range want.short {
 		t.Errorf("client line %.200q: %s", l.line, l.why)
 	}
+	recorded := map[journal.Digest]bool{}
+	for _, r := range recs {
+		switch b := r.Body.(type) {
+		case *journal.Outcome:
+			recorded[b.ResponseDigest] = b.HasResponse
+		case *journal.Anomaly:
+			recorded[b.RequestDigest] = true
+		}
+	}
+	for _, a := range want.answered {
+		if !recorded[a.digest] {
+			t.Errorf("a child's line (sha256 %x) answers a call in flight for %s, and is in no record", a.digest, a.client)
+		}
+	}
 }
 
 func render(k journal.Kind, b journal.Body) string {
@@ -296,6 +322,14 @@ type want struct {
 	recs           []journal.Body
 	counts         journal.Counts
 	short          []shortLine // lines with fewer intents than encoding/json finds calls
+	answered       []answeredLine
+}
+
+// answeredLine is a child's line that a client takes as the answer to a
+// call in flight: the record must hold its digest.
+type answeredLine struct {
+	digest journal.Digest
+	client string
 }
 
 type shortLine struct {
@@ -336,63 +370,120 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 		w.counts.FramesIn++
 		var f frame.Frame
 		frame.NewClassifier().Classify(line, &f)
-		anomaly := f.Kind == frame.NotJSON || f.Anomaly == frame.AnomalyBatch
+		anomaly := f.Anomaly != ""
 		if anomaly {
 			add(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: true})
 			w.counts.Anomalies++
 		}
 		intents := 0
-		for i := range f.Msgs {
-			m := &f.Msgs[i]
-			if !m.IsToolCall {
-				continue
+		for k, msgs := range [][]frame.Message{f.Msgs, f.Hidden} {
+			for i := range msgs {
+				m := &msgs[i]
+				if !m.IsToolCall {
+					continue
+				}
+				in := &journal.Intent{Call: callOf(m), Tool: bytes.Clone(m.Tool), HasTool: m.HasTool,
+					RequestDigest: digest(line), Malformed: m.Malformed}
+				if k == 0 && f.Kind == frame.Batch {
+					in.BatchIndex, in.BatchSize = i, len(f.Msgs)
+				}
+				if k == 1 && in.Malformed == "" {
+					in.Malformed = f.Anomaly
+				}
+				seq := add(in)
+				intents++
+				w.counts.Intents++
+				if in.Call.Type == journal.IDNull {
+					continue // nothing can answer it
+				}
+				if len(inflight) == maxPending {
+					c := inflight[0]
+					inflight = inflight[1:]
+					unanswered(c, "evicted: more calls in flight than the pending table holds")
+				}
+				inflight = append(inflight, &refCall{key: string(m.ID.Key), call: in.Call, seq: seq})
 			}
-			in := &journal.Intent{Call: callOf(m), Tool: bytes.Clone(m.Tool), HasTool: m.HasTool,
-				RequestDigest: digest(line), Malformed: m.Malformed}
-			if f.Kind == frame.Batch {
-				in.BatchIndex, in.BatchSize = i, len(f.Msgs)
-			}
-			seq := add(in)
-			intents++
-			w.counts.Intents++
-			if in.Call.Type == journal.IDNull {
-				continue // nothing can answer it
-			}
-			if len(inflight) == maxPending {
-				c := inflight[0]
-				inflight = inflight[1:]
-				unanswered(c, "evicted: more calls in flight than the pending table holds")
-			}
-			inflight = append(inflight, &refCall{key: string(m.ID.Key), call: in.Call, seq: seq})
 		}
-		if n := jsonToolCalls(line); !anomaly && intents < n {
+		if n := jsonToolCalls(line); intents < n {
 			w.short = append(w.short, shortLine{bytes.Clone(line), fmt.Sprintf("%d intents; encoding/json reads %d tools/calls", intents, n)})
 		}
 	})
+	find := func(key []byte) int {
+		for k, c := range inflight {
+			if c.key == string(key) {
+				return k
+			}
+		}
+		return -1
+	}
+	var kbuf []byte
 	w.down, w.downErr = lines(down, maxFrame, func(line []byte) {
 		w.counts.FramesOut++
+		if len(inflight) == 0 {
+			return
+		}
+		for _, c := range clientsAccepting(line, inflight) {
+			w.answered = append(w.answered, answeredLine{digest(line), c})
+		}
 		var f frame.Frame
 		frame.NewClassifier().Classify(line, &f)
-		for i := range f.Msgs {
-			m := &f.Msgs[i]
-			if m.Type != frame.Response || !m.HasID || m.Malformed != "" {
-				continue
-			}
-			for k, c := range inflight {
-				if c.key != string(m.ID.Key) {
+		reason := ""
+		for k, msgs := range [][]frame.Message{f.Msgs, f.Hidden} {
+			for i := range msgs {
+				m := &msgs[i]
+				if !m.Answers {
 					continue
 				}
-				inflight = append(inflight[:k:k], inflight[k+1:]...)
-				status := journal.StatusOK
-				if m.IsError {
-					status = journal.StatusRPCError
-				} else if m.ToolError {
-					status = journal.StatusToolError
+				clean := k == 0 && f.Anomaly == "" && m.Type == frame.Response && m.Malformed == ""
+				at := find(m.ID.Key)
+				if clean && at >= 0 {
+					other := false
+					kbuf = m.ID.LooseKeys(kbuf, func(key []byte) {
+						if o := find(key); o >= 0 && o != at {
+							other = true
+						}
+					})
+					if !other {
+						c := inflight[at]
+						inflight = append(inflight[:at:at], inflight[at+1:]...)
+						status := journal.StatusOK
+						if m.IsError {
+							status = journal.StatusRPCError
+						} else if m.ToolError {
+							status = journal.StatusToolError
+						}
+						add(&journal.Outcome{Call: c.call, Intent: c.seq, ResponseDigest: digest(line), HasResponse: true, Status: status})
+						w.counts.Outcomes++
+						continue
+					}
+					if reason == "" {
+						reason = relay.ReasonTwoCalls
+					}
+					continue
 				}
-				add(&journal.Outcome{Call: c.call, Intent: c.seq, ResponseDigest: digest(line), HasResponse: true, Status: status})
-				w.counts.Outcomes++
-				break
+				hit := false
+				for _, id := range append([]frame.ID{m.ID}, m.AltIDs...) {
+					hit = hit || id.Key != nil && find(id.Key) >= 0
+					kbuf = id.LooseKeys(kbuf, func(key []byte) { hit = hit || find(key) >= 0 })
+				}
+				if !hit || reason != "" {
+					continue
+				}
+				switch {
+				case f.Anomaly != "":
+					reason = f.Anomaly
+				case m.Malformed != "":
+					reason = m.Malformed
+				case m.Type != frame.Response:
+					reason = relay.ReasonAnswerWithMethod
+				default:
+					reason = relay.ReasonLooseID
+				}
 			}
+		}
+		if reason != "" {
+			add(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: reason, Forwarded: true})
+			w.counts.Anomalies++
 		}
 	})
 	for _, c := range inflight {
@@ -467,4 +558,114 @@ func jsonToolCalls(line []byte) int {
 		return 1
 	}
 	return 0
+}
+
+// clientsAccepting names the clients that take line as the answer to a
+// call in flight, read independently of package frame with
+// encoding/json: a JSON.parse client splitting lines at '\n' only and
+// matching Number(id) (the TypeScript SDK), one splitting at '\r' too
+// (Node's readline, Python's text I/O), and the Go SDK, which reads values
+// as a stream and truncates a number id to an int64.
+func clientsAccepting(line []byte, inflight []*refCall) []string {
+	var names []string
+	type msg struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	// numbers are the values of the calls in flight with number ids;
+	// strings those of the string ids.
+	var numbers []float64
+	strs := map[string]bool{}
+	for _, c := range inflight {
+		switch c.call.Type {
+		case journal.IDNumber:
+			if f, err := strconv.ParseFloat(string(c.call.Text), 64); err == nil {
+				numbers = append(numbers, f)
+			}
+		case journal.IDString:
+			strs[string(c.call.Text)] = true
+		}
+	}
+	hasNumber := func(f float64) bool { return slices.Contains(numbers, f) }
+	// jsAnswers: the value v answers a call for a client comparing
+	// Number(id) (strings trimmed; decimal, 0x, 0o and 0b forms).
+	jsAnswers := func(v any) bool {
+		switch id := v.(type) {
+		case float64:
+			return id == math.Trunc(id) && hasNumber(id)
+		case string:
+			if strs[id] {
+				return true
+			}
+			s := strings.TrimSpace(id)
+			if f, err := strconv.ParseFloat(s, 64); err == nil && !strings.ContainsAny(s, "_xXpPiInN") {
+				return hasNumber(f)
+			}
+			if n, err := strconv.ParseInt(s, 0, 64); err == nil && !strings.Contains(s, "_") && len(s) > 2 && s[0] == '0' {
+				return hasNumber(float64(n))
+			}
+			return s == "" && hasNumber(0)
+		}
+		return false
+	}
+	objects := func(v json.RawMessage) []json.RawMessage {
+		v = bytes.TrimSpace(v)
+		if len(v) > 0 && v[0] == '[' {
+			var elems []json.RawMessage
+			json.Unmarshal(v, &elems)
+			return elems
+		}
+		return []json.RawMessage{v}
+	}
+	answers := func(obj json.RawMessage, match func(any) bool) bool {
+		var m msg
+		if json.Unmarshal(obj, &m) != nil || m.ID == nil || m.Result == nil && m.Error == nil {
+			return false
+		}
+		var id any
+		return json.Unmarshal(m.ID, &id) == nil && match(id)
+	}
+	content := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte{'\n'}), []byte{'\r'})
+	if json.Valid(content) {
+		for _, obj := range objects(content) {
+			if answers(obj, jsAnswers) {
+				names = append(names, "a JSON.parse client")
+				break
+			}
+		}
+	}
+	for _, piece := range bytes.Split(content, []byte{'\r'}) {
+		if !json.Valid(piece) {
+			continue
+		}
+		for _, obj := range objects(piece) {
+			if answers(obj, jsAnswers) {
+				names = append(names, "a client splitting lines at CR")
+				break
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	goAnswers := func(v any) bool {
+		switch id := v.(type) {
+		case float64:
+			return math.Abs(id) < 1<<63 && hasNumber(float64(int64(id)))
+		case string:
+			return strs[id]
+		}
+		return false
+	}
+	for {
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			break
+		}
+		for _, obj := range objects(v) {
+			if answers(obj, goAnswers) {
+				names = append(names, "the Go SDK client")
+			}
+		}
+	}
+	return names
 }

@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"slices"
 	"time"
 
@@ -22,12 +23,37 @@ type call struct {
 // pending is the table of calls in flight, keyed by id value. Duplicate ids
 // in flight are answered in the order they were sent. Not goroutine-safe:
 // Relay guards it with its mutex.
+//
+// Its memory is bounded in bytes whatever the ids: a key longer than
+// maxKey is held as its SHA-256 (keyOf), and an id's text as the bounded
+// form its records encode (journal.Call.Bound), so a call holds at most a
+// few hundred bytes and the table at most max of them.
 type pending struct {
 	byKey map[uint64][]*call
 	n     int
 	max   int
 	next  uint64
 	free  []*call
+	kbuf  []byte // keyOf's result for a long key
+}
+
+// maxKey is the longest id key held as it is; a longer one is held as
+// hashedKey followed by its SHA-256. Keys (frame.ID.Key) start with 'N',
+// 's' or 'n', so the two forms never meet.
+const (
+	maxKey    = 64
+	hashedKey = 'H'
+)
+
+// keyOf returns the form of key the table holds: key itself, or for a
+// long one its hashed form in p.kbuf (valid until the next keyOf).
+func (p *pending) keyOf(key []byte) []byte {
+	if len(key) <= maxKey {
+		return key
+	}
+	sum := sha256.Sum256(key)
+	p.kbuf = append(append(p.kbuf[:0], hashedKey), sum[:]...)
+	return p.kbuf
 }
 
 func newPending(max int) *pending {
@@ -42,6 +68,7 @@ func (p *pending) add(key []byte, id journal.Call, seq uint64) (*call, *call) {
 		evicted = p.removeOldest()
 	}
 	c := p.get()
+	key = p.keyOf(key)
 	c.key = append(c.key[:0], key...)
 	c.id = journal.Call{Type: id.Type, Text: append(c.id.Text[:0], id.Text...)}
 	c.seq, c.written, c.order = seq, time.Time{}, p.next
@@ -54,11 +81,24 @@ func (p *pending) add(key []byte, id journal.Call, seq uint64) (*call, *call) {
 
 // take removes and returns the oldest call with this key, or nil.
 func (p *pending) take(key []byte) *call {
+	key = p.keyOf(key)
 	h := xxhash.Sum64(key)
 	list := p.byKey[h]
 	for i, c := range list {
 		if bytes.Equal(c.key, key) {
 			p.unlink(h, list, i)
+			return c
+		}
+	}
+	return nil
+}
+
+// find returns the oldest call with this key, or nil, and leaves it in
+// the table.
+func (p *pending) find(key []byte) *call {
+	key = p.keyOf(key)
+	for _, c := range p.byKey[xxhash.Sum64(key)] {
+		if bytes.Equal(c.key, key) {
 			return c
 		}
 	}

@@ -393,9 +393,12 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 		off += len(line)
 		r.counts.FramesIn++
 		st.cl.Classify(line, f)
-		// Not exactly one JSON value, or a batch too long to classify whole:
-		// a lenient child may still read calls in it. Without a policy it
-		// is relayed (byte identity) and recorded; with one it is dropped.
+		// Not exactly one JSON value, read differently by some reader
+		// (frame.Frame.Hidden), or a batch too long to classify whole: a
+		// child may still read calls in it. Without a policy it is relayed
+		// (byte identity) and recorded, with an intent for every call any
+		// reading finds; with one it is dropped, so that nothing reaches
+		// the child that was not judged.
 		if f.Anomaly != "" {
 			seq, err := r.j.Append(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: !gated})
 			if err != nil {
@@ -408,7 +411,7 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 				continue
 			}
 		}
-		if f.Kind != frame.Single && f.Kind != frame.Batch {
+		if f.Kind != frame.Single && f.Kind != frame.Batch && len(f.Hidden) == 0 {
 			// With a policy only lines that are one JSON value reach the
 			// child (SPEC §5); a line of white space carries nothing to
 			// record, and is dropped without a record.
@@ -432,33 +435,51 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 
 // intent fills st.in for message i of the frame in st.f.
 func (st *upstream) intent(i int, d journal.Digest) {
-	m := &st.f.Msgs[i]
-	st.in = journal.Intent{Call: callOf(m), Tool: m.Tool, HasTool: m.HasTool, RequestDigest: d, Malformed: m.Malformed}
+	st.in = intentOf(&st.f.Msgs[i], d, "")
 	if st.f.Kind == frame.Batch {
 		st.in.BatchIndex, st.in.BatchSize = i, len(st.f.Msgs)
 	}
 }
 
-// recordFrame records the calls of a frame that is relayed without a policy.
+// intentOf is the intent of call m of a frame with digest d; malformed is
+// the reason to record when m is not itself malformed ("" for none).
+func intentOf(m *frame.Message, d journal.Digest, malformed string) journal.Intent {
+	if m.Malformed != "" {
+		malformed = m.Malformed
+	}
+	return journal.Intent{Call: callOf(m), Tool: m.Tool, HasTool: m.HasTool, RequestDigest: d, Malformed: malformed}
+}
+
+// recordFrame records the calls of a frame that is relayed without a
+// policy: those of the line read as one value, then those only other
+// readings find (Frame.Hidden), which are recorded as malformed for the
+// line's anomaly.
 func (r *Relay) recordFrame(line []byte, st *upstream, last uint64, n int) (uint64, int, error) {
 	var d journal.Digest
 	hashed := false
-	for i := range st.f.Msgs {
-		if !isCall(&st.f.Msgs[i]) {
-			continue
-		}
-		if !hashed {
-			d, hashed = digest(line), true
-		}
-		st.intent(i, d)
-		seq, err := r.j.Append(&st.in)
-		if err != nil {
-			return 0, 0, err
-		}
-		r.counts.Intents++
-		last, n = seq, n+1
-		if last, err = r.track(&st.f.Msgs[i], st, seq, last); err != nil {
-			return 0, 0, err
+	for k, msgs := range [2][]frame.Message{st.f.Msgs, st.f.Hidden} {
+		for i := range msgs {
+			m := &msgs[i]
+			if !isCall(m) {
+				continue
+			}
+			if !hashed {
+				d, hashed = digest(line), true
+			}
+			if k == 0 {
+				st.intent(i, d)
+			} else {
+				st.in = intentOf(m, d, st.f.Anomaly)
+			}
+			seq, err := r.j.Append(&st.in)
+			if err != nil {
+				return 0, 0, err
+			}
+			r.counts.Intents++
+			last, n = seq, n+1
+			if last, err = r.track(m, st, seq, last); err != nil {
+				return 0, 0, err
+			}
 		}
 	}
 	return last, n, nil
@@ -698,17 +719,14 @@ func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte)) 
 	defer close(fw.readerDone)
 	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
 	more := readable(src)
-	var (
-		cl frame.Classifier
-		f  frame.Frame
-	)
+	st := &downstream{}
 	for {
 		chunk, err := rd.Next()
 		if fw.stopped() {
 			return
 		}
 		if len(chunk) > 0 {
-			last, n, rerr := r.recordResponses(chunk, &cl, &f)
+			last, n, rerr := r.recordResponses(chunk, st)
 			if rerr != nil {
 				fw.abortWith(rerr)
 				return
@@ -736,7 +754,7 @@ func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte)) 
 			}
 			if long {
 				// As in Upstream: let a long line's buffer go.
-				cl, f = frame.Classifier{}, frame.Frame{}
+				*st = downstream{}
 			}
 		}
 		if err != nil {
@@ -746,7 +764,26 @@ func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte)) 
 	}
 }
 
-func (r *Relay) recordResponses(chunk []byte, cl *frame.Classifier, f *frame.Frame) (uint64, int, error) {
+// Reasons of the anomalies recorded for a child's line that could answer a
+// call in flight but is not a clean answer to it: the call stays in
+// flight, so that whichever answer a client takes is in the record (the
+// line's digest here, or a later answer's outcome).
+const (
+	// ReasonLooseID: the id answers the call only as some client reads ids
+	// (as a number: "1" or 1.5 for 1; frame.ID.LooseKeys).
+	ReasonLooseID = "response: its id answers a call in flight only as some clients read ids"
+	// ReasonAnswerWithMethod: a message with a method, an id and a result
+	// or error, a request to some clients and an answer to others.
+	ReasonAnswerWithMethod = "response: has a method too"
+	// ReasonTwoCalls: the id names one call in flight, and another as some
+	// clients read ids.
+	ReasonTwoCalls = "response: its id answers different calls in flight as different clients read it"
+)
+
+// recordResponses records the outcomes of the calls that the lines of
+// chunk answer, and an anomaly for each line that could answer a call in
+// flight but is not a clean answer to it (see answer).
+func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.live(); err != nil {
@@ -754,7 +791,8 @@ func (r *Relay) recordResponses(chunk []byte, cl *frame.Classifier, f *frame.Fra
 	}
 	var last uint64
 	n := 0
-	now := time.Time{}
+	st.now = time.Time{}
+	f := &st.f
 	for rest := chunk; len(rest) > 0; {
 		var line []byte
 		line, rest = frame.NextLine(rest)
@@ -762,34 +800,117 @@ func (r *Relay) recordResponses(chunk []byte, cl *frame.Classifier, f *frame.Fra
 		if r.pend.n == 0 {
 			continue // nothing to match: no need to parse
 		}
-		cl.Classify(line, f)
-		for i := range f.Msgs {
-			m := &f.Msgs[i]
-			if m.Type != frame.Response || !m.HasID || m.Malformed != "" {
-				continue
+		st.cl.Classify(line, f)
+		reason := ""
+		for k, msgs := range [2][]frame.Message{f.Msgs, f.Hidden} {
+			for i := range msgs {
+				m := &msgs[i]
+				if !m.Answers {
+					continue
+				}
+				seq, ok, why, err := r.answer(m, k == 0 && f.Anomaly == "", line, st)
+				if err != nil {
+					return 0, 0, err
+				}
+				if ok {
+					last, n = seq, n+1
+				} else if reason == "" && why != "" {
+					reason = why
+					if f.Anomaly != "" {
+						reason = f.Anomaly
+					}
+				}
 			}
-			c := r.pend.take(m.ID.Key)
-			if c == nil {
-				continue
-			}
-			if now.IsZero() {
-				now = r.cfg.Clock()
-			}
-			status := journal.StatusOK
-			switch {
-			case m.IsError:
-				status = journal.StatusRPCError
-			case m.ToolError:
-				status = journal.StatusToolError
-			}
-			seq, err := r.appendOutcome(c, line, status, "", now)
+		}
+		if reason != "" {
+			seq, err := r.j.Append(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: reason, Forwarded: true})
 			if err != nil {
 				return 0, 0, err
 			}
+			r.counts.Anomalies++
 			last, n = seq, n+1
 		}
 	}
 	return last, n, nil
+}
+
+// downstream is the child→client pump's state, reused from run to run.
+type downstream struct {
+	cl   frame.Classifier
+	f    frame.Frame
+	now  time.Time // when the run's first answer was matched
+	kbuf []byte    // scratch for frame.ID.LooseKeys
+}
+
+// answer records the outcome of the call that m, a message with an id and
+// a result or error, answers, if it is a clean answer (clean: in a line
+// every reader reads alike; a Response, not malformed) whose id names one
+// call in flight, the same for every client. Otherwise it returns why m
+// is an anomaly if m could still answer a call in flight for some client
+// (any of its ids, as any client reads it, names one), or "" if it
+// answers none.
+func (r *Relay) answer(m *frame.Message, clean bool, line []byte, st *downstream) (seq uint64, ok bool, why string, err error) {
+	clean = clean && m.Type == frame.Response && m.Malformed == ""
+	if c := r.pend.find(m.ID.Key); c != nil && clean {
+		if other := r.looseCall(&m.ID, c, st); other {
+			return 0, false, ReasonTwoCalls, nil
+		}
+		r.pend.take(m.ID.Key)
+		if st.now.IsZero() {
+			st.now = r.cfg.Clock()
+		}
+		status := journal.StatusOK
+		switch {
+		case m.IsError:
+			status = journal.StatusRPCError
+		case m.ToolError:
+			status = journal.StatusToolError
+		}
+		seq, err := r.appendOutcome(c, line, status, "", st.now)
+		return seq, err == nil, "", err
+	}
+	switch {
+	case !r.mayAnswer(m, st):
+		return 0, false, "", nil
+	case m.Malformed != "":
+		return 0, false, m.Malformed, nil
+	case m.Type != frame.Response:
+		return 0, false, ReasonAnswerWithMethod, nil
+	}
+	return 0, false, ReasonLooseID, nil
+}
+
+// looseCall reports whether id, read as some client reads ids, names a
+// call in flight other than c.
+func (r *Relay) looseCall(id *frame.ID, c *call, st *downstream) bool {
+	other := false
+	st.kbuf = id.LooseKeys(st.kbuf, func(key []byte) {
+		if d := r.pend.find(key); d != nil && d != c {
+			other = true
+		}
+	})
+	return other
+}
+
+// mayAnswer reports whether some client could take m as the answer to a
+// call in flight: any value of its id member, read exactly or as any
+// client reads ids, names one.
+func (r *Relay) mayAnswer(m *frame.Message, st *downstream) bool {
+	hit := false
+	try := func(id *frame.ID) {
+		if id.Key != nil && r.pend.find(id.Key) != nil {
+			hit = true
+			return
+		}
+		st.kbuf = id.LooseKeys(st.kbuf, func(key []byte) {
+			hit = hit || r.pend.find(key) != nil
+		})
+	}
+	try(&m.ID)
+	for i := range m.AltIDs {
+		try(&m.AltIDs[i])
+	}
+	return hit
 }
 
 // End stops recording: the pumps' later runs fail with ErrEnded. Every call
