@@ -81,6 +81,9 @@ the child's; 128+N if it died of signal N; 2 usage; 65 a frame over
 	if err != nil {
 		return fail(exitUsage, "wrap: %v", err)
 	}
+	if code, ok := undumpable(prof); !ok {
+		return code
+	}
 	jopts, err := rf.options(*audit, journal.Options{Durability: dur, Key: key})
 	if err != nil {
 		return fail(exitUsage, "wrap: %v", err)

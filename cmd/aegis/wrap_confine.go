@@ -122,3 +122,22 @@ func confineRequest(p *confine.Profile) *journal.ConfineRequest {
 	}
 	return p.Request()
 }
+
+// undumpable makes aegis non-dumpable before the child starts (see
+// confine.Undumpable), so that a child of the same unprivileged account
+// cannot read the signing key or the environment from aegis's /proc files
+// or memory. With --confine a failure
+// refuses the session (exit 69), since the confinement would not be what
+// the record says; without it the child has aegis's authority anyway, and
+// a warning is enough.
+func undumpable(prof *confine.Profile) (code int, ok bool) {
+	err := confine.Undumpable()
+	switch {
+	case err == nil:
+		return 0, true
+	case prof != nil:
+		return fail(exitConfine, "wrap: %v", err), false
+	}
+	fmt.Fprintf(os.Stderr, "aegis: wrap: warning: %v\n", err)
+	return 0, true
+}
