@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/journal"
+	"golang.org/x/sys/unix"
 )
 
 // goBuild builds pkg to out with CGO_ENABLED=0 and the extra flags.
@@ -77,11 +78,13 @@ func cappedAegis(t testing.TB, abi int) string {
 }
 
 // escapeEnv is what the probe tries to reach: files outside and inside the
-// granted folders, two loopback listeners (one allowed, one not), a process
-// and an abstract unix socket outside the sandbox.
+// granted folders, loopback listeners (one allowed, one not, and one not
+// allowed on IPv6 where the machine has it), a process and an abstract unix
+// socket outside the sandbox.
 type escapeEnv struct {
 	out, read, write        string
 	portAllowed, portDenied int
+	port6Denied             int // 0: no IPv6 loopback
 	sleeper                 *exec.Cmd
 	abstract                string
 }
@@ -101,6 +104,8 @@ func newEscapeEnv(t *testing.T) *escapeEnv {
 		}
 	}
 	must(os.WriteFile(filepath.Join(e.out, "secret.txt"), []byte("secret\n"), 0o644))
+	// removexattr_outside removes this one (and puts it back).
+	must(unix.Setxattr(filepath.Join(e.out, "secret.txt"), "user.aegis-keep", []byte("1"), 0))
 	must(os.WriteFile(filepath.Join(e.read, "file.txt"), []byte("readable\n"), 0o644))
 	probe, err := os.ReadFile(probeBin(t))
 	must(err)
@@ -113,6 +118,10 @@ func newEscapeEnv(t *testing.T) *escapeEnv {
 	}
 	e.portAllowed = listen("tcp4", "127.0.0.1:0").Addr().(*net.TCPAddr).Port
 	e.portDenied = listen("tcp4", "127.0.0.1:0").Addr().(*net.TCPAddr).Port
+	if l, err := net.Listen("tcp6", "[::1]:0"); err == nil {
+		t.Cleanup(func() { l.Close() })
+		e.port6Denied = l.Addr().(*net.TCPAddr).Port
+	}
 	e.abstract = fmt.Sprintf("aegis-escape-%d-%d", os.Getpid(), time.Now().UnixNano())
 	listen("unix", "@"+e.abstract)
 	e.sleeper = exec.Command("sleep", "120")
@@ -124,19 +133,51 @@ func newEscapeEnv(t *testing.T) *escapeEnv {
 func (e *escapeEnv) probeArgv(t testing.TB) []string {
 	return []string{probeBin(t), "-outside", e.out, "-read", e.read, "-write", e.write,
 		"-port-allowed", strconv.Itoa(e.portAllowed), "-port-denied", strconv.Itoa(e.portDenied),
-		"-pid", strconv.Itoa(e.sleeper.Process.Pid), "-abstract", e.abstract}
+		"-pid", strconv.Itoa(e.sleeper.Process.Pid), "-abstract", e.abstract,
+		"-port6-denied", strconv.Itoa(e.port6Denied), "-client", strconv.Itoa(os.Getpid())}
 }
 
 // escapeAttempts are the probe's ways out, each run in a session of its own
 // (a seccomp kill ends the session). ptrace_parent stays last: unconfined,
 // the probe seizes this test process and detaches by exiting right after.
-var escapeAttempts = []string{
+var escapeAttempts = append(append([]string{
 	"read_outside", "list_outside", "read_allowed", "write_outside", "write_read_only",
 	"create_outside", "create_allowed", "truncate_outside", "rename_outside", "rename_out_of_write",
 	"exec_outside", "tcp_socket", "tcp6_socket", "udp_socket", "raw_socket", "packet_socket",
 	"netlink_socket", "mptcp_socket", "vsock_socket", "connect_denied_port", "connect_allowed_port",
-	"io_uring_read", "io_uring_socket", "signal_outside", "abstract_unix_connect", "ptrace_parent",
+	"io_uring_read", "io_uring_socket", "signal_outside", "abstract_unix_connect",
+	// TCP Fast Open, which connects where Landlock's connect hook does
+	// not look, and listen, which binds where its bind hook does not.
+	"tfo_sendto_denied_port", "tfo_sendto_allowed_port", "tfo6_sendto_denied_port",
+	"tfo_sendmsg_denied_port", "tfo_sendmmsg_denied_port", "tfo_connect_option_denied_port",
+	"tfo_server_option", "listen_unbound", "listen6_unbound", "bind_then_listen", "listen_unix",
+	// Other processes, through /proc and the calls that check ptrace
+	// access: aegis (the parent), the MCP client (this test), init.
+	"proc_parent_environ", "proc_parent_cmdline", "proc_parent_maps", "proc_parent_status",
+	"proc_parent_mem", "proc_parent_fd", "proc_client_environ", "proc_client_cmdline",
+	"proc_1_environ", "proc_1_cmdline", "proc_self_status", "proc_thread_self_stat", "proc_meminfo",
+	"process_vm_readv_parent", "pidfd_getfd_parent", "dev_kmsg",
+	// File metadata, which no Landlock ABI handles.
+	"chmod_outside", "fchmodat_outside", "fchmodat2_outside", "fchmod_read_only",
+	"chown_outside", "lchown_outside", "fchownat_opath_outside",
+	"setxattr_outside", "lsetxattr_outside", "fsetxattr_read_only", "removexattr_outside", "setxattrat_outside",
+	"utimensat_outside", "futimens_read_only", "file_setattr_outside", "ioctl_setflags_read_only",
+}, legacyAttempts()...), "ptrace_parent")
+
+// legacyAttempts are the probe's attempts through amd64's older metadata
+// calls (chmod, utimes), which newer architectures lack.
+func legacyAttempts() []string {
+	if runtime.GOARCH == "amd64" {
+		return []string{"chmod_legacy_outside", "utimes_legacy_outside"}
+	}
+	return nil
 }
+
+// machineBound are attempts whose unconfined result depends on the machine
+// rather than on the probe (init's environ is hidden from root in some
+// containers; /dev/kmsg may be absent): blocked unconfined, their confined
+// result proves nothing.
+var machineBound = map[string]bool{"proc_1_environ": true, "proc_1_cmdline": true, "dev_kmsg": true}
 
 func attemptLine(id int, attempt string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"attempt","arguments":{"attempt":%q}}}`+"\n", id, attempt)
@@ -159,10 +200,28 @@ func fsDenies(e *journal.Enforcement, path, right string) bool {
 	return true
 }
 
+// notCovered reports whether the record names a gap starting with prefix.
+func notCovered(e *journal.Enforcement, prefix string) bool {
+	return slices.ContainsFunc(e.NotCovered, func(s string) bool { return strings.HasPrefix(s, prefix) })
+}
+
+// procSelf is the record's rule for the target's own /proc/PID, or
+// "/proc/self" (which no rule names) if there is none.
+func procSelf(e *journal.Enforcement) string {
+	for _, r := range e.FS {
+		if n, ok := strings.CutPrefix(r.Path, "/proc/"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			return r.Path
+		}
+	}
+	return "/proc/self"
+}
+
 // expect is what the enforcement record e says attempt must come to:
 // "allowed" when it claims nothing against it, else how it is stopped
-// ("seccomp_killed" or "blocked ERRNO"), and which claim says so.
-func expect(attempt string, e *journal.Enforcement, env *escapeEnv) (want []string, why string) {
+// ("seccomp_killed" or "blocked ERRNO"), and which claim says so. wrapPID
+// is aegis wrap's, the probe's parent. A gap the record names in
+// not_covered must be open; one it does not name must be closed.
+func expect(attempt string, e *journal.Enforcement, env *escapeEnv, wrapPID int) (want []string, why string) {
 	allowed := []string{"allowed"}
 	fs := func(path string, rights ...string) ([]string, string) {
 		for _, r := range rights {
@@ -193,7 +252,95 @@ func expect(attempt string, e *journal.Enforcement, env *escapeEnv) (want []stri
 		}
 		return allowed, "net.tcp " + e.TCP
 	}
+	// tcp is the verdict on an attempt that needs a TCP socket, then
+	// passes the check of then.
+	tcp := func(then func() ([]string, string)) ([]string, string) {
+		if want, why := socket(e.TCP != "denied", "blocked EPERM"); want[0] != "allowed" {
+			return want, why
+		}
+		return then()
+	}
+	fastOpen := func(port int) func() ([]string, string) {
+		return func() ([]string, string) {
+			switch {
+			case notCovered(e, "tcp fast open"):
+				return allowed, "not_covered: tcp fast open"
+			case e.SeccompApplied:
+				return []string{"blocked ENOTSUP"}, "seccomp refuses TCP Fast Open (not in not_covered)"
+			}
+			return connect(port)
+		}
+	}
+	// listen binds an unbound socket to a port of its own.
+	listen := func() ([]string, string) {
+		if e.SeccompApplied && e.TCP != "denied" && !notCovered(e, "listen") {
+			return []string{"blocked EACCES"}, "seccomp refuses listen where tcp is open: no bind is granted"
+		}
+		return allowed, "tcp denied (no inet socket to listen on) or no seccomp"
+	}
+	proc := func(pid int, name, right string) ([]string, string) {
+		return fs(fmt.Sprintf("/proc/%d/%s", pid, name), right)
+	}
+	ptraceAccess := func() ([]string, string) {
+		if e.LandlockABI >= 1 {
+			return []string{"blocked EPERM"}, "landlock domain: no ptrace access outside it (any ABI)"
+		}
+		return allowed, "no landlock"
+	}
+	meta := func() ([]string, string) {
+		switch {
+		case notCovered(e, "file metadata"):
+			return allowed, "not_covered: file metadata"
+		case e.SeccompApplied:
+			return []string{"blocked EPERM"}, "seccomp refuses file metadata calls (not in not_covered)"
+		}
+		return allowed, "no seccomp"
+	}
 	switch attempt {
+	case "tfo_sendto_denied_port", "tfo_sendmsg_denied_port", "tfo_sendmmsg_denied_port", "tfo_connect_option_denied_port":
+		return tcp(fastOpen(env.portDenied))
+	case "tfo_sendto_allowed_port", "tfo_server_option":
+		return tcp(fastOpen(env.portAllowed))
+	case "tfo6_sendto_denied_port":
+		if want, why := socket(e.TCP != "denied", "blocked EPERM"); want[0] != "allowed" {
+			return want, why // the socket is IPv4's and IPv6's alike
+		}
+		return fastOpen(env.port6Denied)()
+	case "listen_unbound", "listen6_unbound":
+		return tcp(listen)
+	case "bind_then_listen":
+		return tcp(func() ([]string, string) {
+			if e.LandlockABI >= 4 {
+				return []string{"blocked EACCES"}, "landlock: no tcp bind is granted"
+			}
+			return listen()
+		})
+	case "listen_unix":
+		return listen()
+	case "proc_parent_environ", "proc_parent_cmdline", "proc_parent_maps", "proc_parent_status", "proc_parent_mem":
+		return proc(wrapPID, strings.TrimPrefix(attempt, "proc_parent_"), "read_file")
+	case "proc_parent_fd":
+		return proc(wrapPID, "fd", "read_dir")
+	case "proc_client_environ", "proc_client_cmdline":
+		return proc(os.Getpid(), strings.TrimPrefix(attempt, "proc_client_"), "read_file")
+	case "proc_1_environ", "proc_1_cmdline":
+		return proc(1, strings.TrimPrefix(attempt, "proc_1_"), "read_file")
+	case "proc_self_status":
+		return fs(procSelf(e)+"/status", "read_file")
+	case "proc_thread_self_stat":
+		return fs(procSelf(e)+"/task/1/stat", "read_file")
+	case "proc_meminfo":
+		return fs("/proc/meminfo", "read_file")
+	case "process_vm_readv_parent", "pidfd_getfd_parent":
+		return ptraceAccess()
+	case "dev_kmsg":
+		return fs("/dev/kmsg", "read_file")
+	case "chmod_outside", "fchmodat_outside", "fchmodat2_outside", "fchmod_read_only",
+		"chown_outside", "lchown_outside", "fchownat_opath_outside",
+		"setxattr_outside", "lsetxattr_outside", "fsetxattr_read_only", "removexattr_outside", "setxattrat_outside",
+		"utimensat_outside", "futimens_read_only", "file_setattr_outside", "ioctl_setflags_read_only",
+		"chmod_legacy_outside", "utimes_legacy_outside":
+		return meta()
 	case "read_outside":
 		return fs(filepath.Join(env.out, "secret.txt"), "read_file")
 	case "list_outside":
@@ -213,6 +360,10 @@ func expect(attempt string, e *journal.Enforcement, env *escapeEnv) (want []stri
 	case "rename_outside":
 		return fs(env.out, "remove_file", "make_reg")
 	case "rename_out_of_write":
+		if fsDenies(e, env.write, "make_reg") {
+			return []string{"error setup: open " + filepath.Join(env.write, "moved.txt") + ": permission denied"},
+				"fs: no make_reg on " + env.write + " (the attempt cannot set itself up)"
+		}
 		want, why := fs(env.out, "make_reg")
 		if want[0] != "allowed" {
 			want = append(want, "blocked EXDEV") // Landlock's answer when refer is what is missing
@@ -281,9 +432,10 @@ func sessionRecords(t *testing.T, f *fixture) []*journal.Record {
 
 // attemptResult is one confined attempt as the client and the log saw it.
 type attemptResult struct {
-	got  string // "allowed", "blocked ERRNO", "seccomp_killed", or what went wrong
-	enf  *journal.Enforcement
-	exit int
+	got     string // "allowed", "blocked ERRNO", "seccomp_killed", or what went wrong
+	enf     *journal.Enforcement
+	exit    int
+	wrapPID int // the probe's parent
 }
 
 // runAttempt runs one attempt as the one tools/call of a wrap session with
@@ -299,7 +451,7 @@ func runAttempt(t *testing.T, bin string, f *fixture, flags []string, env *escap
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	runBounded(t, cmd, 30*time.Second)
-	res := attemptResult{exit: cmd.ProcessState.ExitCode()}
+	res := attemptResult{exit: cmd.ProcessState.ExitCode(), wrapPID: cmd.Process.Pid}
 	recs := sessionRecords(t, f)
 	kinds := make([]journal.Kind, len(recs))
 	for i, r := range recs {
@@ -354,9 +506,13 @@ func TestConfineEscapeSuite(t *testing.T) {
 		if result == "allowed" {
 			continue
 		}
-		// A kernel without a protocol (vsock, MPTCP) cannot show it blocked.
-		if strings.Contains(result, "EAFNOSUPPORT") || strings.Contains(result, "EPROTONOSUPPORT") {
-			t.Logf("unconfined %s: %s (the kernel lacks it; its confined result proves nothing)", name, result)
+		// A kernel without a protocol (vsock, MPTCP) or a system call, or a
+		// machine without IPv6 or what machineBound names, cannot show it
+		// blocked.
+		if strings.Contains(result, "EAFNOSUPPORT") || strings.Contains(result, "EPROTONOSUPPORT") ||
+			strings.Contains(result, "ENOSYS") || strings.Contains(result, "no listener for this family") ||
+			machineBound[name] {
+			t.Logf("unconfined %s: %s (the kernel or this machine lacks it; its confined result proves nothing)", name, result)
 			unavailable[name] = true
 			continue
 		}
@@ -370,6 +526,10 @@ func TestConfineEscapeSuite(t *testing.T) {
 		{"allow-net", []string{"--confine", "--allow-read", env.read, "--allow-write", env.write,
 			"--allow-net", "127.0.0.1:" + strconv.Itoa(env.portAllowed)}},
 		{"allow-udp", []string{"--confine", "--allow-read", env.read, "--allow-write", env.write, "--allow-udp"}},
+		// What a dynamically linked server gets, with nothing granted
+		// write: /proc and /dev narrowed, file metadata refused.
+		{"exec-support", []string{"--confine", "--allow-exec-support", "--allow-read", env.read,
+			"--allow-net", "127.0.0.1:" + strconv.Itoa(env.portAllowed)}},
 	}
 	for _, p := range profiles {
 		t.Run(p.name, func(t *testing.T) {
@@ -377,8 +537,8 @@ func TestConfineEscapeSuite(t *testing.T) {
 			var table strings.Builder
 			for _, attempt := range escapeAttempts {
 				res := runAttempt(t, aegisBin, f, p.flags, env, attempt)
-				want, why := expect(attempt, res.enf, env)
-				fmt.Fprintf(&table, "  %-22s %-24s (%s)\n", attempt, res.got, why)
+				want, why := expect(attempt, res.enf, env, res.wrapPID)
+				fmt.Fprintf(&table, "  %-30s %-24s (%s)\n", attempt, res.got, why)
 				if unavailable[attempt] && res.got != "seccomp_killed" {
 					continue
 				}
@@ -421,9 +581,38 @@ func TestConfineEnforcementRecord(t *testing.T) {
 	if e.LandlockABI < 9 && !slices.ContainsFunc(e.NotCovered, func(s string) bool { return strings.HasPrefix(s, "pathname unix sockets") }) {
 		t.Errorf("not_covered = %q at ABI %d; want pathname unix sockets named", e.NotCovered, e.LandlockABI)
 	}
+	if notCovered(e, "file metadata") {
+		t.Errorf("not_covered = %q with nothing granted write; want file metadata refused, not named", e.NotCovered)
+	}
 	start := f.records(t)[0].Body.(*journal.SessionStart)
 	if start.Confine == nil || start.Confine.BestEffort || len(start.Confine.Read) != 0 {
 		t.Errorf("session_start confine = %+v; want the bare request", start.Confine)
+	}
+
+	// --allow-exec-support grants the target's own /proc/PID and a few
+	// files of /proc and /dev, never all of either; a write grant names
+	// file metadata as not covered.
+	res = runAttempt(t, aegisBin, f, []string{"--confine", "--allow-exec-support", "--allow-write", env.write}, env, "proc_self_status")
+	e = res.enf
+	var paths []string
+	for _, r := range e.FS {
+		paths = append(paths, r.Path)
+	}
+	if self := procSelf(e); self == "/proc/self" || res.got != "allowed" {
+		t.Errorf("fs = %v, proc_self_status %q; want the target's /proc/PID granted and readable", paths, res.got)
+	}
+	for _, p := range []string{"/proc", "/dev", "/proc/1"} {
+		if slices.Contains(paths, p) {
+			t.Errorf("fs = %v; want no rule for %s", paths, p)
+		}
+	}
+	for _, p := range []string{"/proc/meminfo", "/dev/null", "/usr"} {
+		if !slices.Contains(paths, p) {
+			t.Errorf("fs = %v; want a rule for %s", paths, p)
+		}
+	}
+	if !notCovered(e, "file metadata: chmod, chown, extended attributes, times and inode flags of any file") {
+		t.Errorf("not_covered = %q with a write grant; want file metadata named", e.NotCovered)
 	}
 }
 
@@ -472,7 +661,7 @@ func TestConfineFailClosed(t *testing.T) {
 		t.Errorf("dropped = %q; want the TCP port rules", e.Dropped)
 	}
 	// The record claims nothing against the port, and the port is open.
-	if want, _ := expect("connect_denied_port", e, env); res.got != want[0] || res.got != "allowed" {
+	if want, _ := expect("connect_denied_port", e, env, res.wrapPID); res.got != want[0] || res.got != "allowed" {
 		t.Errorf("connect to a port not named, best effort on ABI 3 = %q; want allowed, as recorded", res.got)
 	}
 	// What ABI 3 does enforce still holds.
@@ -814,6 +1003,13 @@ func TestConfineFilesystemServer(t *testing.T) {
 	if got, isErr := tool(4, "write_file", map[string]any{"path": filepath.Join(b, "new.txt"), "content": "n"}); !isErr {
 		t.Errorf("write outside the folder = %q; want an error", got)
 	}
+	// edit_file writes a copy and chmods it to the original's mode: with
+	// a write grant, file metadata calls stay allowed (and are named in
+	// not_covered).
+	if got, isErr := tool(5, "edit_file", map[string]any{"path": filepath.Join(a, "in.txt"),
+		"edits": []map[string]any{{"oldText": "inside", "newText": "edited"}}}); isErr {
+		t.Errorf("edit inside the folder = %q; want success", got)
+	}
 	if code := c.close(); code != 0 {
 		t.Errorf("wrap exit %d; want 0\n%s", code, c.stderr.String())
 	}
@@ -829,7 +1025,7 @@ func TestConfineFilesystemServer(t *testing.T) {
 			statuses = append(statuses, o.Status)
 		}
 	}
-	if want := []string{"ok", "tool_error", "ok", "tool_error"}; !slices.Equal(statuses, want) {
+	if want := []string{"ok", "tool_error", "ok", "tool_error", "ok"}; !slices.Equal(statuses, want) {
 		t.Errorf("outcomes = %v; want %v", statuses, want)
 	}
 	f.mustVerify(t, 0)
