@@ -48,6 +48,27 @@
 // default is allow. It checks the architecture (anything but the native
 // one, such as i386 or x32 entry points on amd64, is killed), compares
 // only the low 32 bits of integer arguments (the kernel reads them as
-// int), and decides socket(2) and socketpair(2) by an allow-list. See
-// filter.go for the exact program.
+// int), and decides socket(2) and socketpair(2) by an allow-list. It also
+// refuses what Landlock's hooks do not see: TCP Fast Open (a connect from
+// inside sendto, sendmsg or sendmmsg), listen(2) wherever a TCP socket can
+// be had (it binds without the bind hook, and no bind is ever granted),
+// and, wherever nothing is granted write, the calls that change a file's
+// mode, owner, extended attributes, times or inode flags, which no
+// Landlock ABI handles. With a write grant those calls stay allowed, on
+// every file, and the record's not_covered says so. See filter.go for the
+// exact program.
+//
+// # /proc
+//
+// --allow-exec-support grants the target's own /proc/PID (the helper's
+// PID, which execve keeps), not /proc: Landlock stops ptrace of processes
+// outside the domain but not reads of their /proc files, so all of /proc
+// would give a root child the environ, maps and memory of aegis and of the
+// MCP client. procfs makes a new inode whenever it looks a name up again
+// after its dentry was evicted, and a Landlock rule holds an inode, so the
+// helper holds every rule beneath /proc open with an O_PATH descriptor
+// that the target inherits; without it the target would lose its own
+// /proc/PID under memory pressure. aegis wrap makes itself non-dumpable
+// (Undumpable), which keeps a non-root child of the same account out of
+// its memory and environ whatever the child is granted.
 package confine
