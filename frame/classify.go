@@ -185,9 +185,12 @@ type Classifier struct {
 	// hidden for other readings and nested arrays.
 	out *[]Message
 	// base is the offset in the line of the segment being scanned.
-	base   int
-	st     msgState
-	failed failure
+	base int
+	// lenient: scanning for other readings, NaN and ±Infinity are numbers
+	// (Python's json reads them).
+	lenient bool
+	st      msgState
+	failed  failure
 	// stack has one bit per open container in skipValue: 1 for object.
 	stack [maxDepth/64 + 1]uint64
 }

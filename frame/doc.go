@@ -86,12 +86,82 @@
 // containing U+FFFD (ids are only matched, in order, and both sides see the
 // same bytes).
 //
+// # Every reading of a line
+//
+// MCP's stdio transport ends messages at '\n', and the Reader splits there;
+// but the peers on either side read lines their own way, and a relay that
+// judges one reading hands the others to the child unjudged. The readers
+// of the mainstream SDKs and runtimes, and how each reads a line:
+//
+//   - at '\n' only, one value per line, a trailing '\r' dropped: the
+//     TypeScript SDK (ReadBuffer: indexOf("\n"), JSON.parse, the MCP
+//     schema), Go's bufio.Scanner (ScanLines), Rust's BufRead::lines;
+//   - at "\r\n", '\n' and a bare '\r': Python's text I/O in universal-newline
+//     mode (the Python SDK's stdio server iterates a TextIOWrapper over
+//     stdin), Node's readline (/\r?\n|\r(?!\n)/), Java's
+//     BufferedReader.readLine (the Java and Kotlin SDKs), .NET's
+//     TextReader.ReadLine (the C# SDK). None of them, nor any SDK reader,
+//     ends a line at U+2028, U+2029, U+0085, '\v' or '\f' (Python's
+//     str.splitlines does; no transport uses it);
+//   - as a stream of values, line ends being white space: the Go SDK (a
+//     json.Decoder over stdin), and, per line, decoders that read the first
+//     value and ignore what follows (Jackson's default, and the Go SDK's
+//     message decoder);
+//   - leniently: Python's json reads NaN, Infinity and -Infinity as numbers;
+//     some readers drop a byte order mark;
+//   - recursively: a handler that takes a batch element that is an array
+//     as a batch of its own finds the messages of arrays inside arrays.
+//
+// Classify reads the line as one JSON value (Frame.Msgs: what the policy
+// judges and the relay forwards under it) and, when the readings can
+// differ — a '\r' inside the line other than one right before its end, a
+// line that is not one value, an array inside a batch — reads it as the
+// others do too: the pieces between bare CRs, each as a stream of values
+// read leniently, and arrays inside a batch recursively. A line whose
+// readings differ gets an Anomaly (AnomalyCR when two or more pieces have
+// content; AnomalyNested for a message inside a nested array; the NotJSON
+// reasons otherwise), and Frame.Hidden holds every tool call and every
+// answer (Message.Answers) that the other readings find and Msgs does not,
+// each object once (by its offset, Message.Off). So, for any line, every
+// call some reader executes is in Msgs or Hidden, and one only in Hidden
+// comes with an anomaly: the relay records an intent for each, and, under
+// a policy, drops the line. A line whose only '\r's sit in white space at
+// its ends (or before its '\n') reads alike everywhere and is not an
+// anomaly.
+//
+// Readers that join lines (a stream decoder reading a value cut over
+// several lines) cannot be followed line by line: such a line is NotJSON,
+// recorded as an anomaly, and dropped under a policy.
+//
 // # Ids
 //
 // Ids are matched by value through ID.Key: numbers are compared exactly as
 // decimal values (1, 1.0, 1e0, 10e-1 are equal; -0 equals 0; arbitrarily
 // long integers and exponents are exact), strings by their decoded value, a
 // string never equals a number.
+//
+// Clients match the responses they read more loosely, and a response that a
+// client takes for the answer to its call must not go unrecorded. How the
+// SDK clients match:
+//
+//   - the TypeScript SDK parses the line with JSON.parse (the last of
+//     duplicate keys wins, keys exact), requires the id to be a string or an
+//     integer number, and looks up Number(id) among the numbers of its
+//     requests: "1", " 1 ", "1e0", "0x1" and "" (0) are numbers to it, and a
+//     number id is rounded to a float64 (9007199254740993 answers
+//     9007199254740992);
+//   - the Python SDK reads the id as an int or a string and turns a string
+//     into int(id) where it can ("+1", "1_0", " 1 ", digits of any script);
+//   - the Go SDK decodes the id into a float64 and truncates it to an int64
+//     (1.5 and 1.9 answer 1); a string is matched exactly; keys are exact,
+//     the last duplicate wins.
+//
+// ID.LooseKeys gives the Keys of these readings; Message.AltIDs the other
+// values of a repeated id member (the first or last exact key, the first or
+// last of any spelling: what first-wins, last-wins and case-insensitive
+// decoders keep); Message.Answers marks any message with an id and a result
+// or error, a method or not (a client whose schema ignores extra members
+// takes it as a response).
 package frame
 
 import "errors"

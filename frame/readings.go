@@ -22,7 +22,7 @@ func (c *Classifier) otherReadings(line []byte, f *Frame) {
 		return
 	}
 	prev := c.out
-	c.out = &c.hidden
+	c.out, c.lenient = &c.hidden, true
 	if f.Kind == NotJSON {
 		// A stream decoder (Go's json.Decoder, the Go SDK) or one that
 		// reads the first value and ignores the rest (Jackson's default)
@@ -54,7 +54,7 @@ func (c *Classifier) otherReadings(line []byte, f *Frame) {
 	if nested && f.Anomaly == "" {
 		f.Anomaly = AnomalyNested
 	}
-	c.out, c.base, c.failed = prev, 0, failNone
+	c.out, c.base, c.failed, c.lenient = prev, 0, failNone, false
 	if f.Anomaly != "" {
 		f.Hidden = c.unseen(f.Msgs)
 	}
@@ -76,8 +76,9 @@ func interiorCR(line []byte) bool {
 
 // stream reads seg (at offset base in the line) as a stream decoder does:
 // value after value, white space between, until the end or the first byte
-// that does not start a valid value. A leading byte order mark is skipped,
-// as some readers drop it.
+// that does not start a valid value. It reads as leniently as the readers
+// it stands for: a leading byte order mark is skipped, as some readers
+// drop it, and NaN and ±Infinity are numbers, as Python's json reads them.
 func (c *Classifier) stream(seg []byte, base int) {
 	c.base = base
 	i := skipWS(seg, 0)

@@ -67,6 +67,8 @@ func TestReadings(t *testing.T) {
 		{"CR inside a string", "{\"x\":\"\r" + c1 + "\r\"}\n", AnomalyInvalid, `@7 request id=1 call tool="a"`},
 		{"response hidden by CR", "{\"x\":\r" + r1 + "\r}\n", AnomalyCR, `@6 response id=1 answers`},
 		{"response with a method too", `{"id":1,"method":"x","result":{}}`, "", ""},
+		{"NaN in the arguments", `{"id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":NaN,"y":-Infinity,"z":[Infinity]}}}`, AnomalyInvalid, `@0 request id=1 call tool="a"`},
+		{"NaN as a value of its own", `NaN`, AnomalyInvalid, ""},
 		{"stream batch", c1 + "[" + c2 + "]", AnomalyTail, `@0 request id=1 call tool="a"; @69 request id=2 call tool="b"`},
 	}
 	var c Classifier

@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"bytes"
 	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -222,11 +223,22 @@ func (c *Classifier) scanScalar(b []byte, i int) int {
 	case 'n':
 		return c.scanLiteral(b, i, "null")
 	}
+	if c.lenient {
+		for _, lit := range nonFinite {
+			if bytes.HasPrefix(b[i:], lit) {
+				return i + len(lit)
+			}
+		}
+	}
 	if b[i] == '-' || isDigit(b[i]) {
 		return c.scanNumber(b, i)
 	}
 	return c.fail(failInvalid)
 }
+
+// nonFinite are the number literals outside JSON that Python's json module
+// reads (and writes) by default.
+var nonFinite = [...][]byte{[]byte("NaN"), []byte("Infinity"), []byte("-Infinity")}
 
 // skipValue validates the value at b[i] (i at its first byte, not white
 // space) without looking at its content, and returns the index just past it.
