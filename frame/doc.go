@@ -99,7 +99,7 @@
 //   - at "\r\n", '\n' and a bare '\r': Python's text I/O in universal-newline
 //     mode (the Python SDK's stdio server iterates a TextIOWrapper over
 //     stdin), Node's readline (/\r?\n|\r(?!\n)/), Java's
-//     BufferedReader.readLine (the Java and Kotlin SDKs), .NET's
+//     BufferedReader.readLine (the Java SDK), .NET's
 //     TextReader.ReadLine (the C# SDK). None of them, nor any SDK reader,
 //     ends a line at U+2028, U+2029, U+0085, '\v' or '\f' (Python's
 //     str.splitlines does; no transport uses it);
