@@ -15,9 +15,21 @@ var (
 	ErrClosed = errors.New("journal: closed")
 	// ErrLocked means another process holds the audit file open for writing.
 	ErrLocked = errors.New("journal: audit file is in use by another aegis process")
-	// ErrNotLog means an existing file's last intact line is not an aegis
-	// record, so the chain cannot be continued; aegis never rewrites it.
+	// ErrNotLog means an existing file is not an aegis audit log (it does
+	// not begin with a record, its last intact line is not one, or its end
+	// is more than a torn write leaves), so the chain cannot be continued;
+	// aegis leaves such a file exactly as it found it.
 	ErrNotLog = errors.New("journal: existing file is not an aegis audit log")
+	// ErrNotRegular means a path that must name a regular file (an audit
+	// log, a key, a head file) names a directory, a FIFO, a device or a
+	// socket; aegis neither opens nor reads it.
+	ErrNotRegular = errors.New("journal: not a regular file")
+	// ErrTooLarge means a file that aegis reads whole (a key, a head file)
+	// is larger than any such file can be; it is not read.
+	ErrTooLarge = errors.New("journal: file too large")
+	// ErrKeyMode means a private key file can be read or written by its
+	// group or by others (ReadPrivateKeyFile).
+	ErrKeyMode = errors.New("journal: private key file is open to group or others")
 	// ErrRecord is matched by every error about the bytes of a record.
 	ErrRecord = errors.New("journal: bad record")
 	// ErrKey is matched by every error about a key's encoding.

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -94,19 +95,26 @@ type OSFS struct{}
 type osFile struct {
 	f *os.File
 	z *zeroer // nil for files opened only to read
+	// wrote: Write has been called. Set and read by the one goroutine
+	// that writes, then closes, the file.
+	wrote bool
 }
 
 func (f *osFile) Write(p []byte) (int, error) {
 	if f.z == nil {
 		return 0, errors.New("journal: file opened for reading only")
 	}
+	f.wrote = true
 	return f.z.write(p)
 }
 
 func (f *osFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
 
+// Close truncates the pre-zeroed space away, but only from a file this
+// process wrote to: a file Open refuses, or one it opened and never wrote,
+// is closed exactly as it was found.
 func (f *osFile) Close() error {
-	if f.z == nil {
+	if f.z == nil || !f.wrote {
 		return f.f.Close()
 	}
 	_, err := f.z.trim()
@@ -127,6 +135,15 @@ func (f *osFile) trim() (bool, error) {
 		return false, nil
 	}
 	return f.z.trim()
+}
+
+// rawSize is the file's size on disk, pre-zeroed space included.
+func (f *osFile) rawSize() (int64, error) {
+	st, err := f.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
 }
 
 func (f *osFile) Size() (int64, error) {
@@ -184,12 +201,23 @@ func (OSFS) CreateLocked(path string) (File, error) {
 // openLocked opens path for appending and locks it: creating it if need
 // be (and syncing its directory, if syncNew), or, with !syncNew, only
 // creating it.
+//
+// An existing path that is not a regular file is refused (ErrNotRegular)
+// before it is opened: opening a device can have effects of its own.
 func openLocked(path string, syncNew bool) (File, error) {
 	created := true
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) && syncNew {
 		created = false
-		f, err = os.OpenFile(path, os.O_RDWR, 0)
+		if err = checkRegular(path, nil); err == nil {
+			f, err = os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY, 0)
+		}
+		if err == nil {
+			// Replaced between the check and the open: check what was opened.
+			if err = checkRegular(path, f); err != nil {
+				f.Close()
+			}
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -290,4 +318,81 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// checkRegular returns ErrNotRegular, naming what path is, unless path (or
+// the open file f, if not nil) is a regular file. Symbolic links are
+// followed: a link to a regular file is one.
+func checkRegular(path string, f *os.File) error {
+	var st os.FileInfo
+	var err error
+	if f != nil {
+		st, err = f.Stat()
+	} else {
+		st, err = os.Stat(path)
+	}
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is %s", ErrNotRegular, path, describeMode(st.Mode()))
+	}
+	return nil
+}
+
+// describeMode says what a file that is not regular is.
+func describeMode(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	}
+	return "not a regular file"
+}
+
+// readWhole reads the regular file at path whole: a key or a head file,
+// never more than limit bytes. Anything else is refused before it is
+// opened (ErrNotRegular: a FIFO would block, /dev/zero never ends), and a
+// file larger than limit before it is read (ErrTooLarge, naming the file
+// and the limit: a sparse file can claim gigabytes). what names the kind
+// of file in the error. The FileInfo is that of the file read.
+func readWhole(path, what string, limit int64) ([]byte, os.FileInfo, error) {
+	if err := checkRegular(path, nil); err != nil {
+		return nil, nil, fmt.Errorf("%w; %s must be a regular file", err, what)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%w: %s is %s; %s must be a regular file", ErrNotRegular, path, describeMode(st.Mode()), what)
+	}
+	tooLarge := func(n int64) error {
+		return fmt.Errorf("%w: %s holds %d bytes or more; %s is at most %d bytes", ErrTooLarge, path, n, what, limit)
+	}
+	if st.Size() > limit {
+		return nil, nil, tooLarge(st.Size())
+	}
+	// The file may grow after the Stat: read one byte past the limit to
+	// know.
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, nil, tooLarge(int64(len(data)))
+	}
+	return data, st, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -100,14 +99,17 @@ func ParseHead(data []byte) (SignedHead, error) {
 	return sh, nil
 }
 
-// ReadHead reads and checks a head file (ParseHead).
+// MaxHeadFile bounds the head file ReadHead reads: its one line is about
+// 260 bytes.
+const MaxHeadFile = 4 << 10
+
+// ReadHead reads and checks a head file (ParseHead). A path that is not a
+// regular file (ErrNotRegular) or holds more than MaxHeadFile bytes
+// (ErrTooLarge) is not read.
 func ReadHead(path string) (SignedHead, error) {
-	data, err := os.ReadFile(path)
+	data, _, err := readWhole(path, "a head file", MaxHeadFile)
 	if err != nil {
 		return SignedHead{}, err
-	}
-	if len(data) > 4096 {
-		return SignedHead{}, recordError("head file: %d bytes, too long", len(data))
 	}
 	sh, err := ParseHead(data)
 	if err != nil {

@@ -151,7 +151,16 @@ func Open(path string, opts Options) (*Journal, error) {
 		if errors.Is(err, ErrLocked) {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
 		}
+		if errors.Is(err, ErrNotRegular) {
+			return nil, err
+		}
 		return nil, &IOError{Op: "open", Path: path, Err: err}
+	}
+	// A file that is not a log is refused before anything beside it is
+	// touched, and closed unchanged.
+	if _, err := readTail(f, path, true); err != nil {
+		f.Close()
+		return nil, err
 	}
 	// Finish a rotation a crash interrupted (rotate.go); f may change.
 	if f, err = reconcile(dfs, path, f); err != nil {

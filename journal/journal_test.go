@@ -277,7 +277,9 @@ func TestTornTailRecovery(t *testing.T) {
 	key := testKey(t)
 	pub := key.Public().(ed25519.PublicKey)
 	// (NULs after a torn line are pre-zeroed space the write did not reach.)
-	for _, torn := range []string{`{"v":2,"seq":9,"ts":"20`, `x`, "x\x00\x00\x00"} {
+	// A torn line is a prefix of a record: other bytes are refused
+	// (TestOpenRefusesNonLog).
+	for _, torn := range []string{`{"v":2,"seq":9,"ts":"20`, `{`, "{\"v\":2,\"se\x00\x00\x00"} {
 		path := filepath.Join(t.TempDir(), "audit.jsonl")
 		session(t, path, key, 2)
 		f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)

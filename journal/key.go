@@ -48,6 +48,51 @@ func ParsePrivateKey(data []byte) (ed25519.PrivateKey, error) {
 	return priv, nil
 }
 
+// Limits of the files ReadPrivateKeyFile and ReadPublicKeyFile read whole.
+// An Ed25519 key is 119 bytes as PKCS#8 PEM and 53 as a .pub file; the
+// limits leave room for PEM headers and comments, and keep a wrong path
+// (/dev/zero, a log, a sparse file) from being read without end.
+const (
+	MaxPrivateKeyFile = 16 << 10
+	MaxPublicKeyFile  = 4 << 10
+)
+
+// ReadPrivateKeyFile reads a PKCS#8 PEM Ed25519 private key from the
+// regular file at path (ErrNotRegular, ErrTooLarge: see readWhole). Unless
+// allowOpen, a file that its group or others can read or write, by any
+// permission bit (mode&0o077, as ssh judges private keys), is refused with
+// ErrKeyMode: whoever can read the key can sign records that verify as
+// this log's, and whoever can write it can swap in a key of their own.
+func ReadPrivateKeyFile(path string, allowOpen bool) (ed25519.PrivateKey, error) {
+	data, st, err := readWhole(path, "a private key file", MaxPrivateKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 && !allowOpen {
+		return nil, fmt.Errorf("%w: permissions %04o for '%s' are too open: anyone who can read the key can sign records as this log's, and anyone who can write it can replace it; it must be readable by its owner only (chmod 600 %s)",
+			ErrKeyMode, perm, path, path)
+	}
+	k, err := ParsePrivateKey(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
+}
+
+// ReadPublicKeyFile reads a public key in the form FormatPublicKey writes
+// (a .pub file from keygen) from the regular file at path.
+func ReadPublicKeyFile(path string) (ed25519.PublicKey, error) {
+	data, _, err := readWhole(path, "a public key file", MaxPublicKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	k, err := ParsePublicKey(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
+}
+
 // FormatPublicKey returns "ed25519:<base64 of the 32 raw bytes>".
 func FormatPublicKey(pub ed25519.PublicKey) string {
 	return keyPrefix + base64.StdEncoding.EncodeToString(pub)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // maxLine bounds the length of a record line that Open and Verify accept.
@@ -25,6 +26,10 @@ type tail struct {
 	tornEnded bool
 }
 
+// recordStart is how every line the journal writes begins (journal.go,
+// flush): a log's first bytes, and a torn line's, are a prefix of it.
+const recordStart = `{"v":2,"seq":`
+
 // readTail finds the last intact line of f and any torn bytes after it,
 // reading backwards from the end: the cost does not grow with the file.
 //
@@ -36,6 +41,10 @@ type tail struct {
 // ever unsynced (prezero.go), so the first such NUL is where what reached
 // the disk for certain ends. Only where a file is to be continued need it
 // look for holes (holes): sealed segments have none.
+//
+// A file to be continued (holes) must also be a log, or ErrNotLog: aegis
+// never writes to a file that it did not write (checkStart, checkTorn).
+// The checks read the file's first bytes and its torn bytes, nothing else.
 func readTail(f File, path string, holes bool) (tail, error) {
 	var t tail
 	size, err := f.Size()
@@ -44,6 +53,11 @@ func readTail(f File, path string, holes bool) (tail, error) {
 	}
 	if size, err = contentEnd(f, size); err != nil {
 		return t, &IOError{Op: "read", Path: path, Err: err}
+	}
+	if holes {
+		if err := checkStart(f, path, size); err != nil {
+			return t, err
+		}
 	}
 	if size == 0 {
 		return t, nil
@@ -76,8 +90,12 @@ func readTail(f File, path string, holes bool) (tail, error) {
 	t.tornBytes = tornEnd - lastNL - 1
 	if t.tornBytes > 0 {
 		h := sha256.New()
-		if _, err := io.Copy(h, io.NewSectionReader(f, lastNL+1, t.tornBytes)); err != nil {
+		tc := &tornCheck{w: h}
+		if _, err := io.Copy(tc, io.NewSectionReader(f, lastNL+1, t.tornBytes)); err != nil {
 			return t, &IOError{Op: "read", Path: path, Err: err}
+		}
+		if holes && tc.bad != "" {
+			return t, fmt.Errorf("%w: %s: the %d bytes after its last complete line are not what a torn write leaves: %s", ErrNotLog, path, t.tornBytes, tc.bad)
 		}
 		h.Sum(t.tornDigest[:0])
 	}
@@ -140,4 +158,79 @@ func lastIndexNL(f File, path string, size, end, limit int64) (int64, error) {
 		}
 	}
 	return -1, nil
+}
+
+// checkStart refuses (ErrNotLog) a file whose content, which ends at
+// content, cannot be the start of a log: one that begins with anything but
+// a record (recordStart), and one that holds nothing but NULs. A log's
+// first line is a record, or a torn one (a prefix of a record), or, after
+// a power loss over pre-zeroed space, a hole: NULs, which are torn bytes
+// only within the last maxUnsynced bytes of content (readTail). A file of
+// NULs alone is none of these: aegis writes its first record before it
+// pre-zeroes a byte, and syncs it with the zeros.
+func checkStart(f File, path string, content int64) error {
+	if content == 0 {
+		raw, err := rawSize(f)
+		if err != nil {
+			return &IOError{Op: "stat", Path: path, Err: err}
+		}
+		if raw > 0 {
+			return fmt.Errorf("%w: %s holds nothing but %d NUL bytes, and no record to continue", ErrNotLog, path, raw)
+		}
+		return nil
+	}
+	head := make([]byte, min(content, int64(len(recordStart))))
+	if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
+		return &IOError{Op: "read", Path: path, Err: err}
+	}
+	if head[0] == 0 {
+		if content > maxUnsynced {
+			return fmt.Errorf("%w: %s begins with NUL bytes, further from its end than a torn write reaches", ErrNotLog, path)
+		}
+		return nil
+	}
+	if !strings.HasPrefix(recordStart, string(head)) {
+		return fmt.Errorf("%w: %s does not begin with a record (%s…)", ErrNotLog, path, recordStart)
+	}
+	return nil
+}
+
+// rawSize returns the size of f on disk, pre-zeroed space included, where
+// f can tell it (an OSFS file), else its Size.
+func rawSize(f File) (int64, error) {
+	if r, ok := f.(interface{ rawSize() (int64, error) }); ok {
+		return r.rawSize()
+	}
+	return f.Size()
+}
+
+// tornCheck passes torn bytes on to w and notes in bad why they cannot be
+// what a torn write leaves: the start of a line that is no prefix of a
+// record, or a byte that no line of the journal holds (the encoder
+// escapes every byte below 0x20; NULs are a hole, '\n' ends the lines
+// written after one).
+type tornCheck struct {
+	w    io.Writer
+	head []byte // the first bytes, up to len(recordStart)
+	n    int64
+	bad  string
+}
+
+func (c *tornCheck) Write(p []byte) (int, error) {
+	if c.bad == "" {
+		if k := len(recordStart) - len(c.head); k > 0 {
+			c.head = append(c.head, p[:min(k, len(p))]...)
+			if h := c.head; h[0] != 0 && !strings.HasPrefix(recordStart, string(h)) {
+				c.bad = "they do not begin as a record does (" + recordStart + "…)"
+			}
+		}
+		for i, b := range p {
+			if b < 0x20 && b != 0 && b != '\n' {
+				c.bad = fmt.Sprintf("byte %d is 0x%02x, which no record holds", c.n+int64(i), b)
+				break
+			}
+		}
+	}
+	c.n += int64(len(p))
+	return c.w.Write(p)
 }

@@ -796,7 +796,8 @@ func TestVerifySetProgress(t *testing.T) {
 
 // TestSets groups files into logs: segments, the spare and unfinished
 // copies go with their live file; a live file brings its segments; a
-// directory brings every log in it; other files are logs of their own.
+// directory brings every regular file in it (TestCollect: but for head
+// files and public keys); other files are logs of their own.
 func TestSets(t *testing.T) {
 	dir := t.TempDir()
 	for _, n := range []string{"a.jsonl", "a.jsonl.0-9.jsonl.zst", "a.jsonl.10-19.jsonl", "a.jsonl.10-19.jsonl.zst.tmp",
@@ -819,9 +820,11 @@ func TestSets(t *testing.T) {
 			p("c.log"):   {p("c.log.0-4.jsonl")}}},
 		{"twice counts once", []string{p("b.jsonl"), dir + "/./b.jsonl"}, true, map[string][]string{p("b.jsonl"): {p("b.jsonl")}}},
 		{"directory", []string{dir}, true, map[string][]string{
-			p("a.jsonl"): {p("a.jsonl"), p("a.jsonl.0-9.jsonl.zst"), p("a.jsonl.10-19.jsonl"), p("a.jsonl.10-19.jsonl.zst.tmp"), p("a.jsonl.next")},
-			p("b.jsonl"): {p("b.jsonl")},
-			p("c.log"):   {p("c.log"), p("c.log.0-4.jsonl")}}},
+			p("a.jsonl"):     {p("a.jsonl"), p("a.jsonl.0-9.jsonl.zst"), p("a.jsonl.10-19.jsonl"), p("a.jsonl.10-19.jsonl.zst.tmp"), p("a.jsonl.next")},
+			p("b.jsonl"):     {p("b.jsonl")},
+			p("c.log"):       {p("c.log"), p("c.log.0-4.jsonl")},
+			p("signing.key"): {p("signing.key")},
+			p("audit.head"):  {p("audit.head")}}},
 	}
 	for _, tt := range tests {
 		sets, err := Sets(tt.paths, tt.expand)

@@ -22,19 +22,47 @@ type Set struct {
 	Paths []string
 }
 
-// Sets groups paths into the logs they belong to. A sealed segment
+// Sets groups paths into the logs they belong to; it is Collect without
+// its notes.
+func Sets(paths []string, expand bool) ([]*Set, error) {
+	in, err := Collect(paths, expand)
+	if err != nil {
+		return nil, err
+	}
+	return in.Sets, nil
+}
+
+// Inputs is what a list of paths holds: the logs to read, and notes on the
+// entries of directories that are not read, each with the reason.
+type Inputs struct {
+	Sets  []*Set
+	Notes []string
+}
+
+// Collect groups paths into the logs they belong to. A sealed segment
 // FILE.<first>-<last>.jsonl[.zst], an unfinished compressed copy
 // (….zst.tmp) and the spare FILE.next belong to FILE; any other file is a
-// log's live file. With expand, a live file stands for its whole log: the
-// segments and spare found beside it are added (so that `aegis verify
-// audit.jsonl` checks everything the log holds). A directory stands for
-// every log in it: each *.jsonl file and each log with segments there.
+// log's live file, whatever its name. With expand, a live file stands for
+// its whole log: the segments and spare found beside it are added (so that
+// `aegis verify audit.jsonl` checks everything the log holds).
+//
+// A directory stands for every regular file in it, grouped so: a log under
+// any name is read, and a file that is not a log is read as one and found
+// not to be (Set.plan), never passed over. Two kinds of files aegis writes
+// beside its logs are recognised by their content and noted instead: a
+// head file (wrap --head-file) and a public key (keygen's FILE.pub).
+// Subdirectories and other entries that are not regular files are not
+// read, and noted. A path given that is not a regular file or a directory
+// is an error (ErrNotRegular): a FIFO would be read once, and a log is read
+// more than once.
+//
 // Sets come in the order their first path was given; a path given twice
 // counts once.
-func Sets(paths []string, expand bool) ([]*Set, error) {
+func Collect(paths []string, expand bool) (*Inputs, error) {
 	var order []string
 	sets := map[string]*Set{}
 	seen := map[string]bool{}
+	in := &Inputs{}
 	add := func(p string) {
 		p = filepath.Clean(p)
 		if seen[p] {
@@ -57,14 +85,18 @@ func Sets(paths []string, expand bool) ([]*Set, error) {
 			return nil, err
 		}
 		if st.IsDir() {
-			files, err := logsInDir(p)
+			files, notes, err := logsInDir(p)
 			if err != nil {
 				return nil, err
 			}
 			for _, f := range files {
 				add(f)
 			}
+			in.Notes = append(in.Notes, notes...)
 			continue
+		}
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%w: %s is %s; logs are read from regular files (save a stream to a file first)", ErrNotRegular, p, describeMode(st.Mode()))
 		}
 		add(p)
 		if expand && baseOf(filepath.Clean(p)) == filepath.Clean(p) {
@@ -84,11 +116,11 @@ func Sets(paths []string, expand bool) ([]*Set, error) {
 			add(base + spareExt)
 		}
 	}
-	out := make([]*Set, len(order))
+	in.Sets = make([]*Set, len(order))
 	for i, b := range order {
-		out[i] = sets[b]
+		in.Sets[i] = sets[b]
 	}
-	return out, nil
+	return in, nil
 }
 
 // baseOf returns the live file of the log that path belongs to.
@@ -103,38 +135,83 @@ func baseOf(path string) string {
 	return path
 }
 
-// logsInDir lists the files of every log in dir: each *.jsonl file, every
-// file that belongs to a base with segments, and the spare of a live file.
-func logsInDir(dir string) ([]string, error) {
+// logsInDir lists the regular files of dir, in name order, that are read
+// as logs or parts of logs (Collect), and notes the entries that are not.
+func logsInDir(dir string) (files, notes []string, err error) {
 	names, err := OSFS{}.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slices.Sort(names)
-	bases := map[string]bool{}
-	for _, n := range names {
-		p := filepath.Join(dir, n)
-		if b := baseOf(p); b != p {
-			if _, ok := ParseSegmentName(strings.TrimSuffix(p, tmpExt)); ok {
-				bases[b] = true
-			}
-		}
-	}
-	var out []string
 	for _, n := range names {
 		p := filepath.Join(dir, n)
 		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() {
-			continue
-		}
-		b := baseOf(p)
-		_, baseErr := os.Stat(b)
-		spare := strings.HasSuffix(n, spareExt) && b != p && baseErr == nil
-		if bases[b] || strings.HasSuffix(n, SegmentExt) || spare {
-			out = append(out, p)
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("%s: not read: %v", p, err))
+		case st.IsDir():
+			notes = append(notes, fmt.Sprintf("%s: a directory: not read (name it to verify what it holds)", p))
+		case !st.Mode().IsRegular():
+			notes = append(notes, fmt.Sprintf("%s: %s: not read", p, describeMode(st.Mode())))
+		default:
+			if what := companion(p, st); what != "" {
+				notes = append(notes, fmt.Sprintf("%s: %s, not a log: not read", p, what))
+				continue
+			}
+			files = append(files, p)
 		}
 	}
-	return out, nil
+	return files, notes, nil
+}
+
+// companion says what a file that aegis writes beside its logs is (a head
+// file, a public key), recognised by its whole content, or returns "".
+func companion(path string, st os.FileInfo) string {
+	if st.Size() > MaxHeadFile {
+		return ""
+	}
+	data, _, err := readWhole(path, "a head file", MaxHeadFile)
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	if _, err := ParseHead(data); err == nil {
+		return "a head file (check it with --head-file)"
+	}
+	if _, err := ParsePublicKey(string(data)); err == nil {
+		return "a public key (pin it with --key @FILE)"
+	}
+	return ""
+}
+
+// notALog says why the file of a set at path is not a log, or returns ""
+// if it may be one: a log's content begins with a record (recordStart) or,
+// after a power loss, with a hole of NULs. Only the first bytes are read,
+// so a file that is not a log (a key, a binary) is never decoded line by
+// line into a report that would quote it.
+func notALog(path string) (string, error) {
+	rc, err := OpenSegment(path, nil)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	head := make([]byte, len(recordStart))
+	n, err := io.ReadFull(rc, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		if errors.Is(err, ErrCorruptSegment) {
+			return "", nil // reported as such when the file is read
+		}
+		return "", err
+	}
+	if head = head[:n]; n == 0 || head[0] == 0 || strings.HasPrefix(recordStart, string(head)) {
+		return "", nil
+	}
+	why := "not an aegis audit log: it does not begin with a record (" + recordStart + "…); not read"
+	if st, err := os.Stat(path); err == nil {
+		if what := companion(path, st); what != "" {
+			why = "not an aegis audit log but " + what + "; not read"
+		}
+	}
+	return why, nil
 }
 
 // setFile is one file of a set as planned for reading.
@@ -172,6 +249,16 @@ func (s *Set) plan() (files []setFile, problems, notes []string, err error) {
 			continue
 		}
 		f.zst = strings.HasSuffix(p, CompressedExt)
+		if f.size > 0 {
+			why, err := notALog(p)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if why != "" {
+				problems = append(problems, p+": "+why)
+				continue
+			}
+		}
 		if f.size == 0 {
 			if strings.HasSuffix(p, spareExt) {
 				notes = append(notes, fmt.Sprintf("%s: an empty spare (made ahead of the next rotation)", p))

@@ -403,7 +403,8 @@ func TestVerifyTornAtChunkEdge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = f.Write(bytes.Repeat([]byte("t"), tornLen))
+		// A torn line begins as every record does (Open refuses any other).
+		_, err = f.Write([]byte((recordStart + strings.Repeat("t", tornLen))[:tornLen]))
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
