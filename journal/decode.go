@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -391,9 +392,47 @@ func (g *getter) call() Call {
 	case fastjson.TypeString:
 		b, _ := v.StringBytes()
 		return Call{Type: IDString, Text: append([]byte(nil), b...)}
+	case fastjson.TypeObject:
+		// An abbreviated id (appendCall): a JSON-RPC id is never an object.
+		a := g.obj("call")
+		c := Call{Type: IDNumber}
+		switch t := a.str("type"); string(t) {
+		case "number":
+		case "string":
+			c.Type = IDString
+		default:
+			a.fail("field \"call\" is an abbreviated id of type %q", t)
+		}
+		c.Text, c.Len, c.Sum = a.abbrev()
+		g.merge(a)
+		return c
 	}
 	g.fail("field \"call\" is not a JSON-RPC id")
 	return Call{}
+}
+
+// abbrev reads the fields of an abbreviated value (appendAbbrev); the
+// prefix is a copy.
+func (g *getter) abbrev() (prefix []byte, n int, sum Digest) {
+	prefix = append([]byte(nil), g.str("prefix")...)
+	u := g.uint("bytes")
+	if g.err == nil && u > math.MaxInt {
+		g.fail("field \"bytes\" is out of range")
+	}
+	return prefix, int(u), g.digest("sha256")
+}
+
+// bounded reads a field that appendBounded wrote: a string or an
+// abbreviated value.
+func (g *getter) bounded(name string) (s []byte, n int, sum Digest) {
+	v := g.get(name)
+	if v == nil || v.Type() != fastjson.TypeObject {
+		return append([]byte(nil), g.str(name)...), 0, sum
+	}
+	a := g.obj(name)
+	s, n, sum = a.abbrev()
+	g.merge(a)
+	return s, n, sum
 }
 
 func decodeBody(k Kind, g getter) (Body, error) {
@@ -474,7 +513,8 @@ func decodeBody(k Kind, g getter) (Body, error) {
 		in := &Intent{}
 		in.Call = g.call()
 		if v := g.get("tool"); v != nil && v.Type() != fastjson.TypeNull {
-			in.Tool, in.HasTool = append([]byte(nil), g.str("tool")...), true
+			in.Tool, in.ToolLen, in.ToolSum = g.bounded("tool")
+			in.HasTool = true
 		}
 		in.RequestDigest = g.digest("request_digest")
 		if g.has("batch") {
@@ -489,7 +529,15 @@ func decodeBody(k Kind, g getter) (Body, error) {
 			in.Malformed = string(g.str("malformed"))
 		}
 		p := g.obj("policy")
-		in.Verdict, in.Rule, in.Set = string(p.str("verdict")), p.nstr("rule"), string(p.str("set"))
+		in.Verdict = string(p.str("verdict"))
+		if v := p.get("rule"); v != nil && v.Type() == fastjson.TypeObject {
+			var rule []byte
+			rule, in.RuleLen, in.RuleSum = p.bounded("rule")
+			in.Rule = string(rule)
+		} else {
+			in.Rule = p.nstr("rule")
+		}
+		in.Set = string(p.str("set"))
 		g.merge(p)
 		c := g.obj("capability")
 		if c.str("grant"); c.has("status") {

@@ -26,6 +26,9 @@ import (
 //     field's range, as fastjson's Uint64 and Int64 read them;
 //   - a call id that is a number follows the JSON grammar, and is kept as
 //     written, as fastjson keeps it;
+//   - an abbreviated call id, tool name or rule (appendAbbrev) has its
+//     fields in the encoder's order (the canonical check would reject
+//     any other), and "bytes" in int's range;
 //   - strings hold no backslash, and are their bytes between the quotes,
 //     as fastjson gives them (neither checks UTF-8 nor control bytes: the
 //     re-encoding escapes or replaces those, and then differs);
@@ -83,7 +86,12 @@ func (d *Decoder) scanIntent(c *cursor, in *Intent) {
 	c.lit(`,"call":`)
 	in.Call = c.call()
 	c.lit(`,"tool":`)
-	if !c.maybe(`null`) {
+	switch {
+	case c.maybe(`null`):
+	case c.maybe(`{`):
+		in.Tool, in.ToolLen, in.ToolSum = c.abbrev()
+		in.HasTool = true
+	default:
 		in.Tool, in.HasTool = c.str(), true
 	}
 	c.lit(`,"request_digest":"` + digestPrefix)
@@ -104,7 +112,13 @@ func (d *Decoder) scanIntent(c *cursor, in *Intent) {
 	c.lit(`,"policy":{"verdict":`)
 	in.Verdict = d.intern(c.str())
 	c.lit(`,"rule":`)
-	if !c.maybe(`null`) {
+	switch {
+	case c.maybe(`null`):
+	case c.maybe(`{`):
+		var rule []byte
+		rule, in.RuleLen, in.RuleSum = c.abbrev()
+		in.Rule = d.intern(rule)
+	default:
 		in.Rule = d.intern(c.str())
 	}
 	c.lit(`,"set":`)
@@ -281,6 +295,12 @@ func (c *cursor) call() Call {
 		return Call{Type: IDNull}
 	case c.b[c.i] == '"':
 		return Call{Type: IDString, Text: c.str()}
+	case c.maybe(`{"type":"number",`):
+		text, n, sum := c.abbrev()
+		return Call{Type: IDNumber, Text: text, Len: n, Sum: sum}
+	case c.maybe(`{"type":"string",`):
+		text, n, sum := c.abbrev()
+		return Call{Type: IDString, Text: text, Len: n, Sum: sum}
 	}
 	start := c.i
 	c.maybe("-")
@@ -304,6 +324,27 @@ func (c *cursor) call() Call {
 		return Call{}
 	}
 	return Call{Type: IDNumber, Text: c.b[start:c.i:c.i]}
+}
+
+// abbrev reads the fields of an abbreviated value after its opening
+// brace (and, for a call, its type), as appendAbbrev writes them; the
+// prefix aliases the line. bytes is in int's range, as the general
+// decoder requires.
+func (c *cursor) abbrev() (prefix []byte, n int, sum Digest) {
+	c.lit(`"prefix":`)
+	prefix = c.str()
+	c.lit(`,"bytes":`)
+	u := c.uint()
+	if u > math.MaxInt {
+		c.bad = true
+	}
+	c.lit(`,"sha256":"` + digestPrefix)
+	c.hex(sum[:])
+	c.lit(`"}`)
+	if c.bad {
+		return nil, 0, Digest{}
+	}
+	return prefix, int(u), sum
 }
 
 // time reads a ts (TimeLayout), each field in its range.

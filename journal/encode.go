@@ -1,8 +1,11 @@
 package journal
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -20,7 +23,50 @@ const (
 	digestPrefix = "sha256:"
 	keyPrefix    = "ed25519:"
 	sigField     = `,"sig":"` + keyPrefix
+
+	// MaxLine is the longest line, in bytes without its '\n', that the
+	// journal writes and that Verify and Open read: Append refuses a record
+	// that would be longer (checkFields), so no line the journal writes is
+	// one its readers reject.
+	MaxLine = maxLine
+	// MaxValueBytes is the longest call id, tool name or policy rule
+	// recorded whole, measured as recorded (a number's literal; a
+	// string's canonical text, fitsWhole); a longer one is recorded
+	// abbreviated (appendAbbrev).
+	// Every id and tool name seen in practice is far shorter (numbers,
+	// UUIDs; MCP asks tool names to be at most 128 characters), and the
+	// bound keeps an intent or an outcome, whatever a client sends, a few
+	// KiB at most (6×MaxValueBytes for a value of control bytes, each
+	// escaped as \u00XX), and the relay's memory of a pending call small.
+	MaxValueBytes = 256
+	// PrefixBytes bounds the prefix of an abbreviated value: enough to
+	// tell values apart by eye in aegis log; the digest tells them apart
+	// for certain.
+	PrefixBytes = 64
 )
+
+// lineOverhead bounds what a line holds besides its kind fields: the
+// common fields (a seq of up to 20 digits, a ts whose year may outgrow
+// four digits, the longest kind name) and a signature, with room to
+// spare. TestLineOverhead holds it above the longest such bytes.
+const lineOverhead = 512
+
+// maxFields is the most kind-field bytes a record may have (checkFields).
+const maxFields = MaxLine - lineOverhead
+
+// checkFields says whether a record of kind k whose kind fields take n
+// bytes fits in a line. Values a client or a child controls are bounded
+// by the encoder (appendCall, appendBounded), so that only the fields
+// aegis's own caller supplies — a session_start's argv and environment,
+// an enforcement's paths, a reload's status — can make a record too long;
+// Append refuses it, writing nothing, rather than write a line that
+// Verify would reject.
+func checkFields(k Kind, n int) error {
+	if n <= maxFields {
+		return nil
+	}
+	return fmt.Errorf("%w: %s record of %d bytes of fields, more than a line holds (%d)", ErrRecord, k, n, maxFields)
+}
 
 // appendString appends s as a JSON string in the journal's canonical form:
 // only '"', '\\' and bytes below 0x20 are escaped, invalid UTF-8 becomes
@@ -151,4 +197,103 @@ func appendSig(dst, sig []byte) []byte {
 	dst = append(dst, sigField...)
 	dst = base64.StdEncoding.AppendEncode(dst, sig)
 	return append(dst, '"', '}')
+}
+
+// abbreviate returns what the record keeps of a value that is not written
+// whole: its prefix, and the whole value's length and SHA-256. For a
+// value already abbreviated (n > 0) these are s (cut to PrefixBytes, so
+// that no Go value makes a long line), n and sum.
+func abbreviate[T string | []byte](s T, n int, sum Digest) (T, int, Digest) {
+	if n <= 0 {
+		n = len(s)
+		switch v := any(s).(type) {
+		case []byte:
+			sum = sha256.Sum256(v)
+		case string:
+			h := sha256.New()
+			io.WriteString(h, v)
+			h.Sum(sum[:0])
+		}
+	}
+	return s[:prefixLen(s)], n, sum
+}
+
+// prefixLen returns the length of the longest prefix of s, cut between
+// two characters, whose canonical form (appendString: an invalid byte
+// becomes U+FFFD) takes at most PrefixBytes bytes. So the prefix decodes
+// from a record to valid UTF-8 of at most PrefixBytes bytes, which
+// prefixLen takes whole: abbreviating a decoded prefix again keeps it.
+func prefixLen[T string | []byte](s T) int {
+	out := 0
+	for i := 0; i < len(s); {
+		size, w := 1, 1
+		if s[i] >= utf8.RuneSelf {
+			var r rune
+			r, size = decodeRune(s[i:])
+			if w = size; r == utf8.RuneError && size == 1 {
+				w = len("\uFFFD")
+			}
+		}
+		if out+w > PrefixBytes {
+			return i
+		}
+		out += w
+		i += size
+	}
+	return len(s)
+}
+
+// fitsWhole reports whether the string s is recorded whole: whether its
+// canonical text (appendString: an invalid byte becomes U+FFFD) takes at
+// most MaxValueBytes bytes. It is the text, not s, that is measured, so
+// that a value decoded from a record — its canonical text — is recorded
+// whole again exactly when it was. Scanning is needed only for the rare
+// value of between MaxValueBytes/3 and MaxValueBytes bytes.
+func fitsWhole[T string | []byte](s T) bool {
+	switch {
+	case 3*len(s) <= MaxValueBytes:
+		return true
+	case len(s) > MaxValueBytes:
+		return false
+	}
+	n := 0
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := decodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += len("\uFFFD")
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n <= MaxValueBytes
+}
+
+// appendBounded appends a string value that a client or a policy file
+// controls: whole, as a JSON string, when it fits (fitsWhole) and is not
+// abbreviated already (n <= 0); otherwise abbreviated:
+//
+//	{"prefix":"<text>","bytes":N,"sha256":"sha256:<hex>"}
+func appendBounded[T string | []byte](dst []byte, s T, n int, sum Digest) []byte {
+	if n <= 0 && fitsWhole(s) {
+		return appendString(dst, s)
+	}
+	p, n, sum := abbreviate(s, n, sum)
+	return appendAbbrev(append(dst, '{'), p, n, sum)
+}
+
+// appendAbbrev appends the fields of an abbreviated value after its
+// opening brace (and, for a call, its type):
+// "prefix":"<text>","bytes":N,"sha256":"sha256:<hex>"}.
+func appendAbbrev[T string | []byte](dst []byte, prefix T, n int, sum Digest) []byte {
+	dst = append(dst, `"prefix":`...)
+	dst = appendString(dst, prefix)
+	dst = appendIntField(dst, "bytes", int64(n))
+	dst = appendDigestField(dst, "sha256", sum)
+	return append(dst, '}')
 }

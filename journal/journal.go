@@ -277,10 +277,14 @@ func (j *Journal) Append(b Body) (uint64, error) {
 	if j.closed {
 		return 0, ErrClosed
 	}
+	k, start := b.Kind(), len(j.q.fields)
+	j.q.fields = b.AppendFields(j.q.fields)
+	if err := checkFields(k, len(j.q.fields)-start); err != nil {
+		j.q.fields = j.q.fields[:start]
+		return 0, err
+	}
 	seq := j.nextSeq
 	j.nextSeq++
-	j.q.fields = b.AppendFields(j.q.fields)
-	k := b.Kind()
 	j.q.recs = append(j.q.recs, queued{seq: seq, ts: j.now(), kind: k, end: len(j.q.fields)})
 	if o, ok := b.(*Outcome); ok {
 		j.calls.appended(k, o.Intent)

@@ -69,20 +69,70 @@ const (
 // Call is a JSON-RPC id as recorded in "call". A number keeps its literal
 // (already validated as a JSON number by the frame parser); a string is
 // re-encoded by the journal, never copied.
+//
+// An id of more than MaxValueBytes bytes is recorded abbreviated (doc.go,
+// "Bounded values"): its prefix, its length and its SHA-256. Such a Call
+// is either whole (Len 0: Text is the id, however long, and the encoder
+// abbreviates it) or abbreviated (Len > 0: Text is only the prefix, Len
+// and Sum describe the whole id), and both encode the same: Bound turns
+// the one into the other.
 type Call struct {
 	Type IDType
 	Text []byte
+	Len  int    // > 0: the id is abbreviated, and this is its length in bytes
+	Sum  Digest // with Len > 0: the SHA-256 of the whole id
 }
 
+// Abbreviated reports whether c holds only a prefix of its id (Len > 0).
+func (c Call) Abbreviated() bool { return c.Len > 0 && c.Type != IDNull }
+
+// Bound returns a Call that encodes (as "call" of an intent or an
+// outcome) byte for byte as c does, and holds no more of the id than the
+// record does: c itself, Text aliased, when the id is recorded whole (at
+// most MaxValueBytes as recorded; or null); otherwise the abbreviated id,
+// whose Text, at most PrefixBytes bytes, is copied into dst[:0], so that
+// the caller can keep the result beyond the memory c.Text is in and reuse
+// dst for the next. Bound hashes a long id (SHA-256 of Text: about 1 ms
+// per MiB) and allocates only if dst is shorter than PrefixBytes. Two
+// Calls of the same id bound to Calls that are equal field by field
+// (Text compared as bytes).
+func (c Call) Bound(dst []byte) Call {
+	if c.Type == IDNull || c.Len <= 0 && c.fitsWhole() {
+		return c
+	}
+	text, n, sum := abbreviate(c.Text, c.Len, c.Sum)
+	return Call{Type: c.Type, Text: append(dst[:0], text...), Len: n, Sum: sum}
+}
+
+// fitsWhole reports whether the id is recorded whole: a number's literal,
+// written as it is, or a string's canonical text (fitsWhole) of at most
+// MaxValueBytes bytes.
+func (c Call) fitsWhole() bool {
+	if c.Type == IDNumber {
+		return len(c.Text) <= MaxValueBytes
+	}
+	return fitsWhole(c.Text)
+}
+
+// appendCall appends "call": null, the id whole, or the id abbreviated:
+//
+//	{"type":"number"|"string","prefix":"<text>","bytes":N,"sha256":"sha256:<hex>"}
 func appendCall(dst []byte, c Call) []byte {
 	dst = appendKey(dst, "call")
-	switch c.Type {
-	case IDNumber:
+	typ := `{"type":"number",`
+	whole := c.Len <= 0 && c.fitsWhole()
+	switch {
+	case c.Type == IDNumber && whole:
 		return append(dst, c.Text...)
-	case IDString:
+	case c.Type == IDString && whole:
 		return appendString(dst, c.Text)
+	case c.Type == IDString:
+		typ = `{"type":"string",`
+	case c.Type != IDNumber:
+		return append(dst, "null"...)
 	}
-	return append(dst, "null"...)
+	text, n, sum := abbreviate(c.Text, c.Len, c.Sum)
+	return appendAbbrev(append(dst, typ...), text, n, sum)
 }
 
 // SessionStart opens a session:
@@ -220,19 +270,30 @@ const (
 
 // Intent records a tools/call before its frame moves on:
 //
-//	"call":<id>,"tool":"name"|null,"request_digest":"sha256:…"[,"batch":{"index":i,"size":n}]
-//	[,"malformed":"reason"],"policy":{"verdict":…,"rule":…|null,"set":…},
+//	"call":<id>,"tool":"name"|{…}|null,"request_digest":"sha256:…"[,"batch":{"index":i,"size":n}]
+//	[,"malformed":"reason"],"policy":{"verdict":…,"rule":…|{…}|null,"set":…},
 //	"capability":{"grant":"deny_all"[,"status":"denied","reason":"policy blocked before capability"]}
+//
+// A call id, tool name or rule of more than MaxValueBytes bytes is
+// written abbreviated, as an object (appendCall, appendBounded; doc.go,
+// "Bounded values"). The encoder abbreviates Tool and Rule itself: a
+// caller passes them whole (ToolLen and RuleLen 0). A decoded intent holds
+// them as recorded: an abbreviated value's prefix in Tool or Rule, and
+// its length and digest in ToolLen and ToolSum, or RuleLen and RuleSum.
 type Intent struct {
 	Call          Call
 	Tool          []byte
 	HasTool       bool
+	ToolLen       int    // > 0: Tool is abbreviated to its prefix; the name's length
+	ToolSum       Digest // with ToolLen > 0: the name's SHA-256
 	RequestDigest Digest
 	BatchIndex    int
 	BatchSize     int // 0: not in a batch
 	Malformed     string
 	Verdict       string // "" means VerdictPassThrough
 	Rule          string
+	RuleLen       int    // > 0: Rule is abbreviated to its prefix; the rule's length
+	RuleSum       Digest // with RuleLen > 0: the rule's SHA-256
 	Set           string // "" means PassThroughSet
 	Refused       bool   // the call was refused before it reached the child
 }
@@ -243,7 +304,7 @@ func (in *Intent) AppendFields(dst []byte) []byte {
 	dst = appendCall(dst, in.Call)
 	dst = appendKey(dst, "tool")
 	if in.HasTool {
-		dst = appendString(dst, in.Tool)
+		dst = appendBounded(dst, in.Tool, in.ToolLen, in.ToolSum)
 	} else {
 		dst = append(dst, "null"...)
 	}
@@ -266,7 +327,12 @@ func (in *Intent) AppendFields(dst []byte) []byte {
 	}
 	dst = append(appendKey(dst, "policy"), '{')
 	dst = appendStringField(dst, "verdict", verdict)
-	dst = appendNullableString(dst, "rule", in.Rule)
+	dst = appendKey(dst, "rule")
+	if in.Rule == "" && in.RuleLen <= 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendBounded(dst, in.Rule, in.RuleLen, in.RuleSum)
+	}
 	dst = appendStringField(dst, "set", set)
 	dst = append(dst, '}')
 	dst = append(appendKey(dst, "capability"), '{')

@@ -100,38 +100,43 @@ type SessionReport struct {
 // openCall is the call id of an intent waiting for its outcome, kept
 // beyond the record it was decoded from (whose Text aliases a line that
 // will be recycled). An id of up to len(short) bytes — nearly every one —
-// is kept inline, so that keeping it allocates nothing; a longer one is
-// copied.
+// is kept inline, so that keeping it allocates nothing; a longer one, or
+// an abbreviated one, is copied (a decoded id holds at most MaxValueBytes).
 type openCall struct {
 	typ   IDType
 	n     uint8
 	short [22]byte
-	long  []byte
+	long  *Call
 }
 
 func makeOpenCall(c Call) openCall {
 	o := openCall{typ: c.Type}
-	if len(c.Text) <= len(o.short) {
+	if len(c.Text) <= len(o.short) && c.Len <= 0 {
 		o.n = uint8(copy(o.short[:], c.Text))
 	} else {
-		o.long = bytes.Clone(c.Text)
+		l := c
+		l.Text = bytes.Clone(c.Text)
+		o.long = &l
 	}
 	return o
 }
 
-func (o *openCall) text() []byte {
-	if o.long != nil {
-		return o.long
-	}
-	return o.short[:o.n]
-}
-
-// matches reports whether c is the same id.
+// matches reports whether c is the same id: recorded the same, whole or
+// abbreviated.
 func (o *openCall) matches(c Call) bool {
-	return o.typ == c.Type && bytes.Equal(o.text(), c.Text)
+	if o.long != nil {
+		l := o.long
+		return l.Type == c.Type && l.Len == c.Len && l.Sum == c.Sum && bytes.Equal(l.Text, c.Text)
+	}
+	return o.typ == c.Type && c.Len <= 0 && bytes.Equal(o.short[:o.n], c.Text)
 }
 
-func (o *openCall) call() Call { return Call{Type: o.typ, Text: o.text()} }
+func (o *openCall) call() Call {
+	if o.long != nil {
+		return *o.long
+	}
+	return Call{Type: o.typ, Text: o.short[:o.n]}
+}
 
 // Problem is one finding, located by line number (1-based) and, when the
 // line decoded, its seq.
