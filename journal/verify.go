@@ -523,12 +523,7 @@ func (v *verifier) finish() {
 	}
 }
 
+// callText is c as its record writes it.
 func callText(c Call) string {
-	switch c.Type {
-	case IDNumber:
-		return string(c.Text)
-	case IDString:
-		return string(appendString(nil, c.Text))
-	}
-	return "null"
+	return string(appendCall(nil, c)[len(`"call":`):])
 }
