@@ -264,7 +264,9 @@ func (j *Journal) Durability() Durability { return j.dur }
 // Append queues a record and returns its seq. It does no I/O: call Wait to
 // have it written and, as the level requires, synced. A SessionStart with a
 // nil Key gets the journal's public key. Append copies what it needs; b may
-// be reused when it returns.
+// be reused when it returns. A record too long for a line (MaxLine) is
+// refused with an error matching ErrRecord, and nothing is queued: the
+// journal goes on (checkFields).
 func (j *Journal) Append(b Body) (uint64, error) {
 	if s, ok := b.(*SessionStart); ok && s.Key == nil {
 		s.Key = j.pub
