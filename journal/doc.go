@@ -23,6 +23,41 @@
 // every kind are listed on the types that encode them (SessionStart,
 // Enforcement, Intent, Outcome, Anomaly, PolicyReload, Recovery, SessionEnd).
 //
+// # Bounded values
+//
+// No line is longer than MaxLine (1 MiB, without its '\n'): that is the
+// longest line Verify and Open read, and the journal never writes a
+// longer one. What a client controls is bounded in the record itself:
+// an intent's and an outcome's "call" (the JSON-RPC id) and an intent's
+// "tool" (params.name); so is an intent's policy "rule" (a policy file's
+// text), which a call may not fail for. Such a value of at most
+// MaxValueBytes (256) bytes as recorded (a number's literal, a string's
+// canonical text) is written whole; a longer one is written abbreviated,
+// as an object, which no genuine value is (a JSON-RPC id is never an
+// object, a tool name and a rule are strings):
+//
+//	"call":{"type":"number"|"string","prefix":"<text>","bytes":N,"sha256":"sha256:<64 hex>"}
+//	"tool":{"prefix":"<text>","bytes":N,"sha256":"sha256:<64 hex>"}
+//	"rule":{"prefix":"<text>","bytes":N,"sha256":"sha256:<64 hex>"}
+//
+// in that order, where N is the value's length in bytes (a number's
+// literal as the client wrote it, a string as decoded from the frame),
+// sha256 the SHA-256 of those bytes, and prefix, a JSON string in the
+// canonical form, its longest leading run of whole characters whose
+// canonical text takes at most PrefixBytes (64) bytes (an invalid byte
+// counting as the 3 of U+FFFD). Equal values are abbreviated equally, so
+// an outcome's call matches its intent's whether whole or abbreviated.
+// With the bound, an intent or an outcome takes a few KiB at most,
+// whatever a client sends. The other fields hold what aegis itself
+// supplies (argv, environment names, confinement paths, statuses, …):
+// Append refuses, writing nothing, a record whose kind fields would make
+// a line longer than MaxLine, with an error matching ErrRecord.
+//
+// A line longer than MaxLine is therefore none the journal wrote. Verify
+// reports it (invalid) without holding it, hashing it as it streams by,
+// and reads on: the next line's prev is checked against that hash, and
+// every later line and session is checked as usual.
+//
 // # Signatures
 //
 // sig, when present, is always the last field: an Ed25519 signature, by the

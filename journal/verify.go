@@ -292,6 +292,7 @@ type pending struct {
 	hash Digest
 	line uint64
 	ok   bool
+	long bool // a line longer than maxLine: buf holds none of it
 }
 
 // flush judges the pending line as an ordinary line.

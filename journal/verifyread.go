@@ -41,6 +41,9 @@ type chunk struct {
 	ends  []int  // end of each line in buf
 	recs  []decoded
 	ready chan struct{} // closed once recs is filled
+	// long, if on, is the chunk's last line: one longer than maxLine,
+	// which buf holds none of (chunkReader.skipLong).
+	long longLine
 
 	mark  mark
 	file  int     // the source it belongs to
@@ -58,10 +61,21 @@ const (
 )
 
 // decoded is one line decoded: its record (valid if err is nil) and the
-// SHA-256 of its bytes.
+// SHA-256 of its bytes. long: the line is longer than maxLine, not held
+// and not decoded (err says so).
 type decoded struct {
 	slot
 	err  error
+	hash Digest
+	long bool
+}
+
+// longLine is a line longer than any record (maxLine): what the reader
+// keeps of it, its length and the SHA-256 of its bytes, so that the chain
+// is checked across it (the next line's prev) without holding it.
+type longLine struct {
+	on   bool
+	n    int64
 	hash Digest
 }
 
@@ -82,7 +96,7 @@ var chunkPool = sync.Pool{New: func() any { return &chunk{} }}
 type readEnd struct {
 	err     error  // a read error (not io.EOF)
 	torn    []byte // bytes after the last '\n'
-	tooLong bool   // a line longer than maxLine: reading stopped there
+	tooLong int64  // > 0: the bytes after the last '\n' (not in torn) are this many, more than maxLine
 }
 
 // source is one input of a verification: the one reader of Verify, or a
@@ -268,9 +282,10 @@ func (v *verifier) endFile(end readEnd, last bool) error {
 		return end.err
 	}
 	switch {
-	case end.tooLong:
+	case end.tooLong > 0:
+		// No crash leaves this: no record is longer than maxLine.
 		v.line = v.n + 1
-		v.invalid(nil, "line longer than %d bytes", maxLine)
+		v.invalid(nil, "last line (%d bytes without a line end) is longer than any record (%d bytes)", end.tooLong, maxLine)
 	case len(end.torn) > 0 && end.err == nil:
 		v.line = v.n + 1
 		if last {
@@ -293,7 +308,7 @@ func (v *verifier) judge(p *pending, line []byte, d *decoded) {
 			v.process(rec, d.err, d.hash, true)
 			return
 		}
-		if v.torn.add(line) {
+		if !d.long && v.torn.add(line) {
 			return
 		}
 		v.torn.on = false
@@ -301,7 +316,7 @@ func (v *verifier) judge(p *pending, line []byte, d *decoded) {
 		v.invalid(nil, "NUL bytes in a line, and no recovery record answers them within %d bytes", maxTornRun)
 		v.resync = true // one problem, not one per line after it
 	}
-	if rec != nil && rec.Kind == KindRecovery && p.ok {
+	if rec != nil && rec.Kind == KindRecovery && p.ok && !p.long {
 		if rv := rec.Body.(*Recovery); int64(rv.TornBytes) == int64(len(p.buf)) && rv.TornDigest == p.hash {
 			// The line before was torn by a crash and is answered by
 			// this recovery, which chains past it: not tampering.
@@ -316,7 +331,7 @@ func (v *verifier) judge(p *pending, line []byte, d *decoded) {
 		v.torn.start(line, v.n)
 		return
 	}
-	p.buf, p.rec, p.err, p.hash, p.line, p.ok = line, rec, d.err, d.hash, v.n, true
+	p.buf, p.rec, p.err, p.hash, p.line, p.ok, p.long = line, rec, d.err, d.hash, v.n, true, d.long
 }
 
 // maxTornRun bounds a torn run: the unsynced bytes a power loss may have
@@ -365,7 +380,8 @@ func (t *tornRun) answeredBy(r *Record) bool {
 }
 
 // decode decodes and hashes every line of c into c.recs, reusing the
-// slots a recycled chunk holds, then marks it ready.
+// slots a recycled chunk holds, then marks it ready. A line longer than
+// maxLine (c.long) is not decoded: it is no record the journal writes.
 func (c *chunk) decode(d *Decoder) {
 	c.recs = slices.Grow(c.recs[:0], len(c.ends))[:len(c.ends)]
 	start := 0
@@ -373,6 +389,11 @@ func (c *chunk) decode(d *Decoder) {
 		line := c.buf[start:e]
 		start = e
 		r := &c.recs[i]
+		if r.long = c.long.on && i == len(c.ends)-1; r.long {
+			r.err = recordError("line of %d bytes, longer than any record (%d bytes): not read", c.long.n, maxLine)
+			r.hash = c.long.hash
+			continue
+		}
 		r.err = d.decodeInto(&r.slot, line)
 		r.hash = sha256.Sum256(line)
 	}
@@ -382,7 +403,8 @@ func (c *chunk) decode(d *Decoder) {
 // chunkReader cuts its input into chunks of whole lines.
 type chunkReader struct {
 	br  *bufio.Reader
-	end readEnd // how the input ended, once next has said so
+	end readEnd   // how the input ended, once next has said so
+	h   hash.Hash // for skipLong, made on first use
 }
 
 // newChunkReader reads r's content: a NUL run at its end is pre-zeroed
@@ -398,13 +420,15 @@ func (cr *chunkReader) next() (*chunk, bool) {
 	lineStart := 0
 	for {
 		frag, err := cr.br.ReadSlice('\n')
+		n := len(frag)
+		if err == nil {
+			n-- // the '\n'
+		}
+		if len(c.buf)-lineStart+n > maxLine {
+			return cr.skipLong(c, lineStart, frag, err)
+		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			c.buf = append(c.buf, frag...)
-			if len(c.buf)-lineStart > maxLine {
-				c.buf = c.buf[:lineStart]
-				cr.end = readEnd{tooLong: true}
-				return c, false
-			}
 			continue
 		}
 		if err != nil {
@@ -425,9 +449,43 @@ func (cr *chunkReader) next() (*chunk, bool) {
 	}
 }
 
+// skipLong reads the rest of a line longer than maxLine — its first bytes
+// in c.buf from lineStart, then frag and err, what ReadSlice returned —
+// hashing it as it goes and holding none of it. A line ended by '\n' is
+// c's last line (c.long), and reading goes on after it: the lines after
+// it are checked as if it were any line that does not decode. One not
+// ended is the end of the input (readEnd.tooLong).
+func (cr *chunkReader) skipLong(c *chunk, lineStart int, frag []byte, err error) (*chunk, bool) {
+	if cr.h == nil {
+		cr.h = sha256.New()
+	}
+	h := cr.h
+	h.Reset()
+	h.Write(c.buf[lineStart:])
+	n := int64(len(c.buf) - lineStart)
+	c.buf = c.buf[:lineStart]
+	for errors.Is(err, bufio.ErrBufferFull) {
+		h.Write(frag)
+		n += int64(len(frag))
+		frag, err = cr.br.ReadSlice('\n')
+	}
+	if err != nil {
+		cr.end = readEnd{tooLong: n + int64(len(frag))}
+		if err != io.EOF {
+			cr.end.err = err
+		}
+		return c, false
+	}
+	h.Write(frag[:len(frag)-1])
+	c.long.on, c.long.n = true, n+int64(len(frag)-1)
+	h.Sum(c.long.hash[:0])
+	c.ends = append(c.ends, len(c.buf))
+	return c, true
+}
+
 func newChunk() *chunk {
 	c := chunkPool.Get().(*chunk)
-	c.buf, c.ends, c.recs = c.buf[:0], c.ends[:0], c.recs[:0]
+	c.buf, c.ends, c.recs, c.long = c.buf[:0], c.ends[:0], c.recs[:0], longLine{}
 	c.ready, c.mark = make(chan struct{}), markData
 	return c
 }
