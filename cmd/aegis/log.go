@@ -107,6 +107,11 @@ type callRow struct {
 	Reason    string    `json:"reason,omitempty"`
 	LatencyNS *int64    `json:"latency_ns"`
 
+	// An abbreviated id or tool name (journal.MaxValueBytes): Call or Tool
+	// shows its prefix and length, these its digest.
+	CallSHA256 string `json:"call_sha256,omitempty"`
+	ToolSHA256 string `json:"tool_sha256,omitempty"`
+
 	done bool
 }
 
@@ -158,6 +163,9 @@ func (p *logPrinter) read(r io.Reader, follow bool) error {
 		if err == io.EOF {
 			return nil // and a torn last line, or one being written, is not read
 		}
+		if skipped(err) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -182,17 +190,46 @@ func (p *logPrinter) line(line []byte, follow bool) error {
 }
 
 // lineReader reads whole lines from a reader that may still grow: a line
-// not ended at io.EOF is kept, and the next reads complete it.
+// not ended at io.EOF is kept, and the next reads complete it. A line
+// longer than any record (journal.MaxLine) is not kept but skipped.
 type lineReader struct {
 	br      *bufio.Reader
 	partial []byte
+	long    int64 // > 0: the bytes read of a line too long to keep
+}
+
+// errLongLine is next's answer to a line longer than any record: no
+// record of the journal's, so not shown (verify judges it).
+var errLongLine = errors.New("a line longer than any record")
+
+// skipped reports a skipped line on stderr, and whether err is one.
+func skipped(err error) bool {
+	if !errors.Is(err, errLongLine) {
+		return false
+	}
+	fmt.Fprintf(os.Stderr, "aegis log: %v\n", err)
+	return true
 }
 
 // next returns the next line, '\n' included, valid until the next call;
-// or io.EOF (a partial line kept) or a read error.
+// or io.EOF (a partial line kept) or a read error; or errLongLine, once
+// a line too long to be a record has been read past.
 func (l *lineReader) next() ([]byte, error) {
 	for {
 		line, err := l.br.ReadSlice('\n')
+		if l.long > 0 || len(l.partial)+len(line) > journal.MaxLine+1 {
+			l.long += int64(len(l.partial) + len(line))
+			l.partial = nil
+			if err == nil {
+				n := l.long - 1
+				l.long = 0
+				return nil, fmt.Errorf("%w (%d bytes; at most %d): skipped", errLongLine, n, journal.MaxLine)
+			}
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				return nil, err
+			}
+			continue
+		}
 		if err == nil {
 			if l.partial != nil {
 				line = append(l.partial, line...)
@@ -324,6 +361,9 @@ func (p *logPrinter) tail(f *os.File, base string) error {
 			time.Sleep(followPoll)
 			continue
 		}
+		if skipped(err) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -392,10 +432,16 @@ func (p *logPrinter) record(r *journal.Record, follow bool) {
 	switch b := r.Body.(type) {
 	case *journal.Intent:
 		row := &callRow{TS: r.TS, SID: sid, Seq: r.Seq, Call: callString(b.Call), Malformed: b.Malformed,
-			Verdict: b.Verdict, Rule: b.Rule, Status: "in flight"}
+			Verdict: b.Verdict, Rule: abbreviated(b.Rule, b.RuleLen), Status: "in flight"}
+		if b.Call.Abbreviated() {
+			row.CallSHA256 = b.Call.Sum.String()
+		}
 		if b.HasTool {
-			t := string(b.Tool)
+			t := abbreviated(string(b.Tool), b.ToolLen)
 			row.Tool = &t
+			if b.ToolLen > 0 {
+				row.ToolSHA256 = b.ToolSum.String()
+			}
 		}
 		if b.BatchSize > 0 {
 			row.Batch = fmt.Sprintf("%d/%d", b.BatchIndex+1, b.BatchSize)
@@ -514,10 +560,23 @@ func fmtLatency(d time.Duration) string {
 func callString(c journal.Call) string {
 	switch c.Type {
 	case journal.IDNumber:
-		return string(c.Text)
+		return abbreviated(string(c.Text), c.Len)
 	case journal.IDString:
+		if c.Abbreviated() {
+			b, _ := json.Marshal(string(c.Text) + "…")
+			return fmt.Sprintf("%s (%d bytes)", b, c.Len)
+		}
 		b, _ := json.Marshal(string(c.Text))
 		return string(b)
 	}
 	return "null"
+}
+
+// abbreviated shows a value the record holds the prefix of (n > 0: its
+// whole length) as the prefix, an ellipsis and the length.
+func abbreviated(prefix string, n int) string {
+	if n <= 0 {
+		return prefix
+	}
+	return fmt.Sprintf("%s… (%d bytes)", prefix, n)
 }
