@@ -364,8 +364,10 @@ func describeMode(m os.FileMode) string {
 // and the limit: a sparse file can claim gigabytes). what names the kind
 // of file in the error. The FileInfo is that of the file read.
 func readWhole(path, what string, limit int64) ([]byte, os.FileInfo, error) {
-	if err := checkRegular(path, nil); err != nil {
+	if err := checkRegular(path, nil); errors.Is(err, ErrNotRegular) {
 		return nil, nil, fmt.Errorf("%w; %s must be a regular file", err, what)
+	} else if err != nil {
+		return nil, nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {

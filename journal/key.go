@@ -68,13 +68,15 @@ func ReadPrivateKeyFile(path string, allowOpen bool) (ed25519.PrivateKey, error)
 	if err != nil {
 		return nil, err
 	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 && !allowOpen {
-		return nil, fmt.Errorf("%w: permissions %04o for '%s' are too open: anyone who can read the key can sign records as this log's, and anyone who can write it can replace it; it must be readable by its owner only (chmod 600 %s)",
-			ErrKeyMode, perm, path, path)
-	}
+	// Parsed first: a file that is no key at all (a .pub given by
+	// mistake) is better told so than told its mode.
 	k, err := ParsePrivateKey(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 && !allowOpen {
+		return nil, fmt.Errorf("%w: permissions %04o for '%s' are too open: anyone who can read the key can sign records as this log's, and anyone who can write it can replace it; it must be readable by its owner only (chmod 600 %s)",
+			ErrKeyMode, perm, path, path)
 	}
 	return k, nil
 }

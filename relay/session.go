@@ -120,11 +120,16 @@ func (s *Session) Run() Result {
 	}
 	inR.Close()
 	outW.Close()
+	// seccomp: the confinement helper reported the seccomp filter applied.
+	// Only then can a SIGSYS be a seccomp kill.
+	seccomp := false
 	if launch != nil {
 		launch.Started()
-		if res, ok := s.enforce(cmd, launch, inW, outR); !ok {
+		res, applied, ok := s.enforce(cmd, launch, inW, outR)
+		if !ok {
 			return res
 		}
+		seccomp = applied
 	}
 	pgid := cmd.Process.Pid
 	signalChild := func(sig syscall.Signal) {
@@ -253,9 +258,19 @@ func (s *Session) Run() Result {
 		res.Exit = 128 + int(sig)
 		res.End.ExitSignal = unix.SignalName(sig)
 		why = "the child was killed by " + res.End.ExitSignal + " before answering"
+		// A process dies of SIGSYS alike whether seccomp killed it or the
+		// signal was sent (kill(2) by the child itself or by another
+		// process): the wait status cannot tell them apart. So a SIGSYS is
+		// recorded as seccomp_killed only when a filter was applied, and
+		// then with that caveat; without one it is an ordinary signal.
 		if sig == syscall.SIGSYS {
-			res.End.SeccompKilled = true
-			status, why = journal.StatusSeccompKilled, "the child was killed by seccomp (SIGSYS)"
+			if seccomp {
+				res.End.SeccompKilled = true
+				res.End.Detail = SIGSYSFiltered
+				status, why = journal.StatusSeccompKilled, "the child died of SIGSYS under the seccomp filter (a seccomp kill, or a SIGSYS sent to it)"
+			} else {
+				res.End.Detail = SIGSYSUnfiltered
+			}
 		}
 	} else {
 		res.Exit = state.ExitCode()
@@ -277,15 +292,23 @@ func (s *Session) Run() Result {
 	return s.finish(res)
 }
 
+// The session_end details of a child that died of SIGSYS.
+const (
+	// SIGSYSFiltered: the seccomp filter applied (seccomp_killed: true).
+	SIGSYSFiltered = "SIGSYS with the seccomp filter applied: a seccomp kill, or a SIGSYS the child sent itself (or was sent); the exit status cannot tell them apart"
+	// SIGSYSUnfiltered: no seccomp filter applied (seccomp_killed: false).
+	SIGSYSUnfiltered = "SIGSYS with no seccomp filter applied: sent by the child itself or another process, not a seccomp kill"
+)
+
 // enforce reads what the confinement helper enforced and appends it as the
 // enforcement record, durable (as the level makes anything durable before a
-// response moves) before Run starts the pumps: no frame moves before it. If
-// the helper refused, or exec failed, or the record could not be written,
-// it waits for the helper, closes the child's pipes and returns the
-// finished Result with ok false.
-func (s *Session) enforce(cmd *exec.Cmd, launch *confine.Launch, inW, outR *os.File) (Result, bool) {
+// response moves) before Run starts the pumps: no frame moves before it;
+// seccomp says whether the helper applied the seccomp filter. If the
+// helper refused, or exec failed, or the record could not be written, it
+// waits for the helper, closes the child's pipes and returns the finished
+// Result with ok false.
+func (s *Session) enforce(cmd *exec.Cmd, launch *confine.Launch, inW, outR *os.File) (res Result, seccomp, ok bool) {
 	rep, err := launch.Report()
-	var res Result
 	switch {
 	case err != nil:
 		res = Result{Exit: ExitConfinement, Err: fmt.Errorf("confinement refused: %w", err),
@@ -305,7 +328,7 @@ func (s *Session) enforce(cmd *exec.Cmd, launch *confine.Launch, inW, outR *os.F
 			cmd.Wait()
 			inW.Close()
 			outR.Close()
-			return Result{Exit: ExitAuditIO, Err: err}, false
+			return Result{Exit: ExitAuditIO, Err: err}, false, false
 		}
 	}
 	if res.Err == nil && (rep.Enforced == nil || rep.ExecError != "") {
@@ -317,7 +340,7 @@ func (s *Session) enforce(cmd *exec.Cmd, launch *confine.Launch, inW, outR *os.F
 			End: journal.SessionEnd{Reason: journal.EndChildStartFailed, Detail: detail}}
 	}
 	if res.Err == nil {
-		return Result{}, true
+		return Result{}, rep.Enforced.SeccompApplied, true
 	}
 	// Nothing was relayed and nothing will be. A helper that refused or
 	// failed to exec exits on its own; one whose report was unreadable may
@@ -339,7 +362,7 @@ func (s *Session) enforce(cmd *exec.Cmd, launch *confine.Launch, inW, outR *os.F
 		}
 		res.End.ExitCode = res.Exit
 	}
-	return s.finish(res), false
+	return s.finish(res), false, false
 }
 
 // finish appends session_end (unless the journal failed) and waits for it.

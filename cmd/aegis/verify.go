@@ -33,14 +33,22 @@ given on their own are grouped by the log they belong to; a missing or
 duplicated segment is reported by its seq range. Several logs are checked
 one by one.
 
+A DIRECTORY stands for every regular file in it, whatever its name: each
+is read as a log (or a segment of one), and a file that does not begin
+with a record is reported as not a log (invalid). Only a head file and a
+public key that aegis wrote are passed over, and subdirectories and other
+entries that are not regular files are not read; each is named in a note
+on stderr. A FILE must be a regular file (not a FIFO or a device).
+
 Exit status: 0 valid; 1 invalid (tampered, broken chain, bad signature, wrong
-key when pinned, a missing segment); 3 valid but incomplete (no session_end,
-or an unsigned tail); 2 usage or unreadable input. With several logs, the
-worst.
+key when pinned, a missing segment, a file that is not a log); 3 valid but
+incomplete (no session_end, or an unsigned tail); 2 usage or unreadable
+input, and no input: no FILE, a glob that matches nothing, a directory with
+no log in it. With several logs, the worst.
 `)
-	keyArg := fs.String("key", "", "pin to this public `KEY`: ed25519:<base64>, or @FILE.pub")
+	keyArg := fs.String("key", "", "pin to this public `KEY`: ed25519:<base64>, or @FILE.pub (a regular file of at most 4 KiB)")
 	headArg := fs.String("head", "", "require the head `SEQ:HASH` printed by wrap on exit")
-	headFile := fs.String("head-file", "", "require the signed head in `FILE` (wrap --head-file)")
+	headFile := fs.String("head-file", "", "require the signed head in `FILE` (wrap --head-file; a regular file of at most 4 KiB)")
 	asJSON := fs.Bool("json", false, "print one JSON object per log")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -79,9 +87,16 @@ worst.
 	if err != nil {
 		return fail(exitUsage, "verify: %v", err)
 	}
-	sets, err := journal.Sets(paths, true)
+	in, err := journal.Collect(paths, true)
 	if err != nil {
 		return fail(exitUsage, "verify: %v", err)
+	}
+	for _, n := range in.Notes {
+		fmt.Fprintf(os.Stderr, "aegis: verify: note: %s\n", n)
+	}
+	sets := in.Sets
+	if len(sets) == 0 {
+		return fail(exitUsage, "verify: no log to verify in %s", strings.Join(fs.Args(), ", "))
 	}
 	if opts.Head != nil && len(sets) > 1 {
 		return fail(exitUsage, "verify: a head names one log; %d given (%s, %s, …)", len(sets), sets[0].Base, sets[1].Base)
@@ -126,11 +141,7 @@ func worse(a, b int) int {
 
 func readPublicKey(arg string) (ed25519.PublicKey, error) {
 	if path, ok := strings.CutPrefix(arg, "@"); ok {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		arg = string(data)
+		return journal.ReadPublicKeyFile(path)
 	}
 	return journal.ParsePublicKey(arg)
 }

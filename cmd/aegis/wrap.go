@@ -20,15 +20,25 @@ func runWrap(args []string) int {
   aegis wrap --audit audit.jsonl --signing-key signing.key --durability reply -- ./my-server --help
 
 Everything after -- is the child's argv, its own flags included. Exit status:
-the child's; 128+N if it died of signal N; 2 usage; 65 a frame over
---max-frame; 69 confinement refused (--confine); 74 audit I/O failure;
-126/127 the child could not be started.
+the child's; 128+N if it died of signal N; 2 usage, or an --audit or
+--signing-key file refused (below); 65 a frame over --max-frame; 69
+confinement refused (--confine); 74 audit I/O failure; 126/127 the child
+could not be started.
+
+An existing --audit file is continued only if it is an aegis log (it begins
+with a record, its last complete line is one, and what follows is what a
+torn write leaves); any other file, and a path that is not a regular file,
+is refused and left exactly as it was. The --signing-key file must be a
+regular file of at most 16 KiB that only its owner may read or write (mode
+0600 or 0400, as ssh requires of private keys); --allow-open-key overrides
+the mode check.
 
   aegis wrap --audit audit.jsonl --signing-key signing.key --confine --allow-exec-support \
     --allow-read ./node_modules --allow-write /srv/data --clean-env -- node ./server.js /srv/data
 `)
 	audit := fs.String("audit", "", "append the audit log to `FILE` (required)")
-	keyPath := fs.String("signing-key", "", "sign with the PKCS#8 PEM Ed25519 key in `FILE` (required; see aegis keygen)")
+	keyPath := fs.String("signing-key", "", "sign with the PKCS#8 PEM Ed25519 key in `FILE` (required; see aegis keygen); refused if its group or others have any permission on it")
+	allowOpenKey := fs.Bool("allow-open-key", false, "accept a --signing-key file that its group or others may read or write (a named hole: whoever can read the key can sign records as this log's)")
 	durability := fs.String("durability", "strict", "when records reach the disk: strict, reply, interval[:D] or none (or G3..G0)")
 	maxFrame := fs.String("max-frame", "64MiB", "longest frame either way, in bytes (KiB, MiB, GiB suffixes); longer ends the session with exit 65")
 	maxPending := fs.Int("max-pending", relay.DefaultMaxPending, "calls in flight tracked; beyond it the oldest is recorded unanswered")
@@ -65,13 +75,12 @@ the child's; 128+N if it died of signal N; 2 usage; 65 a frame over
 	if err != nil {
 		return fail(exitUsage, "wrap: --max-frame: %v", err)
 	}
-	pemBytes, err := os.ReadFile(*keyPath)
+	key, err := journal.ReadPrivateKeyFile(*keyPath, *allowOpenKey)
+	if errors.Is(err, journal.ErrKeyMode) {
+		return fail(exitUsage, "wrap: --signing-key: %v; --allow-open-key accepts it anyway", err)
+	}
 	if err != nil {
 		return fail(exitUsage, "wrap: --signing-key: %v", err)
-	}
-	key, err := journal.ParsePrivateKey(pemBytes)
-	if err != nil {
-		return fail(exitUsage, "wrap: --signing-key %s: %v", *keyPath, err)
 	}
 	pol, ok := loadWrapPolicy(*policyPath)
 	if !ok {
@@ -97,6 +106,9 @@ the child's; 128+N if it died of signal N; 2 usage; 65 a frame over
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
 	j, err := journal.Open(*audit, jopts)
+	if errors.Is(err, journal.ErrNotLog) || errors.Is(err, journal.ErrNotRegular) {
+		return fail(exitUsage, "wrap: --audit: %v; it is left as it was", err)
+	}
 	if err != nil {
 		return fail(exitAuditIO, "wrap: %v", err)
 	}

@@ -1,0 +1,431 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/relay"
+)
+
+// Bad input at the edges: what the binary does, run as a user runs it,
+// with real files, FIFOs, devices and children.
+
+// edgeRun runs aegis with args and stdin, and returns its exit code,
+// stdout and stderr. It fails the test if aegis has not exited after 20s:
+// a FIFO or /dev/zero read without end shows up as that.
+func edgeRun(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, aegisBin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("aegis %s: still running after 20s (killed)\nstderr: %s", strings.Join(args, " "), errb.String())
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// edgeFiles makes, in dir, the kinds of path that are not a regular file
+// of a sane size: a FIFO with no writer, a symlink to /dev/zero, a
+// directory, a 2 GiB sparse file.
+func edgeFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	p := map[string]string{
+		"/dev/zero":              "/dev/zero",
+		"a FIFO":                 filepath.Join(dir, "fifo"),
+		"a symlink to /dev/zero": filepath.Join(dir, "zero-link"),
+		"a directory":            filepath.Join(dir, "a-dir"),
+		"a 2 GiB sparse file":    filepath.Join(dir, "sparse"),
+	}
+	if err := syscall.Mkfifo(p["a FIFO"], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", p["a symlink to /dev/zero"]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(p["a directory"], 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p["a 2 GiB sparse file"], os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(2 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return p
+}
+
+// callLine is one tools/call request.
+const callLine = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}` + "\n"
+
+// TestVerifyNoInput: no log at all to verify is a usage error (2) with a
+// clear message, never "valid".
+func TestVerifyNoInput(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o700)
+	onlySub := filepath.Join(dir, "only-sub")
+	os.MkdirAll(filepath.Join(onlySub, "archive"), 0o700)
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"empty directory", []string{empty}, "no log to verify in " + empty},
+		{"directory holding a directory", []string{onlySub}, "archive: a directory: not read"},
+		{"glob matching nothing", []string{filepath.Join(dir, "audit*.jsonl")}, "no file matches"},
+		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, "no such file"},
+		{"no argument", nil, "no FILE given"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := edgeRun(t, "", append([]string{"verify"}, tt.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("verify %s = exit %d, stderr %q; want 2 and %q", tt.name, code, stderr, tt.want)
+		}
+	}
+}
+
+// TestVerifyDirectory: a directory stands for every regular file in it. A
+// tampered log named audit.log is verified (invalid), a file that is not
+// a log is reported as such (invalid) without being quoted, and only
+// aegis's own head file and public key, and what is not a regular file,
+// are passed over, each named on stderr.
+func TestVerifyDirectory(t *testing.T) {
+	f := newFixture(t)
+	cmd := f.wrapCmd([]string{"--head-file", filepath.Join(f.dir, "audit.head")}, child("echo")...)
+	cmd.Stdin = strings.NewReader(callLine)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("wrap: %v", err)
+	}
+	data := readAudit(f.audit)
+	tampered := bytes.Replace(data, []byte(`"tool":"x"`), []byte(`"tool":"y"`), 1)
+
+	logs := filepath.Join(t.TempDir(), "logs")
+	os.Mkdir(logs, 0o700)
+	put := func(name string, b []byte, mode os.FileMode) string {
+		p := filepath.Join(logs, name)
+		if err := os.WriteFile(p, b, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	put("audit.jsonl", data, 0o600)
+	head, _ := os.ReadFile(filepath.Join(f.dir, "audit.head"))
+	put("audit.head", head, 0o600)
+	pub, _ := os.ReadFile(f.key + ".pub")
+	put("signing.key.pub", pub, 0o644)
+	os.Mkdir(filepath.Join(logs, "archive"), 0o700)
+	syscall.Mkfifo(filepath.Join(logs, "pipe"), 0o600)
+
+	code, out, stderr := edgeRun(t, "", "verify", "--key", f.pub, logs)
+	if code != exitOK {
+		t.Fatalf("verify (a log, its head, its key, a subdirectory, a FIFO) = exit %d; want 0\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{"audit.head: a head file", "signing.key.pub: a public key", "archive: a directory: not read", "pipe: a FIFO (named pipe): not read"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("verify DIR stderr lacks the note %q:\n%s", want, stderr)
+		}
+	}
+
+	put("audit.log", tampered, 0o600)
+	code, out, _ = edgeRun(t, "", "verify", "--key", f.pub, logs)
+	if code != exitInvalid || !strings.Contains(out, "audit.log: INVALID") {
+		t.Errorf("verify DIR with a tampered audit.log = exit %d; want 1 naming audit.log\n%s", code, out)
+	}
+	os.Remove(filepath.Join(logs, "audit.log"))
+
+	secret := "MC4CAQAwBQYDK2VwBCIEISECRETSECRET"
+	put("signing.key", []byte("-----BEGIN PRIVATE KEY-----\n"+secret+"\n-----END PRIVATE KEY-----\n"), 0o600)
+	put("notes.txt", []byte("remember the milk\n"), 0o600)
+	code, out, stderr = edgeRun(t, "", "verify", "--key", f.pub, logs)
+	if code != exitInvalid || !strings.Contains(out, "notes.txt: not an aegis audit log") || !strings.Contains(out, "signing.key: not an aegis audit log") {
+		t.Errorf("verify DIR with files that are not logs = exit %d; want 1 naming each as not a log\n%s", code, out)
+	}
+	if strings.Contains(out+stderr, "SECRET") || strings.Contains(out+stderr, "milk") {
+		t.Errorf("verify quoted a file that is not a log:\n%s%s", out, stderr)
+	}
+	code, out, _ = edgeRun(t, "", "verify", "--json", "--key", f.pub, logs)
+	if code != exitInvalid || strings.Count(out, "\n") != 3 || !strings.Contains(out, `"status":"invalid"`) {
+		t.Errorf("verify --json DIR = exit %d; want 1, one object per log (3)\n%s", code, out)
+	}
+}
+
+// TestVerifyNotRegular: a FILE that is a FIFO (a shell's <(…)) or a
+// device is refused at once (2); before, a FIFO was read as an empty log.
+func TestVerifyNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	edges := edgeFiles(t, dir)
+	for _, name := range []string{"a FIFO", "/dev/zero", "a symlink to /dev/zero"} {
+		code, out, stderr := edgeRun(t, "", "verify", edges[name])
+		if code != exitUsage || !strings.Contains(stderr, "not a regular file") {
+			t.Errorf("verify %s = exit %d; want 2, not a regular file\n%s%s", name, code, out, stderr)
+		}
+	}
+}
+
+// TestVerifyReadWholeCaps: --key @FILE and --head-file FILE are read
+// whole; anything but a small regular file is refused at once (2), with
+// an error naming the file (and the cap, for one too large).
+func TestVerifyReadWholeCaps(t *testing.T) {
+	f := newFixture(t)
+	cmd := f.wrapCmd(nil, child("echo")...)
+	cmd.Stdin = strings.NewReader(callLine)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("wrap: %v", err)
+	}
+	edges := edgeFiles(t, t.TempDir())
+	big := filepath.Join(f.dir, "big.pub")
+	os.WriteFile(big, append([]byte(f.pub+"\n"), bytes.Repeat([]byte(" "), 8<<10)...), 0o644)
+	for name, path := range edges {
+		for _, flag := range [][]string{{"--key", "@" + path}, {"--head-file", path}} {
+			code, _, stderr := edgeRun(t, "", append(append([]string{"verify"}, flag...), f.audit)...)
+			want := "not a regular file"
+			if name == "a 2 GiB sparse file" {
+				want = "file too large: " + path + " holds 2147483648 bytes"
+			}
+			if code != exitUsage || !strings.Contains(stderr, path) || !strings.Contains(stderr, want) {
+				t.Errorf("verify %s %s = exit %d, stderr %q; want 2 naming the file and %q", flag[0], name, code, stderr, want)
+			}
+		}
+	}
+	code, _, stderr := edgeRun(t, "", "verify", "--key", "@"+big, f.audit)
+	if code != exitUsage || !strings.Contains(stderr, "at most 4096 bytes") {
+		t.Errorf("verify --key @(8 KiB .pub) = exit %d, stderr %q; want 2 naming the 4096-byte cap", code, stderr)
+	}
+}
+
+// TestSigningKeyEdges: --signing-key is read whole: a FIFO (no writer),
+// /dev/zero, a symlink to it, a directory, a 2 GiB sparse file and a file
+// over the cap are refused at once (2), before the audit file is created.
+func TestSigningKeyEdges(t *testing.T) {
+	f := newFixture(t)
+	edges := edgeFiles(t, t.TempDir())
+	big := filepath.Join(f.dir, "big.key")
+	pemBytes, _ := os.ReadFile(f.key)
+	os.WriteFile(big, append(pemBytes, bytes.Repeat([]byte("#\n"), 10<<10)...), 0o600)
+	edges["a 20 KiB key file"] = big
+	for name, path := range edges {
+		code, _, stderr := edgeRun(t, callLine, "wrap", "--audit", f.audit, "--signing-key", path, "--", "cat")
+		want := "not a regular file"
+		if strings.Contains(name, "sparse") || strings.Contains(name, "KiB") {
+			want = "file too large: " + path
+		}
+		if code != exitUsage || !strings.Contains(stderr, want) || !strings.Contains(stderr, "16384") && want != "not a regular file" {
+			t.Errorf("wrap --signing-key %s = exit %d, stderr %q; want 2 and %q with the cap", name, code, stderr, want)
+		}
+		if _, err := os.Stat(f.audit); err == nil {
+			t.Fatalf("wrap --signing-key %s created the audit file", name)
+		}
+	}
+}
+
+// TestSigningKeyMode: a signing key that its group or others may access
+// is refused as ssh refuses one, saying why; --allow-open-key accepts it.
+func TestSigningKeyMode(t *testing.T) {
+	f := newFixture(t)
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o660, 0o620, 0o602, 0o610, 0o601, 0o666} {
+		if err := os.Chmod(f.key, mode); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := edgeRun(t, callLine, "wrap", "--audit", f.audit, "--signing-key", f.key, "--", "cat")
+		want := "permissions " + octal(mode) + " for '" + f.key + "' are too open"
+		if code != exitUsage || !strings.Contains(stderr, want) || !strings.Contains(stderr, "--allow-open-key") || !strings.Contains(stderr, "can sign records") {
+			t.Errorf("wrap --signing-key (mode %s) = exit %d, stderr %q; want 2, %q, the reason and the flag", octal(mode), code, stderr, want)
+		}
+		if _, err := os.Stat(f.audit); err == nil {
+			t.Fatalf("wrap with a key of mode %s created the audit file", octal(mode))
+		}
+	}
+	for _, mode := range []os.FileMode{0o600, 0o400} {
+		os.Chmod(f.key, mode)
+		if code, _, stderr := edgeRun(t, callLine, "wrap", "--audit", f.audit, "--signing-key", f.key, "--", "cat"); code != 0 {
+			t.Errorf("wrap --signing-key (mode %s) = exit %d; want 0\n%s", octal(mode), code, stderr)
+		}
+	}
+	os.Chmod(f.key, 0o644)
+	if code, _, stderr := edgeRun(t, callLine, "wrap", "--allow-open-key", "--audit", f.audit, "--signing-key", f.key, "--", "cat"); code != 0 {
+		t.Errorf("wrap --allow-open-key --signing-key (mode 0644) = exit %d; want 0\n%s", code, stderr)
+	}
+	f.mustVerify(t, exitOK)
+}
+
+func octal(m os.FileMode) string {
+	const digits = "01234567"
+	p := uint32(m.Perm())
+	return string([]byte{'0', digits[p>>6&7], digits[p>>3&7], digits[p&7]})
+}
+
+// TestAuditRefusesNonLog: an --audit file that is not a log is refused
+// (2), the child is never started, and the file keeps its bytes, size and
+// mtime: binary, text, JSON that is not a record, a log with a tail no torn
+// write leaves, NULs not preceded by a log, only NULs, a 2 GiB sparse
+// file. A path that is not a regular file is refused the same way.
+func TestAuditRefusesNonLog(t *testing.T) {
+	f := newFixture(t)
+	cmd := f.wrapCmd(nil, child("echo")...)
+	cmd.Stdin = strings.NewReader(callLine)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("wrap: %v", err)
+	}
+	log := readAudit(f.audit)
+	elf, err := os.ReadFile("/bin/true")
+	if err != nil {
+		t.Skip("no /bin/true to copy:", err)
+	}
+	nuls := func(n int) []byte { return make([]byte, n) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{"a copy of /bin/true", elf},
+		{"a binary ending in NULs", cat(elf, nuls(8192))},
+		{"text", []byte("hello world\n")},
+		{"text without a line end", []byte("hello")},
+		{"JSON that is not a record", []byte(`{"jsonrpc":"2.0","id":1}` + "\n")},
+		{"JSON that is not a record, no line end", []byte(`{"jsonrpc":"2.0","id":1}`)},
+		{"a log, then a line that is not a record", cat(log, []byte("garbage\n"))},
+		{"a log, then garbage no torn write leaves", cat(log, []byte("garbage"))},
+		{"a log, then binary", cat(log, elf[:4096])},
+		{"a log, then a record prefix holding a control byte", cat(log, []byte(`{"v":2,"seq":9,"ts":"`+"\x07"))},
+		{"text ending in a NUL run", cat([]byte("hello\n"), nuls(1<<20))},
+		{"nothing but NULs", nuls(64 << 10)},
+		{"NULs far from the end, then a record", cat(nuls(2<<20), log)},
+	}
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "child-ran")
+	childArgv := []string{"sh", "-c", "touch " + marker + "; cat"}
+	for _, tt := range tests {
+		path := filepath.Join(dir, "audit.jsonl")
+		if err := os.WriteFile(path, tt.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-time.Hour).Truncate(time.Second)
+		os.Chtimes(path, old, old)
+		code, _, stderr := edgeRun(t, callLine, append([]string{"wrap", "--audit", path, "--signing-key", f.key, "--"}, childArgv...)...)
+		if code != exitUsage || !strings.Contains(stderr, "not an aegis audit log") || !strings.Contains(stderr, "left as it was") {
+			t.Errorf("wrap --audit (%s) = exit %d, stderr %q; want 2, not an aegis audit log", tt.name, code, stderr)
+		}
+		st, _ := os.Stat(path)
+		after, _ := os.ReadFile(path)
+		if !bytes.Equal(after, tt.data) || st.Size() != int64(len(tt.data)) || !st.ModTime().Equal(old) {
+			t.Errorf("wrap --audit (%s) changed the file it refused: %d bytes (was %d), mtime %v (was %v), same bytes %v",
+				tt.name, st.Size(), len(tt.data), st.ModTime(), old, bytes.Equal(after, tt.data))
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("wrap --audit (%s) started the child", tt.name)
+		}
+		os.Remove(path)
+	}
+
+	edges := edgeFiles(t, t.TempDir())
+	for name, path := range edges {
+		var before os.FileInfo
+		if name == "a 2 GiB sparse file" {
+			before, _ = os.Stat(path)
+		}
+		code, _, stderr := edgeRun(t, callLine, append([]string{"wrap", "--audit", path, "--signing-key", f.key, "--"}, childArgv...)...)
+		want := "not a regular file"
+		if before != nil {
+			want = "holds nothing but 2147483648 NUL bytes"
+		}
+		if code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("wrap --audit (%s) = exit %d, stderr %q; want 2 and %q", name, code, stderr, want)
+		}
+		if before != nil {
+			st, _ := os.Stat(path)
+			sys, sys0 := st.Sys().(*syscall.Stat_t), before.Sys().(*syscall.Stat_t)
+			if st.Size() != before.Size() || !st.ModTime().Equal(before.ModTime()) || sys.Blocks != sys0.Blocks {
+				t.Errorf("wrap --audit (%s) changed it: size %d, mtime %v, blocks %d; was %d, %v, %d", name, st.Size(), st.ModTime(), sys.Blocks, before.Size(), before.ModTime(), sys0.Blocks)
+			}
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("wrap --audit (%s) started the child", name)
+		}
+	}
+}
+
+// TestAuditContinuesTorn: what a crash does leave is still continued:
+// a torn record at the end is answered by a recovery, and the log
+// verifies.
+func TestAuditContinuesTorn(t *testing.T) {
+	f := newFixture(t)
+	for i := range 2 {
+		cmd := f.wrapCmd(nil, child("echo")...)
+		cmd.Stdin = strings.NewReader(callLine)
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("wrap %d: %v", i, err)
+		}
+		if i == 0 {
+			af, _ := os.OpenFile(f.audit, os.O_WRONLY|os.O_APPEND, 0)
+			af.WriteString(`{"v":2,"seq":4,"ts":"2026-`)
+			af.Close()
+		}
+	}
+	if n := bytes.Count(readAudit(f.audit), []byte(`"kind":"recovery"`)); n != 1 {
+		t.Errorf("%d recovery records after a torn line; want 1", n)
+	}
+	f.mustVerify(t, exitOK)
+}
+
+// TestSIGSYSAttribution: a child that sends itself SIGSYS is recorded as
+// seccomp_killed only where aegis applied a seccomp filter, and then with
+// the caveat that the signal may have been sent; without --confine it is
+// an ordinary death by signal, its pending call unanswered.
+func TestSIGSYSAttribution(t *testing.T) {
+	self := []string{"sh", "-c", "read line; kill -SYS $$"}
+	t.Run("without --confine", func(t *testing.T) {
+		f := newFixture(t)
+		code, _, stderr := edgeRun(t, callLine, append([]string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--"}, self...)...)
+		if code != 128+int(syscall.SIGSYS) {
+			t.Fatalf("wrap = exit %d; want %d\n%s", code, 128+int(syscall.SIGSYS), stderr)
+		}
+		end := f.sessionEnd(t)
+		if end.SeccompKilled || end.ExitSignal != "SIGSYS" || end.Detail != relay.SIGSYSUnfiltered {
+			t.Errorf("session_end = seccomp_killed %v, signal %q, detail %q; want false, SIGSYS, %q", end.SeccompKilled, end.ExitSignal, end.Detail, relay.SIGSYSUnfiltered)
+		}
+		for _, r := range f.records(t) {
+			if o, ok := r.Body.(*journal.Outcome); ok && o.Status != journal.StatusUnanswered {
+				t.Errorf("outcome status %q; want %q", o.Status, journal.StatusUnanswered)
+			}
+		}
+		f.mustVerify(t, exitOK)
+	})
+	t.Run("with --confine", func(t *testing.T) {
+		f := newFixture(t)
+		code, _, stderr := edgeRun(t, callLine, append([]string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--confine", "--allow-exec-support", "--"}, self...)...)
+		if code == exitConfine {
+			t.Skipf("this kernel cannot confine: %s", stderr)
+		}
+		var applied bool
+		for _, r := range f.records(t) {
+			if e, ok := r.Body.(*journal.Enforcement); ok {
+				applied = e.SeccompApplied
+			}
+		}
+		if !applied {
+			t.Skip("the seccomp filter did not apply here")
+		}
+		if code != 128+int(syscall.SIGSYS) {
+			t.Fatalf("wrap --confine = exit %d; want %d\n%s", code, 128+int(syscall.SIGSYS), stderr)
+		}
+		end := f.sessionEnd(t)
+		if !end.SeccompKilled || end.Detail != relay.SIGSYSFiltered || !strings.Contains(end.Detail, "sent itself") {
+			t.Errorf("session_end = seccomp_killed %v, detail %q; want true, %q", end.SeccompKilled, end.Detail, relay.SIGSYSFiltered)
+		}
+		f.mustVerify(t, exitOK)
+	})
+}
