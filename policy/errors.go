@@ -13,6 +13,9 @@ var (
 	ErrInvalid = errors.New("policy: invalid policy file")
 	// ErrTooLarge: the file is longer than MaxFileSize.
 	ErrTooLarge = errors.New("policy: policy file too large")
+	// ErrNotRegular: the path names a FIFO, a device, a directory or a
+	// socket, which is not read (a FIFO with no writer would block).
+	ErrNotRegular = errors.New("policy: policy file is not a regular file")
 )
 
 // Diagnostic is one problem in a policy file, at a 1-based line and column

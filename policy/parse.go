@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -20,13 +21,21 @@ import (
 // bound keeps a wrong path (a log, a device) from being read whole.
 const MaxFileSize = 4 << 20
 
-// ReadFile reads a policy file, at most MaxFileSize bytes.
+// ReadFile reads a policy file, at most MaxFileSize bytes. A path that is
+// not a regular file is refused before it is opened (ErrNotRegular), and
+// what was opened is checked again.
 func ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, path, fileKind(st.Mode()))
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s", ErrNotRegular, path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("policy: read %s: %w", path, err)
@@ -35,6 +44,21 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s is over %d bytes", ErrTooLarge, path, MaxFileSize)
 	}
 	return data, nil
+}
+
+// fileKind says what a file that is not regular is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
 }
 
 // Load reads and parses the policy file at path.

@@ -79,8 +79,8 @@ func runDemo(args []string) int {
 
 // demoKey makes the demo's key, or reuses the one already in place.
 func demoKey(path string) (ed25519.PublicKey, error) {
-	if data, err := os.ReadFile(path); err == nil {
-		k, err := journal.ParsePrivateKey(data)
+	if _, err := os.Lstat(path); err == nil {
+		k, err := journal.ReadPrivateKeyFile(path, false)
 		if err != nil {
 			return nil, err
 		}

@@ -429,3 +429,38 @@ func TestSIGSYSAttribution(t *testing.T) {
 		f.mustVerify(t, exitOK)
 	})
 }
+
+// TestPolicyFileEdges: --policy is read whole too: a FIFO with no writer,
+// /dev/zero and a directory are refused at once (2) by wrap and by
+// policy check, before the audit file is created.
+func TestPolicyFileEdges(t *testing.T) {
+	f := newFixture(t)
+	edges := edgeFiles(t, t.TempDir())
+	for name, path := range edges {
+		want := "not a regular file"
+		if name == "a 2 GiB sparse file" {
+			want = "too large"
+		}
+		code, _, stderr := edgeRun(t, callLine, "wrap", "--policy", path, "--audit", f.audit, "--signing-key", f.key, "--", "cat")
+		if code != exitUsage || !strings.Contains(stderr, want) || !strings.Contains(stderr, path) {
+			t.Errorf("wrap --policy %s = exit %d, stderr %q; want 2 and %q naming the file", name, code, stderr, want)
+		}
+		if _, err := os.Stat(f.audit); err == nil {
+			t.Fatalf("wrap --policy %s created the audit file", name)
+		}
+		if code, _, stderr := edgeRun(t, "", "policy", "check", path); code == 0 || !strings.Contains(stderr, want) {
+			t.Errorf("policy check %s = exit %d, stderr %q; want an error, %q", name, code, stderr, want)
+		}
+	}
+}
+
+// TestDemoKeyEdges: aegis demo reuses a signing key already in its
+// folder, read as wrap reads one: /dev/zero in its place is refused.
+func TestDemoKeyEdges(t *testing.T) {
+	dir := t.TempDir()
+	os.Symlink("/dev/zero", filepath.Join(dir, "signing.key"))
+	code, out, stderr := edgeRun(t, "", "demo", "--dir", dir)
+	if code == 0 || !strings.Contains(out+stderr, "not a regular file") {
+		t.Errorf("aegis demo with /dev/zero as its key = exit %d; want a refusal, not a regular file\n%s%s", code, out, stderr)
+	}
+}
