@@ -71,6 +71,7 @@ type reader struct {
 	// before the ping has started by then, and runs to its end before the
 	// child exits. The answer of a call still running at EOF may be
 	// dropped (the Go SDK cancels it), so its outcome may be unanswered.
+	// The answer to initialize is awaited too.
 	syncPing bool
 }
 
@@ -435,6 +436,12 @@ func (e *readersEnv) runReaderSession(t *testing.T, r reader, policy bool, lines
 		io.WriteString(stdin, l+"\n")
 	}
 	write(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"aegis-readers","version":"1.0.0"}}}`)
+	if r.syncPing {
+		// The Go SDK reads ahead of its handlers: until initialize is
+		// answered it has not learnt the protocol version that makes it
+		// refuse batches.
+		awaitSync(`"init"`)
+	}
 	write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for i, l := range lines {
 		write(l)
