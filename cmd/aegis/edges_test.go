@@ -464,3 +464,28 @@ func TestDemoKeyEdges(t *testing.T) {
 		t.Errorf("aegis demo with /dev/zero as its key = exit %d; want a refusal, not a regular file\n%s%s", code, out, stderr)
 	}
 }
+
+// TestKeygenForceNotRegular: keygen --force replaces only regular files:
+// a FIFO (whose open would block) or a directory at --out or at FILE.pub
+// is refused at once.
+func TestKeygenForceNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	syscall.Mkfifo(fifo, 0o600)
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o700)
+	pubFifo := filepath.Join(dir, "k")
+	syscall.Mkfifo(pubFifo+".pub", 0o600)
+	for _, out := range []string{fifo, sub, pubFifo} {
+		code, _, stderr := edgeRun(t, "", "keygen", "--force", "--out", out)
+		if code == 0 || !strings.Contains(stderr, "not a regular file") {
+			t.Errorf("keygen --force --out %s = exit %d, stderr %q; want a refusal, not a regular file", out, code, stderr)
+		}
+	}
+	if st, _ := os.Stat(fifo); st.Mode()&os.ModeNamedPipe == 0 || st.Mode().Perm() != 0o600 {
+		t.Errorf("keygen --force changed the FIFO: %v", st.Mode())
+	}
+	if _, err := os.Stat(pubFifo); err == nil {
+		t.Errorf("keygen --force wrote %s though its .pub could not be replaced", pubFifo)
+	}
+}

@@ -32,6 +32,15 @@ func runKeygen(args []string) int {
 		return fail(1, "keygen: %v", err)
 	}
 	pub := journal.FormatPublicKey(key.Public().(ed25519.PublicKey))
+	if *force {
+		// Both refused before either is written: never a new key beside
+		// an old .pub.
+		for _, p := range []string{*out, *out + ".pub"} {
+			if err := checkReplaceable(p); err != nil {
+				return fail(1, "keygen: %v", err)
+			}
+		}
+	}
 	if err := writeSecret(*out, pemBytes, *force); err != nil {
 		return fail(1, "keygen: %v", err)
 	}
@@ -48,10 +57,16 @@ func writeSecret(path string, data []byte, force bool) error {
 	return writeFile(path, data, 0o600, force)
 }
 
+// With force, an existing path that is not a regular file (a FIFO, a
+// device, a directory) is refused, never opened: opening a FIFO to write
+// blocks, and a device is no place for a key (nor one to chmod).
 func writeFile(path string, data []byte, mode os.FileMode, force bool) error {
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if force {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		if err := checkReplaceable(path); err != nil {
+			return err
+		}
 	}
 	f, err := os.OpenFile(path, flags, mode)
 	if errors.Is(err, os.ErrExist) {
@@ -75,4 +90,22 @@ func writeFile(path string, data []byte, mode os.FileMode, force bool) error {
 		return err
 	}
 	return f.Close()
+}
+
+// checkReplaceable refuses an existing path that is not a regular file.
+func checkReplaceable(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().IsRegular() {
+		return nil
+	}
+	kind := "not a regular file"
+	switch m := st.Mode(); {
+	case m.IsDir():
+		kind = "a directory, not a regular file"
+	case m&os.ModeNamedPipe != 0:
+		kind = "a FIFO, not a regular file"
+	case m&os.ModeDevice != 0:
+		kind = "a device, not a regular file"
+	}
+	return fmt.Errorf("%s is %s; keygen --force replaces only regular files", path, kind)
 }
