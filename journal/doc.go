@@ -125,6 +125,18 @@
 // record persisted after it reads as invalid until the next Open answers
 // it: the price of never letting NULs pass signed records off as torn.)
 //
+// Open continues only what a log, or a crash of one, can be: a file whose
+// content begins with a record (`{"v":2,"seq":`) or, within the last
+// maxUnsynced bytes, with a hole; whose last intact line is a record; and
+// whose torn bytes begin as a record does (or with a hole) and hold no
+// byte below 0x20 but NUL and '\n' (the encoder escapes every other). Any
+// other non-empty file (a binary, text, JSON that is no record, a log
+// followed by what no torn write leaves, a file of NULs alone) is refused
+// with ErrNotLog before anything beside it is touched, and closed exactly
+// as it was found: no byte written, no NUL run trimmed (Close trims only a
+// file this process wrote to). A path that is not a regular file is
+// refused with ErrNotRegular without being opened.
+//
 // # Segments
 //
 // With rotation (Options.MaxSize) a log is a set of files: sealed segments

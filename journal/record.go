@@ -447,6 +447,13 @@ const (
 //
 //	"reason":…[,"detail":"…"],"exit":{"code":n}|{"signal":"SIGSYS"},"seccomp_killed":b,
 //	"counts":{"frames_in":…,"frames_out":…,"intents":…,"outcomes":…,"unanswered":…,"refused":…,"anomalies":…}
+//
+// seccomp_killed is true only when the child died of SIGSYS with aegis's
+// seccomp filter applied (the session's enforcement record has
+// seccomp_applied); detail then says that the signal may also have been
+// sent (kill(2): the exit status looks the same). A SIGSYS without a
+// filter is an ordinary signal: seccomp_killed false, and a detail that
+// says so.
 type SessionEnd struct {
 	Reason        string
 	Detail        string
