@@ -28,6 +28,8 @@ import (
 //	go-sdk        the official Go SDK server (mcp.Server over
 //	              mcp.StdioTransport), tools echo and delete_all
 //
+// go-scanner also copies every byte it reads to $READER_EXEC.raw.
+//
 // Every tools/call a reader executes is appended to $READER_EXEC as one JSON
 // line {"reader":…,"id":<id>,"tool":<name>}, before it is answered. The
 // Go SDK hands a tool no JSON-RPC id, so its tools record the id the
@@ -45,7 +47,17 @@ func init() {
 	c := &goReader{name: mode, exec: execLog, out: bufio.NewWriter(os.Stdout)}
 	switch mode {
 	case "go-scanner", "go-recursive":
-		sc := bufio.NewScanner(os.Stdin)
+		var in io.Reader = os.Stdin
+		if mode == "go-scanner" {
+			// A copy of every byte read, for the test's byte-identity check.
+			raw, err := os.OpenFile(os.Getenv("READER_EXEC")+".raw", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "reader child:", err)
+				os.Exit(1)
+			}
+			in = io.TeeReader(os.Stdin, raw)
+		}
+		sc := bufio.NewScanner(in)
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
 		for sc.Scan() {
 			c.serveValue(sc.Bytes(), mode == "go-recursive", 0)
@@ -82,6 +94,8 @@ type execRecord struct {
 	ID     json.RawMessage `json:"id"`
 	Tool   string          `json:"tool"`
 }
+
+func (x execRecord) String() string { return string(x.ID) + " " + x.Tool }
 
 func (c *goReader) serveValue(v []byte, recursive bool, depth int) {
 	v = bytes.TrimSpace(v)

@@ -345,6 +345,7 @@ func intID(id int) json.RawMessage { return json.RawMessage(strconv.Itoa(id)) }
 
 // sessionRun is what one aegis wrap session left behind.
 type sessionRun struct {
+	raw    []byte // what the child read, where it keeps a copy (go-scanner)
 	execs  []execRecord
 	recs   []*auditRec
 	verify int // exit code of aegis verify --key
@@ -367,6 +368,12 @@ func newReadersEnv(t *testing.T) *readersEnv {
 	}
 	return e
 }
+
+// The lines every session starts with.
+const (
+	readerInit        = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"aegis-readers","version":"1.0.0"}}}`
+	readerInitialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
 
 // runReaderSession writes lines through aegis wrap to r's child, then
 // closes stdin and waits for aegis to exit: the child has read everything
@@ -435,14 +442,14 @@ func (e *readersEnv) runReaderSession(t *testing.T, r reader, policy bool, lines
 		// what the child did before that is what the test looks at.
 		io.WriteString(stdin, l+"\n")
 	}
-	write(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"aegis-readers","version":"1.0.0"}}}`)
+	write(readerInit)
 	if r.syncPing {
 		// The Go SDK reads ahead of its handlers: until initialize is
 		// answered it has not learnt the protocol version that makes it
 		// refuse batches.
 		awaitSync(`"init"`)
 	}
-	write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	write(readerInitialized)
 	for i, l := range lines {
 		write(l)
 		if r.syncPing {
@@ -480,6 +487,7 @@ func (e *readersEnv) runReaderSession(t *testing.T, r reader, policy bool, lines
 	if run.verify != 0 {
 		t.Errorf("%s: aegis verify --key … = exit %d; want 0 (a finished session)\n%s", r.name, run.verify, vout)
 	}
+	run.raw, _ = os.ReadFile(execPath + ".raw")
 	data, err := os.ReadFile(execPath)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
@@ -529,6 +537,9 @@ func TestReaders(t *testing.T) {
 						run := env.runReaderSession(t, r, mode == "policy", all)
 						for i := range runs {
 							runs[i] = run
+						}
+						if run.raw != nil {
+							checkRelayed(t, mode == "policy", lines, run.raw)
 						}
 					}
 					for i, l := range lines {
@@ -653,6 +664,32 @@ func checkReaderLine(t *testing.T, rd reader, policy bool, l readerLine, run *se
 		}
 	} else if len(executed) > 0 && len(intents)+len(anomalies) == 0 {
 		t.Errorf("the line is not recorded; want an intent or an anomaly%s", ctx())
+	}
+}
+
+// checkRelayed holds what a child read to what the client wrote: without
+// a policy, every byte, unchanged (SPEC: byte identity for any input);
+// with it, none of the lines the readings disagree on.
+func checkRelayed(t *testing.T, policy bool, lines []readerLine, raw []byte) {
+	t.Helper()
+	if !policy {
+		want := readerInit + "\n" + readerInitialized + "\n"
+		for _, l := range lines {
+			want += l.line + "\n"
+		}
+		if string(raw) != want {
+			i := 0
+			for i < len(raw) && i < len(want) && raw[i] == want[i] {
+				i++
+			}
+			t.Errorf("the child read %d bytes; want the client's %d, unchanged (first difference at byte %d)", len(raw), len(want), i)
+		}
+		return
+	}
+	for _, l := range lines {
+		if l.hidden && bytes.Contains(raw, []byte(l.line+"\n")) {
+			t.Errorf("under the policy the child read line %s, %q; want it dropped (the readings disagree on it)", l.name, l.line)
+		}
 	}
 }
 
