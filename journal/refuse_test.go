@@ -247,6 +247,8 @@ func TestCollect(t *testing.T) {
 	os.WriteFile(p("notes.txt"), []byte("hello\n"), 0o600)
 	os.WriteFile(p("audit.head"), appendHeadLine(nil, Head{Seq: 3}, time.Unix(0, 0).UTC(), key), 0o600)
 	os.WriteFile(p("k.pub"), []byte(FormatPublicKey(pub)+"\n"), 0o644)
+	pemBytes, _ := MarshalPrivateKey(key)
+	os.WriteFile(p("k"), pemBytes, 0o600)
 	os.Mkdir(p("sub"), 0o700)
 	syscall.Mkfifo(p("fifo"), 0o600)
 	in, err := Collect([]string{dir}, true)
@@ -261,7 +263,7 @@ func TestCollect(t *testing.T) {
 		t.Errorf("Collect(dir) sets = %v; want %v", bases, want)
 	}
 	notes := strings.Join(in.Notes, "\n")
-	for _, want := range []string{p("audit.head") + ": a head file", p("k.pub") + ": a public key", p("sub") + ": a directory", p("fifo") + ": a FIFO"} {
+	for _, want := range []string{p("audit.head") + ": a head file", p("k.pub") + ": a public key", p("k") + ": a private key", p("sub") + ": a directory", p("fifo") + ": a FIFO"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("Collect(dir) notes lack %q:\n%s", want, notes)
 		}

@@ -48,9 +48,9 @@ type Inputs struct {
 //
 // A directory stands for every regular file in it, grouped so: a log under
 // any name is read, and a file that is not a log is read as one and found
-// not to be (Set.plan), never passed over. Two kinds of files aegis writes
-// beside its logs are recognised by their content and noted instead: a
-// head file (wrap --head-file) and a public key (keygen's FILE.pub).
+// not to be (Set.plan), never passed over. The files aegis writes beside
+// its logs are recognised by their content and noted instead: a head file
+// (wrap --head-file) and a key (keygen's FILE and FILE.pub).
 // Subdirectories and other entries that are not regular files are not
 // read, and noted. A path given that is not a regular file or a directory
 // is an error (ErrNotRegular): a FIFO would be read once, and a log is read
@@ -165,12 +165,13 @@ func logsInDir(dir string) (files, notes []string, err error) {
 }
 
 // companion says what a file that aegis writes beside its logs is (a head
-// file, a public key), recognised by its whole content, or returns "".
+// file, a public key, a signing key), recognised by its whole content, or
+// returns "". Nothing of the content is quoted.
 func companion(path string, st os.FileInfo) string {
-	if st.Size() > MaxHeadFile {
+	if st.Size() > MaxPrivateKeyFile {
 		return ""
 	}
-	data, _, err := readWhole(path, "a head file", MaxHeadFile)
+	data, _, err := readWhole(path, "a key or head file", MaxPrivateKeyFile)
 	if err != nil || len(data) == 0 {
 		return ""
 	}
@@ -179,6 +180,9 @@ func companion(path string, st os.FileInfo) string {
 	}
 	if _, err := ParsePublicKey(string(data)); err == nil {
 		return "a public key (pin it with --key @FILE)"
+	}
+	if _, err := ParsePrivateKey(data); err == nil {
+		return "a private key (whoever can read the logs here can read it too)"
 	}
 	return ""
 }

@@ -101,8 +101,8 @@ func TestVerifyNoInput(t *testing.T) {
 // TestVerifyDirectory: a directory stands for every regular file in it. A
 // tampered log named audit.log is verified (invalid), a file that is not
 // a log is reported as such (invalid) without being quoted, and only
-// aegis's own head file and public key, and what is not a regular file,
-// are passed over, each named on stderr.
+// aegis's own head file and keys, and what is not a regular file, are
+// passed over, each named on stderr.
 func TestVerifyDirectory(t *testing.T) {
 	f := newFixture(t)
 	cmd := f.wrapCmd([]string{"--head-file", filepath.Join(f.dir, "audit.head")}, child("echo")...)
@@ -127,6 +127,8 @@ func TestVerifyDirectory(t *testing.T) {
 	put("audit.head", head, 0o600)
 	pub, _ := os.ReadFile(f.key + ".pub")
 	put("signing.key.pub", pub, 0o644)
+	priv, _ := os.ReadFile(f.key)
+	put("real.key", priv, 0o600)
 	os.Mkdir(filepath.Join(logs, "archive"), 0o700)
 	syscall.Mkfifo(filepath.Join(logs, "pipe"), 0o600)
 
@@ -134,7 +136,7 @@ func TestVerifyDirectory(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("verify (a log, its head, its key, a subdirectory, a FIFO) = exit %d; want 0\n%s%s", code, out, stderr)
 	}
-	for _, want := range []string{"audit.head: a head file", "signing.key.pub: a public key", "archive: a directory: not read", "pipe: a FIFO (named pipe): not read"} {
+	for _, want := range []string{"audit.head: a head file", "signing.key.pub: a public key", "real.key: a private key", "archive: a directory: not read", "pipe: a FIFO (named pipe): not read"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("verify DIR stderr lacks the note %q:\n%s", want, stderr)
 		}
@@ -154,7 +156,8 @@ func TestVerifyDirectory(t *testing.T) {
 	if code != exitInvalid || !strings.Contains(out, "notes.txt: not an aegis audit log") || !strings.Contains(out, "signing.key: not an aegis audit log") {
 		t.Errorf("verify DIR with files that are not logs = exit %d; want 1 naming each as not a log\n%s", code, out)
 	}
-	if strings.Contains(out+stderr, "SECRET") || strings.Contains(out+stderr, "milk") {
+	keyBody := strings.Split(string(priv), "\n")[1]
+	if strings.Contains(out+stderr, "SECRET") || strings.Contains(out+stderr, "milk") || strings.Contains(out+stderr, keyBody) {
 		t.Errorf("verify quoted a file that is not a log:\n%s%s", out, stderr)
 	}
 	code, out, _ = edgeRun(t, "", "verify", "--json", "--key", f.pub, logs)

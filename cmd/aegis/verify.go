@@ -35,10 +35,11 @@ one by one.
 
 A DIRECTORY stands for every regular file in it, whatever its name: each
 is read as a log (or a segment of one), and a file that does not begin
-with a record is reported as not a log (invalid). Only a head file and a
-public key that aegis wrote are passed over, and subdirectories and other
-entries that are not regular files are not read; each is named in a note
-on stderr. A FILE must be a regular file (not a FIFO or a device).
+with a record is reported as not a log (invalid). Only the head file and
+the keys that aegis writes are passed over (recognised by their content),
+and subdirectories and other entries that are not regular files are not
+read; each is named in a note on stderr. A FILE must be a regular file
+(not a FIFO or a device).
 
 Exit status: 0 valid; 1 invalid (tampered, broken chain, bad signature, wrong
 key when pinned, a missing segment, a file that is not a log); 3 valid but
