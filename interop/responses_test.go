@@ -19,8 +19,9 @@ import (
 // official TypeScript SDK client matches a response to its request by
 // Number(id) (so "1", "1e0", " 1 ", "0x1" answer call 1) and reads the last
 // of duplicate keys; the Go SDK client reads a numeric id as a float64 and
-// truncates it to an int64 (1.5 answers call 1); a client that reads lines
-// with Node's readline sees a response hidden behind a CR. A child that
+// truncates it to an int64 (1.5 answers call 1); the Python SDK client
+// turns a string id into int(id) (" 1 ", "0_1", "١"); a client that reads
+// lines with Node's readline sees a response hidden behind a CR. A child that
 // answers a tools/call in such a form gets its answer taken by the client;
 // aegis must record it: as the call's outcome, or as an anomaly with the
 // response line's digest when the match is ambiguous.
@@ -31,12 +32,13 @@ import (
 // and for every form line a client took requires the record.
 
 // A respForm is the first line the child answers a tools/call with; %ID% is
-// the request's id as JSON, %HEX% and %BIN% its digits in base 16 and 2.
+// the request's id as JSON, %HEX% and %BIN% its digits in base 16 and 2,
+// %ARABIC% and %FULLWIDTH% its decimal digits in those scripts.
 type respForm struct {
 	name string
 	line string
 	// Whether each client takes the form line as the call's answer.
-	ts, goSDK, readline bool
+	ts, goSDK, readline, py bool
 }
 
 const formResult = `"result":{"content":[{"type":"text","text":"form"}]}`
@@ -44,24 +46,29 @@ const formResult = `"result":{"content":[{"type":"text","text":"form"}]}`
 func respForms() []respForm {
 	resp := func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,` + formResult + `}` }
 	return []respForm{
-		{name: "canonical", line: resp(`%ID%`), ts: true, goSDK: true, readline: true},
-		{name: "string", line: resp(`"%ID%"`), ts: true, readline: true},
+		{name: "canonical", line: resp(`%ID%`), ts: true, goSDK: true, readline: true, py: true},
+		{name: "string", line: resp(`"%ID%"`), ts: true, readline: true, py: true},
 		{name: "string-exponent", line: resp(`"%ID%e0"`), ts: true, readline: true},
 		{name: "string-float", line: resp(`"%ID%.0"`), ts: true, readline: true},
-		{name: "string-padded", line: resp(`" %ID% "`), ts: true, readline: true},
-		{name: "string-escaped-white-space", line: resp(`"\t%ID%\n"`), ts: true, readline: true},
-		{name: "string-nbsp", line: resp(`"\u00a0%ID%"`), ts: true, readline: true},
-		{name: "string-plus", line: resp(`"+%ID%"`), ts: true, readline: true},
+		{name: "string-padded", line: resp(`" %ID% "`), ts: true, readline: true, py: true},
+		{name: "string-escaped-white-space", line: resp(`"\t%ID%\n"`), ts: true, readline: true, py: true},
+		{name: "string-nbsp", line: resp(`"\u00a0%ID%"`), ts: true, readline: true, py: true},
+		{name: "string-plus", line: resp(`"+%ID%"`), ts: true, readline: true, py: true},
+		{name: "string-leading-zero", line: resp(`"0%ID%"`), ts: true, readline: true, py: true},
 		{name: "string-hex", line: resp(`"0x%HEX%"`), ts: true, readline: true},
 		{name: "string-binary", line: resp(`"0b%BIN%"`), ts: true, readline: true},
-		{name: "float", line: resp(`%ID%.0`), ts: true, goSDK: true, readline: true},
-		{name: "exponent", line: resp(`%ID%e0`), ts: true, goSDK: true, readline: true},
-		{name: "scaled-exponent", line: resp(`%ID%0e-1`), ts: true, goSDK: true, readline: true},
+		// Only Python's int() reads these.
+		{name: "string-underscore", line: resp(`"0_%ID%"`), py: true},
+		{name: "string-arabic-indic-digits", line: resp(`"%ARABIC%"`), py: true},
+		{name: "string-fullwidth-digits", line: resp(`"%FULLWIDTH%"`), py: true},
+		{name: "float", line: resp(`%ID%.0`), ts: true, goSDK: true, readline: true, py: true},
+		{name: "exponent", line: resp(`%ID%e0`), ts: true, goSDK: true, readline: true, py: true},
+		{name: "scaled-exponent", line: resp(`%ID%0e-1`), ts: true, goSDK: true, readline: true, py: true},
 		// Equal as float64, not as a decimal.
-		{name: "near-float", line: resp(`%ID%.0000000000000001`), ts: true, goSDK: true, readline: true},
+		{name: "near-float", line: resp(`%ID%.0000000000000001`), ts: true, goSDK: true, readline: true, py: true},
 		// The Go SDK truncates to int64; the TS schema wants an integer.
 		{name: "fraction", line: resp(`%ID%.5`), goSDK: true},
-		{name: "duplicate-id-last", line: `{"jsonrpc":"2.0","id":7777,"id":%ID%,` + formResult + `}`, ts: true, goSDK: true, readline: true},
+		{name: "duplicate-id-last", line: `{"jsonrpc":"2.0","id":7777,"id":%ID%,` + formResult + `}`, ts: true, goSDK: true, readline: true, py: true},
 		{name: "duplicate-id-first", line: `{"jsonrpc":"2.0","id":%ID%,"id":7777,` + formResult + `}`},
 		// Behind a CR: a member value to a reader of "\n" lines.
 		{name: "cr-hidden", line: "{\"x\":\r" + resp(`%ID%`) + "\r}", readline: true},
@@ -177,9 +184,9 @@ func (e *readersEnv) checkResponse(t *testing.T, client string, s respSession, w
 	}
 }
 
-// runNodeClient runs a client script over sessions and returns its lines
-// by form.
-func runNodeClient(t *testing.T, script string, sessions []respSession) map[string]struct{ Text, Error string } {
+// runClient runs a client script (testdata/responses/script, run by the
+// interpreter named) over sessions and returns its lines by form.
+func runClient(t *testing.T, interpreter, script string, sessions []respSession) map[string]struct{ Text, Error string } {
 	t.Helper()
 	type sess struct {
 		Form string   `json:"form"`
@@ -196,12 +203,12 @@ func runNodeClient(t *testing.T, script string, sessions []respSession) map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, lookPath(t, "node"), path)
+	cmd := exec.CommandContext(ctx, lookPath(t, interpreter), path)
 	cmd.Env = append(os.Environ(), "RESP_SESSIONS="+string(js))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("node %s: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), stderr.String())
+		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", interpreter, script, err, stdout.String(), stderr.String())
 	}
 	out := map[string]struct{ Text, Error string }{}
 	sc := bufio.NewScanner(&stdout)
@@ -212,7 +219,7 @@ func runNodeClient(t *testing.T, script string, sessions []respSession) map[stri
 			Error string  `json:"error"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("node %s printed %q: %v", script, sc.Text(), err)
+			t.Fatalf("%s %s printed %q: %v", interpreter, script, sc.Text(), err)
 		}
 		r := struct{ Text, Error string }{Error: l.Error}
 		if l.Text != nil {
@@ -221,7 +228,7 @@ func runNodeClient(t *testing.T, script string, sessions []respSession) map[stri
 		out[l.Form] = r
 	}
 	if len(out) != len(sessions) {
-		t.Fatalf("node %s answered %d sessions; want %d\n%s\nstderr:\n%s", script, len(out), len(sessions), stdout.String(), stderr.String())
+		t.Fatalf("%s %s answered %d sessions; want %d\n%s\nstderr:\n%s", interpreter, script, len(out), len(sessions), stdout.String(), stderr.String())
 	}
 	return out
 }
@@ -238,7 +245,7 @@ func TestResponseIDs(t *testing.T) {
 	t.Run("ts-sdk", func(t *testing.T) {
 		t.Parallel()
 		sessions := env.respSessions(t, forms)
-		got := runNodeClient(t, "ts_client.mjs", sessions)
+		got := runClient(t, "node", "ts_client.mjs", sessions)
 		for _, s := range sessions {
 			t.Run(s.form.name, func(t *testing.T) {
 				r := got[s.form.name]
@@ -250,11 +257,23 @@ func TestResponseIDs(t *testing.T) {
 	t.Run("readline", func(t *testing.T) {
 		t.Parallel()
 		sessions := env.respSessions(t, forms)
-		got := runNodeClient(t, "readline_client.mjs", sessions)
+		got := runClient(t, "node", "readline_client.mjs", sessions)
 		for _, s := range sessions {
 			t.Run(s.form.name, func(t *testing.T) {
 				r := got[s.form.name]
 				env.checkResponse(t, "the readline client", s, s.form.readline, r.Text, r.Error)
+			})
+		}
+	})
+
+	t.Run("python", func(t *testing.T) {
+		t.Parallel()
+		sessions := env.respSessions(t, forms)
+		got := runClient(t, "python3", "py_client.py", sessions)
+		for _, s := range sessions {
+			t.Run(s.form.name, func(t *testing.T) {
+				r := got[s.form.name]
+				env.checkResponse(t, "the Python SDK client emulation", s, s.form.py, r.Text, r.Error)
 			})
 		}
 	})

@@ -3,7 +3,9 @@
 # with two lines:
 #
 #   1. the form line: $RESP_FORM with %ID% replaced by the request's id as
-#      JSON, %HEX% and %BIN% by its hex and binary digits: an answer the
+#      JSON, %HEX% and %BIN% by its hex and binary digits, %ARABIC% and
+#      %FULLWIDTH% by its digits in Arabic-Indic and fullwidth forms (which
+#      Python's int() reads as decimal digits): an answer the
 #      client may or may not take for the call's (an id written
 #      differently, a duplicate id key, a response behind a CR, …);
 #   2. the canonical answer, with the request's own id and the text
@@ -56,7 +58,10 @@ for raw in sys.stdin.buffer:
         id_json = json.dumps(msg_id)
         hex_digits = format(msg_id, "x") if isinstance(msg_id, int) else ""
         bin_digits = format(msg_id, "b") if isinstance(msg_id, int) else ""
-        send("form", FORM.replace("%ID%", id_json).replace("%HEX%", hex_digits).replace("%BIN%", bin_digits))
+        arabic = id_json.translate(str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669"))
+        fullwidth = id_json.translate(str.maketrans("0123456789", "\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19"))
+        form = FORM.replace("%ID%", id_json).replace("%HEX%", hex_digits).replace("%BIN%", bin_digits)
+        send("form", form.replace("%ARABIC%", arabic).replace("%FULLWIDTH%", fullwidth))
         send("canonical", json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": {"content": [{"type": "text", "text": "canonical"}]}}, separators=(",", ":")))
     else:
         send("other", json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": "Method not found"}}, separators=(",", ":")))
