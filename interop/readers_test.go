@@ -524,6 +524,7 @@ func TestReaders(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			for _, r := range readers {
 				t.Run(r.name, func(t *testing.T) {
+					t.Parallel() // the sessions wait on processes more than they run
 					runs := make([]*sessionRun, len(lines))
 					if r.perLine {
 						for i, l := range lines {
