@@ -151,16 +151,32 @@ func firstSeq(r io.Reader) (uint64, bool) {
 	return 0, false
 }
 
+// errLongLine is readLine's error for a line longer than maxLine, which
+// it has read past.
+var errLongLine = fmt.Errorf("%w: line longer than %d bytes", ErrRecord, maxLine)
+
 // readLine reads one '\n'-terminated line of at most maxLine bytes, without
-// its '\n'. A line without its '\n' at EOF is returned with io.EOF.
+// its '\n'. A line without its '\n' at EOF is returned with io.EOF. A
+// longer line is read past, to its '\n' or EOF, and answered with
+// errLongLine, so that the caller can read on.
 func readLine(br *bufio.Reader) ([]byte, error) {
 	var long []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(chunk) > maxLine {
-				return nil, fmt.Errorf("%w: line longer than %d bytes", ErrRecord, maxLine)
+		n := len(long) + len(chunk)
+		if err == nil {
+			n-- // the '\n'
+		}
+		if n > maxLine {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
 			}
+			if err != nil && err != io.EOF {
+				return nil, err
+			}
+			return nil, errLongLine
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long, chunk...)
 			continue
 		}
@@ -181,8 +197,14 @@ func streamTail(r io.Reader) (tail, error) {
 	var t tail
 	br := bufio.NewReaderSize(r, 64<<10)
 	var last []byte
+	longLast := false // the last line read was too long to be a record
 	for {
 		line, err := readLine(br)
+		if err == errLongLine {
+			// No record, as verify reports; the tail is what comes after.
+			longLast = true
+			continue
+		}
 		if err == io.EOF {
 			if len(line) > 0 {
 				t.tornBytes = int64(len(line))
@@ -193,7 +215,10 @@ func streamTail(r io.Reader) (tail, error) {
 		if err != nil {
 			return t, err
 		}
-		last = append(last[:0], line...)
+		last, longLast = append(last[:0], line...), false
+	}
+	if longLast {
+		return t, fmt.Errorf("%w: last line is longer than %d bytes", ErrNotLog, maxLine)
 	}
 	if last == nil {
 		return t, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -167,5 +168,41 @@ func TestVerifyLongLineProblemsCapped(t *testing.T) {
 	}
 	if len(rep.Sessions) != 1 || !rep.Sessions[0].Ended {
 		t.Errorf("Verify sessions = %+v; want one, ended", rep.Sessions)
+	}
+}
+
+// TestStreamTailLongLine: the tail of a compressed segment, read from its
+// start, is found past a long line in its middle, as readTail finds it in
+// a plain one; a long last line leaves no tail to continue (ErrNotLog).
+func TestStreamTailLongLine(t *testing.T) {
+	h := &handLog{key: testKey(t)}
+	h.session(0xa0, 1, 0)
+	lines := bytes.SplitAfter(h.out, []byte("\n"))
+	first, last := lines[0], lines[len(lines)-2]
+	long := []byte(strings.Repeat("L", MaxLine+1) + "\n")
+	tests := []struct {
+		name    string
+		parts   [][]byte
+		wantErr bool
+		seq     uint64
+		torn    int
+	}{
+		{"long line in the middle", [][]byte{first, long, last}, false, uint64(len(lines) - 2), 0},
+		{"long line first", [][]byte{long, last}, false, uint64(len(lines) - 2), 0},
+		{"long line, then a torn one", [][]byte{first, long, last, []byte(`{"v":2`)}, false, uint64(len(lines) - 2), 6},
+		{"long last line", [][]byte{first, long}, true, 0, 0},
+		{"long last line without its end", [][]byte{first, long[:len(long)-1]}, true, 0, 0},
+		{"only a long line", [][]byte{long}, true, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tl, err := streamTail(bytes.NewReader(bytes.Join(tt.parts, nil)))
+			switch {
+			case tt.wantErr && !errors.Is(err, ErrNotLog):
+				t.Errorf("streamTail = %+v, %v; want ErrNotLog", tl, err)
+			case !tt.wantErr && (err != nil || !tl.intact || tl.seq != tt.seq || tl.tornBytes != int64(tt.torn)):
+				t.Errorf("streamTail = %+v, %v; want intact at seq %d, %d torn bytes", tl, err, tt.seq, tt.torn)
+			}
+		})
 	}
 }
