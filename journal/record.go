@@ -93,9 +93,9 @@ func (c Call) Abbreviated() bool { return c.Len > 0 && c.Type != IDNull }
 // whose Text, at most PrefixBytes bytes, is copied into dst[:0], so that
 // the caller can keep the result beyond the memory c.Text is in and reuse
 // dst for the next. Bound hashes a long id (SHA-256 of Text: about 1 ms
-// per MiB) and allocates only if dst is shorter than PrefixBytes. Two
-// Calls of the same id bound to Calls that are equal field by field
-// (Text compared as bytes).
+// per MiB), allocates only if cap(dst) is under PrefixBytes, and changes
+// nothing c refers to. Two Calls of the same id bound to Calls that are
+// equal field by field (Text compared as bytes).
 func (c Call) Bound(dst []byte) Call {
 	if c.Type == IDNull || c.Len <= 0 && c.fitsWhole() {
 		return c
