@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -137,7 +138,12 @@ type headWriter struct {
 }
 
 func newHeadWriter(j *Journal, opts Options, fsys DirFS) (*headWriter, error) {
-	// Refuse now rather than fail closed a second into the session.
+	// Refuse now rather than fail closed a second into the session: the
+	// head file is replaced by rename, which fails over a directory and
+	// would swap a FIFO or device node for a file.
+	if err := checkRegular(opts.HeadFile, nil); errors.Is(err, ErrNotRegular) {
+		return nil, fmt.Errorf("%w; a head file must be a regular file (or not exist yet)", err)
+	}
 	dir := filepath.Dir(opts.HeadFile)
 	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
 		return nil, &IOError{Op: "head file: directory not writable", Path: dir, Err: err}

@@ -492,3 +492,21 @@ func TestKeygenForceNotRegular(t *testing.T) {
 		t.Errorf("keygen --force wrote %s though its .pub could not be replaced", pubFifo)
 	}
 }
+
+// TestWrapHeadFileNotRegular: wrap --head-file naming a directory, a FIFO
+// or a link to a device is refused before the child starts (2), not a second into the
+// session when the first head is renamed over it (74).
+func TestWrapHeadFileNotRegular(t *testing.T) {
+	f := newFixture(t)
+	edges := edgeFiles(t, t.TempDir())
+	for _, name := range []string{"a directory", "a FIFO", "a symlink to /dev/zero"} {
+		path := edges[name]
+		code, _, stderr := edgeRun(t, callLine, "wrap", "--head-file", path, "--audit", f.audit, "--signing-key", f.key, "--", "cat")
+		if code != exitUsage || !strings.Contains(stderr, "not a regular file") || !strings.Contains(stderr, path) {
+			t.Errorf("wrap --head-file %s = exit %d, stderr %q; want 2, not a regular file, naming it", name, code, stderr)
+		}
+		if st, err := os.Lstat(path); err != nil || st.Mode().IsRegular() {
+			t.Errorf("wrap --head-file %s replaced it: %v %v", name, st, err)
+		}
+	}
+}

@@ -107,7 +107,7 @@ the mode check.
 
 	j, err := journal.Open(*audit, jopts)
 	if errors.Is(err, journal.ErrNotLog) || errors.Is(err, journal.ErrNotRegular) {
-		return fail(exitUsage, "wrap: --audit: %v; it is left as it was", err)
+		return fail(exitUsage, "wrap: %v; it is left as it was", err)
 	}
 	if err != nil {
 		return fail(exitAuditIO, "wrap: %v", err)
