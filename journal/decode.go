@@ -560,8 +560,14 @@ func decodeBody(k Kind, g getter) (Body, error) {
 		o.LatencyNS = g.int("latency_ns")
 		b = o
 	case KindAnomaly:
-		b = &Anomaly{RequestDigest: g.digest("request_digest"), Bytes: int(g.int("bytes")),
-			Reason: string(g.str("reason")), Forwarded: g.bool("forwarded")}
+		a := &Anomaly{}
+		if g.has("response_digest") {
+			a.Digest, a.Response = g.digest("response_digest"), true
+		} else {
+			a.Digest = g.digest("request_digest")
+		}
+		a.Bytes, a.Reason, a.Forwarded = int(g.int("bytes")), string(g.str("reason")), g.bool("forwarded")
+		b = a
 	case KindPolicyReload:
 		b = &PolicyReload{Set: string(g.str("set")), Status: string(g.str("status"))}
 	case KindRecovery:

@@ -89,7 +89,7 @@ func buildGenuineLog() ([]byte, error) {
 		[]Body{&Intent{Call: str("b-1"), Tool: []byte("fs_read"), HasTool: true, RequestDigest: batch, BatchIndex: 0, BatchSize: 3},
 			&Intent{Call: num("2.0"), Tool: []byte("ünïcode"), HasTool: true, RequestDigest: batch, BatchIndex: 1, BatchSize: 3},
 			&Intent{Call: Call{Type: IDNull}, RequestDigest: batch, BatchIndex: 2, BatchSize: 3},
-			&Anomaly{RequestDigest: d("junk"), Bytes: 4, Reason: "not one JSON value: invalid JSON", Forwarded: true}},
+			&Anomaly{Digest: d("junk"), Bytes: 4, Reason: "not one JSON value: invalid JSON", Forwarded: true}},
 		[]Body{&Outcome{Call: str("b-1"), Intent: 4, ResponseDigest: d("r2"), HasResponse: true, Status: StatusToolError},
 			&Outcome{Call: num("2.0"), Intent: 5, ResponseDigest: d("r2"), HasResponse: true, Status: StatusRPCError, LatencyNS: 99},
 			&Intent{Call: odd, RequestDigest: d("odd"), Malformed: "params.name: duplicate key", Verdict: VerdictDenied, Rule: "deny *", Set: "sha256:ab", Refused: true},

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -74,9 +75,10 @@ func session(t testing.TB, path string, key ed25519.PrivateKey, calls int) {
 		c.Intents++
 		c.Outcomes++
 	}
-	must(&Anomaly{RequestDigest: sha256.Sum256([]byte("junk")), Bytes: 4, Reason: "not one JSON value", Forwarded: true}, BeforeRequest)
+	must(&Anomaly{Digest: sha256.Sum256([]byte("junk")), Bytes: 4, Reason: "not one JSON value", Forwarded: true}, BeforeRequest)
+	must(&Anomaly{Digest: sha256.Sum256([]byte(`{"id":"1","result":{}}`)), Response: true, Bytes: 22, Reason: "response: its id answers a call in flight only as some clients read ids", Forwarded: true}, BeforeResponse)
 	must(&PolicyReload{Set: "sha256:00", Status: "rejected: line 3: bad glob"}, BeforeRequest)
-	c.Anomalies = 1
+	c.Anomalies = 2
 	must(&SessionEnd{Reason: EndClientEOF, ExitCode: 0, Counts: c}, BeforeResponse)
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
@@ -115,8 +117,8 @@ func TestRoundTrip(t *testing.T) {
 	if rep.Status != Valid {
 		t.Fatalf("Verify pinned = %v %v %v; want valid", rep.Status, rep.Problems, rep.Gaps)
 	}
-	if rep.Records != 2+14+3 || len(rep.Sessions) != 1 || rep.Sessions[0].Intents != 7 {
-		t.Errorf("Verify = %d records, %d sessions; want 19, 1", rep.Records, len(rep.Sessions))
+	if rep.Records != 2+14+4 || len(rep.Sessions) != 1 || rep.Sessions[0].Intents != 7 {
+		t.Errorf("Verify = %d records, %d sessions; want 20, 1", rep.Records, len(rep.Sessions))
 	}
 	other := testKey(t).Public().(ed25519.PublicKey)
 	if rep := verifyFile(t, path, VerifyOptions{Key: other}); rep.Status != Invalid {
@@ -125,10 +127,19 @@ func TestRoundTrip(t *testing.T) {
 	// Every line decodes and re-encodes to itself; the file ends in '\n'.
 	data, _ := os.ReadFile(path)
 	var d Decoder
+	directions := ""
 	for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
-		if _, err := d.Decode(line); err != nil {
+		r, err := d.Decode(line)
+		if err != nil {
 			t.Errorf("Decode(line %d) = %v", i+1, err)
+			continue
 		}
+		if a, ok := r.Body.(*Anomaly); ok {
+			directions += fmt.Sprint(a.Response, " ")
+		}
+	}
+	if directions != "false true " {
+		t.Errorf("anomalies decoded with Response %q; want \"false true \"", directions)
 	}
 }
 

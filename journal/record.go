@@ -385,20 +385,32 @@ func (o *Outcome) AppendFields(dst []byte) []byte {
 	return appendIntField(dst, "latency_ns", o.LatencyNS)
 }
 
-// Anomaly records a client line that is not exactly one JSON value:
+// Anomaly records a line that the readers on the other side may read
+// differently from aegis: from the client, a line that is not exactly one
+// JSON value or that some reader splits or reads otherwise; from the child
+// (Response), a line that some client could take as the answer to a call
+// in flight but that is not a clean answer to it:
 //
 //	"request_digest":"sha256:…","bytes":N,"reason":"…","forwarded":b
+//	"response_digest":"sha256:…","bytes":N,"reason":"…","forwarded":true
+//
+// The digest is of the line without its '\n', as in intents and outcomes.
 type Anomaly struct {
-	RequestDigest Digest
-	Bytes         int
-	Reason        string
-	Forwarded     bool
+	Digest    Digest
+	Response  bool // the line came from the child: its digest is response_digest
+	Bytes     int
+	Reason    string
+	Forwarded bool
 }
 
 func (*Anomaly) Kind() Kind { return KindAnomaly }
 
 func (a *Anomaly) AppendFields(dst []byte) []byte {
-	dst = appendDigestField(dst, "request_digest", a.RequestDigest)
+	name := "request_digest"
+	if a.Response {
+		name = "response_digest"
+	}
+	dst = appendDigestField(dst, name, a.Digest)
 	dst = appendIntField(dst, "bytes", int64(a.Bytes))
 	dst = appendStringField(dst, "reason", a.Reason)
 	return appendBoolField(dst, "forwarded", a.Forwarded)

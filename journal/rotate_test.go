@@ -874,8 +874,8 @@ func TestVerifyLarge(t *testing.T) {
 	if len(data) < 3*chunkSize {
 		t.Fatalf("log of %d bytes; want several chunks of %d", len(data), chunkSize)
 	}
-	if rep := verifyBytes(t, data, VerifyOptions{Key: pub}); rep.Status != Valid || rep.Records != 2+3000+3 {
-		t.Fatalf("Verify(large) = %v, %d records, %v; want valid, 3005", rep.Status, rep.Records, rep.Problems)
+	if rep := verifyBytes(t, data, VerifyOptions{Key: pub}); rep.Status != Valid || rep.Records != 2+3000+4 {
+		t.Fatalf("Verify(large) = %v, %d records, %v; want valid, 3006", rep.Status, rep.Records, rep.Problems)
 	}
 	lines := bytes.SplitAfter(data, []byte("\n"))
 	const victim = 2345 // 0-based: line 2346

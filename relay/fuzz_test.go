@@ -249,7 +249,7 @@ func (fj *fuzzJournal) check(t *testing.T, up, down, splits []byte, maxFrame, ma
 		case *journal.Outcome:
 			recorded[b.ResponseDigest] = b.HasResponse
 		case *journal.Anomaly:
-			recorded[b.RequestDigest] = true
+			recorded[b.Digest] = true
 		}
 	}
 	for _, a := range want.answered {
@@ -372,7 +372,7 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 		frame.NewClassifier().Classify(line, &f)
 		anomaly := f.Anomaly != ""
 		if anomaly {
-			add(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: true})
+			add(&journal.Anomaly{Digest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: true})
 			w.counts.Anomalies++
 		}
 		intents := 0
@@ -482,7 +482,7 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 			}
 		}
 		if reason != "" {
-			add(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: reason, Forwarded: true})
+			add(&journal.Anomaly{Digest: digest(line), Response: true, Bytes: len(line), Reason: reason, Forwarded: true})
 			w.counts.Anomalies++
 		}
 	})

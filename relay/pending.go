@@ -70,7 +70,12 @@ func (p *pending) add(key []byte, id journal.Call, seq uint64) (*call, *call) {
 	c := p.get()
 	key = p.keyOf(key)
 	c.key = append(c.key[:0], key...)
-	c.id = journal.Call{Type: id.Type, Text: append(c.id.Text[:0], id.Text...)}
+	// Bound keeps a short id aliased to the frame: copy it.
+	b := id.Bound(c.id.Text)
+	if !b.Abbreviated() {
+		b.Text = append(c.id.Text[:0], b.Text...)
+	}
+	c.id = b
 	c.seq, c.written, c.order = seq, time.Time{}, p.next
 	p.next++
 	h := xxhash.Sum64(key)

@@ -35,9 +35,15 @@ const (
 
 // Config configures a Relay.
 type Config struct {
-	Journal    *journal.Journal // required
-	MaxFrame   int              // longest line, either way; default DefaultMaxFrame
-	MaxPending int              // calls in flight tracked; default DefaultMaxPending
+	Journal  *journal.Journal // required
+	MaxFrame int              // longest line, either way; default DefaultMaxFrame
+	// MaxPending bounds the calls in flight tracked; default
+	// DefaultMaxPending. A call holds at most about 512 bytes whatever its
+	// id (a key of at most 64 bytes, longer ones held as their SHA-256, and
+	// the id as its record abbreviates it, at most journal.MaxValueBytes),
+	// so the table holds at most MaxPending × 512 bytes: 32 MiB by default.
+	// A call past the bound evicts the oldest, recorded unanswered.
+	MaxPending int
 	// Gate enforces a policy (SPEC §5); nil is pass-through. With a Gate,
 	// Client is required: the writer the Downstream pump writes to, where
 	// refusal frames go too (the relay serialises the two writers' lines).
@@ -400,7 +406,7 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 		// reading finds; with one it is dropped, so that nothing reaches
 		// the child that was not judged.
 		if f.Anomaly != "" {
-			seq, err := r.j.Append(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: !gated})
+			seq, err := r.j.Append(&journal.Anomaly{Digest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: !gated})
 			if err != nil {
 				return 0, 0, err
 			}
@@ -823,7 +829,7 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 			}
 		}
 		if reason != "" {
-			seq, err := r.j.Append(&journal.Anomaly{RequestDigest: digest(line), Bytes: len(line), Reason: reason, Forwarded: true})
+			seq, err := r.j.Append(&journal.Anomaly{Digest: digest(line), Response: true, Bytes: len(line), Reason: reason, Forwarded: true})
 			if err != nil {
 				return 0, 0, err
 			}
