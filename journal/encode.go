@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -66,6 +67,18 @@ func checkFields(k Kind, n int) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s record of %d bytes of fields, more than a line holds (%d)", ErrRecord, k, n, maxFields)
+}
+
+// Fits reports whether b's record fits in a line, as Append would judge it
+// (an error matching ErrRecord if not), so that a caller can refuse a
+// session_start it cannot record before it opens the log. It allocates.
+func Fits(b Body) error {
+	if s, ok := b.(*SessionStart); ok && s.Key == nil {
+		c := *s
+		c.Key = make(ed25519.PublicKey, ed25519.PublicKeySize) // the size Append fills in
+		b = &c
+	}
+	return checkFields(b.Kind(), len(b.AppendFields(nil)))
 }
 
 // appendString appends s as a JSON string in the journal's canonical form:

@@ -508,15 +508,16 @@ func (v *verifier) endSegment(f setFile, end readEnd) {
 }
 
 // OrderedFiles returns the files of s in seq order, as VerifySet reads
-// them (one copy of a segment kept in two forms; unfinished copies and an
-// empty spare left out), with notes on what was left out. For reading the
-// log; it checks nothing.
+// them (one copy of a segment kept in two forms; unfinished copies, an
+// empty spare and files that are not logs left out), with notes on what
+// was left out and on what VerifySet would find missing or doubled. For
+// reading the log; it checks nothing.
 func (s *Set) OrderedFiles() (paths, notes []string, err error) {
-	files, _, notes, err := s.plan()
+	files, problems, notes, err := s.plan()
 	for _, f := range files {
 		paths = append(paths, f.path)
 	}
-	return paths, notes, err
+	return paths, append(problems, notes...), err
 }
 
 // VerifySet checks the files of one log as one chain: as Verify does for a

@@ -510,3 +510,19 @@ func TestWrapHeadFileNotRegular(t *testing.T) {
 		}
 	}
 }
+
+// TestLogDirectory: aegis log reads a directory as verify does: nothing to
+// read is a usage error, and a file that is not a log is named on stderr,
+// never passed over in silence.
+func TestLogDirectory(t *testing.T) {
+	empty := t.TempDir()
+	if code, _, stderr := runLogCmd(t, empty); code != 2 || !strings.Contains(stderr, "no log in") {
+		t.Errorf("aegis log EMPTYDIR = exit %d, %q; want 2, no log", code, stderr)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "audit.log"), []byte("hello\n"), 0o600)
+	code, stdout, stderr := runLogCmd(t, dir)
+	if code != 0 || !strings.Contains(stderr, "audit.log: not an aegis audit log") || strings.Contains(stdout, "hello") {
+		t.Errorf("aegis log DIR with a file that is not a log = exit %d, %q, %q; want 0 and a note naming it", code, stdout, stderr)
+	}
+}

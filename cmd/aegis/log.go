@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -46,9 +47,16 @@ judges it.
 	if err != nil {
 		return fail(exitUsage, "log: %v", err)
 	}
-	sets, err := journal.Sets(paths, true)
+	in, err := journal.Collect(paths, true)
 	if err != nil {
 		return fail(exitUsage, "log: %v", err)
+	}
+	for _, n := range in.Notes {
+		fmt.Fprintf(os.Stderr, "aegis: log: note: %s\n", n)
+	}
+	sets := in.Sets
+	if len(sets) == 0 {
+		return fail(exitUsage, "log: no log in %s", strings.Join(fs.Args(), ", "))
 	}
 	if *follow && len(sets) != 1 {
 		return fail(exitUsage, "log: -f follows exactly one log (%d given)", len(sets))
@@ -130,9 +138,12 @@ type logPrinter struct {
 
 // set prints the calls of one log, its files read in seq order.
 func (p *logPrinter) set(s *journal.Set) error {
-	files, _, err := s.OrderedFiles()
+	files, notes, err := s.OrderedFiles()
 	if err != nil {
 		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintf(os.Stderr, "aegis: log: note: %s\n", n)
 	}
 	bar := &progress{}
 	if !p.json || !term.IsTerminal(int(os.Stdout.Fd())) {

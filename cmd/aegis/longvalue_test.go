@@ -147,3 +147,27 @@ func TestLongLineReadOn(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapArgvTooLong: a child command line too long for a session_start
+// line (the record's argv is written whole) is refused before the log is
+// opened: exit 2, a message saying why, no log made and no child run.
+func TestWrapArgvTooLong(t *testing.T) {
+	f := newFixture(t)
+	marker := f.dir + "/child-ran"
+	argv := []string{"sh", "-c", "touch " + marker}
+	for range 10 {
+		argv = append(argv, strings.Repeat("a", 120_000))
+	}
+	cmd := f.wrapCmd(nil, argv...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	runBounded(t, cmd, 60*time.Second)
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(stderr.String(), "too long to record") {
+		t.Errorf("aegis wrap with a 1.2 MB argv = exit %d, %q; want 2 and why", code, stderr.String())
+	}
+	for _, p := range []string{f.audit, marker} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s exists after the refusal (%v); want it never made", p, err)
+		}
+	}
+}

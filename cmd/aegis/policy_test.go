@@ -514,6 +514,30 @@ func TestPolicyReload(t *testing.T) {
 	}
 }
 
+// TestPolicyReloadLongRejection: a rejected reload whose message quotes a
+// 2 MB glob is still recorded, its status cut to a line's worth, and the
+// whole message goes to stderr.
+func TestPolicyReloadLongRejection(t *testing.T) {
+	f := newFixture(t)
+	path, _ := f.writePolicy(t, "policy.yaml", denyDelete)
+	s := f.start(t, []string{"--policy", path, "--durability", "none"}, nil, policyChildArgv()...)
+	bad := "version: 1\ndefault: allow\nrules:\n  - tool: \"" + strings.Repeat("a", 2_000_000) + "[\"\n    action: deny\n"
+	setBad := replacePolicy(t, path, bad)
+	recs := waitRecords(t, f, journal.KindPolicyReload, 1)
+	s.stdin.Close()
+	if code := s.wait(10 * time.Second); code != 0 {
+		t.Fatalf("wrap exit %d (%s)", code, s.stderr)
+	}
+	f.mustVerify(t, 0)
+	p := recs[0].Body.(*journal.PolicyReload)
+	if p.Set != setBad || !strings.HasPrefix(p.Status, "rejected: "+path+":4:") || len(p.Status) > 4<<10 || !strings.HasSuffix(p.Status, "…") {
+		t.Errorf("policy_reload = %s, %d bytes %.120q; want %s, rejected, cut to at most 4 KiB", p.Set, len(p.Status), p.Status, setBad)
+	}
+	if !strings.Contains(s.stderr.String(), strings.Repeat("a", 100_000)) {
+		t.Errorf("wrap's stderr (%d bytes) lacks the whole message", s.stderr.Len())
+	}
+}
+
 // TestPolicyReloadUnderLoad: calls and batches stream in while the policy
 // flips between allowing and denying a tool, by file and by SIGHUP. No call
 // is lost (each gets one answer, each intent one outcome), no frame mixes
@@ -1050,7 +1074,7 @@ func TestPolicyAttacks(t *testing.T) {
 			for _, r := range recs {
 				switch b := r.Body.(type) {
 				case *journal.Anomaly:
-					if b.RequestDigest == d {
+					if b.Digest == d {
 						anomalies = append(anomalies, r)
 					}
 				case *journal.Intent:

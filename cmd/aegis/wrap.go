@@ -105,6 +105,11 @@ the mode check.
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
+	start := &journal.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: pol.set()}
+	start.Confine, start.Env = confineRequest(prof), envNames
+	if err := journal.Fits(start); err != nil {
+		return fail(exitUsage, "wrap: the child's command line, --env names and confinement paths are too long to record in one line: %v", err)
+	}
 	j, err := journal.Open(*audit, jopts)
 	if errors.Is(err, journal.ErrNotLog) || errors.Is(err, journal.ErrNotRegular) {
 		return fail(exitUsage, "wrap: %v; it is left as it was", err)
@@ -112,8 +117,6 @@ the mode check.
 	if err != nil {
 		return fail(exitAuditIO, "wrap: %v", err)
 	}
-	start := &journal.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: pol.set()}
-	start.Confine, start.Env = confineRequest(prof), envNames
 	seq, err := j.Append(start)
 	if err == nil {
 		err = j.Wait(seq, journal.BeforeRequest)

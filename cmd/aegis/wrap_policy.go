@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/policy"
@@ -84,7 +85,7 @@ func (w *wrapPolicy) start(r *relay.Relay, logf func(string, ...any)) (stop func
 		changed = watcher.C()
 	}
 	record := func(set, status string) error {
-		return r.Note(&journal.PolicyReload{Set: set, Status: status})
+		return r.Note(&journal.PolicyReload{Set: set, Status: clip(status, maxReloadStatus)})
 	}
 	seen := w.gate.Current().Set()
 	reload := func(force bool) {
@@ -131,4 +132,22 @@ func (w *wrapPolicy) start(r *relay.Relay, logf func(string, ...any)) (stop func
 			watcher.Close()
 		}
 	}
+}
+
+// maxReloadStatus bounds a policy_reload's status: a rejection's message
+// can quote the policy file (up to policy's 4 MiB), and a record must fit
+// in a line (journal.Fits). The whole message goes to stderr.
+const maxReloadStatus = 4 << 10
+
+// clip cuts s to at most n bytes, between whole UTF-8 characters, marking
+// the cut with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	k := n - len("…")
+	for k > 0 && !utf8.RuneStart(s[k]) {
+		k--
+	}
+	return s[:k] + "…"
 }
