@@ -129,19 +129,38 @@ func refSplit(line []byte) [][]byte {
 }
 
 // refObjects returns the objects in the array raw, and in arrays inside it
-// at any depth, as a handler that takes arrays recursively finds them.
+// at any depth, as a handler that takes arrays recursively finds them. raw
+// is valid JSON; it walks raw once with a json.Decoder, decoding objects
+// whole and stepping into arrays.
 func refObjects(raw []byte) [][]byte {
-	var elems []json.RawMessage
-	if json.Unmarshal(raw, &elems) != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
 		return nil
 	}
 	var out [][]byte
-	for _, e := range elems {
-		switch e[0] {
-		case '{':
-			out = append(out, e)
+	for depth := 1; depth > 0; {
+		k := int(dec.InputOffset())
+		for k < len(raw) && bytes.IndexByte([]byte(" \t\r\n,"), raw[k]) >= 0 {
+			k++
+		}
+		if k == len(raw) {
+			return out
+		}
+		switch raw[k] {
 		case '[':
-			out = append(out, refObjects(e)...)
+			dec.Token()
+			depth++
+		case ']':
+			dec.Token()
+			depth--
+		default:
+			var v json.RawMessage
+			if dec.Decode(&v) != nil {
+				return out
+			}
+			if v[0] == '{' {
+				out = append(out, v)
+			}
 		}
 	}
 	return out
