@@ -184,6 +184,13 @@ type Classifier struct {
 	// out is where message appends: msgs for the line as one value,
 	// hidden for other readings and nested arrays.
 	out *[]Message
+	// rep holds, while a message's id member repeats, the values some
+	// decoder keeps: the first and last exact key (first-wins decoders,
+	// JSON.parse), the first and last of any spelling (Go's encoding/json
+	// binds case variants too). Valid only for a message whose id appears
+	// more than once, and only as far as its counts say (altIDs); never
+	// reset, so that the usual message pays nothing for it.
+	rep [4]ID
 	// base is the offset in the line of the segment being scanned.
 	base int
 	// lenient: scanning for other readings, NaN and ±Infinity are numbers
@@ -348,16 +355,12 @@ func (n *count) reason(dup, variant, typ, chars string) string {
 type msgState struct {
 	method, id, params, name, result, errorf, isError count
 
-	methodVal []byte
-	toolCall  bool
-	idVal     ID
-	// The id values some decoder keeps when the member repeats: the first
-	// or last exact key (simdjson-style, JSON.parse), the first or last of
-	// any spelling (Go's encoding/json binds case variants too).
-	firstExact, lastExact, firstAny, lastAny ID
-	nameVal                                  []byte
-	nameString                               bool // the kept name value is a string
-	isErrTrue                                bool
+	methodVal  []byte
+	toolCall   bool
+	idVal      ID
+	nameVal    []byte
+	nameString bool // the kept name value is a string
+	isErrTrue  bool
 }
 
 // message scans the object at b[i] (depth containers already open) and
@@ -383,9 +386,17 @@ func (c *Classifier) message(b []byte, i, depth int) int {
 // c.ids and returns them.
 func (c *Classifier) altIDs(primary *ID) []ID {
 	k := len(c.ids)
-	st := &c.st
-	for _, id := range [...]*ID{&st.firstExact, &st.lastExact, &st.firstAny, &st.lastAny} {
-		if id.Type == IDNone || sameID(id, primary) {
+	n := &c.st.id
+	var kept [4]*ID
+	if n.exact > 0 {
+		kept[0], kept[1] = &c.rep[repFirstExact], &c.rep[repLastExact]
+		if n.exact == 1 {
+			kept[1] = kept[0]
+		}
+	}
+	kept[2], kept[3] = &c.rep[repFirstAny], &c.rep[repLastAny]
+	for _, id := range kept {
+		if id == nil || sameID(id, primary) {
 			continue
 		}
 		dup := false
@@ -397,6 +408,33 @@ func (c *Classifier) altIDs(primary *ID) []ID {
 		}
 	}
 	return c.ids[k:len(c.ids):len(c.ids)]
+}
+
+// Indices of Classifier.rep.
+const (
+	repFirstExact = iota
+	repLastExact
+	repFirstAny
+	repLastAny
+)
+
+// repeatID notes id, the value of an id member that is not the message's
+// first (n members seen before it, prevExact of them exact), in c.rep.
+func (c *Classifier) repeatID(n, prevExact int, exact bool, id *ID) {
+	if n == 1 {
+		// The second: the first is still the kept value.
+		c.rep[repFirstAny] = c.st.idVal
+		if prevExact == 1 {
+			c.rep[repFirstExact] = c.st.idVal
+		}
+	}
+	if exact && prevExact == 0 {
+		c.rep[repFirstExact] = *id
+	}
+	c.rep[repLastAny] = *id
+	if exact {
+		c.rep[repLastExact] = *id
+	}
 }
 
 // sameID reports whether two ids are the same value (IDInvalid ones by
@@ -539,19 +577,16 @@ func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
 			id.Key = c.arena[k:len(c.arena):len(c.arena)]
 		}
 		id.Raw = b[i:end:end]
+		if n := st.id.exact + st.id.variant - 1; n > 0 {
+			prevExact := st.id.exact
+			if exact {
+				prevExact--
+			}
+			c.repeatID(n, prevExact, exact, &id)
+		}
 		if st.id.takes(exact) {
 			st.idVal = id
 		}
-		if exact {
-			if st.firstExact.Type == IDNone {
-				st.firstExact = id
-			}
-			st.lastExact = id
-		}
-		if st.firstAny.Type == IDNone {
-			st.firstAny = id
-		}
-		st.lastAny = id
 		return end
 
 	case fParams:
