@@ -236,7 +236,7 @@ func (c *Classifier) Classify(line []byte, f *Frame) {
 		i = c.message(b, i, 0)
 	case '[':
 		f.Kind = Batch
-		i, overflow = c.batch(b, i)
+		i, overflow = c.batch(b, i, 0)
 	default:
 		f.Kind = Single
 		i = c.skipValue(b, i, 0)
@@ -268,10 +268,19 @@ func (c *Classifier) Classify(line []byte, f *Frame) {
 
 var bom = []byte("\xef\xbb\xbf")
 
-// batch scans the array at b[i], one Message per element of Frame.Msgs;
-// the messages of arrays among its elements go to Frame.Hidden.
-func (c *Classifier) batch(b []byte, i int) (int, bool) {
-	const depth = 1
+// batch scans the array at b[i], with depth containers open around it. As
+// the line's batch (c.out is c.msgs) it appends one Message per element to
+// Frame.Msgs (non-objects Invalid); in other readings (c.out is c.hidden)
+// only its objects' messages. The arrays among its elements are scanned
+// the same way, as a handler that takes arrays recursively does, their
+// messages going to Frame.Hidden. At most MaxBatch messages are kept in
+// either (overflow: the rest was only validated). The recursion is bounded
+// by maxDepth.
+func (c *Classifier) batch(b []byte, i, depth int) (int, bool) {
+	depth++
+	if depth > maxDepth {
+		return c.fail(failDepth), false
+	}
 	overflow := false
 	i = skipWS(b, i+1)
 	if i >= len(b) {
@@ -280,6 +289,7 @@ func (c *Classifier) batch(b []byte, i int) (int, bool) {
 	if b[i] == ']' {
 		return i + 1, false
 	}
+	elements := c.out == &c.msgs
 	for {
 		switch {
 		case len(*c.out) == MaxBatch:
@@ -288,10 +298,17 @@ func (c *Classifier) batch(b []byte, i int) (int, bool) {
 		case b[i] == '{':
 			i = c.message(b, i, depth)
 		case b[i] == '[':
-			*c.out = append(*c.out, Message{Type: Invalid, Off: c.base + i})
-			i = c.nested(b, i, depth)
+			if elements {
+				c.msgs = append(c.msgs, Message{Type: Invalid, Off: c.base + i})
+			}
+			prev := c.out
+			c.out = &c.hidden
+			i, _ = c.batch(b, i, depth)
+			c.out = prev
 		default:
-			*c.out = append(*c.out, Message{Type: Invalid, Off: c.base + i})
+			if elements {
+				c.msgs = append(c.msgs, Message{Type: Invalid, Off: c.base + i})
+			}
 			i = c.skipValue(b, i, depth)
 		}
 		if i < 0 {

@@ -91,7 +91,7 @@ func (c *Classifier) stream(seg []byte, base int) {
 		case '{':
 			i = c.message(seg, i, 0)
 		case '[':
-			i, _ = c.batch(seg, i)
+			i, _ = c.batch(seg, i, 0)
 		default:
 			i = c.skipValue(seg, i, 0)
 		}
@@ -99,57 +99,6 @@ func (c *Classifier) stream(seg []byte, base int) {
 			return
 		}
 		i = skipWS(seg, i)
-	}
-}
-
-// nested scans the array at b[i], an element of a batch or of another
-// nested array (depth containers open around it), as a handler that takes
-// arrays recursively does: its objects are messages, appended to c.hidden,
-// its arrays are scanned the same way. At most MaxBatch messages are kept;
-// the rest is only validated. The recursion is bounded by maxDepth.
-func (c *Classifier) nested(b []byte, i, depth int) int {
-	depth++
-	if depth > maxDepth {
-		return c.fail(failDepth)
-	}
-	prev := c.out
-	c.out = &c.hidden
-	defer func() { c.out = prev }()
-	i = skipWS(b, i+1)
-	if i >= len(b) {
-		return c.fail(failTruncated)
-	}
-	if b[i] == ']' {
-		return i + 1
-	}
-	for {
-		switch {
-		case len(c.hidden) == MaxBatch:
-			i = c.skipValue(b, i, depth)
-		case b[i] == '{':
-			i = c.message(b, i, depth)
-		case b[i] == '[':
-			i = c.nested(b, i, depth)
-		default:
-			i = c.skipValue(b, i, depth)
-		}
-		if i < 0 {
-			return i
-		}
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return c.fail(failTruncated)
-		}
-		switch b[i] {
-		case ',':
-			if i = skipWS(b, i+1); i >= len(b) {
-				return c.fail(failTruncated)
-			}
-		case ']':
-			return i + 1
-		default:
-			return c.fail(failInvalid)
-		}
 	}
 }
 
