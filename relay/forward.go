@@ -335,3 +335,7 @@ func (fw *forwarder) abortWith(err error) {
 	fw.work.Signal()
 	fw.mu.Unlock()
 }
+
+// maxReadAhead bounds the bytes a pump holds, recorded and not yet
+// relayed, while it reads on.
+const maxReadAhead = 1 << 20

@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/aegisrelay/aegis/journal"
@@ -53,80 +52,87 @@ type Decision struct {
 // Refused reports whether the decision keeps the call from the child.
 func (d *Decision) Refused() bool { return d.Code != "" }
 
-// The refusal frame (SPEC §5). These are part of the wire format: the
-// envelope, the code and the layer never vary.
-const (
-	// RefusalCode is the JSON-RPC error code of every refusal. MCP 2025-11-25
-	// gives -32042 to URL-mode elicitation too; a refusal never carries
-	// data.elicitations, which is what SDK clients key on.
-	RefusalCode = -32042
-	// RefusalMessage is the error message of every refusal.
-	RefusalMessage = "aegis wrap refused this tools/call"
-	// RefusalLayer is data.aegis.layer.
-	RefusalLayer = "wrap"
-
-	CodePolicyDenied    = "POLICY_DENIED"    // a deny rule, the default, or a malformed call
-	CodeRateLimited     = "RATE_LIMITED"     // over the rule's rate; retry_after_ms says when
-	CodePendingApproval = "PENDING_APPROVAL" // an approve rule (parking is not built)
-	CodeHostDenied      = "HOST_DENIED"      // not itself refused: a sibling in its batch was
-)
-
-// Reasons of the host_denied outcomes of a refused frame.
-const (
-	ReasonNotExecuted = "not executed"
-	ReasonSibling     = "not executed: sibling call in this batch was refused"
-)
-
-// Refusals of calls no rule is asked about: a parser differential could
-// make the child run another tool than the one aegis would judge.
-func refuseMalformed(set string) Decision {
-	return Decision{Verdict: journal.VerdictDenied, Set: set, Code: CodePolicyDenied}
-}
-
-const refusalHead = `{"jsonrpc":"2.0","id":`
-const refusalMid = `,"error":{"code":-32042,"message":"` + RefusalMessage + `","data":{"aegis":{"layer":"` + RefusalLayer + `","code":"`
-
-// AppendRefusal appends the refusal frame answering a request, without its
-// '\n'. id is the request's id token as it was sent (Message.ID.Raw), or nil
-// for null. rule is added as data.aegis.rule when not empty; retry as
-// retry_after_ms (whole milliseconds, rounded up) for CodeRateLimited.
-func AppendRefusal(dst, id []byte, code, rule string, retry time.Duration) []byte {
-	dst = append(dst, refusalHead...)
-	if id == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, id...)
+// gateFrame decides and records the calls of one frame (chunk[start:end]
+// is line) under the Gate. Every call of the frame is decided under one rule
+// set before anything is recorded; if any is refused, the whole frame is:
+// every call's intent says so, each call with an id gets a host_denied
+// outcome, the line is dropped, and every request in it with an id is
+// answered (refused calls with their own cause, the rest HOST_DENIED).
+// Malformed calls and calls that name no tool are refused without asking
+// the Gate: decoders may disagree about what they would run.
+func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64, n int) (uint64, int, error) {
+	var fr Frame
+	refused := false
+	st.decs = st.decs[:0]
+	for i := range st.f.Msgs {
+		m := &st.f.Msgs[i]
+		if !isCall(m) {
+			continue
+		}
+		if fr == nil {
+			fr = r.cfg.Gate.Begin(r.cfg.Clock())
+		}
+		var d Decision
+		if m.Malformed != "" || !m.HasTool {
+			d = refuseMalformed(fr.Set())
+		} else {
+			d = fr.Decide(m.Tool)
+		}
+		refused = refused || d.Refused()
+		st.decs = append(st.decs, d)
 	}
-	dst = append(dst, refusalMid...)
-	dst = append(dst, code...)
-	dst = append(dst, '"')
-	if rule != "" {
-		dst = append(dst, `,"rule":`...)
-		dst = appendJSONString(dst, rule)
+	if fr == nil {
+		return last, n, nil // no call: relayed as it is
 	}
-	if code == CodeRateLimited {
-		ms := (retry + time.Millisecond - 1) / time.Millisecond
-		dst = append(dst, `,"retry_after_ms":`...)
-		dst = strconv.AppendInt(dst, int64(max(ms, 1)), 10)
-	}
-	return append(dst, "}}}}"...)
-}
-
-// appendJSONString appends s as a JSON string. Rule names are valid UTF-8
-// (the policy parser refuses others), so only '"', '\\' and control
-// characters need escapes.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-		default:
-			dst = append(dst, c)
+	dg := digest(line)
+	st.refs = st.refs[:0]
+	k := 0
+	for i := range st.f.Msgs {
+		m := &st.f.Msgs[i]
+		if !isCall(m) {
+			continue
+		}
+		d := &st.decs[k]
+		k++
+		st.intent(i, dg)
+		st.in.Verdict, st.in.Rule, st.in.Set, st.in.Refused = d.Verdict, d.Rule, d.Set, refused
+		seq, err := r.j.Append(&st.in)
+		if err != nil {
+			return 0, 0, err
+		}
+		r.counts.Intents++
+		last, n = seq, n+1
+		if !refused {
+			if last, err = r.track(m, st, seq, last); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
+		r.counts.Refused++
+		// An outcome needs an id to name: verify matches outcomes to
+		// intents with one. A refused notification is its intent alone.
+		if st.in.Call.Type != journal.IDNull {
+			st.refs = append(st.refs, refusal{seq: seq, call: st.in.Call, own: d.Refused()})
 		}
 	}
-	return append(dst, '"')
+	if !refused {
+		fr.Commit()
+		return last, n, nil
+	}
+	for _, rc := range st.refs {
+		o := journal.Outcome{Call: rc.call, Intent: rc.seq, Status: journal.StatusHostDenied, Reason: ReasonSibling}
+		if rc.own {
+			o.Reason = ReasonNotExecuted
+		}
+		seq, err := r.j.Append(&o)
+		if err != nil {
+			return 0, 0, err
+		}
+		r.counts.Outcomes++
+		last, n = seq, n+1
+	}
+	st.refused = true
+	st.drop(start, end)
+	st.answerFrame()
+	return last, n, nil
 }

@@ -1,0 +1,245 @@
+package relay
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aegisrelay/aegis/frame"
+	"github.com/aegisrelay/aegis/journal"
+)
+
+// Downstream relays child→client until the child's EOF (nil) or an error.
+// A response whose id matches a call in flight gets its outcome appended,
+// and the run of lines carrying it is written to dst only once the outcome
+// is as durable as the level requires before a response. It reads on while
+// it waits, and returns as soon as it fails, as Upstream does. If the
+// client is gone, Downstream keeps reading and recording until the child's
+// EOF and then returns the write error.
+func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
+	// werr is the first write error. The reader writes (a run without
+	// records) only while the forwarder holds nothing, and fw.mu orders
+	// their turns.
+	var werr error
+	write := func(chunk []byte) {
+		if werr != nil {
+			return
+		}
+		if r.cfg.Gate != nil {
+			r.wmu.Lock()
+		}
+		_, werr = dst.Write(chunk)
+		if r.cfg.Gate != nil {
+			r.wmu.Unlock()
+		}
+		if werr != nil {
+			werr = fmt.Errorf("relay: write to client: %w", werr)
+		}
+	}
+	fw := newForwarder(r, func(h *run) error { write(h.chunk); return nil }, readable(src))
+	go r.readResponses(src, fw, write)
+	err := fw.run()
+	if err == nil {
+		err = werr
+	}
+	return err
+}
+
+// readResponses is Downstream's reader, as readRequests is Upstream's.
+func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte)) {
+	defer close(fw.readerDone)
+	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
+	more := readable(src)
+	st := &downstream{}
+	for {
+		chunk, err := rd.Next()
+		if fw.stopped() {
+			return
+		}
+		if len(chunk) > 0 {
+			last, n, rerr := r.recordResponses(chunk, st)
+			if rerr != nil {
+				fw.abortWith(rerr)
+				return
+			}
+			long := len(chunk) > readSize
+			switch {
+			case fw.idle() && (n == 0 || r.alone(0) && (more == nil || !more())):
+				// As in Upstream: no call left in flight, no response to
+				// come meanwhile.
+				if err := r.release(n, last, journal.BeforeResponse, nil, n); err != nil {
+					fw.abortWith(err)
+					return
+				}
+				write(chunk)
+				r.spare(n, more)
+			default:
+				h := fw.take(chunk, long)
+				if h == nil {
+					return
+				}
+				h.n, h.last, h.barrier, h.answers = n, last, journal.BeforeResponse, n
+				if !fw.send(h, !long && err == nil && more != nil && more()) {
+					return
+				}
+			}
+			if long {
+				// As in Upstream: let a long line's buffer go.
+				*st = downstream{}
+			}
+		}
+		if err != nil {
+			fw.finish(pumpErr(err))
+			return
+		}
+	}
+}
+
+// Reasons of the anomalies recorded for a child's line that could answer a
+// call in flight but is not a clean answer to it: the call stays in
+// flight, so that whichever answer a client takes is in the record (the
+// line's digest here, or a later answer's outcome).
+const (
+	// ReasonLooseID: the id answers the call only as some client reads ids
+	// (as a number: "1" or 1.5 for 1; frame.ID.LooseKeys).
+	ReasonLooseID = "response: its id answers a call in flight only as some clients read ids"
+	// ReasonAnswerWithMethod: a message with a method, an id and a result
+	// or error, a request to some clients and an answer to others.
+	ReasonAnswerWithMethod = "response: has a method too"
+	// ReasonTwoCalls: the id names one call in flight, and another as some
+	// clients read ids.
+	ReasonTwoCalls = "response: its id answers different calls in flight as different clients read it"
+)
+
+// recordResponses records the outcomes of the calls that the lines of
+// chunk answer, and an anomaly for each line that could answer a call in
+// flight but is not a clean answer to it (see answer).
+func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.live(); err != nil {
+		return 0, 0, err
+	}
+	var last uint64
+	n := 0
+	st.now = time.Time{}
+	f := &st.f
+	for rest := chunk; len(rest) > 0; {
+		var line []byte
+		line, rest = frame.NextLine(rest)
+		r.counts.FramesOut++
+		if r.pend.n == 0 {
+			continue // nothing to match: no need to parse
+		}
+		st.cl.Classify(line, f)
+		reason := ""
+		for k, msgs := range [2][]frame.Message{f.Msgs, f.Hidden} {
+			for i := range msgs {
+				m := &msgs[i]
+				if !m.Answers {
+					continue
+				}
+				seq, ok, why, err := r.answer(m, k == 0 && f.Anomaly == "", line, st)
+				if err != nil {
+					return 0, 0, err
+				}
+				if ok {
+					last, n = seq, n+1
+				} else if reason == "" && why != "" {
+					reason = why
+					if f.Anomaly != "" {
+						reason = f.Anomaly
+					}
+				}
+			}
+		}
+		if reason != "" {
+			seq, err := r.j.Append(&journal.Anomaly{Digest: digest(line), Response: true, Bytes: len(line), Reason: reason, Forwarded: true})
+			if err != nil {
+				return 0, 0, err
+			}
+			r.counts.Anomalies++
+			last, n = seq, n+1
+		}
+	}
+	return last, n, nil
+}
+
+// downstream is the child→client pump's state, reused from run to run.
+type downstream struct {
+	cl   frame.Classifier
+	f    frame.Frame
+	now  time.Time // when the run's first answer was matched
+	kbuf []byte    // scratch for frame.ID.LooseKeys
+}
+
+// answer records the outcome of the call that m, a message with an id and
+// a result or error, answers, if it is a clean answer (clean: in a line
+// every reader reads alike; a Response, not malformed) whose id names one
+// call in flight, the same for every client. Otherwise it returns why m
+// is an anomaly if m could still answer a call in flight for some client
+// (any of its ids, as any client reads it, names one), or "" if it
+// answers none.
+func (r *Relay) answer(m *frame.Message, clean bool, line []byte, st *downstream) (seq uint64, ok bool, why string, err error) {
+	clean = clean && m.Type == frame.Response && m.Malformed == ""
+	if c := r.pend.find(m.ID.Key); c != nil && clean {
+		if other := r.looseCall(&m.ID, c, st); other {
+			return 0, false, ReasonTwoCalls, nil
+		}
+		r.pend.take(m.ID.Key)
+		if st.now.IsZero() {
+			st.now = r.cfg.Clock()
+		}
+		status := journal.StatusOK
+		switch {
+		case m.IsError:
+			status = journal.StatusRPCError
+		case m.ToolError:
+			status = journal.StatusToolError
+		}
+		seq, err := r.appendOutcome(c, line, status, "", st.now)
+		return seq, err == nil, "", err
+	}
+	switch {
+	case !r.mayAnswer(m, st):
+		return 0, false, "", nil
+	case m.Malformed != "":
+		return 0, false, m.Malformed, nil
+	case m.Type != frame.Response:
+		return 0, false, ReasonAnswerWithMethod, nil
+	}
+	return 0, false, ReasonLooseID, nil
+}
+
+// looseCall reports whether id, read as some client reads ids, names a
+// call in flight other than c.
+func (r *Relay) looseCall(id *frame.ID, c *call, st *downstream) bool {
+	other := false
+	st.kbuf = id.LooseKeys(st.kbuf, func(key []byte) {
+		if d := r.pend.find(key); d != nil && d != c {
+			other = true
+		}
+	})
+	return other
+}
+
+// mayAnswer reports whether some client could take m as the answer to a
+// call in flight: any value of its id member, read exactly or as any
+// client reads ids, names one.
+func (r *Relay) mayAnswer(m *frame.Message, st *downstream) bool {
+	hit := false
+	try := func(id *frame.ID) {
+		if id.Key != nil && r.pend.find(id.Key) != nil {
+			hit = true
+			return
+		}
+		st.kbuf = id.LooseKeys(st.kbuf, func(key []byte) {
+			hit = hit || r.pend.find(key) != nil
+		})
+	}
+	try(&m.ID)
+	for i := range m.AltIDs {
+		try(&m.AltIDs[i])
+	}
+	return hit
+}

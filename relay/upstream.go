@@ -1,0 +1,308 @@
+package relay
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aegisrelay/aegis/frame"
+	"github.com/aegisrelay/aegis/journal"
+)
+
+// upstream is the client→child pump's state, reused from run to run.
+type upstream struct {
+	cl    frame.Classifier
+	f     frame.Frame
+	in    journal.Intent
+	calls []*call // calls this run added to the pending table
+
+	// With a Gate only.
+	drops   [][2]int   // byte ranges of the run that must not reach the child
+	answer  []byte     // refusal frames for the client, each ending in '\n'
+	refused bool       // a refusal's records were appended this run
+	decs    []Decision // the current frame's decisions, one per call
+	refs    []refusal  // the current frame's refused calls that get an outcome
+}
+
+// drop marks chunk[start:end] as not to be relayed.
+func (st *upstream) drop(start, end int) {
+	if n := len(st.drops); n > 0 && st.drops[n-1][1] == start {
+		st.drops[n-1][1] = end
+		return
+	}
+	st.drops = append(st.drops, [2]int{start, end})
+}
+
+// Upstream relays client→child until the client's EOF (nil) or an error.
+// Every tools/call in a run of lines gets its intent appended, and the run is
+// written to dst only once the intents are as durable as the level requires
+// before a request. Lines are written exactly as read, in the order read.
+//
+// The pump reads on while it waits (forward.go): a goroutine it starts
+// reads and records the runs, and the calling goroutine writes each one
+// once its records are durable. With calls in flight a client sends its
+// requests one by one; those that arrive while a sync is pending are then
+// recorded in time to share it, instead of waiting for the sync after it.
+// Read-ahead: when a run has been recorded and more bytes are already
+// waiting in src (a pipe or socket: FIONREAD), the next runs are recorded
+// too before the calling goroutine waits for any of them, so that one
+// commit group covers them all. Nothing is written before every record of
+// it and of the runs before it is durable, and runs are written in the
+// order read, so ordering and byte identity are as without it.
+//
+// Upstream returns as soon as it fails, even while its reading goroutine
+// is blocked in a read of src: that goroutine records and writes nothing
+// more, and ends when the read returns.
+//
+// With a Gate, a line is written only if it is exactly one JSON value (white
+// space around it aside) and no tools/call in it is refused: empty lines are
+// dropped, other lines that are not one value are anomalies and dropped; the records of a refusal are as durable as
+// the level requires before a response when its refusal frame is written
+// to Config.Client. Lines that are relayed are still written exactly as read.
+func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
+	fw := newForwarder(r, func(h *run) error { return r.relayRun(dst, h.chunk, h.drops, h.answer) }, readable(src))
+	go r.readRequests(src, dst, fw)
+	return fw.run()
+}
+
+// readRequests is Upstream's reader: it reads and records runs of lines
+// and hands them to fw, until the end of src or an error.
+func (r *Relay) readRequests(src io.Reader, dst io.Writer, fw *forwarder) {
+	defer close(fw.readerDone)
+	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
+	st := &upstream{}
+	more := readable(src)
+	for {
+		chunk, err := rd.Next()
+		if fw.stopped() {
+			return
+		}
+		if len(chunk) > 0 {
+			last, n, rerr := r.recordRequests(chunk, st)
+			if rerr != nil {
+				fw.abortWith(rerr)
+				return
+			}
+			long := len(chunk) > readSize
+			barrier := journal.BeforeRequest
+			if st.refused {
+				barrier = journal.BeforeResponse
+			}
+			switch {
+			case fw.idle() && (n == 0 || r.alone(len(st.calls)) && (more == nil || !more())):
+				// Nothing ahead of it, and no other call in flight whose
+				// requests could arrive meanwhile: relay it here, as a
+				// pump without a forwarder would, rather than wake the
+				// forwarder for it (a thread's wake-up, on a lone call's
+				// path).
+				if err := r.release(n, last, barrier, st.calls, 0); err != nil {
+					fw.abortWith(err)
+					return
+				}
+				if werr := r.relayRun(dst, chunk, st.drops, st.answer); werr != nil {
+					fw.abortWith(werr)
+					return
+				}
+				r.spare(n, more)
+			default:
+				h := fw.take(chunk, long)
+				if h == nil {
+					return
+				}
+				st.fill(h, last, n, barrier)
+				// More requests already waiting: record them too before
+				// the forwarder waits (with calls in flight a client sends
+				// them one by one).
+				if !fw.send(h, !long && err == nil && more != nil && more()) {
+					return
+				}
+			}
+			if long {
+				// A line longer than the Reader's buffer: st (its Frame,
+				// intent and Classifier) aliases it, and must not keep it
+				// alive once the Reader drops it.
+				*st = upstream{}
+			}
+		}
+		if err != nil {
+			fw.finish(pumpErr(err))
+			return
+		}
+	}
+}
+
+// fill tells h, a run of st's, what the forwarder needs to know of it: its
+// records, the barrier they wait for, and what to drop, answer and mark
+// written.
+func (st *upstream) fill(h *run, last uint64, n int, b journal.Barrier) {
+	h.n, h.last, h.barrier = n, last, b
+	h.drops = append(h.drops, st.drops...)
+	h.answer = append(h.answer, st.answer...)
+	h.calls = append(h.calls, st.calls...)
+}
+
+// relayRun writes a run's refusal frames to the client, then its lines but
+// the dropped ones to the child: on the client's stream a refusal comes
+// before the answer to any request sent after it.
+func (r *Relay) relayRun(dst io.Writer, chunk []byte, drops [][2]int, answer []byte) error {
+	if len(answer) > 0 {
+		r.writeClient(answer)
+	}
+	if err := writeKept(dst, chunk, drops); err != nil {
+		return fmt.Errorf("relay: write to child: %w", err)
+	}
+	return nil
+}
+
+// writeKept writes chunk but for the dropped ranges, in as few writes as
+// the drops allow (one, when nothing is dropped).
+func writeKept(dst io.Writer, chunk []byte, drops [][2]int) error {
+	at := 0
+	for _, d := range drops {
+		if d[0] > at {
+			if _, err := dst.Write(chunk[at:d[0]]); err != nil {
+				return err
+			}
+		}
+		at = d[1]
+	}
+	if at < len(chunk) {
+		_, err := dst.Write(chunk[at:])
+		return err
+	}
+	return nil
+}
+
+// recordRequests appends the records that the lines of chunk need and
+// returns the last seq and how many there were. st.calls receives the calls
+// it added to the pending table; with a Gate, st.drops the lines not to
+// relay and st.answer the refusal frames.
+func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.live(); err != nil {
+		return 0, 0, err
+	}
+	st.calls, st.drops, st.answer, st.refused = st.calls[:0], st.drops[:0], st.answer[:0], false
+	gated := r.cfg.Gate != nil
+	f := &st.f
+	var (
+		last uint64
+		n    int
+		err  error
+	)
+	for off := 0; off < len(chunk); {
+		line, _ := frame.NextLine(chunk[off:])
+		start := off
+		off += len(line)
+		r.counts.FramesIn++
+		st.cl.Classify(line, f)
+		// Not exactly one JSON value, read differently by some reader
+		// (frame.Frame.Hidden), or a batch too long to classify whole: a
+		// child may still read calls in it. Without a policy it is relayed
+		// (byte identity) and recorded, with an intent for every call any
+		// reading finds; with one it is dropped, so that nothing reaches
+		// the child that was not judged.
+		if f.Anomaly != "" {
+			seq, err := r.j.Append(&journal.Anomaly{Digest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: !gated})
+			if err != nil {
+				return 0, 0, err
+			}
+			r.counts.Anomalies++
+			last, n = seq, n+1
+			if gated {
+				st.drop(start, off)
+				continue
+			}
+		}
+		if f.Kind != frame.Single && f.Kind != frame.Batch && len(f.Hidden) == 0 {
+			// With a policy only lines that are one JSON value reach the
+			// child (SPEC §5); a line of white space carries nothing to
+			// record, and is dropped without a record.
+			if gated {
+				st.drop(start, off)
+			}
+			continue
+		}
+		if gated {
+			last, n, err = r.gateFrame(line, start, off, st, last, n)
+		} else {
+			last, n, err = r.recordFrame(line, st, last, n)
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	r.returning -= min(r.returning, len(st.calls))
+	return last, n, nil
+}
+
+// intent fills st.in for message i of the frame in st.f.
+func (st *upstream) intent(i int, d journal.Digest) {
+	st.in = intentOf(&st.f.Msgs[i], d, "")
+	if st.f.Kind == frame.Batch {
+		st.in.BatchIndex, st.in.BatchSize = i, len(st.f.Msgs)
+	}
+}
+
+// intentOf is the intent of call m of a frame with digest d; malformed is
+// the reason to record when m is not itself malformed ("" for none).
+func intentOf(m *frame.Message, d journal.Digest, malformed string) journal.Intent {
+	if m.Malformed != "" {
+		malformed = m.Malformed
+	}
+	return journal.Intent{Call: callOf(m), Tool: m.Tool, HasTool: m.HasTool, RequestDigest: d, Malformed: malformed}
+}
+
+// recordFrame records the calls of a frame that is relayed without a
+// policy: those of the line read as one value, then those only other
+// readings find (Frame.Hidden), which are recorded as malformed for the
+// line's anomaly.
+func (r *Relay) recordFrame(line []byte, st *upstream, last uint64, n int) (uint64, int, error) {
+	var d journal.Digest
+	hashed := false
+	for k, msgs := range [2][]frame.Message{st.f.Msgs, st.f.Hidden} {
+		for i := range msgs {
+			m := &msgs[i]
+			if !isCall(m) {
+				continue
+			}
+			if !hashed {
+				d, hashed = digest(line), true
+			}
+			if k == 0 {
+				st.intent(i, d)
+			} else {
+				st.in = intentOf(m, d, st.f.Anomaly)
+			}
+			seq, err := r.j.Append(&st.in)
+			if err != nil {
+				return 0, 0, err
+			}
+			r.counts.Intents++
+			last, n = seq, n+1
+			if last, err = r.track(m, st, seq, last); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	return last, n, nil
+}
+
+// track adds the call just recorded (st.in, at seq) to the pending table,
+// if an answer can come back to match it.
+func (r *Relay) track(m *frame.Message, st *upstream, seq, last uint64) (uint64, error) {
+	if st.in.Call.Type == journal.IDNull || m.Malformed != "" && m.ID.Type == frame.IDInvalid {
+		return last, nil // no answer will come back to match
+	}
+	c, evicted := r.pend.add(m.ID.Key, st.in.Call, seq)
+	st.calls = append(st.calls, c)
+	if evicted != nil {
+		seq, err := r.appendOutcome(evicted, nil, journal.StatusUnanswered, "evicted: more calls in flight than the pending table holds", time.Time{})
+		if err != nil {
+			return 0, err
+		}
+		last = seq
+	}
+	return last, nil
+}
