@@ -36,9 +36,9 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 			werr = fmt.Errorf("relay: write to client: %w", werr)
 		}
 	}
-	fw := newForwarder(r, func(h *run) error { write(h.chunk); return nil }, readable(src))
+	fw := newForwarder(r, func(h *heldRun) error { write(h.chunk); return nil }, readable(src))
 	go r.readResponses(src, fw, write)
-	err := fw.run()
+	err := fw.writeRuns()
 	if err == nil {
 		err = werr
 	}
@@ -72,7 +72,7 @@ func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte)) 
 					return
 				}
 				write(chunk)
-				r.spare(n, more)
+				r.precomputeSigning(n, more)
 			default:
 				h := fw.take(chunk, long)
 				if h == nil {

@@ -53,24 +53,24 @@ import (
 //     before it are written.
 type forwarder struct {
 	r     *Relay
-	write func(*run) error // writes a run to the destination
-	more  func() bool      // the forwarder's own probe of src, for spare; or nil
+	write func(*heldRun) error // writes a run to the destination
+	more  func() bool          // the forwarder's own probe of src, for precomputeSigning; or nil
 
 	mu       sync.Mutex
-	work     sync.Cond // the forwarder waits for runs, or the reader's end
-	room     sync.Cond // the reader waits for room, an idle forwarder, or its failure
-	queue    []*run    // published, not yet taken
-	taken    []*run    // being written: the forwarder's, outside mu too
-	free     []*run    // done with: their buffers serve the next copies
-	cost     int       // of the runs staged, queued and taken (not long ones)
-	freeSize int       // retained by the runs in free
-	busy     bool      // the forwarder is writing taken
-	ended    bool      // the reader is done; end or abort says how
-	end      error     // the end of src (nil at EOF): returned once all is written
-	abort    error     // the reader failed (a record, a write): returned at once
+	work     sync.Cond  // the forwarder waits for runs, or the reader's end
+	room     sync.Cond  // the reader waits for room, an idle forwarder, or its failure
+	queue    []*heldRun // published, not yet taken
+	taken    []*heldRun // being written: the forwarder's, outside mu too
+	free     []*heldRun // done with: their buffers serve the next copies
+	cost     int        // of the runs staged, queued and taken (not long ones)
+	freeSize int        // retained by the runs in free
+	busy     bool       // the forwarder is writing taken
+	ended    bool       // the reader is done; end or abort says how
+	end      error      // the end of src (nil at EOF): returned once all is written
+	abort    error      // the reader failed (a record, a write): returned at once
 	failed   atomic.Bool
 
-	staged     []*run // the reader's alone
+	staged     []*heldRun // the reader's alone
 	readerDone chan struct{}
 }
 
@@ -78,9 +78,9 @@ type forwarder struct {
 // slice headers, roughly): a stream of tiny runs is bounded in runs too.
 const runCost = 256
 
-// run is a run of lines on its way to the destination, and what the
+// heldRun is a run of lines on its way to the destination, and what the
 // forwarder needs to know of it.
-type run struct {
+type heldRun struct {
 	chunk   []byte // the lines: buf, or the Reader's own buffer (long)
 	buf     []byte // the run's copy; its buffer is reused from run to run
 	long    bool   // chunk is a line longer than the Reader's buffer, not copied
@@ -95,20 +95,20 @@ type run struct {
 }
 
 // size is what the buffers of h keep allocated.
-func (h *run) size() int {
+func (h *heldRun) size() int {
 	return runCost + cap(h.buf) + cap(h.answer) + 16*cap(h.drops) + 8*cap(h.calls)
 }
 
-func newForwarder(r *Relay, write func(*run) error, more func() bool) *forwarder {
+func newForwarder(r *Relay, write func(*heldRun) error, more func() bool) *forwarder {
 	fw := &forwarder{r: r, write: write, more: more, readerDone: make(chan struct{})}
 	fw.work.L, fw.room.L = &fw.mu, &fw.mu
 	return fw
 }
 
-// run is the forwarder's loop: it writes the runs the reader publishes,
+// writeRuns is the forwarder's loop: it writes the runs the reader publishes,
 // each once its records are durable, until the reader ends or a run fails,
 // and returns the pump's error.
-func (fw *forwarder) run() error {
+func (fw *forwarder) writeRuns() error {
 	fw.mu.Lock()
 	for {
 		for len(fw.queue) == 0 && !fw.ended {
@@ -149,7 +149,7 @@ func (fw *forwarder) run() error {
 		if recorded > 0 && len(fw.queue) == 0 && !fw.ended {
 			// About to wait for the reader: do signing work ahead.
 			fw.mu.Unlock()
-			fw.r.spare(recorded, fw.more)
+			fw.r.precomputeSigning(recorded, fw.more)
 			fw.mu.Lock()
 		}
 	}
@@ -157,7 +157,7 @@ func (fw *forwarder) run() error {
 
 // forward writes h once its records are as durable as its barrier
 // requires.
-func (fw *forwarder) forward(h *run) error {
+func (fw *forwarder) forward(h *heldRun) error {
 	if err := fw.r.release(h.n, h.last, h.barrier, h.calls, h.answers); err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (fw *forwarder) forward(h *run) error {
 // recycle puts h in free, keeping its buffers while free retains at most
 // maxReadAhead bytes: a stream that varies its runs' sizes cannot make
 // every run keep the largest buffer it ever had. Called with mu held.
-func (fw *forwarder) recycle(h *run) {
+func (fw *forwarder) recycle(h *heldRun) {
 	h.chunk = nil // a long line's buffer goes back to its Reader
 	clear(h.calls)
 	if fw.freeSize+h.size() > maxReadAhead {
@@ -205,7 +205,7 @@ func (fw *forwarder) idle() bool {
 // take returns a run of chunk for the reader to fill in and then send:
 // a staged copy, or, for a line longer than the Reader's buffer (long),
 // the line itself. It returns nil if the forwarder has failed.
-func (fw *forwarder) take(chunk []byte, long bool) *run {
+func (fw *forwarder) take(chunk []byte, long bool) *heldRun {
 	if long {
 		return fw.longRun(chunk)
 	}
@@ -216,7 +216,7 @@ func (fw *forwarder) take(chunk []byte, long bool) *run {
 // handed over and waited for; another run is published now, unless more
 // bytes are waiting (waiting), whose runs it then goes with. It reports
 // false if the forwarder has failed.
-func (fw *forwarder) send(h *run, waiting bool) bool {
+func (fw *forwarder) send(h *heldRun, waiting bool) bool {
 	if h.long {
 		return fw.handOver(h)
 	}
@@ -231,7 +231,7 @@ func (fw *forwarder) send(h *run, waiting bool) bool {
 // what the forwarder holds past maxReadAhead. It returns nil if the
 // forwarder has failed. (A line longer than the Reader's buffer goes by
 // longRun and handOver instead.)
-func (fw *forwarder) stage(chunk []byte) *run {
+func (fw *forwarder) stage(chunk []byte) *heldRun {
 	c := len(chunk) + runCost
 	fw.mu.Lock()
 	for fw.cost > 0 && fw.cost+c > maxReadAhead && !fw.failed.Load() {
@@ -254,7 +254,7 @@ func (fw *forwarder) stage(chunk []byte) *run {
 // longRun returns a run for chunk, a line longer than the Reader's buffer,
 // without copying it; the caller fills it in and hands it over. It returns
 // nil if the forwarder has failed.
-func (fw *forwarder) longRun(chunk []byte) *run {
+func (fw *forwarder) longRun(chunk []byte) *heldRun {
 	fw.mu.Lock()
 	h := fw.slotLocked()
 	fw.mu.Unlock()
@@ -266,17 +266,17 @@ func (fw *forwarder) longRun(chunk []byte) *run {
 
 // slotLocked returns an empty run, or nil if the forwarder has failed.
 // Called with mu held.
-func (fw *forwarder) slotLocked() *run {
+func (fw *forwarder) slotLocked() *heldRun {
 	if fw.failed.Load() {
 		return nil
 	}
-	var h *run
+	var h *heldRun
 	if n := len(fw.free); n > 0 {
 		h, fw.free[n-1] = fw.free[n-1], nil
 		fw.free = fw.free[:n-1]
 		fw.freeSize -= h.size()
 	} else {
-		h = &run{}
+		h = &heldRun{}
 	}
 	h.long, h.n, h.last, h.barrier, h.answers = false, 0, 0, journal.BeforeRequest, 0
 	h.drops, h.answer, h.calls = h.drops[:0], h.answer[:0], h.calls[:0]
@@ -306,7 +306,7 @@ func (fw *forwarder) publishLocked() {
 // handOver publishes the staged runs and then h, a run from longRun, and
 // waits until the forwarder has written them all, since h uses the
 // Reader's buffer. It reports false if the forwarder failed.
-func (fw *forwarder) handOver(h *run) bool {
+func (fw *forwarder) handOver(h *heldRun) bool {
 	fw.staged = append(fw.staged, h)
 	fw.mu.Lock()
 	defer fw.mu.Unlock()

@@ -111,9 +111,9 @@ func TestPumpReadsOnWithinBound(t *testing.T) {
 // it written allocates nothing once its buffers are warm.
 func TestForwarderAllocatesNothing(t *testing.T) {
 	written := make(chan struct{})
-	fw := newForwarder(&Relay{}, func(*run) error { written <- struct{}{}; return nil }, nil)
+	fw := newForwarder(&Relay{}, func(*heldRun) error { written <- struct{}{}; return nil }, nil)
 	done := make(chan error, 1)
-	go func() { done <- fw.run() }()
+	go func() { done <- fw.writeRuns() }()
 	chunk := []byte(`{"jsonrpc":"2.0","method":"ping"}` + "\n")
 	failed := false
 	n := testing.AllocsPerRun(1000, func() {

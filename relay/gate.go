@@ -17,13 +17,13 @@ import (
 // rule set it was decided under. Begin must be cheap: it is on the path of
 // every recorded call.
 type Gate interface {
-	Begin(now time.Time) Frame
+	Begin(now time.Time) FrameDecider
 }
 
-// Frame decides the tools/calls of one frame, in order, under one rule set.
-// It is valid until the next Begin on the same Gate and is used by one
-// goroutine.
-type Frame interface {
+// FrameDecider decides the tools/calls of one frame, in order, under one
+// rule set. It is valid until the next Begin on the same Gate and is used
+// by one goroutine.
+type FrameDecider interface {
 	// Set names the rule set: "sha256:<hex>" of the policy file's bytes.
 	Set() string
 	// Decide decides one call by its tool name (decoded params.name). It
@@ -36,6 +36,11 @@ type Frame interface {
 	// none, since none of its calls runs.
 	Commit()
 }
+
+// Frame is the former name of FrameDecider.
+//
+// Deprecated: use FrameDecider; frame.Frame is the classified line.
+type Frame = FrameDecider
 
 // Decision is a verdict as the intent's "policy" records it, and, for a
 // refusal, what the refusal frame says.
@@ -61,7 +66,7 @@ func (d *Decision) Refused() bool { return d.Code != "" }
 // Malformed calls and calls that name no tool are refused without asking
 // the Gate: decoders may disagree about what they would run.
 func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64, n int) (uint64, int, error) {
-	var fr Frame
+	var fr FrameDecider
 	refused := false
 	st.decs = st.decs[:0]
 	for i := range st.f.Msgs {

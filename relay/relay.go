@@ -129,10 +129,11 @@ func (r *Relay) alone(k int) bool {
 	return r.pend.n <= k && r.returning == 0
 }
 
-// spare has the journal do the signing work of the records just relayed
-// ahead of time for the next ones, when nothing more is waiting to be read:
-// the forwarder would only wait for its reader. (journal.Spare.)
-func (r *Relay) spare(recorded int, more func() bool) {
+// precomputeSigning has the journal do ahead of time the signing work of
+// as many records as were just relayed, for the next ones, when nothing
+// more is waiting to be read: the pump would only wait for its reader, and
+// the work is then off the next call's path.
+func (r *Relay) precomputeSigning(recorded int, more func() bool) {
 	if recorded > 0 && (more == nil || !more()) {
 		r.j.Spare(recorded)
 	}

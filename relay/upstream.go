@@ -60,9 +60,9 @@ func (st *upstream) drop(start, end int) {
 // the level requires before a response when its refusal frame is written
 // to Config.Client. Lines that are relayed are still written exactly as read.
 func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
-	fw := newForwarder(r, func(h *run) error { return r.relayRun(dst, h.chunk, h.drops, h.answer) }, readable(src))
+	fw := newForwarder(r, func(h *heldRun) error { return r.relayRun(dst, h.chunk, h.drops, h.answer) }, readable(src))
 	go r.readRequests(src, dst, fw)
-	return fw.run()
+	return fw.writeRuns()
 }
 
 // readRequests is Upstream's reader: it reads and records runs of lines
@@ -103,7 +103,7 @@ func (r *Relay) readRequests(src io.Reader, dst io.Writer, fw *forwarder) {
 					fw.abortWith(werr)
 					return
 				}
-				r.spare(n, more)
+				r.precomputeSigning(n, more)
 			default:
 				h := fw.take(chunk, long)
 				if h == nil {
@@ -134,7 +134,7 @@ func (r *Relay) readRequests(src io.Reader, dst io.Writer, fw *forwarder) {
 // fill tells h, a run of st's, what the forwarder needs to know of it: its
 // records, the barrier they wait for, and what to drop, answer and mark
 // written.
-func (st *upstream) fill(h *run, last uint64, n int, b journal.Barrier) {
+func (st *upstream) fill(h *heldRun, last uint64, n int, b journal.Barrier) {
 	h.n, h.last, h.barrier = n, last, b
 	h.drops = append(h.drops, st.drops...)
 	h.answer = append(h.answer, st.answer...)
