@@ -13,14 +13,17 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/aegisrelay/aegis/exitcode"
 )
 
-// Exit statuses of the helper, as wrap sees them.
+// Exit statuses of the helper, as wrap sees them: wrap reports them as its
+// own, so they are package exitcode's.
 const (
-	ExitRefused    = 69  // confinement refused: nothing was executed
-	exitUsage      = 2   // run by hand, without a profile
-	exitNotFound   = 127 // the target does not exist
-	exitCannotExec = 126 // the target exists but could not be executed
+	ExitRefused    = exitcode.Confinement // confinement refused: nothing was executed
+	exitUsage      = exitcode.Usage       // run by hand, without a profile
+	exitNotFound   = exitcode.CannotStart // the target does not exist
+	exitCannotExec = exitcode.CannotExec  // the target exists but could not be executed
 )
 
 // Main is `aegis __confine-exec -- CMD [ARGS…]`: it reads and removes the

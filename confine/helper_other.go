@@ -5,10 +5,12 @@ package confine
 import (
 	"fmt"
 	"os"
+
+	"github.com/aegisrelay/aegis/exitcode"
 )
 
 // ExitRefused is the helper's exit status when it refuses to exec.
-const ExitRefused = 69
+const ExitRefused = exitcode.Confinement
 
 // Main refuses: Landlock and seccomp are Linux's. Nothing is executed.
 func Main(args []string) int {

@@ -1,5 +1,5 @@
 // Command aegis records every MCP tools/call that crosses it as signed,
-// hash-chained evidence. See README.md and SPEC.md.
+// hash-chained evidence. README.md is its reference.
 package main
 
 import (
@@ -10,17 +10,21 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/aegisrelay/aegis/exitcode"
 )
 
-// Exit codes shared by the commands (SPEC §1).
+// Exit codes shared by the commands: short names for package exitcode's
+// table, which relay (wrap's own failures) and confine (the helper's) use
+// too.
 const (
-	exitOK         = 0
-	exitInvalid    = 1
-	exitUsage      = 2
-	exitIncomplete = 3
-	exitFrame      = 65
-	exitConfine    = 69
-	exitAuditIO    = 74
+	exitOK         = exitcode.OK
+	exitInvalid    = exitcode.Invalid
+	exitUsage      = exitcode.Usage
+	exitIncomplete = exitcode.Incomplete
+	exitFrame      = exitcode.FrameTooLarge
+	exitConfine    = exitcode.Confinement
+	exitAuditIO    = exitcode.AuditIO
 )
 
 // version is set with -ldflags "-X main.version=…"; otherwise the module
@@ -60,7 +64,7 @@ func init() {
 
 func main() {
 	// aegis __confine-exec restricts itself and execs the target: it runs
-	// before anything else (SPEC §6).
+	// before anything else (confine/doc.go, "Mechanism").
 	if code, ok := confineExec(os.Args); ok {
 		os.Exit(code)
 	}
