@@ -15,6 +15,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/relay"
 )
@@ -166,8 +167,8 @@ func TestSessionFailsClosedWhileReading(t *testing.T) {
 			for l := range lines {
 				got = append(got, l)
 			}
-			if res.Exit != relay.ExitAuditIO || !errors.Is(res.Err, journal.ErrIO) {
-				t.Errorf("Run() = exit %d, error %v; want %d, journal.ErrIO", res.Exit, res.Err, relay.ExitAuditIO)
+			if res.Exit != exitcode.AuditIO || !errors.Is(res.Err, journal.ErrIO) {
+				t.Errorf("Run() = exit %d, error %v; want %d, journal.ErrIO", res.Exit, res.Err, exitcode.AuditIO)
 			}
 			if len(got) != tc.wantNotes || len(got) == 1 && got[0] != note+"\n" {
 				t.Errorf("the client got %q; want %d note(s) and no answer", got, tc.wantNotes)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/confine"
+	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
 	"golang.org/x/sys/unix"
 )
@@ -36,66 +37,89 @@ type Session struct {
 	Logf func(format string, args ...any)
 	// Confine, when set, starts the child through the confinement helper
 	// (confine.Command) and appends the enforcement record, durable, before
-	// any frame moves; a refusal ends the session with ExitConfinement.
+	// any frame moves; a refusal ends the session with exitcode.Confinement.
 	Confine *confine.Profile
 }
 
 // Result is how a session ended.
 type Result struct {
 	End journal.SessionEnd
-	// Exit is wrap's exit status: the child's, 128+N for signal N, or
-	// 65/74/127 for the failures of SPEC §1.
+	// Exit is wrap's exit status: the child's, 128+N for signal N, or one
+	// of exitcode's for wrap's own failures (exitStatus).
 	Exit int
 	// Err is the failure that ended the session early, if any.
 	Err error
 }
 
-// Exit statuses of Run's own failures.
-const (
-	ExitFrameTooLarge = 65
-	ExitConfinement   = 69
-	ExitAuditIO       = 74
-	ExitCannotStart   = 127
-)
-
-type exitInfo struct {
-	state *os.ProcessState
-	err   error
-}
-
 // Run runs the session to its end and returns how it ended. It writes
 // session_end unless the journal has failed.
 func (s *Session) Run() Result {
-	grace := s.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
+	c, res, ok := s.startChild()
+	if !ok {
+		return res
 	}
-	logf := s.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
+	sv := s.newSupervisor(c)
+	sv.supervise()
+	res, status, why := exitStatus(sv.ending())
+	if !errors.Is(res.Err, journal.ErrIO) {
+		counts, err := s.Relay.End(status, why)
+		res.End.Counts = counts
+		if err != nil {
+			res.Exit, res.Err = exitcode.AuditIO, err
+			return res
+		}
+	}
+	return s.finish(res)
+}
+
+// child is a started child and aegis's ends of its pipes.
+type child struct {
+	cmd     *exec.Cmd
+	stdin   *os.File // the write end of the child's stdin
+	stdout  *os.File // the read end of the child's stdout
+	seccomp bool     // the confinement helper applied its seccomp filter
+}
+
+// closePipes closes aegis's ends of the child's pipes.
+func (c *child) closePipes() {
+	c.stdin.Close()
+	c.stdout.Close()
+}
+
+// startChild starts the child, and under --confine has its enforcement
+// recorded (enforce). If the child does not start it returns the finished
+// Result and ok false, with every descriptor it opened closed.
+func (s *Session) startChild() (c *child, res Result, ok bool) {
+	var (
+		opened []*os.File
+		launch *confine.Launch
+	)
+	failed := func(res Result) (*child, Result, bool) {
+		for _, f := range opened {
+			f.Close()
+		}
+		if launch != nil {
+			launch.Close()
+		}
+		return nil, s.finish(res), false
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return s.finish(Result{Exit: ExitCannotStart, Err: err, End: journal.SessionEnd{Reason: journal.EndChildStartFailed, Detail: err.Error(), ExitCode: ExitCannotStart}})
+		return failed(startFailed(exitcode.CannotStart, err, err))
 	}
+	opened = append(opened, inR, inW)
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		inR.Close()
-		inW.Close()
-		return s.finish(Result{Exit: ExitCannotStart, Err: err, End: journal.SessionEnd{Reason: journal.EndChildStartFailed, Detail: err.Error(), ExitCode: ExitCannotStart}})
+		return failed(startFailed(exitcode.CannotStart, err, err))
 	}
+	opened = append(opened, outR, outW)
 	growPipe(inW)
 	growPipe(outR)
 	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
 	cmd.Env = s.Env
-	var launch *confine.Launch
 	if s.Confine != nil {
 		if cmd, launch, err = confine.Command(*s.Confine, s.Argv, s.Env); err != nil {
-			inR.Close()
-			inW.Close()
-			outR.Close()
-			outW.Close()
-			return s.finish(Result{Exit: ExitConfinement, Err: err, End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: err.Error(), ExitCode: ExitConfinement}})
+			return failed(Result{Exit: exitcode.Confinement, Err: err, End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: err.Error(), ExitCode: exitcode.Confinement}})
 		}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, s.Stderr
@@ -104,167 +128,261 @@ func (s *Session) Run() Result {
 	// signalled as one.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
-		if launch != nil {
-			launch.Close()
-		}
-		code := ExitCannotStart
+		code := exitcode.CannotStart
 		if errors.Is(err, os.ErrPermission) {
-			code = 126
+			code = exitcode.CannotExec
 		}
-		return s.finish(Result{Exit: code, Err: fmt.Errorf("cannot start %q: %w", s.Argv[0], err),
-			End: journal.SessionEnd{Reason: journal.EndChildStartFailed, Detail: err.Error(), ExitCode: code}})
+		return failed(startFailed(code, fmt.Errorf("cannot start %q: %w", s.Argv[0], err), err))
 	}
 	inR.Close()
 	outW.Close()
-	// seccomp: the confinement helper reported the seccomp filter applied.
-	// Only then can a SIGSYS be a seccomp kill.
-	seccomp := false
+	c = &child{cmd: cmd, stdin: inW, stdout: outR}
 	if launch != nil {
 		launch.Started()
-		res, applied, ok := s.enforce(cmd, launch, inW, outR)
-		if !ok {
-			return res
-		}
-		seccomp = applied
-	}
-	pgid := cmd.Process.Pid
-	signalChild := func(sig syscall.Signal) {
-		if err := unix.Kill(-pgid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
-			logf("signal %v to the child: %v", sig, err)
+		if res, c.seccomp, ok = s.enforce(c, launch); !ok {
+			return nil, res, false
 		}
 	}
+	return c, Result{}, true
+}
 
+// startFailed is the Result of a child that could not be started: err is
+// the session's error, cause what session_end records.
+func startFailed(code int, err, cause error) Result {
+	return Result{Exit: code, Err: err, End: journal.SessionEnd{Reason: journal.EndChildStartFailed, Detail: cause.Error(), ExitCode: code}}
+}
+
+// stopStage is how far the supervisor has gone in ending the child. Each
+// stage but the last has a grace period (Session.Grace) to end in the
+// child's exit before the next.
+type stopStage int
+
+const (
+	childRunning stopStage = iota // nothing done to end it
+	stdinClosed                   // its stdin is closed: it may exit on its own
+	termSent                      // SIGTERM sent to its process group
+	killSent                      // SIGKILL sent: nothing more to do
+)
+
+// exited is what cmd.Wait said.
+type exited struct {
+	state *os.ProcessState
+	err   error
+}
+
+// supervisor watches the pumps, the child and the signals aegis receives,
+// and ends the child when the session ends. Its fields are the
+// supervise goroutine's alone.
+type supervisor struct {
+	s     *Session
+	c     *child
+	grace time.Duration
+	logf  func(format string, args ...any)
+
+	reason    string           // session_end reason, once known
+	failure   error            // what ends the session early: a frame too large or audit I/O
+	state     *os.ProcessState // the child's, once it has exited
+	stage     stopStage
+	timer     <-chan time.Time // the current grace period's end
+	draining  bool             // the child has exited; its output is read until timer
+	stdinOpen bool
+}
+
+func (s *Session) newSupervisor(c *child) *supervisor {
+	sv := &supervisor{s: s, c: c, grace: s.Grace, logf: s.Logf, stdinOpen: true}
+	if sv.grace <= 0 {
+		sv.grace = DefaultGrace
+	}
+	if sv.logf == nil {
+		sv.logf = func(string, ...any) {}
+	}
+	return sv
+}
+
+// supervise starts the pumps and waits for the child, then returns once
+// the child has exited and its output has been relayed (or the drain's
+// grace has run out).
+func (sv *supervisor) supervise() {
+	s, c := sv.s, sv.c
 	upDone := make(chan error, 1)
 	downDone := make(chan error, 1)
-	exited := make(chan exitInfo, 1)
-	go func() { upDone <- s.Relay.Upstream(s.Stdin, inW) }()
-	go func() { downDone <- s.Relay.Downstream(outR, s.Stdout) }()
-	go func() { err := cmd.Wait(); exited <- exitInfo{cmd.ProcessState, err} }()
-
-	var (
-		reason   string // session_end reason, once known
-		failure  error  // ends the session early: 65 or 74
-		failExit int
-		state    *os.ProcessState
-		timer    <-chan time.Time
-		stage    int // 0 waiting; 1 stdin closed; 2 SIGTERM sent; 3 SIGKILL sent
-		draining bool
-		stdinOK  = true
-	)
-	closeStdin := func() {
-		if stdinOK {
-			inW.Close()
-			stdinOK = false
-		}
-	}
-	// stop ends the child: close its stdin, then escalate on the timer.
-	stop := func(now bool) {
-		closeStdin()
-		if now && stage < 2 {
-			signalChild(syscall.SIGTERM)
-			stage = 2
-		} else if stage < 1 {
-			stage = 1
-		}
-		timer = time.After(grace)
-	}
-	pumpFailed := func(err error) {
-		if failure != nil {
-			return
-		}
-		switch {
-		case errors.Is(err, ErrFrameTooLarge):
-			reason, failure, failExit = journal.EndFrameTooLarge, err, ExitFrameTooLarge
-		case errors.Is(err, journal.ErrIO):
-			reason, failure, failExit = journal.EndAuditIOError, err, ExitAuditIO
-		default:
-			return
-		}
-		stop(true)
-	}
-	for state == nil || downDone != nil {
+	exit := make(chan exited, 1)
+	go func() { upDone <- s.Relay.Upstream(s.Stdin, c.stdin) }()
+	go func() { downDone <- s.Relay.Downstream(c.stdout, s.Stdout) }()
+	go func() { err := c.cmd.Wait(); exit <- exited{c.cmd.ProcessState, err} }()
+	for sv.state == nil || downDone != nil {
 		select {
 		case err := <-upDone:
 			upDone = nil
-			switch {
-			case err == nil:
-				if reason == "" {
-					reason = journal.EndClientEOF
-				}
-				if state == nil {
-					stop(false)
-				}
-			case errors.Is(err, ErrFrameTooLarge), errors.Is(err, journal.ErrIO):
-				pumpFailed(err)
-			default: // the child's stdin is gone: wait for it to exit
-				closeStdin()
-			}
+			sv.upstreamEnded(err)
 		case err := <-downDone:
 			downDone = nil
-			if err != nil && !errors.Is(err, ErrEnded) {
-				pumpFailed(err)
-				if failure == nil {
-					logf("%v", err)
-				}
-			}
-		case ex := <-exited:
-			state = ex.state
-			if state == nil {
-				state = &os.ProcessState{}
-			}
-			closeStdin()
-			if downDone != nil {
-				// Drain what the child wrote before it exited; a grandchild
-				// holding the pipe open must not hold the session forever.
-				draining = true
-				timer = time.After(grace)
-			}
+			sv.downstreamEnded(err)
+		case ex := <-exit:
+			sv.childExited(ex, downDone != nil)
 		case sig := <-s.Signals:
-			// SIGHUP is passed on (and reloads a policy) but does not by
-			// itself end the session: if the child lives on, so does it.
-			if sig != syscall.SIGHUP && (reason == "" || reason == journal.EndClientEOF) {
-				reason = journal.EndSignal
-			}
-			if state == nil {
-				signalChild(sig.(syscall.Signal))
-			}
-		case <-timer:
-			switch {
-			case draining:
-				outR.Close() // unblocks Downstream's read
-				draining = false
-				timer = nil
-			case stage == 1:
-				signalChild(syscall.SIGTERM)
-				stage, timer = 2, time.After(grace)
-			case stage == 2:
-				signalChild(syscall.SIGKILL)
-				stage, timer = 3, nil
-			}
+			sv.signalled(sig)
+		case <-sv.timer:
+			sv.graceOver()
 		}
 	}
-	if reason == "" {
-		reason = journal.EndChildExit
+}
+
+func (sv *supervisor) upstreamEnded(err error) {
+	switch {
+	case err == nil:
+		if sv.reason == "" {
+			sv.reason = journal.EndClientEOF
+		}
+		if sv.state == nil {
+			sv.stop(false)
+		}
+	case errors.Is(err, ErrFrameTooLarge), errors.Is(err, journal.ErrIO):
+		sv.pumpFailed(err)
+	default: // the child's stdin is gone: wait for it to exit
+		sv.closeStdin()
 	}
-	res := Result{Err: failure, End: journal.SessionEnd{Reason: reason}}
-	status := journal.StatusUnanswered
-	why := "the child exited before answering"
-	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		sig := ws.Signal()
-		res.Exit = 128 + int(sig)
-		res.End.ExitSignal = unix.SignalName(sig)
+}
+
+func (sv *supervisor) downstreamEnded(err error) {
+	if err != nil && !errors.Is(err, ErrEnded) {
+		sv.pumpFailed(err)
+		if sv.failure == nil {
+			sv.logf("%v", err)
+		}
+	}
+}
+
+// childExited notes the child's exit; while Downstream still runs
+// (draining), it has a grace period to relay what the child wrote before
+// it exited: a grandchild holding the pipe open must not hold the session
+// forever.
+func (sv *supervisor) childExited(ex exited, draining bool) {
+	sv.state = ex.state
+	if sv.state == nil {
+		sv.state = &os.ProcessState{}
+	}
+	sv.closeStdin()
+	if draining {
+		sv.draining = true
+		sv.timer = time.After(sv.grace)
+	}
+}
+
+// signalled passes a signal aegis received on to the child. SIGHUP is
+// passed on (and reloads a policy) but does not by itself end the session:
+// if the child lives on, so does it.
+func (sv *supervisor) signalled(sig os.Signal) {
+	if sig != syscall.SIGHUP && (sv.reason == "" || sv.reason == journal.EndClientEOF) {
+		sv.reason = journal.EndSignal
+	}
+	if sv.state == nil {
+		sv.signal(sig.(syscall.Signal))
+	}
+}
+
+// graceOver ends the drain, or takes the next stage in ending the child.
+func (sv *supervisor) graceOver() {
+	switch {
+	case sv.draining:
+		sv.c.stdout.Close() // unblocks Downstream's read
+		sv.draining = false
+		sv.timer = nil
+	case sv.stage == stdinClosed:
+		sv.signal(syscall.SIGTERM)
+		sv.stage, sv.timer = termSent, time.After(sv.grace)
+	case sv.stage == termSent:
+		sv.signal(syscall.SIGKILL)
+		sv.stage, sv.timer = killSent, nil
+	}
+}
+
+func (sv *supervisor) closeStdin() {
+	if sv.stdinOpen {
+		sv.c.stdin.Close()
+		sv.stdinOpen = false
+	}
+}
+
+// stop starts ending the child: its stdin is closed, and with now it gets
+// SIGTERM at once rather than after a grace period.
+func (sv *supervisor) stop(now bool) {
+	sv.closeStdin()
+	if now && sv.stage < termSent {
+		sv.signal(syscall.SIGTERM)
+		sv.stage = termSent
+	} else if sv.stage < stdinClosed {
+		sv.stage = stdinClosed
+	}
+	sv.timer = time.After(sv.grace)
+}
+
+// pumpFailed ends the session early on a frame too large or an audit I/O
+// failure, the first of them; other pump errors do not end it.
+func (sv *supervisor) pumpFailed(err error) {
+	if sv.failure != nil {
+		return
+	}
+	switch {
+	case errors.Is(err, ErrFrameTooLarge):
+		sv.reason, sv.failure = journal.EndFrameTooLarge, err
+	case errors.Is(err, journal.ErrIO):
+		sv.reason, sv.failure = journal.EndAuditIOError, err
+	default:
+		return
+	}
+	sv.stop(true)
+}
+
+// signal signals the child's process group.
+func (sv *supervisor) signal(sig syscall.Signal) {
+	if err := unix.Kill(-sv.c.cmd.Process.Pid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+		sv.logf("signal %v to the child: %v", sig, err)
+	}
+}
+
+// ending returns how the session ended, once supervise has returned.
+func (sv *supervisor) ending() ending {
+	e := ending{reason: sv.reason, seccomp: sv.c.seccomp, failure: sv.failure}
+	if ws, ok := sv.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.signal = ws.Signal()
+	} else {
+		e.code = sv.state.ExitCode()
+	}
+	return e
+}
+
+// ending is how a session ended, all that its exit status depends on.
+type ending struct {
+	reason  string         // session_end's reason; "" for the child's own exit
+	code    int            // the child's exit status, if it exited
+	signal  syscall.Signal // the signal that killed the child; 0 if it exited
+	seccomp bool           // the seccomp filter was applied to the child
+	failure error          // what ended the session early (ErrFrameTooLarge, journal.ErrIO), or nil
+}
+
+// exitStatus maps how a session ended to its Result (wrap's exit status,
+// the session_end record but its counts) and to the outcome status and
+// reason of the calls still in flight. Without a failure the exit status
+// is the child's, 128+N for signal N; a failure's own status overrides it,
+// while session_end still records how the child ended.
+func exitStatus(e ending) (res Result, status, why string) {
+	res = Result{Err: e.failure, End: journal.SessionEnd{Reason: e.reason}}
+	if res.End.Reason == "" {
+		res.End.Reason = journal.EndChildExit
+	}
+	status, why = journal.StatusUnanswered, "the child exited before answering"
+	if e.signal != 0 {
+		res.Exit = 128 + int(e.signal)
+		res.End.ExitSignal = unix.SignalName(e.signal)
 		why = "the child was killed by " + res.End.ExitSignal + " before answering"
 		// A process dies of SIGSYS alike whether seccomp killed it or the
 		// signal was sent (kill(2) by the child itself or by another
 		// process): the wait status cannot tell them apart. So a SIGSYS is
 		// recorded as seccomp_killed only when a filter was applied, and
 		// then with that caveat; without one it is an ordinary signal.
-		if sig == syscall.SIGSYS {
-			if seccomp {
+		if e.signal == syscall.SIGSYS {
+			if e.seccomp {
 				res.End.SeccompKilled = true
 				res.End.Detail = SIGSYSFiltered
 				status, why = journal.StatusSeccompKilled, "the child died of SIGSYS under the seccomp filter (a seccomp kill, or a SIGSYS sent to it)"
@@ -273,23 +391,18 @@ func (s *Session) Run() Result {
 			}
 		}
 	} else {
-		res.Exit = state.ExitCode()
-		res.End.ExitCode = res.Exit
+		res.Exit = e.code
+		res.End.ExitCode = e.code
 	}
-	if failure != nil {
-		res.Exit = failExit
-		res.End.Detail = failure.Error()
-		why = "session ended: " + failure.Error()
-	}
-	if !errors.Is(failure, journal.ErrIO) {
-		counts, err := s.Relay.End(status, why)
-		res.End.Counts = counts
-		if err != nil {
-			res.Exit, res.Err = ExitAuditIO, err
-			return res
+	if e.failure != nil {
+		res.Exit = exitcode.AuditIO
+		if errors.Is(e.failure, ErrFrameTooLarge) {
+			res.Exit = exitcode.FrameTooLarge
 		}
+		res.End.Detail = e.failure.Error()
+		why = "session ended: " + e.failure.Error()
 	}
-	return s.finish(res)
+	return res, status, why
 }
 
 // The session_end details of a child that died of SIGSYS.
@@ -307,15 +420,16 @@ const (
 // helper refused, or exec failed, or the record could not be written, it
 // waits for the helper, closes the child's pipes and returns the finished
 // Result with ok false.
-func (s *Session) enforce(cmd *exec.Cmd, launch *confine.Launch, inW, outR *os.File) (res Result, seccomp, ok bool) {
+func (s *Session) enforce(c *child, launch *confine.Launch) (res Result, seccomp, ok bool) {
+	cmd := c.cmd
 	rep, err := launch.Report()
 	switch {
 	case err != nil:
-		res = Result{Exit: ExitConfinement, Err: fmt.Errorf("confinement refused: %w", err),
-			End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: err.Error(), ExitCode: ExitConfinement}}
+		res = Result{Exit: exitcode.Confinement, Err: fmt.Errorf("confinement refused: %w", err),
+			End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: err.Error(), ExitCode: exitcode.Confinement}}
 	case rep.Refused != "":
-		res = Result{Exit: ExitConfinement, Err: fmt.Errorf("confinement refused: %s", rep.Refused),
-			End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: rep.Refused, ExitCode: ExitConfinement}}
+		res = Result{Exit: exitcode.Confinement, Err: fmt.Errorf("confinement refused: %s", rep.Refused),
+			End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: rep.Refused, ExitCode: exitcode.Confinement}}
 	}
 	if res.Err == nil && rep.Enforced != nil {
 		seq, err := s.Journal.Append(rep.Enforced.Record())
@@ -326,9 +440,8 @@ func (s *Session) enforce(cmd *exec.Cmd, launch *confine.Launch, inW, outR *os.F
 			// Confined but unrecorded: the child must not run.
 			unix.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			cmd.Wait()
-			inW.Close()
-			outR.Close()
-			return Result{Exit: ExitAuditIO, Err: err}, false, false
+			c.closePipes()
+			return Result{Exit: exitcode.AuditIO, Err: err}, false, false
 		}
 	}
 	if res.Err == nil && (rep.Enforced == nil || rep.ExecError != "") {
@@ -345,8 +458,7 @@ func (s *Session) enforce(cmd *exec.Cmd, launch *confine.Launch, inW, outR *os.F
 	// Nothing was relayed and nothing will be. A helper that refused or
 	// failed to exec exits on its own; one whose report was unreadable may
 	// have exec'd the target, which must not run unrecorded.
-	inW.Close()
-	outR.Close()
+	c.closePipes()
 	if err != nil {
 		unix.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
@@ -358,7 +470,7 @@ func (s *Session) enforce(cmd *exec.Cmd, launch *confine.Launch, inW, outR *os.F
 	if res.Exit == 0 {
 		res.Exit = cmd.ProcessState.ExitCode()
 		if res.Exit <= 0 {
-			res.Exit = ExitCannotStart
+			res.Exit = exitcode.CannotStart
 		}
 		res.End.ExitCode = res.Exit
 	}
@@ -378,7 +490,7 @@ func (s *Session) finish(res Result) Result {
 		err = s.Journal.Wait(seq, journal.BeforeResponse)
 	}
 	if err != nil {
-		res.Exit, res.Err = ExitAuditIO, err
+		res.Exit, res.Err = exitcode.AuditIO, err
 	}
 	return res
 }

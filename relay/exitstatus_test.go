@@ -1,0 +1,88 @@
+package relay
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+
+	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/journal"
+)
+
+// TestExitStatus: how a session ended decides wrap's exit status, the
+// session_end record and the outcome of the calls still in flight, with no
+// child to run.
+func TestExitStatus(t *testing.T) {
+	tooLarge := fmt.Errorf("read: %w", ErrFrameTooLarge)
+	auditIO := fmt.Errorf("sync: %w", journal.ErrIO)
+	unanswered := journal.StatusUnanswered
+	tests := []struct {
+		name       string
+		e          ending
+		wantExit   int
+		wantEnd    journal.SessionEnd
+		wantStatus string
+		wantWhy    string
+	}{
+		{
+			name:     "child exits 0 on its own",
+			e:        ending{},
+			wantExit: 0, wantEnd: journal.SessionEnd{Reason: journal.EndChildExit},
+			wantStatus: unanswered, wantWhy: "the child exited before answering",
+		},
+		{
+			name:     "client EOF, child exits 3",
+			e:        ending{reason: journal.EndClientEOF, code: 3},
+			wantExit: 3, wantEnd: journal.SessionEnd{Reason: journal.EndClientEOF, ExitCode: 3},
+			wantStatus: unanswered, wantWhy: "the child exited before answering",
+		},
+		{
+			name:     "signal forwarded, child dies of SIGTERM",
+			e:        ending{reason: journal.EndSignal, signal: syscall.SIGTERM},
+			wantExit: 128 + 15, wantEnd: journal.SessionEnd{Reason: journal.EndSignal, ExitSignal: "SIGTERM"},
+			wantStatus: unanswered, wantWhy: "the child was killed by SIGTERM before answering",
+		},
+		{
+			name:     "SIGSYS under the seccomp filter",
+			e:        ending{signal: syscall.SIGSYS, seccomp: true},
+			wantExit: 128 + int(syscall.SIGSYS), wantEnd: journal.SessionEnd{Reason: journal.EndChildExit, ExitSignal: "SIGSYS", SeccompKilled: true, Detail: SIGSYSFiltered},
+			wantStatus: journal.StatusSeccompKilled, wantWhy: "the child died of SIGSYS under the seccomp filter (a seccomp kill, or a SIGSYS sent to it)",
+		},
+		{
+			name:     "SIGSYS with no filter is an ordinary signal",
+			e:        ending{signal: syscall.SIGSYS},
+			wantExit: 128 + int(syscall.SIGSYS), wantEnd: journal.SessionEnd{Reason: journal.EndChildExit, ExitSignal: "SIGSYS", Detail: SIGSYSUnfiltered},
+			wantStatus: unanswered, wantWhy: "the child was killed by SIGSYS before answering",
+		},
+		{
+			name:     "frame too large overrides the child's status",
+			e:        ending{reason: journal.EndFrameTooLarge, code: 0, failure: tooLarge},
+			wantExit: exitcode.FrameTooLarge, wantEnd: journal.SessionEnd{Reason: journal.EndFrameTooLarge, Detail: tooLarge.Error()},
+			wantStatus: unanswered, wantWhy: "session ended: " + tooLarge.Error(),
+		},
+		{
+			name:     "audit I/O failure, child then killed by SIGTERM",
+			e:        ending{reason: journal.EndAuditIOError, signal: syscall.SIGTERM, failure: auditIO},
+			wantExit: exitcode.AuditIO, wantEnd: journal.SessionEnd{Reason: journal.EndAuditIOError, ExitSignal: "SIGTERM", Detail: auditIO.Error()},
+			wantStatus: unanswered, wantWhy: "session ended: " + auditIO.Error(),
+		},
+		{
+			name:     "frame too large, SIGSYS under the filter: the failure's detail wins",
+			e:        ending{reason: journal.EndFrameTooLarge, signal: syscall.SIGSYS, seccomp: true, failure: tooLarge},
+			wantExit: exitcode.FrameTooLarge, wantEnd: journal.SessionEnd{Reason: journal.EndFrameTooLarge, ExitSignal: "SIGSYS", SeccompKilled: true, Detail: tooLarge.Error()},
+			wantStatus: journal.StatusSeccompKilled, wantWhy: "session ended: " + tooLarge.Error(),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, status, why := exitStatus(tt.e)
+			if res.Exit != tt.wantExit || res.End != tt.wantEnd || !errors.Is(res.Err, tt.e.failure) || (res.Err == nil) != (tt.e.failure == nil) {
+				t.Errorf("exitStatus(%+v) = exit %d, end %+v, err %v; want %d, %+v, %v", tt.e, res.Exit, res.End, res.Err, tt.wantExit, tt.wantEnd, tt.e.failure)
+			}
+			if status != tt.wantStatus || why != tt.wantWhy {
+				t.Errorf("exitStatus(%+v) outcome = %q, %q; want %q, %q", tt.e, status, why, tt.wantStatus, tt.wantWhy)
+			}
+		})
+	}
+}
