@@ -8,16 +8,15 @@ import (
 
 // pipeSize is what the child's pipes are grown to: Linux's default
 // pipe-max-size, what an unprivileged process may ask for. A 1 MiB
-// response then moves in one or two reads instead of sixteen: the relay
-// step's wall time at 1 and 16 MiB halves (BenchmarkCopyStep, rw1M
-// against rw).
+// response then moves in one or two reads instead of sixteen, which is
+// most of the relay step's time for large frames (bench/copystep measures
+// it).
 const pipeSize = 1 << 20
 
 // growPipe asks for a pipeSize buffer. Where it is refused (a lower
 // pipe-max-size, or the user's pipe-user-pages-soft spent) the pipe keeps
-// its 64 KiB, which only costs speed.
-// (Not f.Fd(): that would put the pipe in blocking mode, out of the
-// netpoller.)
+// its 64 KiB, which only costs speed. It uses SyscallConn, not f.Fd():
+// Fd would put the pipe in blocking mode, out of the netpoller.
 func growPipe(f *os.File) {
 	if rc, err := f.SyscallConn(); err == nil {
 		rc.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
