@@ -11,8 +11,8 @@ import (
 )
 
 // TestQuickRun runs the whole harness with a tiny iteration count, to keep
-// it from rotting: every section must produce its figures, every SPEC §7
-// row must be present with a ratio, and the report files must be written.
+// it from rotting: every section must produce its figures, every row of the
+// targets table must be present with a ratio, and the report files must be written.
 // It asserts nothing about the figures themselves (benchmarks, never timed
 // tests).
 func TestQuickRun(t *testing.T) {
@@ -55,17 +55,17 @@ func TestQuickRun(t *testing.T) {
 		t.Errorf("machine = %+v; want a fdatasync floor and a filesystem", res.Machine)
 	}
 
-	// Every SPEC §7 figure: 4 round trip rows, strict, reply, none, group
+	// Every figure of the targets table: 4 round trip rows, strict, reply, none, group
 	// commit, 16 MiB ×2, a scan row per frame, verify.
 	want := 4 + 3 + 1 + 2 + len(scanFrames) + 1
 	if got := len(res.Summary); got != want {
-		t.Errorf("SPEC rows = %d; want %d", got, want)
+		t.Errorf("target rows = %d; want %d", got, want)
 	}
 	for _, r := range res.Summary {
 		// A round trip's floor overhead (floor relay − direct) may be lost
 		// in the noise of a tiny run; every other floor is a number.
 		if math.IsNaN(float64(r.Ratio)) && !strings.HasPrefix(r.Figure, "unrecorded round trip") {
-			t.Errorf("SPEC row %q: ratio = NaN; want a number", r.Figure)
+			t.Errorf("target row %q: ratio = NaN; want a number", r.Figure)
 		}
 	}
 

@@ -6,7 +6,7 @@ import (
 )
 
 // The harness's requests, as prefix + id + suffix. ping and bench/big are
-// relayed unrecorded (SPEC §2: only tools/call is recorded); the echo
+// relayed unrecorded (only tools/call is recorded); the echo
 // child answers tools/call and bench/big with its AEGIS_BENCH_SIZE text.
 var (
 	pingReq = [2]string{`{"jsonrpc":"2.0","id":`, `,"method":"ping"}` + "\n"}

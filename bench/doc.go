@@ -1,4 +1,4 @@
-// Package bench is aegis's end-to-end benchmark harness (SPEC §7): it
+// Package bench is aegis's end-to-end benchmark harness: it
 // measures every figure of the performance table through the real aegis
 // binary and real pipes or socketpairs, each beside the floor it is judged
 // against, measured in the same run, and reports them as a Markdown table,

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// levels are the durability levels in SPEC §4's order, with the
+// levels are the durability levels, strictest first, with the
 // fdatasyncs a lock-step call waits for on its path: strict syncs the
 // intent before the request reaches the child and the outcome before the
 // response reaches the client; reply syncs once, before the response;
@@ -53,13 +53,12 @@ type LevelResult struct {
 	// costs a call, beyond relaying it.
 	OverUnrecorded float64 `json:"over_unrecorded_ns"`
 	// Recording is OverUnrecorded ÷ (Syncs × fdatasync), for Syncs > 0:
-	// the cost of recording against its physical floor (SPEC §7's strict
-	// and reply rows; the seed's "essentially the whole difference is the
-	// recording itself" compares the same two things).
+	// the cost of recording against its physical floor (the strict and
+	// reply rows of BENCHMARKS.md's targets).
 	Recording Ratio `json:"recording_ratio"`
 	// VsOverwrite is OverUnrecorded ÷ (Syncs × Overwrite): recording
-	// against the floor of the means the journal chose, which SPEC §7
-	// does not ask for and which shows what aegis adds to it.
+	// against the floor of the means the journal chose, which no target
+	// judges and which shows what aegis adds to it.
 	VsOverwrite Ratio `json:"recording_vs_overwrite"`
 	// Rest is what is left of OverUnrecorded after the syncs and what the
 	// two records need (Needed), ns: the cost no floor explains.

@@ -91,7 +91,7 @@ func (h *harness) plot(dir string) error {
 		}
 		target.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
 		p.Add(target)
-		p.Legend.Add("SPEC target at 32 in flight (16)", target)
+		p.Legend.Add("target at 32 in flight (16)", target)
 		p.Legend.Top, p.Legend.Left = true, true
 		if err := save(p, "inflight_calls_per_fdatasync.png"); err != nil {
 			return err

@@ -35,7 +35,7 @@ func (res *Results) WriteMarkdown(w io.Writer) {
 	p("| load average | %s at start, %s at end |\n", res.LoadStart, res.LoadEnd)
 	p("| run | %s, %s, %.0f s |\n\n", res.Command, mode, res.ElapsedSec)
 
-	p("## SPEC §7\n\nEvery ratio is to a floor measured in the same run.\n\n")
+	p("## Figures against their targets\n\nEvery ratio is to a floor measured in the same run.\n\n")
 	p("| figure | floor (same run) | target | measured | ratio | verdict |\n|---|---|---|---|---:|---|\n")
 	for _, r := range res.Summary {
 		verdict := "not judged"
@@ -79,8 +79,8 @@ func (res *Results) WriteMarkdown(w io.Writer) {
 				floor, fx(lv.Ratio), fx(lv.P99Ratio), fx(lv.VsOneSync), us(lv.OverUnrecorded), rec, ow, us(lv.Rest), us(float64(lv.CPU)), us(float64(lv.CPUOverUnrecorded)))
 		}
 		p("\nratio = the whole call ÷ its floor (for strict and reply that includes the unrecorded round trip, two process hops, which no recording removes); ")
-		p("recording ÷ floor = (median − unrecorded) ÷ (syncs × fdatasync): what recording costs against what it must cost, SPEC §7's figure. ")
-		p("At strict and reply the journal writes over pre-zeroed space (SPEC §4 leaves it the means), whose fdatasync commits no size change: recording ÷ pre-zeroed floor is the same cost against that cheaper sync, what aegis adds to the means it chose. ")
+		p("recording ÷ floor = (median − unrecorded) ÷ (syncs × fdatasync): what recording costs against what it must cost, the figure the targets table judges. ")
+		p("At strict and reply the journal writes over pre-zeroed space (the means of syncing are the journal's choice), whose fdatasync commits no size change: recording ÷ pre-zeroed floor is the same cost against that cheaper sync, what aegis adds to the means it chose. ")
 		p("rest = median − unrecorded − syncs × fdatasync − the two records' sign+hash+write: what no floor explains.\n")
 	}
 

@@ -35,7 +35,7 @@ type Results struct {
 	profilePaths    []string
 }
 
-// SpecRow is one row of SPEC §7's table, as measured.
+// SpecRow is one row of the targets table (BENCHMARKS.md), as measured.
 type SpecRow struct {
 	Figure   string `json:"figure"`
 	Floor    string `json:"floor"`    // the floor, with its value in this run
@@ -69,7 +69,7 @@ func (r *SpecRow) judge(want string, t float64, extra bool) {
 	r.Pass = &ok
 }
 
-// summarise builds SPEC §7's table from the sections that ran.
+// summarise builds the targets table from the sections that ran.
 func summarise(res *Results) []SpecRow {
 	var rows []SpecRow
 	for _, rt := range res.RoundTrip {

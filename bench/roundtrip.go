@@ -21,7 +21,7 @@ type RTResult struct {
 	// talking to the child directly.
 	FloorOverhead float64 `json:"floor_overhead_ns"`
 	WrapOverhead  float64 `json:"wrap_overhead_ns"`
-	// Ratio is WrapOverhead ÷ FloorOverhead; SPEC §7 wants ≤ 1.5.
+	// Ratio is WrapOverhead ÷ FloorOverhead; the target is ≤ 1.5.
 	Ratio Ratio `json:"ratio"`
 	// WrapVsFloor is the plain ratio of medians, wrap ÷ floor relay.
 	WrapVsFloor Ratio `json:"wrap_vs_floor"`

@@ -47,9 +47,9 @@ type ScanResult struct {
 	JSON      Stats   `json:"encoding_json"`
 	FrameMBps float64 `json:"classify_mb_s"`
 	JSONMBps  float64 `json:"encoding_json_mb_s"`
-	// Speedup is encoding/json's median ÷ Classify's; SPEC §7 wants ≥ 5.
+	// Speedup is encoding/json's median ÷ Classify's; the target is ≥ 5.
 	Speedup     Ratio   `json:"speedup"`
-	FrameAllocs float64 `json:"classify_allocs_per_frame"` // steady state; SPEC §7 wants 0
+	FrameAllocs float64 `json:"classify_allocs_per_frame"` // steady state; the target is 0
 	JSONAllocs  float64 `json:"encoding_json_allocs_per_frame"`
 }
 

@@ -20,7 +20,7 @@ type SizeResult struct {
 	FloorMBps      float64 `json:"floor_mb_s"`
 	UnrecordedMBps float64 `json:"unrecorded_mb_s"`
 	RecordedMBps   float64 `json:"recorded_mb_s"`
-	// Ratios to the floor relay's throughput: SPEC §7 wants ≥ 0.8
+	// Ratios to the floor relay's throughput: the targets are ≥ 0.8
 	// unrecorded and ≥ 0.5 recorded at 16 MiB.
 	UnrecordedRatio Ratio `json:"unrecorded_ratio"`
 	RecordedRatio   Ratio `json:"recorded_ratio"`

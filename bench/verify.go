@@ -15,7 +15,7 @@ type VerifyResult struct {
 	Sha256sum  Stats     `json:"sha256sum"`
 	VerifyMBps float64   `json:"verify_mb_s"`
 	ShaMBps    float64   `json:"sha256sum_mb_s"`
-	// Ratio is verify's throughput ÷ sha256sum's; SPEC §7 wants ≥ 0.5.
+	// Ratio is verify's throughput ÷ sha256sum's; the target is ≥ 0.5.
 	Ratio Ratio `json:"ratio"`
 	// CPU time (user + system) per run, and the ratio of throughputs by
 	// CPU time: what a loaded machine's scheduling does not change, but

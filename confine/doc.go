@@ -1,5 +1,5 @@
 // Package confine confines a child MCP server with Landlock and seccomp
-// through a self-restricting re-exec (SPEC §6), and says exactly what it
+// through a self-restricting re-exec, and says exactly what it
 // enforced.
 //
 // # Mechanism

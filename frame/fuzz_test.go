@@ -9,12 +9,13 @@ import (
 	"testing"
 )
 
-// FuzzIDKey checks that ids are matched by value, as SPEC §2 says, against
-// references independent of Key's format: two numbers have equal Keys if
-// and only if math/big reads them as the same rational (1, 1.0, 10e-1;
-// 9007199254740993 is not 9007199254740992), two strings if and only if
-// encoding/json decodes them to the same string, null only equals null,
-// and a string never equals a number. a and b are the ids' JSON tokens.
+// FuzzIDKey checks that ids are matched by value (frame/doc.go, "Ids":
+// 1 and 1.0 are one id, "1" another), against references independent of
+// Key's format: two numbers have equal Keys if and only if math/big reads
+// them as the same rational (1, 1.0, 10e-1; 9007199254740993 is not
+// 9007199254740992), two strings if and only if encoding/json decodes them
+// to the same string, null only equals null, and a string never equals a
+// number. a and b are the ids' JSON tokens.
 func FuzzIDKey(f *testing.F) {
 	for _, p := range [][2]string{
 		{"1", "1.0"}, {"1e0", "10e-1"}, {"-0", "0"}, {"-0.0e5", "0e-7"}, {"100", "1E+2"},

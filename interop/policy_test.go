@@ -77,7 +77,7 @@ type aegisData struct {
 	RetryAfterMS *int64 `json:"retry_after_ms"`
 }
 
-// checkRefusalData holds a refusal's error data to SPEC §5: data.aegis with
+// checkRefusalData holds a refusal's error data to README's "Policy" section: data.aegis with
 // layer wrap and the code, rule where a rule decided, retry_after_ms for
 // RATE_LIMITED, and never data.elicitations.
 func checkRefusalData(t *testing.T, what string, data json.RawMessage, code string) {

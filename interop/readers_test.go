@@ -669,7 +669,7 @@ func checkReaderLine(t *testing.T, rd reader, policy bool, l readerLine, run *se
 }
 
 // checkRelayed holds what a child read to what the client wrote: without
-// a policy, every byte, unchanged (SPEC: byte identity for any input);
+// a policy, every byte, unchanged (byte identity holds for any input);
 // with it, none of the lines the readings disagree on.
 func checkRelayed(t *testing.T, policy bool, lines []readerLine, raw []byte) {
 	t.Helper()

@@ -1,5 +1,5 @@
 // Package policy reads aegis's tool-identity policy files and decides, by
-// tool name alone, whether a tools/call may reach the child (SPEC §5). It
+// tool name alone, whether a tools/call may reach the child. It
 // implements relay.Gate: the relay asks it about every well-formed call
 // before the frame carrying the call may move, and refuses the rest itself.
 //

@@ -32,7 +32,7 @@ import (
 //   - parsing is deterministic.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
-		specExample,
+		exampleFile,
 		"version: 1\ndefault: deny\n",
 		"version: 1\ndefault: allow\nrules:\n",
 		"version: 1\ndefault: deny\nrules:\n  - tool: \"fs_*\"\n    action: allow\n    rate: 5/30s\n  - tool: fs_read\n    action: deny\n",

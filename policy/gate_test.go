@@ -22,7 +22,7 @@ func mustParse(t testing.TB, src string) *Policy {
 }
 
 func TestGateDecide(t *testing.T) {
-	g := NewGate(mustParse(t, specExample))
+	g := NewGate(mustParse(t, exampleFile))
 	set := g.Current().Set()
 	now := time.Unix(1000, 0)
 	tests := []struct {
@@ -181,7 +181,7 @@ func TestReload(t *testing.T) {
 func TestWatch(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "policy.yaml")
-	os.WriteFile(path, []byte(specExample), 0o600)
+	os.WriteFile(path, []byte(exampleFile), 0o600)
 	w, err := Watch(path, 20*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ func TestWatch(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "audit.jsonl"), []byte("x\n"), 0o600)
 	expect("another file written", false)
-	os.WriteFile(path, []byte(specExample+"\n"), 0o600)
+	os.WriteFile(path, []byte(exampleFile+"\n"), 0o600)
 	expect("file written", true)
 	tmp := filepath.Join(dir, ".policy.yaml.tmp")
 	os.WriteFile(tmp, []byte("version: 1\ndefault: deny\n"), 0o600)

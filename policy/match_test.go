@@ -193,7 +193,7 @@ func FuzzMatch(f *testing.F) {
 }
 
 func TestExplain(t *testing.T) {
-	p, err := Parse("p.yaml", []byte(specExample+"  - tool: \"read_*\"\n    action: deny\n"))
+	p, err := Parse("p.yaml", []byte(exampleFile+"  - tool: \"read_*\"\n    action: deny\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-const specExample = `version: 1
+const exampleFile = `version: 1
 default: allow            # allow | deny
 rules:                    # first match wins; match is on tool identity only
   - tool: read_file       # exact name, or a glob: "fs_*"
@@ -21,10 +21,10 @@ rules:                    # first match wins; match is on tool identity only
     rate: 10/m            # token bucket per rule; over it: RATE_LIMITED
 `
 
-func TestParseSpecExample(t *testing.T) {
-	p, err := Parse("p.yaml", []byte(specExample))
+func TestParseExample(t *testing.T) {
+	p, err := Parse("p.yaml", []byte(exampleFile))
 	if err != nil {
-		t.Fatalf("Parse(SPEC §5 example) = %v", err)
+		t.Fatalf("Parse(example) = %v", err)
 	}
 	if p.Default() != Allow {
 		t.Errorf("Default() = %v; want allow", p.Default())
@@ -50,7 +50,7 @@ func TestParseSpecExample(t *testing.T) {
 			t.Errorf("rules[%d] = %q %v %v line %d col %d; want %q %v %v line %d col 11", i, r.Tool, r.Action, r.Rate, r.Line, r.Column, w.tool, w.action, w.rate, w.line)
 		}
 	}
-	if got := p.Set(); got != SetOf([]byte(specExample)) || !strings.HasPrefix(got, "sha256:") || len(got) != 71 {
+	if got := p.Set(); got != SetOf([]byte(exampleFile)) || !strings.HasPrefix(got, "sha256:") || len(got) != 71 {
 		t.Errorf("Set() = %q; want sha256 of the bytes", got)
 	}
 }

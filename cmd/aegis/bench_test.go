@@ -1,8 +1,8 @@
 package main
 
 // End-to-end benchmarks through the real aegis binary and real pipes, each
-// figure beside its floor measured in the same benchmark function (SPEC §7,
-// STYLE rule 9):
+// figure beside its floor measured in the same benchmark function
+// (BENCHMARKS.md, "Method"):
 //
 //	go test -run XXX -bench RoundTrip -count 5 ./cmd/aegis/
 //
@@ -199,9 +199,9 @@ func nsPerOp(b *testing.B) float64 { return float64(b.Elapsed().Nanoseconds()) /
 // The ratios are computed from floors timed in the same sub-benchmark,
 // interleaved with its loop (8 ops each after every 16; timer stopped):
 //
-//	wrap-unrecorded  ovh-ratio = (ns/op − direct) ÷ (floor relay − direct); SPEC ≤ 1.5
-//	wrap-strict      ratio = ns/op ÷ (2 × fdatasync); SPEC ≤ 1.10
-//	wrap-reply       ratio = ns/op ÷ (1 × fdatasync); SPEC ≤ 1.10
+//	wrap-unrecorded  ovh-ratio = (ns/op − direct) ÷ (floor relay − direct); target ≤ 1.5
+//	wrap-strict      ratio = ns/op ÷ (2 × fdatasync); target ≤ 1.10
+//	wrap-reply       ratio = ns/op ÷ (1 × fdatasync); target ≤ 1.10
 //	both             rec-ratio = (ns/op − unrecorded) ÷ (k × fdatasync): recording's cost alone,
 //	                 where unrecorded is a ping through the same aegis process
 //	wrap-none        over-unrec-us = ns/op − unrecorded, in µs: what recording costs without syncs

@@ -135,7 +135,7 @@ func testChild(mode string) int {
 	return 0
 }
 
-// relayChild is the floor a relay is measured against (SPEC §7): a process
+// relayChild is the floor a relay is measured against (BENCHMARKS.md): a process
 // between client and child that moves bytes both ways with plain read/write
 // loops over pipes, as aegis does (same pipes, 64 KiB reads), and nothing
 // else: no parsing, no recording.

@@ -1,7 +1,8 @@
 package main
 
-// Tests of --confine and --clean-env (SPEC §6) through the real binary. Every
-// restriction is applied by the helper in a child process, never here.
+// Tests of --confine and --clean-env (confine/doc.go) through the real
+// binary. Every restriction is applied by the helper in a child process,
+// never here.
 //
 //	go test -run 'Confine|CleanEnv' ./cmd/aegis/
 //	go test -run XXX -bench Confine ./cmd/aegis/

@@ -10,7 +10,8 @@ import (
 	"github.com/aegisrelay/aegis/journal"
 )
 
-// confineFlags are wrap's confinement and child-environment flags (SPEC §6).
+// confineFlags are wrap's confinement and child-environment flags
+// (confine/doc.go).
 type confineFlags struct {
 	confine, execSupport, udp, bestEffort, cleanEnv bool
 	read, write, net, env                           stringList

@@ -90,9 +90,10 @@ func splitWrite(w io.Writer, p []byte, r *rand.Rand) error {
 	return nil
 }
 
-// TestByteIdentity is the property of SPEC §2 through the real binary and
-// real pipes: random streams arrive byte for byte on the other side, both
-// ways, and every tools/call the client sent has exactly one intent.
+// TestByteIdentity is relay's byte-identity property through the real
+// binary and real pipes: random streams arrive byte for byte on the other
+// side, both ways, and every tools/call the client sent has exactly one
+// intent.
 func TestByteIdentity(t *testing.T) {
 	for seed := range uint64(6) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {

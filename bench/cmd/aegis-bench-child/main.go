@@ -15,7 +15,7 @@
 // bytes, anything else with an empty result. With -hold N it holds every
 // answer until N requests have arrived.
 //
-// floorrelay is the floor a relay is judged against (SPEC §7): an echo
+// floorrelay is the floor a relay is judged against (BENCHMARKS.md): an echo
 // child on two pipes, as aegis starts its child, and two plain 64 KiB
 // read/write loops between them and its own stdin and stdout.
 //

@@ -1,6 +1,7 @@
-// Command aegis-bench measures every figure of SPEC §7 beside its floor,
-// in one run, and reports them: a Markdown table on stdout, progress on
-// stderr, results.json, results.md and PNG plots in -out.
+// Command aegis-bench measures every figure of BENCHMARKS.md's targets
+// table beside its floor, in one run, and reports them: a Markdown table on
+// stdout, progress on stderr, results.json, results.md and PNG plots in
+// -out.
 //
 //	go run ./bench/cmd/aegis-bench                 # full run, a few minutes
 //	go run ./bench/cmd/aegis-bench -quick          # under a minute
