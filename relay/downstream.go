@@ -9,13 +9,12 @@ import (
 	"github.com/aegisrelay/aegis/journal"
 )
 
-// Downstream relays child→client until the child's EOF (nil) or an error.
-// A response whose id matches a call in flight gets its outcome appended,
-// and the run of lines carrying it is written to dst only once the outcome
-// is as durable as the level requires before a response. It reads on while
-// it waits, and returns as soon as it fails, as Upstream does. If the
-// client is gone, Downstream keeps reading and recording until the child's
-// EOF and then returns the write error.
+// Downstream relays child→client until the child's EOF (nil) or an error:
+// each run of lines is written to dst once its outcomes and anomalies pass
+// journal.BeforeResponse. It reads on while it waits, and returns as soon
+// as it fails, as Upstream does. If the client is gone, Downstream keeps
+// reading and recording until the child's EOF, so that every answer the
+// child gave is in the record, and then returns the write error.
 func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 	// werr is the first write error. The reader writes (a run without
 	// records) only while the forwarder holds nothing, and fw.mu orders

@@ -32,9 +32,8 @@ import (
 //     answer that the client has yet to follow with a call, no bytes
 //     waiting: Relay.alone). A lone call then costs what it costs without
 //     a forwarder: handing its run over would put a wake-up of the other
-//     goroutine's thread on its path, which cost lock-step calls ~30 µs a
-//     hop on a 2-vCPU VM (aegis-bench -only durability). Otherwise the
-//     run queues;
+//     goroutine's thread on its path, a cost each lock-step call would pay
+//     (BENCHMARKS.md, durability). Otherwise the run queues;
 //   - a queued run is a copy, in buffers that pass from run to run (steady
 //     state allocates nothing). What the reader has staged, queued or the
 //     forwarder not yet written costs at most maxReadAhead bytes, each run

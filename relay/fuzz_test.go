@@ -346,7 +346,7 @@ type refCall struct {
 
 // model is the reference: it reads each stream as whole lines (no reads,
 // no chunks), classifies each line with a fresh Classifier, and records
-// as SPEC §2 says.
+// as the package documentation says.
 func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 	if maxFrame <= 0 {
 		maxFrame = relay.DefaultMaxFrame
@@ -514,7 +514,7 @@ func digest(line []byte) journal.Digest {
 	return sha256.Sum256(bytes.TrimSuffix(line, []byte{'\n'}))
 }
 
-// callOf is the id as SPEC §3 records it: a number as written, a string
+// callOf is the id as an intent records it: a number as written, a string
 // decoded, anything else (absent, null, not an id) null.
 func callOf(m *frame.Message) journal.Call {
 	switch {

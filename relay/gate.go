@@ -6,7 +6,7 @@ import (
 	"github.com/aegisrelay/aegis/journal"
 )
 
-// Gate is the tool-identity policy the relay enforces (SPEC §5). A nil Gate
+// Gate is the tool-identity policy the relay enforces. A nil Gate
 // is pass-through: every line is relayed, every intent says "pass-through",
 // and the relay behaves byte for byte as one without policy code.
 //

@@ -80,7 +80,7 @@ func (r *Relay) writeClient(p []byte) {
 	r.wmu.Unlock()
 }
 
-// The refusal frame (SPEC §5). These are part of the wire format: the
+// The refusal frame. These are part of the wire format: the
 // envelope, the code and the layer never vary.
 const (
 	// RefusalCode is the JSON-RPC error code of every refusal. MCP 2025-11-25

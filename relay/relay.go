@@ -39,7 +39,7 @@ type Config struct {
 	// so the table holds at most MaxPending × 512 bytes: 32 MiB by default.
 	// A call past the bound evicts the oldest, recorded unanswered.
 	MaxPending int
-	// Gate enforces a policy (SPEC §5); nil is pass-through. With a Gate,
+	// Gate enforces a policy; nil is pass-through. With a Gate,
 	// Client is required: the writer the Downstream pump writes to, where
 	// refusal frames go too (the relay serialises the two writers' lines).
 	Gate   Gate

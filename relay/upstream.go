@@ -33,32 +33,24 @@ func (st *upstream) drop(start, end int) {
 	st.drops = append(st.drops, [2]int{start, end})
 }
 
-// Upstream relays client→child until the client's EOF (nil) or an error.
-// Every tools/call in a run of lines gets its intent appended, and the run is
-// written to dst only once the intents are as durable as the level requires
-// before a request. Lines are written exactly as read, in the order read.
+// Upstream relays client→child until the client's EOF (nil) or an error,
+// as the package documentation says: each run of lines is written to dst
+// once its records pass the barrier, in the order read, and with a Gate
+// only the lines judged may reach the child.
 //
-// The pump reads on while it waits (forward.go): a goroutine it starts
-// reads and records the runs, and the calling goroutine writes each one
-// once its records are durable. With calls in flight a client sends its
-// requests one by one; those that arrive while a sync is pending are then
-// recorded in time to share it, instead of waiting for the sync after it.
-// Read-ahead: when a run has been recorded and more bytes are already
-// waiting in src (a pipe or socket: FIONREAD), the next runs are recorded
-// too before the calling goroutine waits for any of them, so that one
-// commit group covers them all. Nothing is written before every record of
-// it and of the runs before it is durable, and runs are written in the
-// order read, so ordering and byte identity are as without it.
+// It reads on while it waits (forward.go): a goroutine it starts reads
+// and records the runs, and the calling goroutine writes each one once its
+// records are durable. With calls in flight a client sends its requests
+// one by one; those that arrive while a sync is pending are then recorded
+// in time to share it, instead of waiting for the sync after it. When more
+// bytes are already waiting in src (FIONREAD on a pipe or socket), the
+// runs they hold are recorded before the writer waits for any of them, so
+// that one commit group covers them all.
 //
 // Upstream returns as soon as it fails, even while its reading goroutine
-// is blocked in a read of src: that goroutine records and writes nothing
-// more, and ends when the read returns.
-//
-// With a Gate, a line is written only if it is exactly one JSON value (white
-// space around it aside) and no tools/call in it is refused: empty lines are
-// dropped, other lines that are not one value are anomalies and dropped; the records of a refusal are as durable as
-// the level requires before a response when its refusal frame is written
-// to Config.Client. Lines that are relayed are still written exactly as read.
+// is blocked in a read of src: a pump stuck in a read must not keep the
+// session from learning that the journal failed. That goroutine records
+// and writes nothing more, and ends when the read returns.
 func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
 	fw := newForwarder(r, func(h *heldRun) error { return r.relayRun(dst, h.chunk, h.drops, h.answer) }, readable(src))
 	go r.readRequests(src, dst, fw)
@@ -217,7 +209,7 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 		}
 		if f.Kind != frame.Single && f.Kind != frame.Batch && len(f.Hidden) == 0 {
 			// With a policy only lines that are one JSON value reach the
-			// child (SPEC §5); a line of white space carries nothing to
+			// child; a line of white space carries nothing to
 			// record, and is dropped without a record.
 			if gated {
 				st.drop(start, off)

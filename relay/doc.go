@@ -1,0 +1,159 @@
+// Package relay moves the bytes of one MCP stdio session between a client
+// and a child server and records every tools/call that crosses it in a
+// journal. Relay is the recorder and its two pumps, Upstream
+// (client→child) and Downstream (child→client); Session runs a child under
+// a Relay from start to exit status. This comment is the relay's contract:
+// what reaches each side, in what order, and when the records describing it
+// are durable.
+//
+// # Byte identity
+//
+// A line is the bytes up to and including a '\n' (the last line of a stream
+// may lack it). A line that is relayed is written exactly as it was read:
+// never re-encoded, trimmed, merged with another or split, whatever it
+// holds ('\r', invalid UTF-8, several values, no JSON at all).
+//
+// Without a Gate (pass-through) each side receives every byte the other
+// wrote, in the order written. The one exception is a line longer than
+// Config.MaxFrame: none of it is relayed, and the session ends
+// (ErrFrameTooLarge).
+//
+// With a Gate, the child receives exactly the client's lines that are one
+// JSON value (white space around it aside), read alike by every reader,
+// and whose tools/calls are all allowed, in the order written; it receives
+// no part of any other line.
+// The client receives every byte the child wrote, in order, and aegis's
+// refusal frames, each a whole line written between two of the child's
+// lines, never inside one.
+//
+// # Ordering
+//
+// Each pump writes lines in the order it read them. A refusal frame is
+// written to the client before any line the client sent after the refused
+// one reaches the child, so the refusal comes before the answer to any
+// later request. Records are appended in the order their lines were read
+// in each direction, and the two directions share the journal's one
+// order: an answer's outcome follows its call's intent.
+//
+// # Durability before forwarding
+//
+// Nothing is written to either side before the records describing it are
+// as durable as the journal's level requires, and before every record
+// appended ahead of them is too (journal.Journal.Wait):
+//
+//   - a run of the client's lines reaches the child once its records
+//     (intents, anomalies, outcomes of evicted calls) pass
+//     journal.BeforeRequest; a run holding a refusal waits for
+//     journal.BeforeResponse, since its refusal frame goes to the client;
+//   - a run of the child's lines reaches the client once its records
+//     (outcomes, anomalies) pass journal.BeforeResponse;
+//   - a run without records waits for nothing.
+//
+// So at strict every record is written and fdatasync'd before the line it
+// describes moves; at reply an intent is written (not yet synced) before
+// its request moves, and intent and outcome are synced before the response
+// moves; at interval and none records are written before their lines move
+// and reach the disk later. A crash therefore never leaves a call that
+// reached the child (strict) or a response that reached the client
+// (strict, reply) without its record.
+//
+// While a run waits for its records, the pump reads and records the lines
+// that arrive meanwhile, so that one sync covers them too; at most 1 MiB
+// of read-ahead is held, and runs still leave in the order read, each
+// after its own records. A lone call, with nothing else in flight, is
+// written by the goroutine that read it.
+//
+// # How lines are judged
+//
+// Peers read lines in different ways (frame's package documentation,
+// "Every reading of a line" and "Ids"); the relay records what any of
+// those readers could act on.
+//
+// From the client, every line is classified. A line that is not exactly
+// one JSON value, that some reader reads differently, or whose batch is
+// too long to classify whole gets an anomaly record. Every tools/call that
+// any reading finds gets an intent: those of the line read as one value
+// with their batch position, those only another reading finds as
+// malformed, with the line's anomaly as the reason. A call with an id that
+// a response can name enters the table of calls in flight. A line of
+// white space carries nothing and gets no record.
+//
+// From the child, lines are read only while calls are in flight. A
+// message with an id and a result or error, in any reading, is judged
+// against the table:
+//
+//   - a clean answer (a response, not malformed, in a line every reader
+//     reads alike) whose id names exactly one call in flight, the same
+//     call however a client reads the id, gets that call's outcome
+//     (ok, rpc_error or tool_error, the response's digest, and latency_ns
+//     from when the request was released to the child); duplicate ids in
+//     flight are answered in the order they were sent;
+//   - any other message that could answer a call in flight for some
+//     client (any of its ids, as any client reads ids) makes the line an
+//     anomaly (ReasonLooseID, ReasonAnswerWithMethod, ReasonTwoCalls, or
+//     the line's or message's own malformation), and the call stays in
+//     flight: whichever answer the client takes is in the record, this
+//     line's digest or a later answer's outcome;
+//   - lines that could answer nothing are relayed without a record.
+//
+// # Gating and refusals
+//
+// With a Gate (which requires Config.Client), every frame that carries a
+// tools/call is decided whole under one rule set (Gate, FrameDecider). A
+// malformed call, or one that names no tool, is refused without asking
+// the Gate: readers could disagree about which tool it runs. If any call
+// of a frame is refused the whole frame is: its line is dropped, every
+// intent says refused, every call with an id gets a host_denied outcome
+// (ReasonNotExecuted, or ReasonSibling for the calls refused for a
+// sibling's sake), and every request in it is answered with a refusal
+// frame (AppendRefusal; a batch is answered with an array, a frame with no
+// request is not answered). Rate tokens are taken only when a frame is
+// relayed. A client that is gone gets no refusal; the records stand.
+//
+// # Memory
+//
+// The table of calls in flight holds at most Config.MaxPending calls of at
+// most about 512 bytes each, whatever their ids. A call beyond it evicts
+// the oldest, which is recorded unanswered at once. A pump holds at most
+// the longest line (Config.MaxFrame) plus the read-ahead bound.
+//
+// # Failing closed
+//
+// Once the journal has failed (journal.ErrIO), nothing more moves either
+// way, recorded or not: both pumps return the error at once, even one
+// blocked in a read, and drop what they hold unwritten. Session then ends
+// the child and exits with exitcode.AuditIO, without session_end, which
+// could not be written. After End, the pumps fail with ErrEnded and Note
+// refuses, so that nothing follows session_end.
+//
+// # Lifecycle
+//
+// Session starts the child in its own process group and, under
+// --confine, makes its enforcement record durable before any line moves.
+// Then:
+//
+//   - at the client's EOF the child's stdin is closed; it has the grace
+//     period to exit, then gets SIGTERM, then after another grace period
+//     SIGKILL;
+//   - on a line too long or an audit I/O failure the child's stdin is
+//     closed and it gets SIGTERM at once, then SIGKILL after the grace;
+//   - a signal aegis receives is passed to the child's process group while
+//     the child lives; SIGHUP does not by itself end the session;
+//   - once the child has exited, its output is relayed until EOF or for
+//     the grace period at most (a grandchild may hold the pipe open);
+//   - every call still in flight then gets an outcome (unanswered, or
+//     seccomp_killed for a SIGSYS under the seccomp filter), and
+//     session_end is appended and made durable.
+//
+// wrap's exit status is the child's, or 128+N if it died of signal N;
+// exitcode.FrameTooLarge or exitcode.AuditIO when the session failed
+// (session_end still records how the child ended); exitcode.Confinement
+// when confinement was refused; exitcode.CannotExec or
+// exitcode.CannotStart when the child could not be started.
+//
+// # Concurrency
+//
+// A Relay's methods are safe for its two pumps and one controller (the
+// goroutine calling End, Note and Counts). Each pump runs on the goroutine
+// that calls it and one more that it starts to read.
+package relay
