@@ -140,7 +140,7 @@ func fjClassify(p *fastjson.Parser, line []byte, s *ejSummary) error {
 //	frame         Classify (full: validation, duplicates, case variants, id keys)
 //	encoding/json struct decoding into RawMessage fields (less work: no ambiguity checks)
 //	encoding/json-tokens  json.Valid + Decoder token walk (the differential reference: the same work)
-//	fastjson      fastjson.Validate + Parser tree (the design not taken; no ambiguity checks)
+//	fastjson      fastjson.Validate + Parser tree (the library not used; no ambiguity checks)
 func BenchmarkClassify(b *testing.B) {
 	frames := []struct {
 		name string

@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-// Issue 13, class 1: a line may read as different messages to different
+// A line may read as different messages to different
 // peers. JSON allows a bare "\r" as white space, so {"x":<CR>{call}<CR>} is
 // one JSON value to a reader that ends lines at "\n", and three lines, the
 // middle one a call, to one that also ends them at "\r" (Python's text I/O
@@ -182,7 +182,7 @@ func readerLines() []readerLine {
 			exec: execBy([]int{101}, allReaders)},
 		{name: "crlf", line: rcall(102, "echo") + cr, ids: []int{102}, control: true,
 			exec: execBy([]int{102}, allReaders)},
-		// The call of the issue: a member value between two CRs.
+		// A call as a member value between two CRs.
 		{name: "cr-member", line: `{"x":` + cr + rcall(103, "delete_all") + cr + `}`, ids: []int{103}, hidden: true,
 			exec: execBy([]int{103}, crReaders)},
 		{name: "cr-member-deep", line: `{"a":{"b":` + cr + rcall(104, "delete_all") + cr + `}}`, ids: []int{104}, hidden: true,

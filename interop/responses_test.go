@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Issue 13, class 2: every response a client accepts has its outcome. The
+// Every response a client accepts has its outcome. The
 // official TypeScript SDK client matches a response to its request by
 // Number(id) (so "1", "1e0", " 1 ", "0x1" answer call 1) and reads the last
 // of duplicate keys; the Go SDK client reads a numeric id as a float64 and

@@ -167,7 +167,7 @@ func TestVerifyDirectory(t *testing.T) {
 }
 
 // TestVerifyNotRegular: a FILE that is a FIFO (a shell's <(…)) or a
-// device is refused at once (2); before, a FIFO was read as an empty log.
+// device is refused at once (2), not read as an empty log.
 func TestVerifyNotRegular(t *testing.T) {
 	dir := t.TempDir()
 	edges := edgeFiles(t, dir)

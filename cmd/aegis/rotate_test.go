@@ -496,7 +496,7 @@ func TestRotateProgress(t *testing.T) {
 	}
 }
 
-// TestRotateSoak is the long-running log of issue 8: a wrapped session of
+// TestRotateSoak is a long-running log: a wrapped session of
 // many recorded calls at none, rotating hundreds of times with --compress.
 // verify over the whole set passes pinned, every call is in it once, and
 // wrap's resident memory stays flat. CI runs 40,000 calls; set
