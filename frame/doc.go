@@ -23,9 +23,10 @@
 //     long buffer (from a process-wide pool, or blocks joined into a new
 //     one, at most max+1 bytes), which goes back to the pool once the line
 //     is consumed and is freed by the next garbage collection unless
-//     another long line takes it first. A Classifier keeps decoded strings (at most ~3 bytes per input byte of a
-//     decoded method, name or id, dropped after a frame that needed more
-//     than 1 MiB) and at most MaxBatch Messages.
+//     another long line takes it first. A Classifier keeps decoded
+//     strings (at most ~3 bytes per input byte of a decoded method, name
+//     or id, dropped after a frame that needed more than 1 MiB) and at
+//     most MaxBatch Messages.
 //   - Bad input is the normal case: no input makes either panic, recurse
 //     without bound, or hold memory beyond those bounds.
 //

@@ -69,9 +69,9 @@ func child(mode string) []string {
 
 // wrapCmd returns an aegis wrap command around argv. Its --grace, 5s, is
 // what a child that exits on its stdin's EOF may take: a race-built test
-// binary starting cold has taken over 300 ms before it read a byte. Tests
-// of the escalation itself (a child that hangs) pass a shorter one in
-// extra.
+// binary starting cold on a loaded machine can take a large part of a
+// second before it reads a byte. Tests of the escalation itself (a child
+// that hangs) pass a shorter one in extra.
 func (f *fixture) wrapCmd(extra []string, argv ...string) *exec.Cmd {
 	args := append([]string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--grace", "5s"}, extra...)
 	args = append(append(args, "--"), argv...)
