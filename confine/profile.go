@@ -3,12 +3,11 @@ package confine
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-
-	"github.com/aegisrelay/aegis/journal"
 )
 
 // EnvVar carries the profile from wrap to the helper. The helper removes it
@@ -106,8 +105,8 @@ func ParsePort(hostPort string) (uint16, error) {
 }
 
 // Request returns the profile as session_start records it.
-func (p *Profile) Request() *journal.ConfineRequest {
-	return &journal.ConfineRequest{
+func (p *Profile) Request() *record.ConfineRequest {
+	return &record.ConfineRequest{
 		Read: p.Read, Write: p.Write, Net: p.Net,
 		ExecSupport: p.ExecSupport, UDP: p.UDP, BestEffort: p.BestEffort,
 	}

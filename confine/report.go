@@ -4,9 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
-
-	"github.com/aegisrelay/aegis/journal"
 )
 
 // Report is what the helper tells the parent, one JSON object per line:
@@ -55,8 +54,8 @@ type FSRule struct {
 }
 
 // Record returns the enforcement record of e.
-func (e *Enforced) Record() *journal.Enforcement {
-	r := &journal.Enforcement{
+func (e *Enforced) Record() *record.Enforcement {
+	r := &record.Enforcement{
 		LandlockABI:          e.LandlockABI,
 		TCP:                  e.TCP,
 		NetPorts:             e.Ports,
@@ -71,7 +70,7 @@ func (e *Enforced) Record() *journal.Enforcement {
 		NotCovered:           e.NotCovered,
 	}
 	for _, f := range e.FS {
-		r.FS = append(r.FS, journal.FSRule{Path: f.Path, Access: f.Access})
+		r.FS = append(r.FS, record.FSRule{Path: f.Path, Access: f.Access})
 	}
 	return r
 }

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,24 +91,24 @@ func BenchmarkFdatasyncFloor(b *testing.B) {
 // does: an intent, then its outcome. Reused across calls; Append copies.
 type callRecords struct {
 	id  []byte
-	in  Intent
-	out Outcome
+	in  record.Intent
+	out record.Outcome
 }
 
 func newCallRecords() *callRecords {
 	c := &callRecords{}
-	c.in = Intent{Tool: []byte("read_file"), HasTool: true, RequestDigest: sha256.Sum256([]byte("request"))}
-	c.out = Outcome{ResponseDigest: sha256.Sum256([]byte("response")), HasResponse: true, Status: StatusOK, LatencyNS: 123456}
+	c.in = record.Intent{Tool: []byte("read_file"), HasTool: true, RequestDigest: sha256.Sum256([]byte("request"))}
+	c.out = record.Outcome{ResponseDigest: sha256.Sum256([]byte("response")), HasResponse: true, Status: record.StatusOK, LatencyNS: 123456}
 	return c
 }
 
-func (c *callRecords) intent(n int) *Intent {
+func (c *callRecords) intent(n int) *record.Intent {
 	c.id = strconv.AppendInt(c.id[:0], int64(n), 10)
-	c.in.Call = Call{Type: IDNumber, Text: c.id}
+	c.in.Call = record.Call{Type: record.IDNumber, Text: c.id}
 	return &c.in
 }
 
-func (c *callRecords) outcome(intent uint64) *Outcome {
+func (c *callRecords) outcome(intent uint64) *record.Outcome {
 	c.out.Call, c.out.Intent = c.in.Call, intent
 	return &c.out
 }
@@ -138,7 +139,7 @@ func openBench(tb testing.TB, dir string, dur string, fs FS) (*Journal, string) 
 		tb.Fatal(err)
 	}
 	waitFull(j.sign) // as a wrap idle for a millisecond: the nonce pool full
-	seq, err := j.Append(&SessionStart{Aegis: "bench", Argv: []string{"server"}, Durability: dur, PolicySet: PassThroughSet})
+	seq, err := j.Append(&record.SessionStart{Aegis: "bench", Argv: []string{"server"}, Durability: dur, PolicySet: record.PassThroughSet})
 	if err == nil {
 		err = j.Wait(seq, BeforeResponse)
 	}
@@ -152,7 +153,7 @@ func openBench(tb testing.TB, dir string, dur string, fs FS) (*Journal, string) 
 }
 
 var benchKey = func() ed25519.PrivateKey {
-	k, err := GenerateKey()
+	k, err := record.GenerateKey()
 	if err != nil {
 		panic(err)
 	}
@@ -374,7 +375,7 @@ func BenchmarkConcurrent(b *testing.B) {
 						if next.Add(1) > int64(b.N) {
 							return
 						}
-						var body Body
+						var body record.Body
 						bar := BeforeRequest
 						if k%2 == 0 {
 							body = c.intent(w<<32 | k)
@@ -450,7 +451,7 @@ func buildLog(tb testing.TB, dur string, appenders, records int) []byte {
 	if tb.Failed() {
 		tb.FailNow()
 	}
-	seq, err := j.Append(&SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: uint64(calls), Outcomes: uint64(calls)}})
+	seq, err := j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: uint64(calls), Outcomes: uint64(calls)}})
 	if err == nil {
 		err = j.Wait(seq, BeforeResponse)
 	}

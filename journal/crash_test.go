@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -18,7 +19,7 @@ import (
 // crashChild appends at strict from 4 goroutines until killed, printing
 // the seq of every record whose Wait returned (acknowledged) on stdout.
 func crashChild(path string, keyPEM []byte) {
-	key, err := ParsePrivateKey(keyPEM)
+	key, err := record.ParsePrivateKey(keyPEM)
 	if err != nil {
 		panic(err)
 	}
@@ -35,14 +36,14 @@ func crashChild(path string, keyPEM []byte) {
 		out.Flush()
 		mu.Unlock()
 	}
-	seq, _ := j.Append(&SessionStart{Aegis: "crash", Durability: "strict", PolicySet: PassThroughSet})
+	seq, _ := j.Append(&record.SessionStart{Aegis: "crash", Durability: "strict", PolicySet: record.PassThroughSet})
 	if j.Wait(seq, BeforeRequest) == nil {
 		ack(seq)
 	}
 	for range 4 {
 		go func() {
 			for i := 0; ; i++ {
-				seq, err := j.Append(&Intent{RequestDigest: Digest{byte(i)}})
+				seq, err := j.Append(&record.Intent{RequestDigest: record.Digest{byte(i)}})
 				if err == nil {
 					err = j.Wait(seq, BeforeRequest)
 				}
@@ -71,7 +72,7 @@ func TestMain(m *testing.M) {
 // file, and verify never reports tampering.
 func TestCrash(t *testing.T) {
 	key := testKey(t)
-	pemBytes, _ := MarshalPrivateKey(key)
+	pemBytes, _ := record.MarshalPrivateKey(key)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	r := rand.New(rand.NewPCG(1, 2))
 	var acked []uint64
@@ -119,7 +120,7 @@ func TestCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		present := map[uint64]bool{}
-		var d Decoder
+		var d record.Decoder
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			if rec, err := d.Decode(line); err == nil {
 				present[rec.Seq] = true

@@ -3,6 +3,7 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/internal/regular"
 )
 
 // Errors of the journal. Classify with errors.Is; I/O failures are *IOError
@@ -23,17 +24,10 @@ var (
 	// ErrNotRegular means a path that must name a regular file (an audit
 	// log, a key, a head file) names a directory, a FIFO, a device or a
 	// socket; aegis neither opens nor reads it.
-	ErrNotRegular = errors.New("journal: not a regular file")
+	ErrNotRegular = regular.ErrNotRegular
 	// ErrTooLarge means a file that aegis reads whole (a key, a head file)
 	// is larger than any such file can be; it is not read.
-	ErrTooLarge = errors.New("journal: file too large")
-	// ErrKeyMode means a private key file can be read or written by its
-	// group or by others (ReadPrivateKeyFile).
-	ErrKeyMode = errors.New("journal: private key file is open to group or others")
-	// ErrRecord is matched by every error about the bytes of a record.
-	ErrRecord = errors.New("journal: bad record")
-	// ErrKey is matched by every error about a key's encoding.
-	ErrKey = errors.New("journal: bad key")
+	ErrTooLarge = regular.ErrTooLarge
 	// ErrCorruptSegment matches the error of reading a compressed segment
 	// that does not decode (OpenSegment); VerifySet reports it as a problem.
 	ErrCorruptSegment = errors.New("journal: compressed segment does not decode")
@@ -55,7 +49,3 @@ func (e *IOError) Unwrap() error { return e.Err }
 
 // Is makes every IOError match ErrIO.
 func (e *IOError) Is(target error) bool { return target == ErrIO }
-
-func recordError(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrRecord}, args...)...)
-}

@@ -2,7 +2,7 @@ package journal
 
 import (
 	"errors"
-	"fmt"
+	"github.com/aegisrelay/aegis/journal/internal/regular"
 	"io"
 	"os"
 	"path/filepath"
@@ -209,12 +209,12 @@ func openLocked(path string, syncNew bool) (File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) && syncNew {
 		created = false
-		if err = checkRegular(path, nil); err == nil {
+		if err = regular.Check(path, nil); err == nil {
 			f, err = os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY, 0)
 		}
 		if err == nil {
 			// Replaced between the check and the open: check what was opened.
-			if err = checkRegular(path, f); err != nil {
+			if err = regular.Check(path, f); err != nil {
 				f.Close()
 			}
 		}
@@ -318,83 +318,4 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// checkRegular returns ErrNotRegular, naming what path is, unless path (or
-// the open file f, if not nil) is a regular file. Symbolic links are
-// followed: a link to a regular file is one.
-func checkRegular(path string, f *os.File) error {
-	var st os.FileInfo
-	var err error
-	if f != nil {
-		st, err = f.Stat()
-	} else {
-		st, err = os.Stat(path)
-	}
-	if err != nil {
-		return err
-	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%w: %s is %s", ErrNotRegular, path, describeMode(st.Mode()))
-	}
-	return nil
-}
-
-// describeMode says what a file that is not regular is.
-func describeMode(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO (named pipe)"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
-	}
-	return "not a regular file"
-}
-
-// readWhole reads the regular file at path whole: a key or a head file,
-// never more than limit bytes. Anything else is refused before it is
-// opened (ErrNotRegular: a FIFO would block, /dev/zero never ends), and a
-// file larger than limit before it is read (ErrTooLarge, naming the file
-// and the limit: a sparse file can claim gigabytes). what names the kind
-// of file in the error. The FileInfo is that of the file read.
-func readWhole(path, what string, limit int64) ([]byte, os.FileInfo, error) {
-	if err := checkRegular(path, nil); errors.Is(err, ErrNotRegular) {
-		return nil, nil, fmt.Errorf("%w; %s must be a regular file", err, what)
-	} else if err != nil {
-		return nil, nil, err
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%w: %s is %s; %s must be a regular file", ErrNotRegular, path, describeMode(st.Mode()), what)
-	}
-	tooLarge := func(n int64) error {
-		return fmt.Errorf("%w: %s holds %d bytes or more; %s is at most %d bytes", ErrTooLarge, path, n, what, limit)
-	}
-	if st.Size() > limit {
-		return nil, nil, tooLarge(st.Size())
-	}
-	// The file may grow after the Stat: read one byte past the limit to
-	// know.
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, nil, tooLarge(int64(len(data)))
-	}
-	return data, st, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -56,7 +57,7 @@ func buildGenuineLog() ([]byte, error) {
 	}
 	// Each group is appended together and waited for once: one write, one
 	// signature on its last record.
-	write := func(sid byte, groups ...[]Body) error {
+	write := func(sid byte, groups ...[]record.Body) error {
 		j, err := Open(path, Options{Durability: Durability{Level: None}, Key: fuzzKey, Now: now, SID: [16]byte{sid, 1, 2, 3}, StandardSignatures: true})
 		if err != nil {
 			return err
@@ -74,28 +75,28 @@ func buildGenuineLog() ([]byte, error) {
 		}
 		return j.Close()
 	}
-	num := func(s string) Call { return Call{Type: IDNumber, Text: []byte(s)} }
-	str := func(s string) Call { return Call{Type: IDString, Text: []byte(s)} }
-	d := func(s string) Digest { return sha256.Sum256([]byte(s)) }
+	num := func(s string) record.Call { return record.Call{Type: record.IDNumber, Text: []byte(s)} }
+	str := func(s string) record.Call { return record.Call{Type: record.IDString, Text: []byte(s)} }
+	d := func(s string) record.Digest { return sha256.Sum256([]byte(s)) }
 	batch := d(`[{"id":"b-1",…},{"id":2.0,…},{…}]`)
 	odd := str("ü\"\n\u2028\x01")
 	err = write(0xa1,
-		[]Body{&SessionStart{Aegis: "fuzz", Argv: []string{"server", "ünï\"code\n", ""}, Durability: "none", PolicySet: PassThroughSet,
-			Confine: &ConfineRequest{Read: []string{"/srv"}, Net: []string{"example.com:443"}, BestEffort: true}, Env: []string{"HOME"}}},
-		[]Body{&Enforcement{LandlockABI: 6, FS: []FSRule{{Path: "/srv", Access: []string{"read"}}}, NetPorts: []int{443},
+		[]record.Body{&record.SessionStart{Aegis: "fuzz", Argv: []string{"server", "ünï\"code\n", ""}, Durability: "none", PolicySet: record.PassThroughSet,
+			Confine: &record.ConfineRequest{Read: []string{"/srv"}, Net: []string{"example.com:443"}, BestEffort: true}, Env: []string{"HOME"}}},
+		[]record.Body{&record.Enforcement{LandlockABI: 6, FS: []record.FSRule{{Path: "/srv", Access: []string{"read"}}}, NetPorts: []int{443},
 			Scopes: []string{"signal"}, SeccompApplied: true, SeccompNetworkDenied: true, IOURingDenied: true},
-			&Intent{Call: num("1"), Tool: []byte("echo"), HasTool: true, RequestDigest: d("1")}},
-		[]Body{&Outcome{Call: num("1"), Intent: 2, ResponseDigest: d("r1"), HasResponse: true, Status: StatusOK, LatencyNS: 1234}},
-		[]Body{&Intent{Call: str("b-1"), Tool: []byte("fs_read"), HasTool: true, RequestDigest: batch, BatchIndex: 0, BatchSize: 3},
-			&Intent{Call: num("2.0"), Tool: []byte("ünïcode"), HasTool: true, RequestDigest: batch, BatchIndex: 1, BatchSize: 3},
-			&Intent{Call: Call{Type: IDNull}, RequestDigest: batch, BatchIndex: 2, BatchSize: 3},
-			&Anomaly{Digest: d("junk"), Bytes: 4, Reason: "not one JSON value: invalid JSON", Forwarded: true}},
-		[]Body{&Outcome{Call: str("b-1"), Intent: 4, ResponseDigest: d("r2"), HasResponse: true, Status: StatusToolError},
-			&Outcome{Call: num("2.0"), Intent: 5, ResponseDigest: d("r2"), HasResponse: true, Status: StatusRPCError, LatencyNS: 99},
-			&Intent{Call: odd, RequestDigest: d("odd"), Malformed: "params.name: duplicate key", Verdict: VerdictDenied, Rule: "deny *", Set: "sha256:ab", Refused: true},
-			&PolicyReload{Set: "sha256:cd", Status: "rejected: line 3: bad glob"}},
-		[]Body{&Outcome{Call: odd, Intent: 10, Status: StatusUnanswered, Reason: "child exited"},
-			&SessionEnd{Reason: EndChildExit, ExitCode: 1, Counts: Counts{FramesIn: 9, FramesOut: 4, Intents: 5, Outcomes: 4, Unanswered: 1, Anomalies: 1}}},
+			&record.Intent{Call: num("1"), Tool: []byte("echo"), HasTool: true, RequestDigest: d("1")}},
+		[]record.Body{&record.Outcome{Call: num("1"), Intent: 2, ResponseDigest: d("r1"), HasResponse: true, Status: record.StatusOK, LatencyNS: 1234}},
+		[]record.Body{&record.Intent{Call: str("b-1"), Tool: []byte("fs_read"), HasTool: true, RequestDigest: batch, BatchIndex: 0, BatchSize: 3},
+			&record.Intent{Call: num("2.0"), Tool: []byte("ünïcode"), HasTool: true, RequestDigest: batch, BatchIndex: 1, BatchSize: 3},
+			&record.Intent{Call: record.Call{Type: record.IDNull}, RequestDigest: batch, BatchIndex: 2, BatchSize: 3},
+			&record.Anomaly{Digest: d("junk"), Bytes: 4, Reason: "not one JSON value: invalid JSON", Forwarded: true}},
+		[]record.Body{&record.Outcome{Call: str("b-1"), Intent: 4, ResponseDigest: d("r2"), HasResponse: true, Status: record.StatusToolError},
+			&record.Outcome{Call: num("2.0"), Intent: 5, ResponseDigest: d("r2"), HasResponse: true, Status: record.StatusRPCError, LatencyNS: 99},
+			&record.Intent{Call: odd, RequestDigest: d("odd"), Malformed: "params.name: duplicate key", Verdict: record.VerdictDenied, Rule: "deny *", Set: "sha256:ab", Refused: true},
+			&record.PolicyReload{Set: "sha256:cd", Status: "rejected: line 3: bad glob"}},
+		[]record.Body{&record.Outcome{Call: odd, Intent: 10, Status: record.StatusUnanswered, Reason: "child exited"},
+			&record.SessionEnd{Reason: record.EndChildExit, ExitCode: 1, Counts: record.Counts{FramesIn: 9, FramesOut: 4, Intents: 5, Outcomes: 4, Unanswered: 1, Anomalies: 1}}},
 	)
 	if err != nil {
 		return nil, err
@@ -112,10 +113,10 @@ func buildGenuineLog() ([]byte, error) {
 		return nil, err
 	}
 	err = write(0xb2,
-		[]Body{&SessionStart{Aegis: "fuzz", Argv: []string{"server"}, Durability: "none", PolicySet: "sha256:ef"}},
-		[]Body{&Intent{Call: num("7"), Tool: []byte("read_file"), HasTool: true, RequestDigest: d("7"), Verdict: VerdictAllowed, Rule: "read_*", Set: "sha256:ef"},
-			&Outcome{Call: num("7"), Intent: 16, ResponseDigest: d("r7"), HasResponse: true, Status: StatusOK, LatencyNS: 5}},
-		[]Body{&SessionEnd{Reason: EndClientEOF, Counts: Counts{FramesIn: 1, FramesOut: 1, Intents: 1, Outcomes: 1}}},
+		[]record.Body{&record.SessionStart{Aegis: "fuzz", Argv: []string{"server"}, Durability: "none", PolicySet: "sha256:ef"}},
+		[]record.Body{&record.Intent{Call: num("7"), Tool: []byte("read_file"), HasTool: true, RequestDigest: d("7"), Verdict: record.VerdictAllowed, Rule: "read_*", Set: "sha256:ef"},
+			&record.Outcome{Call: num("7"), Intent: 16, ResponseDigest: d("r7"), HasResponse: true, Status: record.StatusOK, LatencyNS: 5}},
+		[]record.Body{&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{FramesIn: 1, FramesOut: 1, Intents: 1, Outcomes: 1}}},
 	)
 	if err != nil {
 		return nil, err
@@ -188,7 +189,7 @@ func checkVerdicts(t *testing.T, g, b []byte) *Report {
 		t.Fatalf("Verify(%.300q…) = %v pinned, %v unpinned (%v); pinning may only add problems", b, pinned.Status, unpinned.Status, unpinned.Problems)
 	}
 	if pinned.Status == Valid {
-		head := Head{Seq: pinned.Head.Seq, Hash: pinned.Head.Hash}
+		head := record.Head{Seq: pinned.Head.Seq, Hash: pinned.Head.Hash}
 		full := verifyFuzz(t, g, VerifyOptions{Key: fuzzPub})
 		withHead := verifyFuzz(t, b, VerifyOptions{Key: fuzzPub, Head: &full.Head})
 		if (withHead.Status == Valid) != bytes.Equal(content(b), g) {
@@ -279,7 +280,7 @@ func signedPart(b []byte) []byte {
 		if i < 0 {
 			break
 		}
-		if bytes.Contains(b[off:off+i], []byte(sigField)) {
+		if bytes.Contains(b[off:off+i], []byte(record.SigField)) {
 			end = off + i + 1
 		}
 		off += i + 1
@@ -448,8 +449,8 @@ func TestDecodeOverlongHex(t *testing.T) {
 						t.Errorf("Decode(line with a %s) panicked: %v", tt.name, p)
 					}
 				}()
-				var d Decoder
-				if _, err := d.Decode(line); !errors.Is(err, ErrRecord) {
+				var d record.Decoder
+				if _, err := d.Decode(line); !errors.Is(err, record.ErrRecord) {
 					t.Errorf("Decode(line with a %s) = %v; want ErrRecord", tt.name, err)
 				}
 			}()
@@ -486,28 +487,28 @@ var (
 // smallOrderLog is a complete session written without any private key: it
 // names smallOrderKey and carries smallOrderSig on every record.
 func smallOrderLog() []byte {
-	bodies := []Body{
-		&SessionStart{Key: smallOrderKey, Aegis: "forged", Argv: []string{"server"}, Durability: "strict", PolicySet: PassThroughSet},
-		&Intent{Call: Call{Type: IDNumber, Text: []byte("1")}, Tool: []byte("delete_everything"), HasTool: true},
-		&Outcome{Call: Call{Type: IDNumber, Text: []byte("1")}, Intent: 1, HasResponse: true, Status: StatusOK},
-		&SessionEnd{Reason: EndClientEOF, Counts: Counts{FramesIn: 1, FramesOut: 1, Intents: 1, Outcomes: 1}},
+	bodies := []record.Body{
+		&record.SessionStart{Key: smallOrderKey, Aegis: "forged", Argv: []string{"server"}, Durability: "strict", PolicySet: record.PassThroughSet},
+		&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, Tool: []byte("delete_everything"), HasTool: true},
+		&record.Outcome{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, Intent: 1, HasResponse: true, Status: record.StatusOK},
+		&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{FramesIn: 1, FramesOut: 1, Intents: 1, Outcomes: 1}},
 	}
 	var out []byte
-	var prev Digest
+	var prev record.Digest
 	ts := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for seq, b := range bodies {
 		start := len(out)
 		out = append(out, `{"v":2,"seq":`...)
 		out = fmt.Appendf(out, "%d", seq)
 		out = append(out, `,"ts":"`...)
-		out = appendTime(out, ts)
+		out = record.AppendTime(out, ts)
 		out = append(out, `","sid":"0123456789abcdef0123456789abcdef","kind":"`...)
-		out = append(out, kindNames[b.Kind()]...)
+		out = append(out, b.Kind().String()...)
 		out = append(out, `","prev":"`...)
-		out = prev.appendText(out)
+		out = prev.Append(out)
 		out = append(out, '"')
 		out = b.AppendFields(out)
-		out = appendSig(out, smallOrderSig)
+		out = record.AppendSig(out, smallOrderSig)
 		prev = sha256.Sum256(out[start:])
 		out = append(out, '\n')
 	}
@@ -528,7 +529,7 @@ func TestVerifySmallOrderKey(t *testing.T) {
 	if rep := verifyBytes(t, log, VerifyOptions{}); rep.Status == Valid {
 		t.Errorf("Verify(log signed by a small-order key, unpinned) = valid; want invalid: the key signs every message")
 	}
-	if _, err := ParsePublicKey(FormatPublicKey(smallOrderKey)); err == nil {
-		t.Errorf("ParsePublicKey(%s) = ok; want an error: a small-order key pins nothing", FormatPublicKey(smallOrderKey))
+	if _, err := record.ParsePublicKey(record.FormatPublicKey(smallOrderKey)); err == nil {
+		t.Errorf("ParsePublicKey(%s) = ok; want an error: a small-order key pins nothing", record.FormatPublicKey(smallOrderKey))
 	}
 }

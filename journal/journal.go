@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"strconv"
 	"sync"
@@ -52,14 +53,6 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
-// Head names the last line of a log: its seq and the SHA-256 of its bytes.
-type Head struct {
-	Seq  uint64
-	Hash Digest
-}
-
-func (h Head) String() string { return strconv.FormatUint(h.Seq, 10) + ":" + h.Hash.String() }
-
 // Journal appends records to one audit file. Its methods are safe for
 // concurrent use by any number of goroutines.
 type Journal struct {
@@ -88,9 +81,9 @@ type Journal struct {
 	done     chan struct{}
 
 	// Owned by the leader.
-	lead []byte // bytes to write before the next group ("\n" ending a torn line)
-	prev Digest // hash of the last line written
-	head Head
+	lead []byte        // bytes to write before the next group ("\n" ending a torn line)
+	prev record.Digest // hash of the last line written
+	head record.Head
 	out  []byte
 
 	// Linger (linger.go): what the leader expects, its timer, and the
@@ -116,7 +109,7 @@ type queue struct {
 type queued struct {
 	seq  uint64
 	ts   time.Time
-	kind Kind
+	kind record.Kind
 	end  int // end of this record's fields in queue.fields
 }
 
@@ -132,7 +125,7 @@ func (q *queue) reset() {
 // SessionStart next.
 func Open(path string, opts Options) (*Journal, error) {
 	if len(opts.Key) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("%w: signing key is missing or not Ed25519", ErrKey)
+		return nil, fmt.Errorf("%w: signing key is missing or not Ed25519", record.ErrKey)
 	}
 	if opts.FS == nil {
 		opts.FS = OSFS{}
@@ -192,7 +185,7 @@ func Open(path string, opts Options) (*Journal, error) {
 	}
 	if tail.intact {
 		j.prev, j.nextSeq = tail.hash, tail.seq+1
-		j.head = Head{Seq: tail.seq, Hash: tail.hash}
+		j.head = record.Head{Seq: tail.seq, Hash: tail.hash}
 	}
 	j.written, j.synced = j.nextSeq, j.nextSeq
 	j.calls.qFirst, j.calls.tFirst, j.calls.gFirst = j.nextSeq, j.nextSeq, j.nextSeq
@@ -219,7 +212,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		if !live.tornEnded {
 			j.lead = []byte{'\n'}
 		}
-		j.Append(&Recovery{TornBytes: int(live.tornBytes), TornDigest: live.tornDigest})
+		j.Append(&record.Recovery{TornBytes: int(live.tornBytes), TornDigest: live.tornDigest})
 	}
 	j.sign = newSigner(opts.Key, !opts.StandardSignatures)
 	if j.dur.Level >= Reply {
@@ -266,9 +259,9 @@ func (j *Journal) Durability() Durability { return j.dur }
 // nil Key gets the journal's public key. Append copies what it needs; b may
 // be reused when it returns. A record too long for a line (MaxLine) is
 // refused with an error matching ErrRecord, and nothing is queued: the
-// journal goes on (checkFields).
-func (j *Journal) Append(b Body) (uint64, error) {
-	if s, ok := b.(*SessionStart); ok && s.Key == nil {
+// journal goes on (CheckFields).
+func (j *Journal) Append(b record.Body) (uint64, error) {
+	if s, ok := b.(*record.SessionStart); ok && s.Key == nil {
 		s.Key = j.pub
 	}
 	j.mu.Lock()
@@ -281,14 +274,14 @@ func (j *Journal) Append(b Body) (uint64, error) {
 	}
 	k, start := b.Kind(), len(j.q.fields)
 	j.q.fields = b.AppendFields(j.q.fields)
-	if err := checkFields(k, len(j.q.fields)-start); err != nil {
+	if err := record.CheckFields(k, len(j.q.fields)-start); err != nil {
 		j.q.fields = j.q.fields[:start]
 		return 0, err
 	}
 	seq := j.nextSeq
 	j.nextSeq++
 	j.q.recs = append(j.q.recs, queued{seq: seq, ts: j.now(), kind: k, end: len(j.q.fields)})
-	if o, ok := b.(*Outcome); ok {
+	if o, ok := b.(*record.Outcome); ok {
 		j.calls.appended(k, o.Intent)
 	} else {
 		j.calls.appended(k, 0)
@@ -412,24 +405,24 @@ func (j *Journal) encode(q *queue) []byte {
 		out = append(out, `{"v":2,"seq":`...)
 		out = strconv.AppendUint(out, r.seq, 10)
 		out = append(out, `,"ts":"`...)
-		out = appendTime(out, r.ts)
+		out = record.AppendTime(out, r.ts)
 		out = append(out, `","sid":"`...)
 		out = append(out, j.sid[:]...)
 		out = append(out, `","kind":"`...)
-		out = append(out, kindNames[r.kind]...)
+		out = append(out, r.kind.String()...)
 		out = append(out, `","prev":"`...)
-		out = j.prev.appendText(out)
+		out = j.prev.Append(out)
 		out = append(out, '"')
 		out = append(out, q.fields[start:r.end]...)
 		start = r.end
-		if i == len(q.recs)-1 || r.kind == KindSessionEnd {
+		if i == len(q.recs)-1 || r.kind == record.KindSessionEnd {
 			sig := j.sign.Sign(out[line:])
-			out = appendSig(out, sig[:])
+			out = record.AppendSig(out, sig[:])
 		} else {
 			out = append(out, '}')
 		}
 		j.prev = sha256.Sum256(out[line:])
-		j.head = Head{Seq: r.seq, Hash: j.prev}
+		j.head = record.Head{Seq: r.seq, Hash: j.prev}
 		out = append(out, '\n')
 	}
 	j.out = out
@@ -448,7 +441,7 @@ func (j *Journal) Spare(n int) { j.sign.topUp(n) }
 
 // Head returns the last line written: what to keep elsewhere so that a cut
 // tail can be detected (verify --head). ok is false for an empty log.
-func (j *Journal) Head() (h Head, ok bool) {
+func (j *Journal) Head() (h record.Head, ok bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for j.flushing {
@@ -517,7 +510,7 @@ func (j *Journal) fail(err error) {
 
 // durableHead writes and syncs everything appended so far and returns the
 // head: a head that no power loss can take back.
-func (j *Journal) durableHead() (Head, bool, error) {
+func (j *Journal) durableHead() (record.Head, bool, error) {
 	j.mu.Lock()
 	for j.flushing {
 		j.cond.Wait()

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,7 +19,7 @@ import (
 
 func testKey(t testing.TB) ed25519.PrivateKey {
 	t.Helper()
-	k, err := GenerateKey()
+	k, err := record.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func session(t testing.TB, path string, key ed25519.PrivateKey, calls int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	must := func(b Body, bar Barrier) uint64 {
+	must := func(b record.Body, bar Barrier) uint64 {
 		t.Helper()
 		seq, err := j.Append(b)
 		if err != nil {
@@ -53,16 +54,16 @@ func session(t testing.TB, path string, key ed25519.PrivateKey, calls int) {
 		}
 		return seq
 	}
-	must(&SessionStart{Aegis: "test", Argv: []string{"server", "--flag", "ünï\"code\n"}, Durability: "strict", PolicySet: PassThroughSet}, BeforeRequest)
-	must(&Enforcement{LandlockABI: 7, FS: []FSRule{{Path: "/srv", Access: []string{"read"}}}, NetPorts: []int{443},
+	must(&record.SessionStart{Aegis: "test", Argv: []string{"server", "--flag", "ünï\"code\n"}, Durability: "strict", PolicySet: record.PassThroughSet}, BeforeRequest)
+	must(&record.Enforcement{LandlockABI: 7, FS: []record.FSRule{{Path: "/srv", Access: []string{"read"}}}, NetPorts: []int{443},
 		Scopes: []string{"signal"}, SeccompApplied: true, SeccompNetworkDenied: true, IOURingDenied: true}, BeforeRequest)
-	var c Counts
+	var c record.Counts
 	for i := range calls {
-		id := Call{Type: IDNumber, Text: []byte(strconv.Itoa(i))}
+		id := record.Call{Type: record.IDNumber, Text: []byte(strconv.Itoa(i))}
 		if i%3 == 1 {
-			id = Call{Type: IDString, Text: []byte("id-\x01-" + strconv.Itoa(i))}
+			id = record.Call{Type: record.IDString, Text: []byte("id-\x01-" + strconv.Itoa(i))}
 		}
-		in := &Intent{Call: id, Tool: []byte("echo"), HasTool: true, RequestDigest: sha256.Sum256([]byte{byte(i)})}
+		in := &record.Intent{Call: id, Tool: []byte("echo"), HasTool: true, RequestDigest: sha256.Sum256([]byte{byte(i)})}
 		if i%4 == 2 {
 			in.BatchIndex, in.BatchSize = 1, 2
 		}
@@ -70,16 +71,16 @@ func session(t testing.TB, path string, key ed25519.PrivateKey, calls int) {
 			in.Malformed, in.HasTool = "duplicate key \"name\"", false
 		}
 		iseq := must(in, BeforeRequest)
-		must(&Outcome{Call: id, Intent: iseq, ResponseDigest: sha256.Sum256([]byte("r")), HasResponse: true,
-			Status: StatusOK, LatencyNS: int64(1000 + i)}, BeforeResponse)
+		must(&record.Outcome{Call: id, Intent: iseq, ResponseDigest: sha256.Sum256([]byte("r")), HasResponse: true,
+			Status: record.StatusOK, LatencyNS: int64(1000 + i)}, BeforeResponse)
 		c.Intents++
 		c.Outcomes++
 	}
-	must(&Anomaly{Digest: sha256.Sum256([]byte("junk")), Bytes: 4, Reason: "not one JSON value", Forwarded: true}, BeforeRequest)
-	must(&Anomaly{Digest: sha256.Sum256([]byte(`{"id":"1","result":{}}`)), Response: true, Bytes: 22, Reason: "response: its id answers a call in flight only as some clients read ids", Forwarded: true}, BeforeResponse)
-	must(&PolicyReload{Set: "sha256:00", Status: "rejected: line 3: bad glob"}, BeforeRequest)
+	must(&record.Anomaly{Digest: sha256.Sum256([]byte("junk")), Bytes: 4, Reason: "not one JSON value", Forwarded: true}, BeforeRequest)
+	must(&record.Anomaly{Digest: sha256.Sum256([]byte(`{"id":"1","result":{}}`)), Response: true, Bytes: 22, Reason: "response: its id answers a call in flight only as some clients read ids", Forwarded: true}, BeforeResponse)
+	must(&record.PolicyReload{Set: "sha256:00", Status: "rejected: line 3: bad glob"}, BeforeRequest)
 	c.Anomalies = 2
-	must(&SessionEnd{Reason: EndClientEOF, ExitCode: 0, Counts: c}, BeforeResponse)
+	must(&record.SessionEnd{Reason: record.EndClientEOF, ExitCode: 0, Counts: c}, BeforeResponse)
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	// Every line decodes and re-encodes to itself; the file ends in '\n'.
 	data, _ := os.ReadFile(path)
-	var d Decoder
+	var d record.Decoder
 	directions := ""
 	for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 		r, err := d.Decode(line)
@@ -134,7 +135,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("Decode(line %d) = %v", i+1, err)
 			continue
 		}
-		if a, ok := r.Body.(*Anomaly); ok {
+		if a, ok := r.Body.(*record.Anomaly); ok {
 			directions += fmt.Sprint(a.Response, " ")
 		}
 	}
@@ -263,8 +264,8 @@ func TestHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, _ := j.Append(&SessionStart{Aegis: "t", Durability: "none", PolicySet: PassThroughSet})
-	seq, _ = j.Append(&SessionEnd{Reason: EndClientEOF})
+	seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
+	seq, _ = j.Append(&record.SessionEnd{Reason: record.EndClientEOF})
 	if err := j.Wait(seq, BeforeResponse); err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestHead(t *testing.T) {
 	if rep := verifyBytes(t, data, VerifyOptions{Head: &head}); rep.Status != Valid {
 		t.Errorf("Verify(--head of itself) = %v %v; want valid", rep.Status, rep.Problems)
 	}
-	later := Head{Seq: 5, Hash: head.Hash}
+	later := record.Head{Seq: 5, Hash: head.Hash}
 	if rep := verifyBytes(t, data, VerifyOptions{Head: &later}); rep.Status != Invalid {
 		t.Errorf("Verify(--head beyond the end) = %v; want invalid (cut tail)", rep.Status)
 	}
@@ -323,8 +324,8 @@ func TestCrashedSessionIncomplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.Append(&SessionStart{Aegis: "t", Durability: "strict", PolicySet: PassThroughSet})
-	seq, _ := j.Append(&Intent{Call: Call{Type: IDNumber, Text: []byte("1")}, RequestDigest: Digest{1}})
+	j.Append(&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet})
+	seq, _ := j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, RequestDigest: record.Digest{1}})
 	j.Wait(seq, BeforeRequest)
 	j.Close()
 	rep := verifyFile(t, path, VerifyOptions{})
@@ -348,7 +349,7 @@ func TestGroupCommit(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := range per {
-					seq, err := j.Append(&Intent{Call: Call{Type: IDNumber, Text: []byte(strconv.Itoa(w*per + i))}})
+					seq, err := j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte(strconv.Itoa(w*per + i))}})
 					if err == nil {
 						err = j.Wait(seq, BeforeRequest)
 					}
@@ -390,10 +391,10 @@ func TestDurabilityBarriers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		seq, _ := j.Append(&Intent{})
+		seq, _ := j.Append(&record.Intent{})
 		j.Wait(seq, BeforeRequest)
 		_, s1 := fs.counts()
-		seq, _ = j.Append(&Outcome{Intent: seq, Status: StatusOK})
+		seq, _ = j.Append(&record.Outcome{Intent: seq, Status: record.StatusOK})
 		j.Wait(seq, BeforeResponse)
 		_, s2 := fs.counts()
 		if (s1 == 1) != tt.reqSync || (s2-s1 == 1) != tt.rspSync {
@@ -450,11 +451,11 @@ func TestFaults(t *testing.T) {
 		}
 		var acked []uint64
 		var firstErr error
-		bodies := []Body{&SessionStart{Aegis: "t", Durability: "strict", PolicySet: PassThroughSet}}
+		bodies := []record.Body{&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet}}
 		for i := range records - 2 {
-			bodies = append(bodies, &Intent{RequestDigest: Digest{byte(i)}}) // no id: no outcome due
+			bodies = append(bodies, &record.Intent{RequestDigest: record.Digest{byte(i)}}) // no id: no outcome due
 		}
-		bodies = append(bodies, &SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: records - 2}})
+		bodies = append(bodies, &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: records - 2}})
 		for _, b := range bodies {
 			seq, err := j.Append(b)
 			if err == nil {
@@ -497,7 +498,7 @@ func TestFaults(t *testing.T) {
 		if rep.Status == Invalid {
 			t.Errorf("%s: Verify = invalid %v; a fault must never look like tampering", f.name, rep.Problems)
 		}
-		var d Decoder
+		var d record.Decoder
 		present := map[uint64]bool{}
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			if r, err := d.Decode(line); err == nil {
@@ -521,7 +522,7 @@ func TestIntervalSyncs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	seq, _ := j.Append(&Intent{})
+	seq, _ := j.Append(&record.Intent{})
 	if err := j.Wait(seq, BeforeResponse); err != nil {
 		t.Fatal(err)
 	}

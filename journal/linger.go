@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"time"
 
@@ -62,14 +63,14 @@ type calls struct {
 
 // appended counts a record of kind k just queued; intent is an outcome's
 // intent seq.
-func (c *calls) appended(k Kind, intent uint64) {
+func (c *calls) appended(k record.Kind, intent uint64) {
 	switch k {
-	case KindIntent:
+	case record.KindIntent:
 		c.qIntents++
 		if c.returning > 0 {
 			c.returning--
 		}
-	case KindOutcome:
+	case record.KindOutcome:
 		c.qOutcomes++
 		switch {
 		case intent >= c.qFirst:

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"github.com/aegisrelay/aegis/journal/record"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -64,9 +65,9 @@ func TestCallsExpected(t *testing.T) {
 		for i, s := range tt.steps {
 			switch s.op {
 			case "intent":
-				c.appended(KindIntent, 0)
+				c.appended(record.KindIntent, 0)
 			case "outcome":
-				c.appended(KindOutcome, s.seq)
+				c.appended(record.KindOutcome, s.seq)
 			case "take":
 				c.taken(s.seq)
 			case "synced":
@@ -123,7 +124,7 @@ func TestLingerMerges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := j.Append(&SessionStart{Aegis: "t", Durability: "strict", PolicySet: PassThroughSet})
+	seq, err := j.Append(&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet})
 	if err == nil {
 		err = j.Wait(seq, BeforeRequest)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"errors"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,10 +25,10 @@ func TestPreZeroedLiveFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			j.Append(&SessionStart{Aegis: "t", Durability: level, PolicySet: PassThroughSet})
+			j.Append(&record.SessionStart{Aegis: "t", Durability: level, PolicySet: record.PassThroughSet})
 			var seq uint64
 			for i := range 200 {
-				seq, _ = j.Append(&Intent{Call: Call{Type: IDNumber, Text: []byte{byte('1' + i%9)}}, RequestDigest: Digest{1}})
+				seq, _ = j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte{byte('1' + i%9)}}, RequestDigest: record.Digest{1}})
 				if err := j.Wait(seq, BeforeResponse); err != nil {
 					t.Fatal(err)
 				}
@@ -78,12 +79,12 @@ func TestPreZeroedTailAfterCrash(t *testing.T) {
 	session(t, path, key, 2)
 	content, _ := os.ReadFile(path)
 	f, _ := os.OpenFile(path, os.O_WRONLY, 0)
-	f.WriteAt(make([]byte, 3*maxLine), int64(len(content)))
+	f.WriteAt(make([]byte, 3*record.MaxLine), int64(len(content)))
 	f.Close()
 	crashed, _ := os.ReadFile(path)
 	for name, r := range map[string]io.Reader{
 		"file":        bytes.NewReader(crashed),
-		"pipe-sized":  iotest.OneByteReader(bytes.NewReader(crashed[len(crashed)-maxLine-100:])),
+		"pipe-sized":  iotest.OneByteReader(bytes.NewReader(crashed[len(crashed)-record.MaxLine-100:])),
 		"half-reads":  iotest.HalfReader(bytes.NewReader(crashed)),
 		"data-errors": iotest.DataErrReader(bytes.NewReader(crashed)),
 	} {
@@ -173,9 +174,9 @@ func TestNULsInsideALog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.Append(&SessionStart{Aegis: "t", Durability: "none", PolicySet: PassThroughSet})
+	j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
 	for j.f.(*osFile).z.content() < 2*maxTornRun {
-		seq, _ := j.Append(&Intent{Call: Call{Type: IDNumber, Text: []byte("1")}, RequestDigest: Digest{1}})
+		seq, _ := j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, RequestDigest: record.Digest{1}})
 		j.Wait(seq, BeforeResponse)
 	}
 	j.Close()
@@ -205,10 +206,10 @@ func TestPreZeroSyncFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.Append(&SessionStart{Aegis: "t", Durability: "strict", PolicySet: PassThroughSet})
+	j.Append(&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet})
 	var werr error
 	for i := 0; i < 1000 && werr == nil; i++ {
-		seq, err := j.Append(&Intent{Call: Call{Type: IDNumber, Text: []byte("1")}, RequestDigest: Digest{1}})
+		seq, err := j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, RequestDigest: record.Digest{1}})
 		if err != nil {
 			werr = err
 			break
@@ -219,7 +220,7 @@ func TestPreZeroSyncFails(t *testing.T) {
 		t.Fatalf("Wait after the pre-zeroing sync failed = %v; want the EIO, as an fdatasync error", werr)
 	}
 	size := fileSize(t, path)
-	if _, err := j.Append(&Intent{}); err == nil {
+	if _, err := j.Append(&record.Intent{}); err == nil {
 		t.Fatal("Append after the failure succeeded")
 	}
 	j.Close()
@@ -287,9 +288,9 @@ func TestPreZeroChunkFollowsMaxSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	j.Append(&SessionStart{Aegis: "t", Durability: "strict", PolicySet: PassThroughSet})
+	j.Append(&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet})
 	for range 40 {
-		seq, _ := j.Append(&Intent{Call: Call{Type: IDNumber, Text: []byte("1")}, RequestDigest: Digest{1}})
+		seq, _ := j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, RequestDigest: record.Digest{1}})
 		if err := j.Wait(seq, BeforeRequest); err != nil {
 			t.Fatal(err)
 		}

@@ -4,23 +4,18 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"strings"
 )
 
-// maxLine bounds the length of a record line that Open and Verify accept.
-// The journal's own records are far smaller (a session_start with a long
-// argv is the largest); the bound keeps memory finite on hostile input:
-// fastjson holds ~50 bytes per byte of a line of tiny values.
-const maxLine = 1 << 20
-
 // tail describes the end of an existing audit file.
 type tail struct {
-	intact     bool   // there is a last intact line
-	seq        uint64 // its seq
-	hash       Digest // its SHA-256
-	tornBytes  int64  // bytes after the last intact line
-	tornDigest Digest
+	intact     bool          // there is a last intact line
+	seq        uint64        // its seq
+	hash       record.Digest // its SHA-256
+	tornBytes  int64         // bytes after the last intact line
+	tornDigest record.Digest
 	// tornEnded says the torn bytes are followed by a '\n' (not counted in
 	// tornBytes): a hole left lines after it (see readTail).
 	tornEnded bool
@@ -73,7 +68,7 @@ func readTail(f File, path string, holes bool) (tail, error) {
 		end = hole
 	}
 	// lastNL is the offset of the last '\n' before end (-1 if none).
-	lastNL, err := lastIndexNL(f, path, size, end, maxLine)
+	lastNL, err := lastIndexNL(f, path, size, end, record.MaxLine)
 	if err != nil {
 		return t, err
 	}
@@ -102,19 +97,19 @@ func readTail(f File, path string, holes bool) (tail, error) {
 	if lastNL < 0 {
 		return t, nil // nothing but a torn line: the chain starts afresh
 	}
-	start, err := lastIndexNL(f, path, size, lastNL, maxLine)
+	start, err := lastIndexNL(f, path, size, lastNL, record.MaxLine)
 	if err != nil {
 		return t, err
 	}
 	start++
-	if lastNL-start > maxLine {
-		return t, fmt.Errorf("%w: %s: last line is longer than %d bytes", ErrNotLog, path, maxLine)
+	if lastNL-start > record.MaxLine {
+		return t, fmt.Errorf("%w: %s: last line is longer than %d bytes", ErrNotLog, path, record.MaxLine)
 	}
 	line := make([]byte, lastNL-start)
 	if _, err := f.ReadAt(line, start); err != nil {
 		return t, &IOError{Op: "read", Path: path, Err: err}
 	}
-	var d Decoder
+	var d record.Decoder
 	r, err := d.Decode(line)
 	if err != nil {
 		return t, fmt.Errorf("%w: %s: last line: %v", ErrNotLog, path, err)

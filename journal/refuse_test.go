@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,9 +171,9 @@ func TestReadWhole(t *testing.T) {
 		f.Close()
 	}
 	big := filepath.Join(dir, "big")
-	os.WriteFile(big, bytes.Repeat([]byte("a"), MaxHeadFile+1), 0o600)
+	os.WriteFile(big, bytes.Repeat([]byte("a"), record.MaxHeadFile+1), 0o600)
 	exact := filepath.Join(dir, "exact")
-	os.WriteFile(exact, bytes.Repeat([]byte("a"), MaxHeadFile), 0o600)
+	os.WriteFile(exact, bytes.Repeat([]byte("a"), record.MaxHeadFile), 0o600)
 	tests := []struct {
 		path string
 		want error
@@ -187,7 +189,7 @@ func TestReadWhole(t *testing.T) {
 	for _, tt := range tests {
 		done := make(chan error, 1)
 		go func() {
-			_, _, err := readWhole(tt.path, "a head file", MaxHeadFile)
+			_, _, err := regular.ReadFile(tt.path, "a head file", record.MaxHeadFile)
 			done <- err
 		}()
 		select {
@@ -205,7 +207,7 @@ func TestReadWhole(t *testing.T) {
 // permission bit is refused with ErrKeyMode, unless allowed.
 func TestReadPrivateKeyFileMode(t *testing.T) {
 	key := testKey(t)
-	pemBytes, _ := MarshalPrivateKey(key)
+	pemBytes, _ := record.MarshalPrivateKey(key)
 	path := filepath.Join(t.TempDir(), "signing.key")
 	os.WriteFile(path, pemBytes, 0o600)
 	for _, tt := range []struct {
@@ -215,19 +217,19 @@ func TestReadPrivateKeyFileMode(t *testing.T) {
 	}{
 		{0o600, false, nil},
 		{0o400, false, nil},
-		{0o644, false, ErrKeyMode},
-		{0o640, false, ErrKeyMode},
-		{0o604, false, ErrKeyMode},
-		{0o620, false, ErrKeyMode},
-		{0o601, false, ErrKeyMode},
+		{0o644, false, record.ErrKeyMode},
+		{0o640, false, record.ErrKeyMode},
+		{0o604, false, record.ErrKeyMode},
+		{0o620, false, record.ErrKeyMode},
+		{0o601, false, record.ErrKeyMode},
 		{0o644, true, nil},
 	} {
 		os.Chmod(path, tt.mode)
-		k, err := ReadPrivateKeyFile(path, tt.allowOpen)
+		k, err := record.ReadPrivateKeyFile(path, tt.allowOpen)
 		if !errors.Is(err, tt.want) || err == nil && !k.Equal(key) {
 			t.Errorf("ReadPrivateKeyFile(mode %04o, allowOpen %v) = %v; want %v", tt.mode, tt.allowOpen, err, tt.want)
 		}
-		if tt.want == ErrKeyMode && !strings.Contains(err.Error(), fmt.Sprintf("permissions %04o for '%s' are too open", tt.mode, path)) {
+		if tt.want == record.ErrKeyMode && !strings.Contains(err.Error(), fmt.Sprintf("permissions %04o for '%s' are too open", tt.mode, path)) {
 			t.Errorf("ReadPrivateKeyFile(mode %04o) error %q does not name the mode", tt.mode, err)
 		}
 	}
@@ -245,9 +247,9 @@ func TestCollect(t *testing.T) {
 	p := func(n string) string { return filepath.Join(dir, n) }
 	session(t, p("audit.log"), key, 1)
 	os.WriteFile(p("notes.txt"), []byte("hello\n"), 0o600)
-	os.WriteFile(p("audit.head"), appendHeadLine(nil, Head{Seq: 3}, time.Unix(0, 0).UTC(), key), 0o600)
-	os.WriteFile(p("k.pub"), []byte(FormatPublicKey(pub)+"\n"), 0o644)
-	pemBytes, _ := MarshalPrivateKey(key)
+	os.WriteFile(p("audit.head"), record.AppendHeadLine(nil, record.Head{Seq: 3}, time.Unix(0, 0).UTC(), key), 0o600)
+	os.WriteFile(p("k.pub"), []byte(record.FormatPublicKey(pub)+"\n"), 0o644)
+	pemBytes, _ := record.MarshalPrivateKey(key)
 	os.WriteFile(p("k"), pemBytes, 0o600)
 	os.Mkdir(p("sub"), 0o700)
 	syscall.Mkfifo(p("fifo"), 0o600)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func BenchmarkVerifySet(b *testing.B) {
 		b.Fatal(err)
 	}
 	const calls = 100_000
-	seq, _ := j.Append(&SessionStart{Aegis: "bench", Durability: "none", PolicySet: PassThroughSet})
+	seq, _ := j.Append(&record.SessionStart{Aegis: "bench", Durability: "none", PolicySet: record.PassThroughSet})
 	j.Wait(seq, BeforeRequest)
 	done := make(chan struct{})
 	for w := range 32 {
@@ -44,7 +45,7 @@ func BenchmarkVerifySet(b *testing.B) {
 	for range 32 {
 		<-done
 	}
-	seq, _ = j.Append(&SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: calls, Outcomes: calls}})
+	seq, _ = j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: calls, Outcomes: calls}})
 	j.Wait(seq, BeforeResponse)
 	if err := j.Close(); err != nil {
 		b.Fatal(err)
@@ -117,7 +118,7 @@ func BenchmarkRotate(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				seq, _ := j.Append(&SessionStart{Aegis: "bench", Durability: level, PolicySet: PassThroughSet})
+				seq, _ := j.Append(&record.SessionStart{Aegis: "bench", Durability: level, PolicySet: record.PassThroughSet})
 				j.Wait(seq, BeforeResponse)
 				c := newCallRecords()
 				var slowest time.Duration

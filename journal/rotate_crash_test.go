@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -25,7 +26,7 @@ import (
 // (testHook); if that never happens within 20s it exits 0 and prints
 // "unreached".
 func rotateChild(path string) {
-	key, err := ParsePrivateKey([]byte(os.Getenv("JOURNAL_ROTATE_KEY")))
+	key, err := record.ParsePrivateKey([]byte(os.Getenv("JOURNAL_ROTATE_KEY")))
 	if err != nil {
 		panic(err)
 	}
@@ -63,7 +64,7 @@ func rotateChild(path string) {
 		out.Flush()
 		outMu.Unlock()
 	}
-	seq, _ := j.Append(&SessionStart{Aegis: "crash", Durability: dur.String(), PolicySet: PassThroughSet})
+	seq, _ := j.Append(&record.SessionStart{Aegis: "crash", Durability: dur.String(), PolicySet: record.PassThroughSet})
 	if j.Wait(seq, BeforeRequest) != nil {
 		os.Exit(1)
 	}
@@ -75,7 +76,7 @@ func rotateChild(path string) {
 		go func() {
 			defer wg.Done()
 			for i := 0; step == "" || time.Now().Before(deadline); i++ {
-				seq, err := j.Append(&Intent{RequestDigest: Digest{byte(w), byte(i)}})
+				seq, err := j.Append(&record.Intent{RequestDigest: record.Digest{byte(w), byte(i)}})
 				if err == nil {
 					err = j.Wait(seq, BeforeRequest)
 				}
@@ -195,7 +196,7 @@ func dirNames(t *testing.T, dir string) []string {
 // uncompressed segment left.
 func TestRotateCrashSteps(t *testing.T) {
 	key := testKey(t)
-	pemBytes, _ := MarshalPrivateKey(key)
+	pemBytes, _ := record.MarshalPrivateKey(key)
 	pub := key.Public().(ed25519.PublicKey)
 	for _, durability := range []string{"none", "strict"} {
 		for i, step := range steps {
@@ -234,12 +235,12 @@ func TestRotateCrashSteps(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: Open after the crash: %v", name, err)
 				}
-				seq, _ := j.Append(&SessionStart{Aegis: "t", Durability: "none", PolicySet: PassThroughSet})
+				seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
 				for range 20 {
-					seq, _ = j.Append(&Intent{RequestDigest: Digest{7}})
+					seq, _ = j.Append(&record.Intent{RequestDigest: record.Digest{7}})
 					j.Wait(seq, BeforeRequest)
 				}
-				seq, _ = j.Append(&SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: 20}})
+				seq, _ = j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 20}})
 				if err := j.Wait(seq, BeforeResponse); err != nil {
 					t.Fatal(err)
 				}
@@ -265,7 +266,7 @@ func TestRotateCrashSteps(t *testing.T) {
 // holds every acknowledged record once.
 func TestRotateRandomKill(t *testing.T) {
 	key := testKey(t)
-	pemBytes, _ := MarshalPrivateKey(key)
+	pemBytes, _ := record.MarshalPrivateKey(key)
 	pub := key.Public().(ed25519.PublicKey)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	r := rand.New(rand.NewPCG(3, 4))

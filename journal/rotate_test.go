@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -50,7 +51,7 @@ func setSeqs(t testing.TB, path string) []int {
 	t.Helper()
 	var count []int
 	for _, line := range setLines(t, path) {
-		var d Decoder
+		var d record.Decoder
 		r, err := d.Decode(line)
 		if err != nil {
 			continue
@@ -96,14 +97,14 @@ func setLines(t testing.TB, path string) [][]byte {
 // rotSession writes one complete session of calls through a rotating
 // journal, the way the relay does (but letting each seal finish before
 // the next call), and returns the journal's final head.
-func rotSession(t testing.TB, path string, key ed25519.PrivateKey, opts Options, calls int) Head {
+func rotSession(t testing.TB, path string, key ed25519.PrivateKey, opts Options, calls int) record.Head {
 	t.Helper()
 	opts.Key = key
 	j, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	must := func(b Body, bar Barrier) uint64 {
+	must := func(b record.Body, bar Barrier) uint64 {
 		t.Helper()
 		seq, err := j.Append(b)
 		if err == nil {
@@ -114,16 +115,16 @@ func rotSession(t testing.TB, path string, key ed25519.PrivateKey, opts Options,
 		}
 		return seq
 	}
-	must(&SessionStart{Aegis: "t", Durability: opts.Durability.String(), PolicySet: PassThroughSet}, BeforeRequest)
+	must(&record.SessionStart{Aegis: "t", Durability: opts.Durability.String(), PolicySet: record.PassThroughSet}, BeforeRequest)
 	for i := range calls {
-		id := Call{Type: IDNumber, Text: []byte(strconv.Itoa(i))}
-		in := must(&Intent{Call: id, Tool: []byte("echo"), HasTool: true, RequestDigest: sha256.Sum256([]byte{byte(i)})}, BeforeRequest)
-		must(&Outcome{Call: id, Intent: in, Status: StatusOK, HasResponse: true, LatencyNS: 5}, BeforeResponse)
+		id := record.Call{Type: record.IDNumber, Text: []byte(strconv.Itoa(i))}
+		in := must(&record.Intent{Call: id, Tool: []byte("echo"), HasTool: true, RequestDigest: sha256.Sum256([]byte{byte(i)})}, BeforeRequest)
+		must(&record.Outcome{Call: id, Intent: in, Status: record.StatusOK, HasResponse: true, LatencyNS: 5}, BeforeResponse)
 		if j.rot != nil {
 			j.rot.waitIdle() // let each seal finish: segments of about MaxSize
 		}
 	}
-	must(&SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: uint64(calls), Outcomes: uint64(calls)}}, BeforeResponse)
+	must(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: uint64(calls), Outcomes: uint64(calls)}}, BeforeResponse)
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestRotate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			seq, _ := j.Append(&SessionStart{Aegis: "t", Durability: level, PolicySet: PassThroughSet})
+			seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: level, PolicySet: record.PassThroughSet})
 			j.Wait(seq, BeforeRequest)
 			var wg sync.WaitGroup
 			for w := range 8 {
@@ -194,13 +195,13 @@ func TestRotate(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for i := range 25 {
-						id := Call{Type: IDNumber, Text: []byte(strconv.Itoa(w*100 + i))}
-						in, _ := j.Append(&Intent{Call: id, RequestDigest: Digest{byte(w)}})
+						id := record.Call{Type: record.IDNumber, Text: []byte(strconv.Itoa(w*100 + i))}
+						in, _ := j.Append(&record.Intent{Call: id, RequestDigest: record.Digest{byte(w)}})
 						if err := j.Wait(in, BeforeRequest); err != nil {
 							t.Error(err)
 							return
 						}
-						out, _ := j.Append(&Outcome{Call: id, Intent: in, Status: StatusOK})
+						out, _ := j.Append(&record.Outcome{Call: id, Intent: in, Status: record.StatusOK})
 						if err := j.Wait(out, BeforeResponse); err != nil {
 							t.Error(err)
 							return
@@ -209,7 +210,7 @@ func TestRotate(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			seq, _ = j.Append(&SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: 200, Outcomes: 200}})
+			seq, _ = j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 200, Outcomes: 200}})
 			j.Wait(seq, BeforeResponse)
 			if err := j.Close(); err != nil {
 				t.Fatal(err)
@@ -255,7 +256,7 @@ func TestRotate(t *testing.T) {
 				if i > 0 && s.First != segs[i-1].Last+1 {
 					t.Errorf("%s: segment %d-%d follows %d-%d", name, s.First, s.Last, segs[i-1].First, segs[i-1].Last)
 				}
-				var d Decoder
+				var d record.Decoder
 				first, err := d.Decode(lines[s.First])
 				if err != nil || first.Seq != s.First {
 					t.Fatalf("%s: line %d = seq %v, %v; want %d", name, s.First, first, err, s.First)
@@ -330,22 +331,22 @@ func TestVerifySetDetects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, _ := j.Append(&SessionStart{Aegis: "t", Durability: "none", PolicySet: PassThroughSet})
+	seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
 	j.Wait(seq, BeforeRequest)
 	var older []byte
 	olderFirst := uint64(0)
 	for i := range 60 {
-		in, _ := j.Append(&Intent{RequestDigest: Digest{byte(i)}})
+		in, _ := j.Append(&record.Intent{RequestDigest: record.Digest{byte(i)}})
 		j.Wait(in, BeforeRequest)
 		j.rot.waitIdle() // segments of exactly one rotation each
 		if i == 40 {
 			older, _ = os.ReadFile(path)
-			var d Decoder
+			var d record.Decoder
 			r, _ := d.Decode(bytes.SplitN(older, []byte("\n"), 2)[0])
 			olderFirst = r.Seq
 		}
 	}
-	seq, _ = j.Append(&SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: 60}})
+	seq, _ = j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 60}})
 	j.Wait(seq, BeforeResponse)
 	j.Close()
 	head, _ := j.Head()
@@ -458,7 +459,7 @@ func TestVerifySetDetects(t *testing.T) {
 	tests := []struct {
 		name  string
 		paths []string
-		head  *Head
+		head  *record.Head
 		want  Status
 		msg   string
 	}{
@@ -506,14 +507,14 @@ func TestRotateNeverWaitsForSealer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, _ := j.Append(&SessionStart{Aegis: "t", Durability: "strict", PolicySet: PassThroughSet})
+	seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet})
 	j.Wait(seq, BeforeRequest)
 	fs.armed.Store(true)
 	n := 0
 	deadline := time.After(10 * time.Second)
 	stuck := false
 	for !stuck {
-		seq, _ := j.Append(&Intent{RequestDigest: Digest{byte(n)}})
+		seq, _ := j.Append(&record.Intent{RequestDigest: record.Digest{byte(n)}})
 		if err := j.Wait(seq, BeforeRequest); err != nil {
 			t.Fatal(err)
 		}
@@ -528,7 +529,7 @@ func TestRotateNeverWaitsForSealer(t *testing.T) {
 	}
 	// The sealer is blocked now; the hot path is not.
 	for i := range 200 {
-		seq, _ := j.Append(&Intent{RequestDigest: Digest{byte(i)}})
+		seq, _ := j.Append(&record.Intent{RequestDigest: record.Digest{byte(i)}})
 		if err := j.Wait(seq, BeforeRequest); err != nil {
 			t.Fatal(err)
 		}
@@ -589,12 +590,12 @@ func TestRotateFaults(t *testing.T) {
 		}
 		var acked []uint64
 		var firstErr error
-		seq, _ := j.Append(&SessionStart{Aegis: "t", Durability: "strict", PolicySet: PassThroughSet})
+		seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet})
 		if j.Wait(seq, BeforeRequest) == nil {
 			acked = append(acked, seq)
 		}
 		for i := range 150 {
-			seq, err := j.Append(&Intent{RequestDigest: Digest{byte(i)}})
+			seq, err := j.Append(&record.Intent{RequestDigest: record.Digest{byte(i)}})
 			if err == nil {
 				err = j.Wait(seq, BeforeRequest)
 			}
@@ -698,7 +699,7 @@ func TestReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; ; i++ {
-		seq, _ := j.Append(&Intent{})
+		seq, _ := j.Append(&record.Intent{})
 		j.Wait(seq, BeforeRequest)
 		if _, err := os.Stat(path + spareExt); err == nil {
 			break
@@ -727,16 +728,16 @@ func TestHeadFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, _ := j.Append(&SessionStart{Aegis: "t", Durability: "none", PolicySet: PassThroughSet})
+	seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
 	j.Wait(seq, BeforeRequest)
 	var seen []uint64
 	intents := uint64(0)
 	for i := 0; len(seen) < 3; i++ {
 		intents++
-		seq, _ := j.Append(&Intent{RequestDigest: Digest{byte(i)}})
+		seq, _ := j.Append(&record.Intent{RequestDigest: record.Digest{byte(i)}})
 		j.Wait(seq, BeforeRequest)
 		if data, err := os.ReadFile(headPath); err == nil {
-			sh, err := ParseHead(data)
+			sh, err := record.ParseHead(data)
 			if err != nil {
 				t.Fatalf("head file %q: %v", data, err)
 			}
@@ -748,11 +749,11 @@ func TestHeadFile(t *testing.T) {
 			t.Fatal("the head file was not replaced 3 times")
 		}
 	}
-	seq, _ = j.Append(&SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: intents}})
+	seq, _ = j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: intents}})
 	j.Wait(seq, BeforeResponse)
 	j.Close()
 	head, _ := j.Head()
-	sh, err := ReadHead(headPath)
+	sh, err := record.ReadHead(headPath)
 	if err != nil || sh.Head != head || !sh.Key.Equal(pub) {
 		t.Fatalf("ReadHead = %v, %v; want the final head %v signed by the journal's key", sh, err, head)
 	}
@@ -767,7 +768,7 @@ func TestHeadFile(t *testing.T) {
 	for i := range data {
 		mut := bytes.Clone(data)
 		mut[i] ^= 0x01
-		if _, err := ParseHead(mut); err == nil {
+		if _, err := record.ParseHead(mut); err == nil {
 			t.Fatalf("ParseHead(byte %d flipped) = ok; want an error", i)
 		}
 	}
@@ -891,7 +892,7 @@ func TestVerifyLarge(t *testing.T) {
 	if rep := verifyBytes(t, torn, VerifyOptions{Key: pub}); rep.Status != Incomplete || len(rep.Gaps) != 1 || rep.Gaps[0].Line != uint64(len(lines)) {
 		t.Errorf("Verify(torn tail) = %v %v; want incomplete at line %d", rep.Status, rep.Gaps, len(lines))
 	}
-	long := append(bytes.Join(lines[:2000], nil), bytes.Repeat([]byte("x"), 2*maxLine)...)
+	long := append(bytes.Join(lines[:2000], nil), bytes.Repeat([]byte("x"), 2*record.MaxLine)...)
 	long = append(long, '\n')
 	if rep := verifyBytes(t, long, VerifyOptions{Key: pub}); rep.Status != Invalid || !strings.Contains(rep.Problems[len(rep.Problems)-1].Msg, "longer than") {
 		t.Errorf("Verify(overlong line) = %v %v; want invalid: line too long", rep.Status, rep.Problems)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -136,7 +137,7 @@ func lastSealed(entries []dirEntry) (e dirEntry, ok bool) {
 // of r (the first line may be torn and answered by a recovery after it).
 func firstSeq(r io.Reader) (uint64, bool) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var d Decoder
+	var d record.Decoder
 	for range 4 {
 		line, err := readLine(br)
 		if len(line) > 0 && err == nil {
@@ -153,7 +154,7 @@ func firstSeq(r io.Reader) (uint64, bool) {
 
 // errLongLine is readLine's error for a line longer than maxLine, which
 // it has read past.
-var errLongLine = fmt.Errorf("%w: line longer than %d bytes", ErrRecord, maxLine)
+var errLongLine = fmt.Errorf("%w: line longer than %d bytes", record.ErrRecord, record.MaxLine)
 
 // readLine reads one '\n'-terminated line of at most maxLine bytes, without
 // its '\n'. A line without its '\n' at EOF is returned with io.EOF. A
@@ -167,7 +168,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		if err == nil {
 			n-- // the '\n'
 		}
-		if n > maxLine {
+		if n > record.MaxLine {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
 			}
@@ -218,12 +219,12 @@ func streamTail(r io.Reader) (tail, error) {
 		last, longLast = append(last[:0], line...), false
 	}
 	if longLast {
-		return t, fmt.Errorf("%w: last line is longer than %d bytes", ErrNotLog, maxLine)
+		return t, fmt.Errorf("%w: last line is longer than %d bytes", ErrNotLog, record.MaxLine)
 	}
 	if last == nil {
 		return t, nil
 	}
-	var d Decoder
+	var d record.Decoder
 	rec, err := d.Decode(last)
 	if err != nil {
 		return t, fmt.Errorf("%w: last line: %v", ErrNotLog, err)

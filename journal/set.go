@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"io/fs"
 	"os"
@@ -96,7 +98,7 @@ func Collect(paths []string, expand bool) (*Inputs, error) {
 			continue
 		}
 		if !st.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w: %s is %s; logs are read from regular files (save a stream to a file first)", ErrNotRegular, p, describeMode(st.Mode()))
+			return nil, fmt.Errorf("%w: %s is %s; logs are read from regular files (save a stream to a file first)", ErrNotRegular, p, regular.Describe(st.Mode()))
 		}
 		add(p)
 		if expand && baseOf(filepath.Clean(p)) == filepath.Clean(p) {
@@ -152,7 +154,7 @@ func logsInDir(dir string) (files, notes []string, err error) {
 		case st.IsDir():
 			notes = append(notes, fmt.Sprintf("%s: a directory: not read (name it to verify what it holds)", p))
 		case !st.Mode().IsRegular():
-			notes = append(notes, fmt.Sprintf("%s: %s: not read", p, describeMode(st.Mode())))
+			notes = append(notes, fmt.Sprintf("%s: %s: not read", p, regular.Describe(st.Mode())))
 		default:
 			if what := companion(p, st); what != "" {
 				notes = append(notes, fmt.Sprintf("%s: %s, not a log: not read", p, what))
@@ -168,20 +170,20 @@ func logsInDir(dir string) (files, notes []string, err error) {
 // file, a public key, a signing key), recognised by its whole content, or
 // returns "". Nothing of the content is quoted.
 func companion(path string, st os.FileInfo) string {
-	if st.Size() > MaxPrivateKeyFile {
+	if st.Size() > record.MaxPrivateKeyFile {
 		return ""
 	}
-	data, _, err := readWhole(path, "a key or head file", MaxPrivateKeyFile)
+	data, _, err := regular.ReadFile(path, "a key or head file", record.MaxPrivateKeyFile)
 	if err != nil || len(data) == 0 {
 		return ""
 	}
-	if _, err := ParseHead(data); err == nil {
+	if _, err := record.ParseHead(data); err == nil {
 		return "a head file (check it with --head-file)"
 	}
-	if _, err := ParsePublicKey(string(data)); err == nil {
+	if _, err := record.ParsePublicKey(string(data)); err == nil {
 		return "a public key (pin it with --key @FILE)"
 	}
-	if _, err := ParsePrivateKey(data); err == nil {
+	if _, err := record.ParsePrivateKey(data); err == nil {
 		return "a private key (whoever can read the logs here can read it too)"
 	}
 	return ""
@@ -350,7 +352,7 @@ func copyOf(f, g setFile) bool {
 func sameContent(f, g setFile) (bool, error) {
 	a, err := hashFile(f)
 	if err == nil {
-		var b Digest
+		var b record.Digest
 		b, err = hashFile(g)
 		if err == nil {
 			return a == b, nil
@@ -362,8 +364,8 @@ func sameContent(f, g setFile) (bool, error) {
 	return false, err
 }
 
-func hashFile(f setFile) (Digest, error) {
-	var d Digest
+func hashFile(f setFile) (record.Digest, error) {
+	var d record.Digest
 	rc, err := OpenSegment(f.path, nil)
 	if err != nil {
 		return d, err

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"path/filepath"
 	"runtime"
@@ -38,7 +39,7 @@ type VerifyOptions struct {
 	Key ed25519.PublicKey
 	// Head, when set, is a head kept elsewhere: the log must contain that
 	// seq with that hash, or its tail was cut.
-	Head *Head
+	Head *record.Head
 	// HeadKey, with Head (a head file's key), is the key that must sign the
 	// session holding the head's record.
 	HeadKey ed25519.PublicKey
@@ -54,7 +55,7 @@ type Report struct {
 	Status   Status
 	Pinned   bool
 	Records  uint64
-	Head     Head
+	Head     record.Head
 	HasHead  bool
 	Sessions []*SessionReport
 	// Problems make the log Invalid; Gaps make it Incomplete. Each holds at
@@ -103,13 +104,13 @@ type SessionReport struct {
 // is kept inline, so that keeping it allocates nothing; a longer one, or
 // an abbreviated one, is copied (a decoded id holds at most MaxValueBytes).
 type openCall struct {
-	typ   IDType
+	typ   record.IDType
 	n     uint8
 	short [22]byte
-	long  *Call
+	long  *record.Call
 }
 
-func makeOpenCall(c Call) openCall {
+func makeOpenCall(c record.Call) openCall {
 	o := openCall{typ: c.Type}
 	if len(c.Text) <= len(o.short) && c.Len <= 0 {
 		o.n = uint8(copy(o.short[:], c.Text))
@@ -123,7 +124,7 @@ func makeOpenCall(c Call) openCall {
 
 // matches reports whether c is the same id: recorded the same, whole or
 // abbreviated.
-func (o *openCall) matches(c Call) bool {
+func (o *openCall) matches(c record.Call) bool {
 	if o.long != nil {
 		l := o.long
 		return l.Type == c.Type && l.Len == c.Len && l.Sum == c.Sum && bytes.Equal(l.Text, c.Text)
@@ -131,11 +132,11 @@ func (o *openCall) matches(c Call) bool {
 	return o.typ == c.Type && c.Len <= 0 && bytes.Equal(o.short[:o.n], c.Text)
 }
 
-func (o *openCall) call() Call {
+func (o *openCall) call() record.Call {
 	if o.long != nil {
 		return *o.long
 	}
-	return Call{Type: o.typ, Text: o.short[:o.n]}
+	return record.Call{Type: o.typ, Text: o.short[:o.n]}
 }
 
 // Problem is one finding, located by line number (1-based) and, when the
@@ -183,10 +184,10 @@ func Verify(r io.Reader, opts VerifyOptions) (*Report, error) {
 type verifier struct {
 	opts VerifyOptions
 	rep  *Report
-	dec  Decoder
+	dec  record.Decoder
 
 	line     uint64 // number of the line being processed
-	prev     Digest
+	prev     record.Digest
 	nextSeq  uint64
 	started  bool
 	sessions map[[16]byte]*SessionReport
@@ -274,7 +275,7 @@ func (v *verifier) problem(p *[]Problem, seq uint64, hasSeq bool, format string,
 	*p = append(*p, Problem{File: v.file, Line: v.line, Seq: seq, HasSeq: hasSeq, Msg: fmt.Sprintf(format, args...)})
 }
 
-func (v *verifier) invalid(r *Record, format string, args ...any) {
+func (v *verifier) invalid(r *record.Record, format string, args ...any) {
 	if r == nil {
 		v.problem(&v.rep.Problems, 0, false, format, args...)
 		return
@@ -287,9 +288,9 @@ func (v *verifier) invalid(r *Record, format string, args ...any) {
 // holds (take).
 type pending struct {
 	buf  []byte
-	rec  *Record
+	rec  *record.Record
 	err  error
-	hash Digest
+	hash record.Digest
 	line uint64
 	ok   bool
 	long bool // a line longer than maxLine: buf holds none of it
@@ -305,7 +306,7 @@ func (v *verifier) flush(p *pending) {
 	v.process(p.rec, p.err, p.hash, false)
 }
 
-func (v *verifier) process(r *Record, derr error, hash Digest, afterTorn bool) {
+func (v *verifier) process(r *record.Record, derr error, hash record.Digest, afterTorn bool) {
 	v.rep.Records++
 	if derr != nil {
 		v.invalid(nil, "%v", derr)
@@ -320,7 +321,7 @@ func (v *verifier) process(r *Record, derr error, hash Digest, afterTorn bool) {
 		// Records are missing before this one, and that is reported.
 		v.resync = false
 	case !v.started:
-		if r.Seq != 0 || r.Prev != (Digest{}) {
+		if r.Seq != 0 || r.Prev != (record.Digest{}) {
 			v.invalid(r, "first record must have seq 0 and a zero prev")
 		}
 	default:
@@ -336,11 +337,11 @@ func (v *verifier) process(r *Record, derr error, hash Digest, afterTorn bool) {
 	}
 	v.fileRecs++
 	v.fileSeqs[1] = r.Seq
-	if r.Kind == KindRecovery && !afterTorn {
+	if r.Kind == record.KindRecovery && !afterTorn {
 		v.invalid(r, "recovery record without the torn line it answers")
 	}
 	v.started, v.prev, v.nextSeq = true, hash, r.Seq+1
-	v.rep.Head, v.rep.HasHead = Head{Seq: r.Seq, Hash: hash}, true
+	v.rep.Head, v.rep.HasHead = record.Head{Seq: r.Seq, Hash: hash}, true
 	if h := v.opts.Head; h != nil && h.Seq == r.Seq {
 		v.headFound, v.headSID = true, r.SID
 		if h.Hash != hash {
@@ -367,9 +368,9 @@ func (v *verifier) gap(end uint64) {
 	}
 }
 
-func (v *verifier) session(r *Record) {
+func (v *verifier) session(r *record.Record) {
 	switch r.Kind {
-	case KindRecovery:
+	case record.KindRecovery:
 		v.closeSession()
 		sid := r.SID
 		v.expectSID = &sid
@@ -378,7 +379,7 @@ func (v *verifier) session(r *Record) {
 			v.invalid(r, "signed recovery: its key is named only by the session_start after it")
 		}
 		return
-	case KindSessionStart:
+	case record.KindSessionStart:
 		if v.expectSID != nil && *v.expectSID != r.SID {
 			v.invalid(r, "session_start after a recovery carries another session id")
 		}
@@ -387,9 +388,9 @@ func (v *verifier) session(r *Record) {
 			v.invalid(r, "session id %x reused", r.SID)
 		}
 		v.closeSession()
-		s := r.Body.(*SessionStart)
+		s := r.Body.(*record.SessionStart)
 		v.cur = &SessionReport{
-			SID: hex.EncodeToString(r.SID[:]), Key: FormatPublicKey(s.Key), FirstSeq: r.Seq,
+			SID: hex.EncodeToString(r.SID[:]), Key: record.FormatPublicKey(s.Key), FirstSeq: r.Seq,
 			sid: r.SID, pub: s.Key, open: map[uint64]openCall{}, Unsigned: v.pendingRecs,
 		}
 		v.pendingRecs = 0
@@ -427,12 +428,12 @@ func (v *verifier) session(r *Record) {
 	s.Records++
 	s.LastSeq = r.Seq
 	switch b := r.Body.(type) {
-	case *Intent:
+	case *record.Intent:
 		s.Intents++
-		if b.Call.Type != IDNull {
+		if b.Call.Type != record.IDNull {
 			s.open[r.Seq] = makeOpenCall(b.Call)
 		}
-	case *Outcome:
+	case *record.Outcome:
 		s.Outcomes++
 		c, ok := s.open[b.Intent]
 		switch {
@@ -444,7 +445,7 @@ func (v *verifier) session(r *Record) {
 			v.invalid(r, "outcome call %s does not match intent seq %d's call %s", callText(b.Call), b.Intent, callText(c.call()))
 		}
 		delete(s.open, b.Intent)
-	case *SessionEnd:
+	case *record.SessionEnd:
 		s.Ended, s.EndReason = true, b.Reason
 		if !s.gapped && (b.Counts.Intents != s.Intents || b.Counts.Outcomes != s.Outcomes) {
 			v.invalid(r, "session_end counts %d intents and %d outcomes; the log holds %d and %d",
@@ -508,7 +509,7 @@ func (v *verifier) finish() {
 	}
 	if v.opts.Head != nil && v.headFound && v.opts.HeadKey != nil {
 		if s := v.sessions[v.headSID]; s == nil || s.pub == nil || !v.opts.HeadKey.Equal(s.pub) {
-			v.problem(&v.rep.Problems, v.opts.Head.Seq, true, "the kept head's record is not in a session signed by the head's key %s", FormatPublicKey(v.opts.HeadKey))
+			v.problem(&v.rep.Problems, v.opts.Head.Seq, true, "the kept head's record is not in a session signed by the head's key %s", record.FormatPublicKey(v.opts.HeadKey))
 		}
 	}
 	if v.rep.Records == 0 && len(v.rep.Problems) == 0 {
@@ -525,6 +526,6 @@ func (v *verifier) finish() {
 }
 
 // callText is c as its record writes it.
-func callText(c Call) string {
-	return string(appendCall(nil, c)[len(`"call":`):])
+func callText(c record.Call) string {
+	return string(record.AppendCall(nil, c)[len(`"call":`):])
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"strings"
 	"testing"
 	"time"
@@ -20,40 +21,40 @@ type handLog struct {
 	key  ed25519.PrivateKey
 	out  []byte
 	seq  uint64
-	prev Digest
+	prev record.Digest
 }
 
-func (h *handLog) add(sid byte, k Kind, fields []byte) {
+func (h *handLog) add(sid byte, k record.Kind, fields []byte) {
 	start := len(h.out)
 	h.out = fmt.Appendf(h.out, `{"v":2,"seq":%d,"ts":"`, h.seq)
-	h.out = appendTime(h.out, time.Date(2026, 1, 2, 3, 4, 5, int(h.seq), time.UTC))
-	h.out = fmt.Appendf(h.out, `","sid":"%02x000000000000000000000000000000","kind":"%s","prev":"`, sid, kindNames[k])
-	h.out = h.prev.appendText(h.out)
+	h.out = record.AppendTime(h.out, time.Date(2026, 1, 2, 3, 4, 5, int(h.seq), time.UTC))
+	h.out = fmt.Appendf(h.out, `","sid":"%02x000000000000000000000000000000","kind":"%s","prev":"`, sid, k.String())
+	h.out = h.prev.Append(h.out)
 	h.out = append(h.out, '"')
 	h.out = append(h.out, fields...)
-	h.out = appendSig(h.out, ed25519.Sign(h.key, h.out[start:]))
+	h.out = record.AppendSig(h.out, ed25519.Sign(h.key, h.out[start:]))
 	h.prev = sha256.Sum256(h.out[start:])
 	h.out = append(h.out, '\n')
 	h.seq++
 }
 
-func (h *handLog) body(sid byte, b Body) { h.add(sid, b.Kind(), b.AppendFields(nil)) }
+func (h *handLog) body(sid byte, b record.Body) { h.add(sid, b.Kind(), b.AppendFields(nil)) }
 
 // session writes a session of calls calls, and a line of long bytes of
 // status (a policy_reload no journal writes) after its first call if
 // long > 0.
 func (h *handLog) session(sid byte, calls, long int) {
-	h.body(sid, &SessionStart{Key: h.key.Public().(ed25519.PublicKey), Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: PassThroughSet})
+	h.body(sid, &record.SessionStart{Key: h.key.Public().(ed25519.PublicKey), Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: record.PassThroughSet})
 	for i := range calls {
-		id := Call{Type: IDNumber, Text: fmt.Appendf(nil, "%d", i)}
+		id := record.Call{Type: record.IDNumber, Text: fmt.Appendf(nil, "%d", i)}
 		iseq := h.seq
-		h.body(sid, &Intent{Call: id, Tool: []byte("echo"), HasTool: true})
-		h.body(sid, &Outcome{Call: id, Intent: iseq, HasResponse: true, Status: StatusOK, LatencyNS: 1000})
+		h.body(sid, &record.Intent{Call: id, Tool: []byte("echo"), HasTool: true})
+		h.body(sid, &record.Outcome{Call: id, Intent: iseq, HasResponse: true, Status: record.StatusOK, LatencyNS: 1000})
 		if i == 0 && long > 0 {
-			h.add(sid, KindPolicyReload, fmt.Appendf(nil, `,"set":"sha256:00","status":"%s"`, strings.Repeat("s", long)))
+			h.add(sid, record.KindPolicyReload, fmt.Appendf(nil, `,"set":"sha256:00","status":"%s"`, strings.Repeat("s", long)))
 		}
 	}
-	h.body(sid, &SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: uint64(calls), Outcomes: uint64(calls)}})
+	h.body(sid, &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: uint64(calls), Outcomes: uint64(calls)}})
 }
 
 // lineStart returns the offset of line n (1-based) in b.
@@ -108,13 +109,13 @@ func TestVerifyReadsOnAfterLongLine(t *testing.T) {
 		}(), Invalid, []want{{4, "seq 4, want 3"}, {4, "chain broken"}}},
 		{"two long lines in a row, then a later session tampered", func() []byte {
 			h := &handLog{key: key}
-			id := Call{Type: IDNumber, Text: []byte("1")}
-			h.body(0xa0, &SessionStart{Key: key.Public().(ed25519.PublicKey), Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: PassThroughSet})
-			h.body(0xa0, &Intent{Call: id, Tool: []byte("echo"), HasTool: true})
-			h.body(0xa0, &Outcome{Call: id, Intent: 1, HasResponse: true, Status: StatusOK})
-			h.add(0xa0, KindPolicyReload, []byte(`,"set":"sha256:00","status":"`+strings.Repeat("u", long)+`"`))
-			h.add(0xa0, KindPolicyReload, []byte(`,"set":"sha256:00","status":"`+strings.Repeat("w", 2<<20)+`"`))
-			h.body(0xa0, &SessionEnd{Reason: EndClientEOF, Counts: Counts{Intents: 1, Outcomes: 1}})
+			id := record.Call{Type: record.IDNumber, Text: []byte("1")}
+			h.body(0xa0, &record.SessionStart{Key: key.Public().(ed25519.PublicKey), Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: record.PassThroughSet})
+			h.body(0xa0, &record.Intent{Call: id, Tool: []byte("echo"), HasTool: true})
+			h.body(0xa0, &record.Outcome{Call: id, Intent: 1, HasResponse: true, Status: record.StatusOK})
+			h.add(0xa0, record.KindPolicyReload, []byte(`,"set":"sha256:00","status":"`+strings.Repeat("u", long)+`"`))
+			h.add(0xa0, record.KindPolicyReload, []byte(`,"set":"sha256:00","status":"`+strings.Repeat("w", 2<<20)+`"`))
+			h.body(0xa0, &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 1, Outcomes: 1}})
 			h.session(0xa1, 1, 0)
 			b := h.out
 			i := lineStart(b, 8) + bytes.Index(b[lineStart(b, 8):], []byte(`"tool":"echo"`)) + len(`"tool":"`)
@@ -155,12 +156,12 @@ func TestVerifyReadsOnAfterLongLine(t *testing.T) {
 // its end; the problems reported are capped, and the rest counted.
 func TestVerifyLongLineProblemsCapped(t *testing.T) {
 	h := &handLog{key: testKey(t)}
-	h.body(0xa0, &SessionStart{Key: h.key.Public().(ed25519.PublicKey), Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: PassThroughSet})
+	h.body(0xa0, &record.SessionStart{Key: h.key.Public().(ed25519.PublicKey), Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: record.PassThroughSet})
 	const n = maxProblems + 20
 	for range n {
-		h.add(0xa0, KindPolicyReload, []byte(`,"set":"sha256:00","status":"`+strings.Repeat("v", MaxLine)+`"`))
+		h.add(0xa0, record.KindPolicyReload, []byte(`,"set":"sha256:00","status":"`+strings.Repeat("v", record.MaxLine)+`"`))
 	}
-	h.body(0xa0, &SessionEnd{Reason: EndClientEOF})
+	h.body(0xa0, &record.SessionEnd{Reason: record.EndClientEOF})
 	rep := verifyBytes(t, h.out, VerifyOptions{})
 	if rep.Status != Invalid || len(rep.Problems) != maxProblems || rep.Dropped != n-maxProblems || rep.Records != n+2 {
 		t.Errorf("Verify = %v, %d problems, %d more, %d records; want invalid, %d, %d, %d",
@@ -179,7 +180,7 @@ func TestStreamTailLongLine(t *testing.T) {
 	h.session(0xa0, 1, 0)
 	lines := bytes.SplitAfter(h.out, []byte("\n"))
 	first, last := lines[0], lines[len(lines)-2]
-	long := []byte(strings.Repeat("L", MaxLine+1) + "\n")
+	long := []byte(strings.Repeat("L", record.MaxLine+1) + "\n")
 	tests := []struct {
 		name    string
 		parts   [][]byte

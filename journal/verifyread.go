@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"hash"
 	"io"
 	"slices"
@@ -64,9 +66,9 @@ const (
 // SHA-256 of its bytes. long: the line is longer than maxLine, not held
 // and not decoded (err says so).
 type decoded struct {
-	slot
+	record.Slot
 	err  error
-	hash Digest
+	hash record.Digest
 	long bool
 }
 
@@ -76,15 +78,15 @@ type decoded struct {
 type longLine struct {
 	on   bool
 	n    int64
-	hash Digest
+	hash record.Digest
 }
 
 // record returns the line's record, or nil if it did not decode.
-func (d *decoded) record() *Record {
+func (d *decoded) record() *record.Record {
 	if d.err != nil {
 		return nil
 	}
-	return &d.rec
+	return d.Record()
 }
 
 // chunkPool recycles chunks. A new chunk's buffer starts empty and grows:
@@ -186,7 +188,7 @@ func (v *verifier) run(srcs []source, pre *begun) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var d Decoder
+			var d record.Decoder
 			for c := range work {
 				c.decode(&d)
 			}
@@ -285,7 +287,7 @@ func (v *verifier) endFile(end readEnd, last bool) error {
 	case end.tooLong > 0:
 		// No crash leaves this: no record is longer than maxLine.
 		v.line = v.n + 1
-		v.invalid(nil, "last line (%d bytes without a line end) is longer than any record (%d bytes)", end.tooLong, maxLine)
+		v.invalid(nil, "last line (%d bytes without a line end) is longer than any record (%d bytes)", end.tooLong, record.MaxLine)
 	case len(end.torn) > 0 && end.err == nil:
 		v.line = v.n + 1
 		if last {
@@ -316,8 +318,8 @@ func (v *verifier) judge(p *pending, line []byte, d *decoded) {
 		v.invalid(nil, "NUL bytes in a line, and no recovery record answers them within %d bytes", maxTornRun)
 		v.resync = true // one problem, not one per line after it
 	}
-	if rec != nil && rec.Kind == KindRecovery && p.ok && !p.long {
-		if rv := rec.Body.(*Recovery); int64(rv.TornBytes) == int64(len(p.buf)) && rv.TornDigest == p.hash {
+	if rec != nil && rec.Kind == record.KindRecovery && p.ok && !p.long {
+		if rv := rec.Body.(*record.Recovery); int64(rv.TornBytes) == int64(len(p.buf)) && rv.TornDigest == p.hash {
 			// The line before was torn by a crash and is answered by
 			// this recovery, which chains past it: not tampering.
 			p.ok = false
@@ -336,7 +338,7 @@ func (v *verifier) judge(p *pending, line []byte, d *decoded) {
 
 // maxTornRun bounds a torn run: the unsynced bytes a power loss may have
 // left holes in (maxUnsynced), from the start of the line they begin in.
-const maxTornRun = maxUnsynced + maxLine
+const maxTornRun = maxUnsynced + record.MaxLine
 
 // tornRun is a run of lines whose first holds a NUL byte: what a power
 // loss during a write over pre-zeroed space leaves, a hole and maybe lines
@@ -357,24 +359,24 @@ func (t *tornRun) start(line []byte, n uint64) {
 	}
 	t.h.Reset()
 	t.h.Write(line)
-	t.on, t.line, t.n, t.signed = true, n, int64(len(line)), bytes.Contains(line, []byte(sigField))
+	t.on, t.line, t.n, t.signed = true, n, int64(len(line)), bytes.Contains(line, []byte(record.SigField))
 }
 
 // add adds the next line; false if the run is then too long to be torn.
 func (t *tornRun) add(line []byte) bool {
-	t.signed = t.signed || bytes.Contains(line, []byte(sigField))
+	t.signed = t.signed || bytes.Contains(line, []byte(record.SigField))
 	t.h.Write([]byte{'\n'})
 	t.h.Write(line)
 	t.n += 1 + int64(len(line))
 	return t.n <= maxTornRun
 }
 
-func (t *tornRun) answeredBy(r *Record) bool {
-	rv, ok := r.Body.(*Recovery)
+func (t *tornRun) answeredBy(r *record.Record) bool {
+	rv, ok := r.Body.(*record.Recovery)
 	if !ok || int64(rv.TornBytes) != t.n {
 		return false
 	}
-	var sum Digest
+	var sum record.Digest
 	t.h.Sum(sum[:0])
 	return rv.TornDigest == sum
 }
@@ -382,7 +384,7 @@ func (t *tornRun) answeredBy(r *Record) bool {
 // decode decodes and hashes every line of c into c.recs, reusing the
 // slots a recycled chunk holds, then marks it ready. A line longer than
 // maxLine (c.long) is not decoded: it is no record the journal writes.
-func (c *chunk) decode(d *Decoder) {
+func (c *chunk) decode(d *record.Decoder) {
 	c.recs = slices.Grow(c.recs[:0], len(c.ends))[:len(c.ends)]
 	start := 0
 	for i, e := range c.ends {
@@ -390,11 +392,11 @@ func (c *chunk) decode(d *Decoder) {
 		start = e
 		r := &c.recs[i]
 		if r.long = c.long.on && i == len(c.ends)-1; r.long {
-			r.err = recordError("line of %d bytes, longer than any record (%d bytes): not read", c.long.n, maxLine)
+			r.err = fmt.Errorf("%w: line of %d bytes, longer than any record (%d bytes): not read", record.ErrRecord, c.long.n, record.MaxLine)
 			r.hash = c.long.hash
 			continue
 		}
-		r.err = d.decodeInto(&r.slot, line)
+		r.err = d.DecodeInto(&r.Slot, line)
 		r.hash = sha256.Sum256(line)
 	}
 	close(c.ready)
@@ -424,7 +426,7 @@ func (cr *chunkReader) next() (*chunk, bool) {
 		if err == nil {
 			n-- // the '\n'
 		}
-		if len(c.buf)-lineStart+n > maxLine {
+		if len(c.buf)-lineStart+n > record.MaxLine {
 			return cr.skipLong(c, lineStart, frag, err)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {

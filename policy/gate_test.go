@@ -2,13 +2,13 @@ package policy
 
 import (
 	"errors"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/relay"
 )
 
@@ -29,11 +29,11 @@ func TestGateDecide(t *testing.T) {
 		tool string
 		want relay.Decision
 	}{
-		{"read_file", relay.Decision{Verdict: journal.VerdictAllowed, Rule: "rules[0] read_file", Set: set}},
-		{"delete_all", relay.Decision{Verdict: journal.VerdictDenied, Rule: "rules[1] delete_*", Set: set, Code: relay.CodePolicyDenied}},
-		{"write_file", relay.Decision{Verdict: journal.VerdictPendingApproval, Rule: "rules[2] write_file", Set: set, Code: relay.CodePendingApproval}},
-		{"search", relay.Decision{Verdict: journal.VerdictAllowed, Rule: "rules[3] search", Set: set}},
-		{"anything_else", relay.Decision{Verdict: journal.VerdictAllowed, Rule: "default", Set: set}},
+		{"read_file", relay.Decision{Verdict: record.VerdictAllowed, Rule: "rules[0] read_file", Set: set}},
+		{"delete_all", relay.Decision{Verdict: record.VerdictDenied, Rule: "rules[1] delete_*", Set: set, Code: relay.CodePolicyDenied}},
+		{"write_file", relay.Decision{Verdict: record.VerdictPendingApproval, Rule: "rules[2] write_file", Set: set, Code: relay.CodePendingApproval}},
+		{"search", relay.Decision{Verdict: record.VerdictAllowed, Rule: "rules[3] search", Set: set}},
+		{"anything_else", relay.Decision{Verdict: record.VerdictAllowed, Rule: "default", Set: set}},
 	}
 	for _, tt := range tests {
 		fr := g.Begin(now)
@@ -69,7 +69,7 @@ func TestRateWindow(t *testing.T) {
 		}
 	}
 	d := call(now)
-	if d.Verdict != journal.VerdictRateLimited || d.Code != relay.CodeRateLimited || d.Rule != "rules[0] search" {
+	if d.Verdict != record.VerdictRateLimited || d.Code != relay.CodeRateLimited || d.Rule != "rules[0] search" {
 		t.Fatalf("call 4 = %+v; want rate_limited by rules[0]", d)
 	}
 	if d.RetryAfter != 20*time.Second {

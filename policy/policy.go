@@ -1,11 +1,11 @@
 package policy
 
 import (
+	"github.com/aegisrelay/aegis/journal/record"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/relay"
 	"golang.org/x/time/rate"
 )
@@ -191,15 +191,15 @@ func (p *Policy) decide(i, k int, now time.Time) relay.Decision {
 	d := relay.Decision{Rule: label, Set: p.set}
 	switch act {
 	case Deny:
-		d.Verdict, d.Code = journal.VerdictDenied, relay.CodePolicyDenied
+		d.Verdict, d.Code = record.VerdictDenied, relay.CodePolicyDenied
 	case Approve:
-		d.Verdict, d.Code = journal.VerdictPendingApproval, relay.CodePendingApproval
+		d.Verdict, d.Code = record.VerdictPendingApproval, relay.CodePendingApproval
 	default:
-		d.Verdict = journal.VerdictAllowed
+		d.Verdict = record.VerdictAllowed
 		if i >= 0 && p.lim[i] != nil {
 			l := p.lim[i]
 			if have := l.TokensAt(now); have < float64(k) {
-				d.Verdict, d.Code = journal.VerdictRateLimited, relay.CodeRateLimited
+				d.Verdict, d.Code = record.VerdictRateLimited, relay.CodeRateLimited
 				d.RetryAfter = time.Duration((float64(k) - have) / float64(l.Limit()) * float64(time.Second))
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"net"
 	"os"
@@ -25,7 +26,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aegisrelay/aegis/journal"
 	"golang.org/x/sys/unix"
 )
 
@@ -189,7 +189,7 @@ var landlockSince = map[string]int{"refer": 2, "truncate": 3, "ioctl_dev": 5, "r
 
 // fsDenies reports whether the record claims Landlock denies right on path:
 // the ABI handles it and no rule grants it on path or a folder above.
-func fsDenies(e *journal.Enforcement, path, right string) bool {
+func fsDenies(e *record.Enforcement, path, right string) bool {
 	if e.LandlockABI < 1 || e.LandlockABI < landlockSince[right] {
 		return false
 	}
@@ -202,13 +202,13 @@ func fsDenies(e *journal.Enforcement, path, right string) bool {
 }
 
 // notCovered reports whether the record names a gap starting with prefix.
-func notCovered(e *journal.Enforcement, prefix string) bool {
+func notCovered(e *record.Enforcement, prefix string) bool {
 	return slices.ContainsFunc(e.NotCovered, func(s string) bool { return strings.HasPrefix(s, prefix) })
 }
 
 // procSelf is the record's rule for the target's own /proc/PID, or
 // "/proc/self" (which no rule names) if there is none.
-func procSelf(e *journal.Enforcement) string {
+func procSelf(e *record.Enforcement) string {
 	for _, r := range e.FS {
 		if n, ok := strings.CutPrefix(r.Path, "/proc/"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
 			return r.Path
@@ -222,7 +222,7 @@ func procSelf(e *journal.Enforcement) string {
 // ("seccomp_killed" or "blocked ERRNO"), and which claim says so. wrapPID
 // is aegis wrap's, the probe's parent. A gap the record names in
 // not_covered must be open; one it does not name must be closed.
-func expect(attempt string, e *journal.Enforcement, env *escapeEnv, wrapPID int) (want []string, why string) {
+func expect(attempt string, e *record.Enforcement, env *escapeEnv, wrapPID int) (want []string, why string) {
 	allowed := []string{"allowed"}
 	fs := func(path string, rights ...string) ([]string, string) {
 		for _, r := range rights {
@@ -419,11 +419,11 @@ func expect(attempt string, e *journal.Enforcement, env *escapeEnv, wrapPID int)
 }
 
 // sessionRecords are the records of the last session in the fixture's log.
-func sessionRecords(t *testing.T, f *fixture) []*journal.Record {
+func sessionRecords(t *testing.T, f *fixture) []*record.Record {
 	t.Helper()
 	recs := f.records(t)
 	for i := len(recs) - 1; i >= 0; i-- {
-		if recs[i].Kind == journal.KindSessionStart {
+		if recs[i].Kind == record.KindSessionStart {
 			return recs[i:]
 		}
 	}
@@ -434,7 +434,7 @@ func sessionRecords(t *testing.T, f *fixture) []*journal.Record {
 // attemptResult is one confined attempt as the client and the log saw it.
 type attemptResult struct {
 	got     string // "allowed", "blocked ERRNO", "seccomp_killed", or what went wrong
-	enf     *journal.Enforcement
+	enf     *record.Enforcement
 	exit    int
 	wrapPID int // the probe's parent
 }
@@ -454,24 +454,24 @@ func runAttempt(t *testing.T, bin string, f *fixture, flags []string, env *escap
 	runBounded(t, cmd, 30*time.Second)
 	res := attemptResult{exit: cmd.ProcessState.ExitCode(), wrapPID: cmd.Process.Pid}
 	recs := sessionRecords(t, f)
-	kinds := make([]journal.Kind, len(recs))
+	kinds := make([]record.Kind, len(recs))
 	for i, r := range recs {
 		kinds[i] = r.Kind
 	}
-	wantKinds := []journal.Kind{journal.KindSessionStart, journal.KindEnforcement, journal.KindIntent, journal.KindOutcome, journal.KindSessionEnd}
+	wantKinds := []record.Kind{record.KindSessionStart, record.KindEnforcement, record.KindIntent, record.KindOutcome, record.KindSessionEnd}
 	if !slices.Equal(kinds, wantKinds) {
 		t.Fatalf("%s: records %v; want %v\nstderr: %s", attempt, kinds, wantKinds, stderr.String())
 	}
-	res.enf = recs[1].Body.(*journal.Enforcement)
-	outcome := recs[3].Body.(*journal.Outcome)
-	end := recs[4].Body.(*journal.SessionEnd)
+	res.enf = recs[1].Body.(*record.Enforcement)
+	outcome := recs[3].Body.(*record.Outcome)
+	end := recs[4].Body.(*record.SessionEnd)
 	switch outcome.Status {
-	case journal.StatusSeccompKilled:
+	case record.StatusSeccompKilled:
 		res.got = "seccomp_killed"
 		if !end.SeccompKilled || end.ExitSignal != "SIGSYS" || res.exit != 128+31 {
 			t.Errorf("%s: seccomp_killed outcome with session_end %+v, wrap exit %d; want seccomp_killed, SIGSYS, 159", attempt, end, res.exit)
 		}
-	case journal.StatusOK:
+	case record.StatusOK:
 		var resp struct {
 			Result struct {
 				Content []struct{ Text string } `json:"content"`
@@ -585,7 +585,7 @@ func TestConfineEnforcementRecord(t *testing.T) {
 	if notCovered(e, "file metadata") {
 		t.Errorf("not_covered = %q with nothing granted write; want file metadata refused, not named", e.NotCovered)
 	}
-	start := f.records(t)[0].Body.(*journal.SessionStart)
+	start := f.records(t)[0].Body.(*record.SessionStart)
 	if start.Confine == nil || start.Confine.BestEffort || len(start.Confine.Read) != 0 {
 		t.Errorf("session_start confine = %+v; want the bare request", start.Confine)
 	}
@@ -643,11 +643,11 @@ func TestConfineFailClosed(t *testing.T) {
 		t.Errorf("stderr = %q; want the refusal and its reason", stderr.String())
 	}
 	recs := sessionRecords(t, f)
-	if len(recs) != 2 || recs[1].Kind != journal.KindSessionEnd {
+	if len(recs) != 2 || recs[1].Kind != record.KindSessionEnd {
 		t.Fatalf("records %d, last %v; want session_start and session_end only", len(recs), recs[len(recs)-1].Kind)
 	}
-	end := recs[1].Body.(*journal.SessionEnd)
-	if end.Reason != journal.EndConfinementRefused || end.ExitCode != 69 || !strings.Contains(end.Detail, "tcp ports of --allow-net") {
+	end := recs[1].Body.(*record.SessionEnd)
+	if end.Reason != record.EndConfinementRefused || end.ExitCode != 69 || !strings.Contains(end.Detail, "tcp ports of --allow-net") {
 		t.Errorf("session_end = %+v; want confinement_refused, 69 and the reason", end)
 	}
 	f.mustVerify(t, 0)
@@ -708,13 +708,13 @@ func TestConfineExecFailure(t *testing.T) {
 		name   string
 		argv   string
 		code   int
-		kinds  []journal.Kind
+		kinds  []record.Kind
 		detail string
 	}{
 		{"dynamic without exec support", "/bin/true", 126,
-			[]journal.Kind{journal.KindSessionStart, journal.KindEnforcement, journal.KindSessionEnd}, "needs --allow-exec-support"},
+			[]record.Kind{record.KindSessionStart, record.KindEnforcement, record.KindSessionEnd}, "needs --allow-exec-support"},
 		{"missing", "/nonexistent/aegis-target", 127,
-			[]journal.Kind{journal.KindSessionStart, journal.KindSessionEnd}, "no such file or directory"},
+			[]record.Kind{record.KindSessionStart, record.KindSessionEnd}, "no such file or directory"},
 	}
 	for _, tt := range tests {
 		f := newFixture(t)
@@ -724,15 +724,15 @@ func TestConfineExecFailure(t *testing.T) {
 			t.Errorf("%s: wrap = exit %d; want %d\n%s", tt.name, code, tt.code, out)
 		}
 		recs := f.records(t)
-		var kinds []journal.Kind
+		var kinds []record.Kind
 		for _, r := range recs {
 			kinds = append(kinds, r.Kind)
 		}
 		if !slices.Equal(kinds, tt.kinds) {
 			t.Fatalf("%s: records %v; want %v", tt.name, kinds, tt.kinds)
 		}
-		end := recs[len(recs)-1].Body.(*journal.SessionEnd)
-		if end.Reason != journal.EndChildStartFailed || end.ExitCode != tt.code || !strings.Contains(end.Detail, tt.detail) {
+		end := recs[len(recs)-1].Body.(*record.SessionEnd)
+		if end.Reason != record.EndChildStartFailed || end.ExitCode != tt.code || !strings.Contains(end.Detail, tt.detail) {
 			t.Errorf("%s: session_end = %+v; want child_start_failed, %d, %q", tt.name, end, tt.code, tt.detail)
 		}
 		f.mustVerify(t, 0)
@@ -805,7 +805,7 @@ func TestCleanEnv(t *testing.T) {
 			if _, ok := got["AEGIS_CONFINE_PROFILE"]; ok {
 				t.Error("the child saw AEGIS_CONFINE_PROFILE; the helper must remove it")
 			}
-			start := f.records(t)[0].Body.(*journal.SessionStart)
+			start := f.records(t)[0].Body.(*record.SessionStart)
 			if tt.wantNames == nil {
 				if got["AEGIS_T_SECRET"] != "secret-value" || start.Env != nil {
 					t.Errorf("without --clean-env: child env has AEGIS_T_SECRET=%q, session_start env %v; want inherited, no env field", got["AEGIS_T_SECRET"], start.Env)
@@ -961,10 +961,10 @@ func TestConfineEverything(t *testing.T) {
 		t.Errorf("wrap exit %d; want 0 or 143\n%s", code, c.stderr.String())
 	}
 	recs := f.records(t)
-	if recs[1].Kind != journal.KindEnforcement {
+	if recs[1].Kind != record.KindEnforcement {
 		t.Fatalf("record 1 is %v; want enforcement before any frame", recs[1].Kind)
 	}
-	if e := recs[1].Body.(*journal.Enforcement); !e.SeccompNetworkDenied || !slices.ContainsFunc(e.FS, func(r journal.FSRule) bool { return r.Path == modules }) {
+	if e := recs[1].Body.(*record.Enforcement); !e.SeccompNetworkDenied || !slices.ContainsFunc(e.FS, func(r record.FSRule) bool { return r.Path == modules }) {
 		t.Errorf("enforcement = %+v; want network denied and %s granted", e, modules)
 	}
 	f.mustVerify(t, 0)
@@ -1022,7 +1022,7 @@ func TestConfineFilesystemServer(t *testing.T) {
 	}
 	var statuses []string
 	for _, r := range f.records(t) {
-		if o, ok := r.Body.(*journal.Outcome); ok {
+		if o, ok := r.Body.(*record.Outcome); ok {
 			statuses = append(statuses, o.Status)
 		}
 	}

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/exec"
 	"path/filepath"
 
 	"github.com/aegisrelay/aegis/demo"
-	"github.com/aegisrelay/aegis/journal"
 )
 
 func runDemo(args []string) int {
@@ -39,7 +39,7 @@ func runDemo(args []string) int {
 	if err != nil {
 		return fail(1, "demo: %v", err)
 	}
-	fmt.Printf("aegis demo in %s\n  key   %s (public %s)\n  audit %s\n\n", *dir, keyPath, journal.FormatPublicKey(pub), auditPath)
+	fmt.Printf("aegis demo in %s\n  key   %s (public %s)\n  audit %s\n\n", *dir, keyPath, record.FormatPublicKey(pub), auditPath)
 	fmt.Printf("$ aegis wrap --audit %s --signing-key %s -- aegis __demo-server\n", auditPath, keyPath)
 
 	cmd := exec.Command(exe, "wrap", "--audit", auditPath, "--signing-key", keyPath, "--grace", "2s", "--", exe, "__demo-server")
@@ -80,17 +80,17 @@ func runDemo(args []string) int {
 // demoKey makes the demo's key, or reuses the one already in place.
 func demoKey(path string) (ed25519.PublicKey, error) {
 	if _, err := os.Lstat(path); err == nil {
-		k, err := journal.ReadPrivateKeyFile(path, false)
+		k, err := record.ReadPrivateKeyFile(path, false)
 		if err != nil {
 			return nil, err
 		}
 		return k.Public().(ed25519.PublicKey), nil
 	}
-	k, err := journal.GenerateKey()
+	k, err := record.GenerateKey()
 	if err != nil {
 		return nil, err
 	}
-	pemBytes, err := journal.MarshalPrivateKey(k)
+	pemBytes, err := record.MarshalPrivateKey(k)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func demoKey(path string) (ed25519.PublicKey, error) {
 	if err := writeSecret(path, pemBytes, false); err != nil {
 		return nil, err
 	}
-	if err := writeFile(path+".pub", []byte(journal.FormatPublicKey(pub)+"\n"), 0o644, false); err != nil {
+	if err := writeFile(path+".pub", []byte(record.FormatPublicKey(pub)+"\n"), 0o644, false); err != nil {
 		return nil, err
 	}
 	return pub, nil

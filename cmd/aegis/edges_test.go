@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/relay"
 )
 
@@ -401,8 +401,8 @@ func TestSIGSYSAttribution(t *testing.T) {
 			t.Errorf("session_end = seccomp_killed %v, signal %q, detail %q; want false, SIGSYS, %q", end.SeccompKilled, end.ExitSignal, end.Detail, relay.SIGSYSUnfiltered)
 		}
 		for _, r := range f.records(t) {
-			if o, ok := r.Body.(*journal.Outcome); ok && o.Status != journal.StatusUnanswered {
-				t.Errorf("outcome status %q; want %q", o.Status, journal.StatusUnanswered)
+			if o, ok := r.Body.(*record.Outcome); ok && o.Status != record.StatusUnanswered {
+				t.Errorf("outcome status %q; want %q", o.Status, record.StatusUnanswered)
 			}
 		}
 		f.mustVerify(t, exitOK)
@@ -415,7 +415,7 @@ func TestSIGSYSAttribution(t *testing.T) {
 		}
 		var applied bool
 		for _, r := range f.records(t) {
-			if e, ok := r.Body.(*journal.Enforcement); ok {
+			if e, ok := r.Body.(*record.Enforcement); ok {
 				applied = e.SeccompApplied
 			}
 		}

@@ -4,9 +4,8 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
-
-	"github.com/aegisrelay/aegis/journal"
 )
 
 func runKeygen(args []string) int {
@@ -23,15 +22,15 @@ func runKeygen(args []string) int {
 	if *out == "" || fs.NArg() > 0 {
 		return fail(exitUsage, "keygen: --out FILE is required and takes no other arguments")
 	}
-	key, err := journal.GenerateKey()
+	key, err := record.GenerateKey()
 	if err != nil {
 		return fail(1, "keygen: %v", err)
 	}
-	pemBytes, err := journal.MarshalPrivateKey(key)
+	pemBytes, err := record.MarshalPrivateKey(key)
 	if err != nil {
 		return fail(1, "keygen: %v", err)
 	}
-	pub := journal.FormatPublicKey(key.Public().(ed25519.PublicKey))
+	pub := record.FormatPublicKey(key.Public().(ed25519.PublicKey))
 	if *force {
 		// Both refused before either is written: never a new key beside
 		// an old .pub.

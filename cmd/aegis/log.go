@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"os"
 	"path"
@@ -130,7 +131,7 @@ type logPrinter struct {
 	tw      *tabwriter.Writer
 	pending map[string]*callRow // sid/seq of intents waiting for outcomes
 	order   []*callRow          // calls not yet printed, in the order they were made
-	dec     journal.Decoder
+	dec     record.Decoder
 	seen    uint64 // seq of the last record read, when following
 	seenAny bool
 	gapAt   time.Time // when following met a gap before the next record
@@ -228,13 +229,13 @@ func skipped(err error) bool {
 func (l *lineReader) next() ([]byte, error) {
 	for {
 		line, err := l.br.ReadSlice('\n')
-		if l.long > 0 || len(l.partial)+len(line) > journal.MaxLine+1 {
+		if l.long > 0 || len(l.partial)+len(line) > record.MaxLine+1 {
 			l.long += int64(len(l.partial) + len(line))
 			l.partial = nil
 			if err == nil {
 				n := l.long - 1
 				l.long = 0
-				return nil, fmt.Errorf("%w (%d bytes; at most %d): skipped", errLongLine, n, journal.MaxLine)
+				return nil, fmt.Errorf("%w (%d bytes; at most %d): skipped", errLongLine, n, record.MaxLine)
 			}
 			if !errors.Is(err, bufio.ErrBufferFull) {
 				return nil, err
@@ -406,7 +407,7 @@ const gapWait = 2 * time.Second
 // rotation renames a file may show it under neither name (readdir(3)
 // leaves that unspecified). Before the first record printed the one
 // wanted is seq 0; a log whose first segments were removed waits gapWait.
-func (p *logPrinter) followed(rec *journal.Record) error {
+func (p *logPrinter) followed(rec *record.Record) error {
 	if p.seenAny && rec.Seq <= p.seen {
 		return nil
 	}
@@ -438,10 +439,10 @@ func rotated(f *os.File, base string) bool {
 	return err != nil || !os.SameFile(a, b)
 }
 
-func (p *logPrinter) record(r *journal.Record, follow bool) {
+func (p *logPrinter) record(r *record.Record, follow bool) {
 	sid := hex.EncodeToString(r.SID[:])
 	switch b := r.Body.(type) {
-	case *journal.Intent:
+	case *record.Intent:
 		row := &callRow{TS: r.TS, SID: sid, Seq: r.Seq, Call: callString(b.Call), Malformed: b.Malformed,
 			Verdict: b.Verdict, Rule: abbreviated(b.Rule, b.RuleLen), Status: "in flight"}
 		if b.Call.Abbreviated() {
@@ -457,13 +458,13 @@ func (p *logPrinter) record(r *journal.Record, follow bool) {
 		if b.BatchSize > 0 {
 			row.Batch = fmt.Sprintf("%d/%d", b.BatchIndex+1, b.BatchSize)
 		}
-		if b.Call.Type == journal.IDNull {
+		if b.Call.Type == record.IDNull {
 			row.Status, row.done = "notification", true
 		} else {
 			p.pending[sid+"/"+strconv.FormatUint(r.Seq, 10)] = row
 		}
 		p.order = append(p.order, row)
-	case *journal.Outcome:
+	case *record.Outcome:
 		k := sid + "/" + strconv.FormatUint(b.Intent, 10)
 		row := p.pending[k]
 		if row == nil {
@@ -568,11 +569,11 @@ func fmtLatency(d time.Duration) string {
 	return fmt.Sprintf("%.2fs", d.Seconds())
 }
 
-func callString(c journal.Call) string {
+func callString(c record.Call) string {
 	switch c.Type {
-	case journal.IDNumber:
+	case record.IDNumber:
 		return abbreviated(string(c.Text), c.Len)
-	case journal.IDString:
+	case record.IDString:
 		if c.Abbreviated() {
 			b, _ := json.Marshal(string(c.Text) + "…")
 			return fmt.Sprintf("%s (%d bytes)", b, c.Len)

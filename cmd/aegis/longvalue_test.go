@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/aegisrelay/aegis/journal"
 )
 
 // Tests of values too long to record whole, and of lines too long to be
@@ -63,19 +62,19 @@ func TestWrapLongIDAndTool(t *testing.T) {
 			t.Errorf("audit line %d is %d bytes; want every long value abbreviated", i+1, len(line))
 		}
 	}
-	var in *journal.Intent
+	var in *record.Intent
 	for _, r := range f.records(t) {
-		if b, ok := r.Body.(*journal.Intent); ok && in == nil {
+		if b, ok := r.Body.(*record.Intent); ok && in == nil {
 			in = b
 		}
 	}
 	switch {
 	case in == nil:
 		t.Fatal("no intent recorded")
-	case in.Call.Type != journal.IDString || in.Call.Len != n || in.Call.Sum != sha256.Sum256([]byte(id)):
+	case in.Call.Type != record.IDString || in.Call.Len != n || in.Call.Sum != sha256.Sum256([]byte(id)):
 		t.Errorf("intent call = %v, %d bytes; want the string id abbreviated, %d bytes and its SHA-256", in.Call.Type, in.Call.Len, n)
-	case in.ToolLen != n || in.ToolSum != sha256.Sum256([]byte(tool)) || string(in.Tool) != tool[:journal.PrefixBytes]:
-		t.Errorf("intent tool = %q, %d bytes; want a %d-byte prefix of %d bytes", in.Tool, in.ToolLen, journal.PrefixBytes, n)
+	case in.ToolLen != n || in.ToolSum != sha256.Sum256([]byte(tool)) || string(in.Tool) != tool[:record.PrefixBytes]:
+		t.Errorf("intent tool = %q, %d bytes; want a %d-byte prefix of %d bytes", in.Tool, in.ToolLen, record.PrefixBytes, n)
 	}
 
 	code, out, errOut := runLogCmd(t, f.audit)
@@ -83,9 +82,9 @@ func TestWrapLongIDAndTool(t *testing.T) {
 		t.Fatalf("aegis log = exit %d\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		fmt.Sprintf(`"%s…" (%d bytes)`, id[:journal.PrefixBytes], n),
-		fmt.Sprintf(`%s… (%d bytes)`, tool[:journal.PrefixBytes], n),
-		fmt.Sprintf(`%s… (%d bytes)`, num[:journal.PrefixBytes], n),
+		fmt.Sprintf(`"%s…" (%d bytes)`, id[:record.PrefixBytes], n),
+		fmt.Sprintf(`%s… (%d bytes)`, tool[:record.PrefixBytes], n),
+		fmt.Sprintf(`%s… (%d bytes)`, num[:record.PrefixBytes], n),
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("aegis log output lacks %.80q…:\n%.2000s", want, out)
@@ -95,7 +94,7 @@ func TestWrapLongIDAndTool(t *testing.T) {
 		t.Errorf("aegis log shows %d calls ok; want 3:\n%.2000s", got, out)
 	}
 	_, js, _ := runLogCmd(t, "--json", f.audit)
-	if want := `"tool_sha256":"` + journal.Digest(sha256.Sum256([]byte(tool))).String() + `"`; !strings.Contains(js, want) {
+	if want := `"tool_sha256":"` + record.Digest(sha256.Sum256([]byte(tool))).String() + `"`; !strings.Contains(js, want) {
 		t.Errorf("aegis log --json lacks %s:\n%.2000s", want, js)
 	}
 }
@@ -112,7 +111,7 @@ func TestLongLineReadOn(t *testing.T) {
 	second := bytes.Index(data, []byte(`"kind":"session_start"`))
 	second = bytes.Index(data[second+1:], []byte(`"kind":"session_start"`)) + second + 1
 	second = bytes.LastIndexByte(data[:second], '\n') + 1
-	long := []byte(strings.Repeat("L", journal.MaxLine+100) + "\n")
+	long := []byte(strings.Repeat("L", record.MaxLine+100) + "\n")
 	tampered := bytes.Replace(data[second:], []byte(`"tool":"second"`), []byte(`"tool":"SECOND"`), 1)
 	log := append(append(append([]byte(nil), data[:second]...), long...), tampered...)
 	if err := os.WriteFile(f.audit, log, 0o600); err != nil {
@@ -125,7 +124,7 @@ func TestLongLineReadOn(t *testing.T) {
 		t.Errorf("aegis verify = exit %d; want 1\n%s", code, out)
 	}
 	for _, want := range []string{
-		fmt.Sprintf("line %d: journal: bad record: line of %d bytes, longer than any record", longLine, journal.MaxLine+100),
+		fmt.Sprintf("line %d: journal: bad record: line of %d bytes, longer than any record", longLine, record.MaxLine+100),
 		fmt.Sprintf("line %d (seq %d): prev does not match", longLine+1, longLine-1),
 		"signature does not verify",
 	} {
@@ -138,7 +137,7 @@ func TestLongLineReadOn(t *testing.T) {
 	if code != 0 {
 		t.Errorf("aegis log = exit %d; want 0\n%s", code, errOut)
 	}
-	if want := fmt.Sprintf("a line longer than any record (%d bytes; at most %d): skipped", journal.MaxLine+100, journal.MaxLine); !strings.Contains(errOut, want) {
+	if want := fmt.Sprintf("a line longer than any record (%d bytes; at most %d): skipped", record.MaxLine+100, record.MaxLine); !strings.Contains(errOut, want) {
 		t.Errorf("aegis log stderr = %q; want it to say %q", errOut, want)
 	}
 	for _, want := range []string{"first", "SECOND"} {

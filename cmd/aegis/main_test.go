@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/aegisrelay/aegis/journal"
 )
 
 // aegisBin is the real aegis binary, built once by TestMain.
@@ -102,11 +101,11 @@ func readAudit(path string) []byte {
 }
 
 // records decodes the audit file.
-func (f *fixture) records(t *testing.T) []*journal.Record {
+func (f *fixture) records(t *testing.T) []*record.Record {
 	t.Helper()
 	data := readAudit(f.audit)
-	var d journal.Decoder
-	var out []*journal.Record
+	var d record.Decoder
+	var out []*record.Record
 	for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 		r, err := d.Decode(line)
 		if err != nil {
@@ -117,21 +116,21 @@ func (f *fixture) records(t *testing.T) []*journal.Record {
 	return out
 }
 
-func (f *fixture) kinds(t *testing.T) map[journal.Kind]int {
-	n := map[journal.Kind]int{}
+func (f *fixture) kinds(t *testing.T) map[record.Kind]int {
+	n := map[record.Kind]int{}
 	for _, r := range f.records(t) {
 		n[r.Kind]++
 	}
 	return n
 }
 
-func (f *fixture) sessionEnd(t *testing.T) *journal.SessionEnd {
+func (f *fixture) sessionEnd(t *testing.T) *record.SessionEnd {
 	t.Helper()
 	recs := f.records(t)
 	if len(recs) == 0 {
 		t.Fatal("empty audit log")
 	}
-	e, ok := recs[len(recs)-1].Body.(*journal.SessionEnd)
+	e, ok := recs[len(recs)-1].Body.(*record.SessionEnd)
 	if !ok {
 		t.Fatalf("last record is %v; want session_end", recs[len(recs)-1].Kind)
 	}
@@ -165,7 +164,7 @@ func TestKeygen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := journal.ParsePublicKey(string(out))
+	pub, err := record.ParsePublicKey(string(out))
 	if err != nil {
 		t.Fatalf("keygen stdout %q: %v", out, err)
 	}
@@ -174,7 +173,7 @@ func TestKeygen(t *testing.T) {
 		t.Errorf("key mode = %v; want 0600", st.Mode().Perm())
 	}
 	data, _ := os.ReadFile(key)
-	priv, err := journal.ParsePrivateKey(data)
+	priv, err := record.ParsePrivateKey(data)
 	if err != nil || !priv.Public().(ed25519.PublicKey).Equal(pub) {
 		t.Fatalf("key file does not hold the printed key: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -18,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/policy"
 )
 
@@ -62,14 +62,14 @@ func ran(id, tool string) string {
 
 // lineDigest is the request_digest of a line: SHA-256 of its bytes
 // without the '\n'.
-func lineDigest(line string) journal.Digest {
+func lineDigest(line string) record.Digest {
 	return sha256.Sum256([]byte(strings.TrimSuffix(line, "\n")))
 }
 
-func intentsOf(recs []*journal.Record) []*journal.Intent {
-	var out []*journal.Intent
+func intentsOf(recs []*record.Record) []*record.Intent {
+	var out []*record.Intent
 	for _, r := range recs {
-		if in, ok := r.Body.(*journal.Intent); ok {
+		if in, ok := r.Body.(*record.Intent); ok {
 			out = append(out, in)
 		}
 	}
@@ -77,9 +77,9 @@ func intentsOf(recs []*journal.Record) []*journal.Intent {
 }
 
 // outcomeOf returns the outcome of the intent at seq, or nil.
-func outcomeOf(recs []*journal.Record, seq uint64) *journal.Outcome {
+func outcomeOf(recs []*record.Record, seq uint64) *record.Outcome {
 	for _, r := range recs {
-		if o, ok := r.Body.(*journal.Outcome); ok && o.Intent == seq {
+		if o, ok := r.Body.(*record.Outcome); ok && o.Intent == seq {
 			return o
 		}
 	}
@@ -169,7 +169,7 @@ func TestPolicyAllowedByteIdentity(t *testing.T) {
 			t.Errorf("seed %d: client read %q; child wrote %q", seed, got.String(), out)
 		}
 		recs := f.records(t)
-		if s := recs[0].Body.(*journal.SessionStart); s.PolicySet != set {
+		if s := recs[0].Body.(*record.SessionStart); s.PolicySet != set {
 			t.Errorf("session_start policy_set = %q; want %q", s.PolicySet, set)
 		}
 		wantRules := []string{"rules[0] read_file", "default", "rules[3] search", "rules[0] read_file", "default", "default"}
@@ -178,7 +178,7 @@ func TestPolicyAllowedByteIdentity(t *testing.T) {
 			t.Fatalf("%d intents; want %d", len(intents), len(wantRules))
 		}
 		for i, in := range intents {
-			if in.Verdict != journal.VerdictAllowed || in.Rule != wantRules[i] || in.Set != set || in.Refused {
+			if in.Verdict != record.VerdictAllowed || in.Rule != wantRules[i] || in.Set != set || in.Refused {
 				t.Errorf("intent %d policy = %s %q %s refused=%v; want allowed %q %s", i, in.Verdict, in.Rule, in.Set, in.Refused, wantRules[i], set)
 			}
 		}
@@ -199,15 +199,15 @@ func TestPolicyRefusals(t *testing.T) {
 		name, req, want string
 		verdict, rule   string
 	}{
-		{"allowed", call("1", "read_file"), ran("1", "read_file"), journal.VerdictAllowed, "rules[0] read_file"},
-		{"denied by glob", call("2", "delete_all"), refusal("2", "POLICY_DENIED", "rules[1] delete_*"), journal.VerdictDenied, "rules[1] delete_*"},
-		{"denied, string id kept as sent", call(`"a\u0062"`, "delete_x"), refusal(`"a\u0062"`, "POLICY_DENIED", "rules[1] delete_*"), journal.VerdictDenied, "rules[1] delete_*"},
-		{"denied, number id kept as sent", call("3.0", "delete_all"), refusal("3.0", "POLICY_DENIED", "rules[1] delete_*"), journal.VerdictDenied, "rules[1] delete_*"},
-		{"approve", call("4", "write_file"), refusal("4", "PENDING_APPROVAL", "rules[2] write_file"), journal.VerdictPendingApproval, "rules[2] write_file"},
-		{"malformed: duplicate name", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","name":"delete_all"}}`, refusal("5", "POLICY_DENIED", ""), journal.VerdictDenied, ""},
-		{"no tool name", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{}}`, refusal("6", "POLICY_DENIED", ""), journal.VerdictDenied, ""},
-		{"id null", `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"delete_all"}}`, refusal("null", "POLICY_DENIED", "rules[1] delete_*"), journal.VerdictDenied, "rules[1] delete_*"},
-		{"allowed after refusals", call("7", "echo"), ran("7", "echo"), journal.VerdictAllowed, "default"},
+		{"allowed", call("1", "read_file"), ran("1", "read_file"), record.VerdictAllowed, "rules[0] read_file"},
+		{"denied by glob", call("2", "delete_all"), refusal("2", "POLICY_DENIED", "rules[1] delete_*"), record.VerdictDenied, "rules[1] delete_*"},
+		{"denied, string id kept as sent", call(`"a\u0062"`, "delete_x"), refusal(`"a\u0062"`, "POLICY_DENIED", "rules[1] delete_*"), record.VerdictDenied, "rules[1] delete_*"},
+		{"denied, number id kept as sent", call("3.0", "delete_all"), refusal("3.0", "POLICY_DENIED", "rules[1] delete_*"), record.VerdictDenied, "rules[1] delete_*"},
+		{"approve", call("4", "write_file"), refusal("4", "PENDING_APPROVAL", "rules[2] write_file"), record.VerdictPendingApproval, "rules[2] write_file"},
+		{"malformed: duplicate name", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","name":"delete_all"}}`, refusal("5", "POLICY_DENIED", ""), record.VerdictDenied, ""},
+		{"no tool name", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{}}`, refusal("6", "POLICY_DENIED", ""), record.VerdictDenied, ""},
+		{"id null", `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"delete_all"}}`, refusal("null", "POLICY_DENIED", "rules[1] delete_*"), record.VerdictDenied, "rules[1] delete_*"},
+		{"allowed after refusals", call("7", "echo"), ran("7", "echo"), record.VerdictAllowed, "default"},
 	}
 	for _, tt := range tests {
 		s.send(tt.req)
@@ -215,7 +215,7 @@ func TestPolicyRefusals(t *testing.T) {
 			t.Errorf("%s: client read\n%s\nwant\n%s", tt.name, got, tt.want)
 		}
 		// The refusal's records were written before its frame.
-		if tt.verdict != journal.VerdictAllowed {
+		if tt.verdict != record.VerdictAllowed {
 			recs := f.records(t)
 			in := intentsOf(recs)
 			last := in[len(in)-1]
@@ -245,9 +245,9 @@ func TestPolicyRefusals(t *testing.T) {
 	}
 
 	recs := f.records(t)
-	seqOf := map[*journal.Intent]uint64{}
+	seqOf := map[*record.Intent]uint64{}
 	for _, r := range recs {
-		if in, ok := r.Body.(*journal.Intent); ok {
+		if in, ok := r.Body.(*record.Intent); ok {
 			seqOf[in] = r.Seq
 		}
 	}
@@ -257,7 +257,7 @@ func TestPolicyRefusals(t *testing.T) {
 	}
 	for i, tt := range tests {
 		in := intents[i]
-		refused := tt.verdict != journal.VerdictAllowed
+		refused := tt.verdict != record.VerdictAllowed
 		if in.Verdict != tt.verdict || in.Rule != tt.rule || in.Set != set || in.Refused != refused || in.RequestDigest != lineDigest(tt.req) {
 			t.Errorf("%s: intent policy %s %q %s refused=%v; want %s %q %s refused=%v", tt.name, in.Verdict, in.Rule, in.Set, in.Refused, tt.verdict, tt.rule, set, refused)
 		}
@@ -268,14 +268,14 @@ func TestPolicyRefusals(t *testing.T) {
 				t.Errorf("%s: outcome %+v; want none (an id null call is its intent alone)", tt.name, o)
 			}
 		case refused:
-			if o == nil || o.Status != journal.StatusHostDenied || o.Reason != "not executed" || o.HasResponse {
+			if o == nil || o.Status != record.StatusHostDenied || o.Reason != "not executed" || o.HasResponse {
 				t.Errorf("%s: outcome %+v; want host_denied, not executed, no response", tt.name, o)
 			}
-		case o == nil || o.Status != journal.StatusOK:
+		case o == nil || o.Status != record.StatusOK:
 			t.Errorf("%s: outcome %+v; want ok", tt.name, o)
 		}
 	}
-	if n := intents[len(tests)]; !n.Refused || n.Verdict != journal.VerdictDenied || n.Call.Type != journal.IDNull {
+	if n := intents[len(tests)]; !n.Refused || n.Verdict != record.VerdictDenied || n.Call.Type != record.IDNull {
 		t.Errorf("refused notification: intent %+v; want recorded, denied, call null", n)
 	}
 	end := f.sessionEnd(t)
@@ -334,7 +334,7 @@ func TestPolicyBatch(t *testing.T) {
 	}
 	var got []row
 	for _, r := range recs {
-		in, ok := r.Body.(*journal.Intent)
+		in, ok := r.Body.(*record.Intent)
 		if !ok {
 			continue
 		}
@@ -427,13 +427,13 @@ func TestPolicyRateLimit(t *testing.T) {
 }
 
 // waitRecords waits (bounded) until the audit file holds n records of kind.
-func waitRecords(t *testing.T, f *fixture, kind journal.Kind, n int) []*journal.Record {
+func waitRecords(t *testing.T, f *fixture, kind record.Kind, n int) []*record.Record {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var got []*journal.Record
+		var got []*record.Record
 		data := readAudit(f.audit)
-		var d journal.Decoder
+		var d record.Decoder
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			if r, err := d.Decode(line); err == nil && r.Kind == kind {
 				got = append(got, r)
@@ -461,7 +461,7 @@ func TestPolicyReload(t *testing.T) {
 	}
 	policyB := "version: 1\ndefault: allow\nrules:\n  - tool: search\n    action: deny\n"
 	setB := replacePolicy(t, path, policyB)
-	waitRecords(t, f, journal.KindPolicyReload, 1)
+	waitRecords(t, f, record.KindPolicyReload, 1)
 	s.send(call("2", "delete_all"))
 	if got := s.recv(); got != ran("2", "delete_all") {
 		t.Errorf("under B: %s; want delete_all run", got)
@@ -472,16 +472,16 @@ func TestPolicyReload(t *testing.T) {
 	}
 	bad := "version: 1\ndefault: allow\nrules:\n  - tool: search\n    action: deny\n    when: always\n"
 	setBad := replacePolicy(t, path, bad)
-	waitRecords(t, f, journal.KindPolicyReload, 2)
+	waitRecords(t, f, record.KindPolicyReload, 2)
 	s.send(call("4", "delete_all"))
 	if got := s.recv(); got != ran("4", "delete_all") {
 		t.Errorf("after a rejected reload: %s; want B still in force", got)
 	}
 	// SIGHUP: the file is A again, and B's bytes would not be a change.
 	os.WriteFile(path, []byte(denyDelete), 0o600)
-	waitRecords(t, f, journal.KindPolicyReload, 3)
+	waitRecords(t, f, record.KindPolicyReload, 3)
 	s.cmd.Process.Signal(syscall.SIGHUP)
-	waitRecords(t, f, journal.KindPolicyReload, 4)
+	waitRecords(t, f, record.KindPolicyReload, 4)
 	s.send(call("5", "delete_all"))
 	if got := s.recv(); got != refusal("5", "POLICY_DENIED", "rules[1] delete_*") {
 		t.Errorf("after SIGHUP: %s; want delete_all refused again", got)
@@ -492,8 +492,8 @@ func TestPolicyReload(t *testing.T) {
 	}
 	f.mustVerify(t, 0)
 	var got []string
-	for _, r := range waitRecords(t, f, journal.KindPolicyReload, 4) {
-		p := r.Body.(*journal.PolicyReload)
+	for _, r := range waitRecords(t, f, record.KindPolicyReload, 4) {
+		p := r.Body.(*record.PolicyReload)
 		got = append(got, p.Set+" "+p.Status)
 	}
 	want := []string{setB + " applied", setBad + " rejected: " + path + `:6:5: rules[0]: unknown key "when" (want tool, action, rate)`, setA + " applied", setA + " applied"}
@@ -523,13 +523,13 @@ func TestPolicyReloadLongRejection(t *testing.T) {
 	s := f.start(t, []string{"--policy", path, "--durability", "none"}, nil, policyChildArgv()...)
 	bad := "version: 1\ndefault: allow\nrules:\n  - tool: \"" + strings.Repeat("a", 2_000_000) + "[\"\n    action: deny\n"
 	setBad := replacePolicy(t, path, bad)
-	recs := waitRecords(t, f, journal.KindPolicyReload, 1)
+	recs := waitRecords(t, f, record.KindPolicyReload, 1)
 	s.stdin.Close()
 	if code := s.wait(10 * time.Second); code != 0 {
 		t.Fatalf("wrap exit %d (%s)", code, s.stderr)
 	}
 	f.mustVerify(t, 0)
-	p := recs[0].Body.(*journal.PolicyReload)
+	p := recs[0].Body.(*record.PolicyReload)
 	if p.Set != setBad || !strings.HasPrefix(p.Status, "rejected: "+path+":4:") || len(p.Status) > 4<<10 || !strings.HasSuffix(p.Status, "…") {
 		t.Errorf("policy_reload = %s, %d bytes %.120q; want %s, rejected, cut to at most 4 KiB", p.Set, len(p.Status), p.Status, setBad)
 	}
@@ -612,7 +612,7 @@ func TestPolicyReloadUnderLoad(t *testing.T) {
 			os.WriteFile(path, []byte(src), 0o600)
 			s.cmd.Process.Signal(syscall.SIGHUP)
 		}
-		waitRecords(t, f, journal.KindPolicyReload, k+1)
+		waitRecords(t, f, record.KindPolicyReload, k+1)
 	}
 	if err := <-writer; err != nil {
 		t.Fatal(err)
@@ -652,17 +652,17 @@ func TestPolicyReloadUnderLoad(t *testing.T) {
 	f.mustVerify(t, 0)
 
 	recs := f.records(t)
-	start := recs[0].Body.(*journal.SessionStart)
+	start := recs[0].Body.(*record.SessionStart)
 	if start.PolicySet != setAllow {
 		t.Errorf("session_start policy_set %s; want the file as it was at start, %s", start.PolicySet, setAllow)
 	}
 	applied := map[string]bool{start.PolicySet: true}
 	reloads, reloadsAmidCalls, intentsSoFar := 0, 0, 0
-	byDigest := map[journal.Digest][]*journal.Intent{}
+	byDigest := map[record.Digest][]*record.Intent{}
 	ranCalls := 0
 	for _, r := range recs {
 		switch b := r.Body.(type) {
-		case *journal.PolicyReload:
+		case *record.PolicyReload:
 			reloads++
 			if intentsSoFar > 1 && intentsSoFar < len(sent) {
 				reloadsAmidCalls++
@@ -671,15 +671,15 @@ func TestPolicyReloadUnderLoad(t *testing.T) {
 				t.Errorf("reload %s: %s; every file written was valid", b.Set, b.Status)
 			}
 			applied[b.Set] = true
-		case *journal.Intent:
+		case *record.Intent:
 			if !applied[b.Set] {
 				t.Errorf("intent %d under set %s before any policy_reload applied it", r.Seq, b.Set)
 			}
 			intentsSoFar++
 			byDigest[b.RequestDigest] = append(byDigest[b.RequestDigest], b)
-			wantVerdict := journal.VerdictAllowed
+			wantVerdict := record.VerdictAllowed
 			if string(b.Tool) == "flip" && b.Set == setDeny {
-				wantVerdict = journal.VerdictDenied
+				wantVerdict = record.VerdictDenied
 			}
 			if b.Verdict != wantVerdict {
 				t.Errorf("intent %d: %s under %s is %s; want %s", r.Seq, b.Tool, b.Set, b.Verdict, wantVerdict)
@@ -1069,16 +1069,16 @@ func TestPolicyAttacks(t *testing.T) {
 	}
 	var table strings.Builder
 	for i, a := range attacks {
-		var anomalies, intents []*journal.Record
+		var anomalies, intents []*record.Record
 		for _, l := range a.lines {
 			d := lineDigest(l)
 			for _, r := range recs {
 				switch b := r.Body.(type) {
-				case *journal.Anomaly:
+				case *record.Anomaly:
 					if b.Digest == d {
 						anomalies = append(anomalies, r)
 					}
-				case *journal.Intent:
+				case *record.Intent:
 					if b.RequestDigest == d {
 						intents = append(intents, r)
 					}
@@ -1113,7 +1113,7 @@ func TestPolicyAttacks(t *testing.T) {
 				}
 			}
 			for _, in := range intents {
-				if !in.Body.(*journal.Intent).Refused {
+				if !in.Body.(*record.Intent).Refused {
 					fail("intent %d not marked refused", in.Seq)
 				}
 			}
@@ -1122,11 +1122,11 @@ func TestPolicyAttacks(t *testing.T) {
 			if len(got) != 1 || !strings.HasPrefix(got[0], refusal(f[2], f[1], "")[:len(`{"jsonrpc":"2.0","id":`)+len(f[2])]) || !strings.Contains(got[0], `"code":"`+f[1]+`"`) {
 				fail("want a %s refusal with id %s", f[1], f[2])
 			}
-			if len(intents) != 1 || !intents[0].Body.(*journal.Intent).Refused || intents[0].Body.(*journal.Intent).Set != set {
+			if len(intents) != 1 || !intents[0].Body.(*record.Intent).Refused || intents[0].Body.(*record.Intent).Set != set {
 				fail("want one refused intent under %s", set)
 			}
 		case a.want == "silent":
-			if len(got) != 0 || len(intents) != 1 || !intents[0].Body.(*journal.Intent).Refused {
+			if len(got) != 0 || len(intents) != 1 || !intents[0].Body.(*record.Intent).Refused {
 				fail("want no answer and one refused intent")
 			}
 		case a.want == "dropped":
@@ -1134,12 +1134,12 @@ func TestPolicyAttacks(t *testing.T) {
 				fail("want no answer, %d anomalies and no intent; got %d anomalies, %d intents", len(a.lines), len(anomalies), len(intents))
 			}
 			for _, r := range anomalies {
-				if r.Body.(*journal.Anomaly).Forwarded {
+				if r.Body.(*record.Anomaly).Forwarded {
 					fail("anomaly %d forwarded", r.Seq)
 				}
 			}
 		case a.want == "harmless":
-			if len(got) != 1 || !strings.Contains(got[0], `"unknownTool"`) || len(intents) != 1 || intents[0].Body.(*journal.Intent).Refused {
+			if len(got) != 1 || !strings.Contains(got[0], `"unknownTool"`) || len(intents) != 1 || intents[0].Body.(*record.Intent).Refused {
 				fail("want it relayed and answered unknown tool by the child")
 			}
 			outcome = "relayed; the child has no such tool"

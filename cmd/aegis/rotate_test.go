@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"os"
 	"os/exec"
@@ -178,7 +179,7 @@ func TestRotateWrap(t *testing.T) {
 			t.Errorf("%s left behind", n)
 		}
 	}
-	sh, err := journal.ReadHead(headFile)
+	sh, err := record.ReadHead(headFile)
 	if err != nil || sh.Head.String() != printed {
 		t.Fatalf("head file = %v, %v; want the printed head %s", sh.Head, err, printed)
 	}

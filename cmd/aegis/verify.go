@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,8 +76,8 @@ no log in it. With several logs, the worst.
 		}
 		opts.Head = &h
 	case *headFile != "":
-		sh, err := journal.ReadHead(*headFile)
-		if errors.Is(err, journal.ErrRecord) {
+		sh, err := record.ReadHead(*headFile)
+		if errors.Is(err, record.ErrRecord) {
 			return fail(exitInvalid, "verify: --head-file: %v", err)
 		}
 		if err != nil {
@@ -142,13 +143,13 @@ func worse(a, b int) int {
 
 func readPublicKey(arg string) (ed25519.PublicKey, error) {
 	if path, ok := strings.CutPrefix(arg, "@"); ok {
-		return journal.ReadPublicKeyFile(path)
+		return record.ReadPublicKeyFile(path)
 	}
-	return journal.ParsePublicKey(arg)
+	return record.ParsePublicKey(arg)
 }
 
-func parseHead(s string) (journal.Head, error) {
-	var h journal.Head
+func parseHead(s string) (record.Head, error) {
+	var h record.Head
 	seq, hash, ok := strings.Cut(s, ":")
 	n, err := strconv.ParseUint(seq, 10, 64)
 	hexHash, ok2 := strings.CutPrefix(hash, "sha256:")
@@ -237,7 +238,7 @@ func verifySet(s *journal.Set, opts journal.VerifyOptions, asJSON bool) int {
 	}
 	mode := "unpinned: each session checked only against the key it names"
 	if opts.Key != nil {
-		mode = "pinned to " + journal.FormatPublicKey(opts.Key)
+		mode = "pinned to " + record.FormatPublicKey(opts.Key)
 	}
 	fmt.Printf("%s: %s (%s)\n", name, strings.ToUpper(rep.Status.String()), mode)
 	var intents, outcomes uint64

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/signal"
 	"slices"
@@ -75,8 +76,8 @@ the mode check.
 	if err != nil {
 		return fail(exitUsage, "wrap: --max-frame: %v", err)
 	}
-	key, err := journal.ReadPrivateKeyFile(*keyPath, *allowOpenKey)
-	if errors.Is(err, journal.ErrKeyMode) {
+	key, err := record.ReadPrivateKeyFile(*keyPath, *allowOpenKey)
+	if errors.Is(err, record.ErrKeyMode) {
 		return fail(exitUsage, "wrap: --signing-key: %v; --allow-open-key accepts it anyway", err)
 	}
 	if err != nil {
@@ -105,9 +106,9 @@ the mode check.
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
-	start := &journal.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: pol.set()}
+	start := &record.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: pol.set()}
 	start.Confine, start.Env = confineRequest(prof), envNames
-	if err := journal.Fits(start); err != nil {
+	if err := record.Fits(start); err != nil {
 		return fail(exitUsage, "wrap: the child's command line, --env names and confinement paths are too long to record in one line: %v", err)
 	}
 	j, err := journal.Open(*audit, jopts)

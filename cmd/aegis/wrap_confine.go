@@ -3,11 +3,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"strings"
 
 	"github.com/aegisrelay/aegis/confine"
-	"github.com/aegisrelay/aegis/journal"
 )
 
 // confineFlags are wrap's confinement and child-environment flags
@@ -117,7 +117,7 @@ func confineExec(args []string) (code int, ok bool) {
 
 // confineRequest is session_start's "confine": the profile as requested, or
 // nil (null) without --confine.
-func confineRequest(p *confine.Profile) *journal.ConfineRequest {
+func confineRequest(p *confine.Profile) *record.ConfineRequest {
 	if p == nil {
 		return nil
 	}

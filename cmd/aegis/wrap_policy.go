@@ -3,13 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/policy"
 	"github.com/aegisrelay/aegis/relay"
 )
@@ -53,7 +53,7 @@ func printPolicyError(w io.Writer, what string, err error) {
 // set is session_start's policy_set.
 func (w *wrapPolicy) set() string {
 	if w == nil {
-		return journal.PassThroughSet
+		return record.PassThroughSet
 	}
 	return w.gate.Current().Set()
 }
@@ -85,7 +85,7 @@ func (w *wrapPolicy) start(r *relay.Relay, logf func(string, ...any)) (stop func
 		changed = watcher.C()
 	}
 	record := func(set, status string) error {
-		return r.Note(&journal.PolicyReload{Set: set, Status: clip(status, maxReloadStatus)})
+		return r.Note(&record.PolicyReload{Set: set, Status: clip(status, maxReloadStatus)})
 	}
 	seen := w.gate.Current().Set()
 	reload := func(force bool) {

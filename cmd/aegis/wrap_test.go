@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -16,8 +17,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/aegisrelay/aegis/journal"
 )
 
 // streamGen builds random client or server streams: frames of every shape
@@ -128,10 +127,10 @@ func TestByteIdentity(t *testing.T) {
 				t.Errorf("client read %d bytes; child wrote %d (first difference at %d)", got.Len(), len(out), firstDiff(got.Bytes(), out))
 			}
 			kinds := f.kinds(t)
-			if n := kinds[journal.KindIntent]; n != up.calls {
+			if n := kinds[record.KindIntent]; n != up.calls {
 				t.Errorf("%d intents; the client sent %d tools/call", n, up.calls)
 			}
-			if n := kinds[journal.KindAnomaly]; n != up.anomalies {
+			if n := kinds[record.KindAnomaly]; n != up.anomalies {
 				t.Errorf("%d anomalies; the client sent %d lines that are not one JSON value", n, up.anomalies)
 			}
 			f.mustVerify(t, 0)
@@ -247,7 +246,7 @@ func TestOrdering(t *testing.T) {
 			}
 			f.mustVerify(t, 0)
 			end := f.sessionEnd(t)
-			if end.Reason != journal.EndClientEOF || end.Counts.Intents != 5 || end.Counts.Outcomes != 5 {
+			if end.Reason != record.EndClientEOF || end.Counts.Intents != 5 || end.Counts.Outcomes != 5 {
 				t.Errorf("session_end = %+v; want client_eof, 5 intents, 5 outcomes", end)
 			}
 		})
@@ -270,12 +269,12 @@ func TestLifecycle(t *testing.T) {
 		wantReason string
 		wantStatus string // the outcome of the first call
 	}{
-		{"child dies mid-call", "die-on-call", nil, []string{call("1", "x")}, false, 0, 3, journal.EndChildExit, journal.StatusUnanswered},
-		{"child exit code passed on", "echo", []string{"AEGIS_TEST_EXIT=7"}, []string{call("1", "x")}, true, 0, 7, journal.EndClientEOF, journal.StatusOK},
-		{"child never answers, SIGTERM", "hang", nil, []string{call("1", "x")}, true, 0, 128 + 15, journal.EndClientEOF, journal.StatusUnanswered},
-		{"child ignores SIGTERM, SIGKILL", "hang-noterm", nil, []string{call("1", "x")}, true, 0, 128 + 9, journal.EndClientEOF, journal.StatusUnanswered},
-		{"signal forwarded", "hang", nil, []string{call("1", "x")}, false, syscall.SIGTERM, 128 + 15, journal.EndSignal, journal.StatusUnanswered},
-		{"client dies", "echo", nil, []string{call("1", "x"), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"na`}, true, 0, 0, journal.EndClientEOF, journal.StatusOK},
+		{"child dies mid-call", "die-on-call", nil, []string{call("1", "x")}, false, 0, 3, record.EndChildExit, record.StatusUnanswered},
+		{"child exit code passed on", "echo", []string{"AEGIS_TEST_EXIT=7"}, []string{call("1", "x")}, true, 0, 7, record.EndClientEOF, record.StatusOK},
+		{"child never answers, SIGTERM", "hang", nil, []string{call("1", "x")}, true, 0, 128 + 15, record.EndClientEOF, record.StatusUnanswered},
+		{"child ignores SIGTERM, SIGKILL", "hang-noterm", nil, []string{call("1", "x")}, true, 0, 128 + 9, record.EndClientEOF, record.StatusUnanswered},
+		{"signal forwarded", "hang", nil, []string{call("1", "x")}, false, syscall.SIGTERM, 128 + 15, record.EndSignal, record.StatusUnanswered},
+		{"client dies", "echo", nil, []string{call("1", "x"), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"na`}, true, 0, 0, record.EndClientEOF, record.StatusOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -284,11 +283,11 @@ func TestLifecycle(t *testing.T) {
 			for _, l := range tt.send {
 				s.send(l)
 			}
-			if tt.wantStatus == journal.StatusOK {
+			if tt.wantStatus == record.StatusOK {
 				s.recv()
 			}
 			if tt.signal != 0 {
-				waitForRecords(t, f, journal.KindIntent, 1)
+				waitForRecords(t, f, record.KindIntent, 1)
 				s.cmd.Process.Signal(tt.signal)
 			}
 			if tt.closeStdin {
@@ -303,7 +302,7 @@ func TestLifecycle(t *testing.T) {
 				t.Errorf("session_end reason %q; want %q", end.Reason, tt.wantReason)
 			}
 			for _, r := range f.records(t) {
-				if o, ok := r.Body.(*journal.Outcome); ok {
+				if o, ok := r.Body.(*record.Outcome); ok {
 					if o.Status != tt.wantStatus {
 						t.Errorf("first outcome %s (%s); want %s", o.Status, o.Reason, tt.wantStatus)
 					}
@@ -314,7 +313,7 @@ func TestLifecycle(t *testing.T) {
 	}
 }
 
-func waitForRecords(t *testing.T, f *fixture, k journal.Kind, n int) {
+func waitForRecords(t *testing.T, f *fixture, k record.Kind, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -357,7 +356,7 @@ func TestJunkAndBigResponse(t *testing.T) {
 		t.Fatalf("exit %d (%s)", code, s.stderr)
 	}
 	f.mustVerify(t, 0)
-	if n := f.kinds(t)[journal.KindOutcome]; n != 1 {
+	if n := f.kinds(t)[record.KindOutcome]; n != 1 {
 		t.Errorf("%d outcomes; want 1", n)
 	}
 }
@@ -381,7 +380,7 @@ func TestFrameTooLarge(t *testing.T) {
 				t.Fatalf("exit %d; want 65 (%s)", code, s.stderr)
 			}
 			f.mustVerify(t, 0)
-			if end := f.sessionEnd(t); end.Reason != journal.EndFrameTooLarge {
+			if end := f.sessionEnd(t); end.Reason != record.EndFrameTooLarge {
 				t.Errorf("session_end reason %q; want frame_too_large", end.Reason)
 			}
 			if dir == "client" {
@@ -425,7 +424,7 @@ func TestWrapErrors(t *testing.T) {
 		}
 	}
 	// The child that could not start is recorded too.
-	if end := f.sessionEnd(t); end.Reason != journal.EndChildStartFailed || end.ExitCode != 127 {
+	if end := f.sessionEnd(t); end.Reason != record.EndChildStartFailed || end.ExitCode != 127 {
 		t.Errorf("session_end %+v; want child_start_failed, 127", end)
 	}
 	f.mustVerify(t, 0)
@@ -486,7 +485,7 @@ func TestServerRequestSameID(t *testing.T) {
 	if !strings.Contains(req, `"method":"roots/list"`) {
 		t.Fatalf("first line %q; want the server's roots/list request", req)
 	}
-	if n := f.kinds(t)[journal.KindOutcome]; n != 0 {
+	if n := f.kinds(t)[record.KindOutcome]; n != 0 {
 		t.Fatalf("%d outcomes after a server→client request with the call's id; want 0", n)
 	}
 	s.send(`{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`)
@@ -497,8 +496,8 @@ func TestServerRequestSameID(t *testing.T) {
 	}
 	f.mustVerify(t, 0)
 	for _, r := range f.records(t) {
-		if o, ok := r.Body.(*journal.Outcome); ok {
-			if o.Status != journal.StatusOK || o.ResponseDigest != sha256.Sum256([]byte(resp)) {
+		if o, ok := r.Body.(*record.Outcome); ok {
+			if o.Status != record.StatusOK || o.ResponseDigest != sha256.Sum256([]byte(resp)) {
 				t.Errorf("outcome %s with digest %s; want ok and the digest of %q", o.Status, o.ResponseDigest, resp)
 			}
 		}
@@ -522,10 +521,10 @@ func TestDuplicateIDsInFlight(t *testing.T) {
 	var intents []uint64
 	for _, r := range f.records(t) {
 		switch b := r.Body.(type) {
-		case *journal.Intent:
+		case *record.Intent:
 			intents = append(intents, r.Seq)
-		case *journal.Outcome:
-			if len(intents) == 0 || b.Intent != intents[0] || b.Status != journal.StatusOK {
+		case *record.Outcome:
+			if len(intents) == 0 || b.Intent != intents[0] || b.Status != record.StatusOK {
 				t.Fatalf("outcome for intent %d (%s); want the oldest in flight, %v", b.Intent, b.Status, intents)
 			}
 			intents = intents[1:]
@@ -541,7 +540,7 @@ func TestPendingCap(t *testing.T) {
 	for i := range 5 {
 		s.send(call(strconv.Itoa(i), "x"))
 	}
-	waitForRecords(t, f, journal.KindOutcome, 3)
+	waitForRecords(t, f, record.KindOutcome, 3)
 	s.stdin.Close()
 	if code := s.wait(20 * time.Second); code != 128+15 {
 		t.Fatalf("exit %d; want 143 (%s)", code, s.stderr)
@@ -549,7 +548,7 @@ func TestPendingCap(t *testing.T) {
 	f.mustVerify(t, 0)
 	evicted := 0
 	for _, r := range f.records(t) {
-		if o, ok := r.Body.(*journal.Outcome); ok && strings.HasPrefix(o.Reason, "evicted") {
+		if o, ok := r.Body.(*record.Outcome); ok && strings.HasPrefix(o.Reason, "evicted") {
 			evicted++
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/ed25519"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"runtime/pprof"
 
@@ -46,7 +47,7 @@ func keyAndProfile(keyPath, profile string) (ed25519.PrivateKey, *os.File, error
 	if err != nil {
 		return nil, nil, err
 	}
-	key, err := journal.ParsePrivateKey(pemBytes)
+	key, err := record.ParsePrivateKey(pemBytes)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -37,7 +38,7 @@ func profWrap(audit, keyPath, durability, profile string, size int) int {
 	if err != nil {
 		return fail(err)
 	}
-	seq, err := j.Append(&journal.SessionStart{Aegis: "aegis-bench-child profwrap", Argv: argv, Durability: dur.String(), PolicySet: journal.PassThroughSet})
+	seq, err := j.Append(&record.SessionStart{Aegis: "aegis-bench-child profwrap", Argv: argv, Durability: dur.String(), PolicySet: record.PassThroughSet})
 	if err == nil {
 		err = j.Wait(seq, journal.BeforeRequest)
 	}

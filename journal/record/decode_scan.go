@@ -1,4 +1,4 @@
-package journal
+package record
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 // slot, without building a JSON tree, turning bytes into strings that
 // are not interned, or allocating.
 //
-// scan only reads. decodeInto accepts a line that scan read only if the
+// scan only reads. DecodeInto accepts a line that scan read only if the
 // record encodes back to exactly the line (Decoder.canonical), the check
 // every record of the general decoder passes too. Whatever scan does not
 // expect — another kind, an escape in a string, a number outside the JSON
@@ -42,7 +42,7 @@ import (
 // scan decodes line into s if it is an intent or an outcome laid out as
 // the encoder lays it out, and reports whether it did. s.rec.Signed is
 // left for canonical to set.
-func (d *Decoder) scan(s *slot, line []byte) bool {
+func (d *Decoder) scan(s *Slot, line []byte) bool {
 	c := cursor{b: line}
 	r := &s.rec
 	c.lit(`{"v":2,"seq":`)
@@ -71,7 +71,7 @@ func (d *Decoder) scan(s *slot, line []byte) bool {
 		return false
 	}
 	r.Sig = nil
-	if c.maybe(sigField) {
+	if c.maybe(SigField) {
 		c.base64(s.sig[:])
 		c.lit(`"`)
 		r.Sig = s.sig[:]
@@ -383,15 +383,15 @@ func decimal(b []byte) int {
 	return n
 }
 
-// appendTS appends t as appendTime does — TimeLayout, in UTC — without
+// appendTS appends t as AppendTime does — TimeLayout, in UTC — without
 // interpreting the layout, which is a fifth of the cost of decoding a
 // line (canonical re-encodes every ts). A year TimeLayout does not write
-// in four digits goes to appendTime. TestAppendTS holds the two equal.
+// in four digits goes to AppendTime. TestAppendTS holds the two equal.
 func appendTS(dst []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
-		return appendTime(dst, t)
+		return AppendTime(dst, t)
 	}
 	hour, minute, sec := t.Clock()
 	b := [len(TimeLayout)]byte{4: '-', 7: '-', 10: 'T', 13: ':', 16: ':', 19: '.', 29: 'Z'}

@@ -1,4 +1,4 @@
-package journal
+package record
 
 import (
 	"crypto/ed25519"
@@ -114,10 +114,10 @@ func (c Call) fitsWhole() bool {
 	return fitsWhole(c.Text)
 }
 
-// appendCall appends "call": null, the id whole, or the id abbreviated:
+// AppendCall appends "call": null, the id whole, or the id abbreviated:
 //
 //	{"type":"number"|"string","prefix":"<text>","bytes":N,"sha256":"sha256:<hex>"}
-func appendCall(dst []byte, c Call) []byte {
+func AppendCall(dst []byte, c Call) []byte {
 	dst = appendKey(dst, "call")
 	typ := `{"type":"number",`
 	whole := c.Len <= 0 && c.fitsWhole()
@@ -275,7 +275,7 @@ const (
 //	"capability":{"grant":"deny_all"[,"status":"denied","reason":"policy blocked before capability"]}
 //
 // A call id, tool name or rule of more than MaxValueBytes bytes is
-// written abbreviated, as an object (appendCall, appendBounded; doc.go,
+// written abbreviated, as an object (AppendCall, appendBounded; doc.go,
 // "Bounded values"). The encoder abbreviates Tool and Rule itself: a
 // caller passes them whole (ToolLen and RuleLen 0). A decoded intent holds
 // them as recorded: an abbreviated value's prefix in Tool or Rule, and
@@ -301,14 +301,14 @@ type Intent struct {
 func (*Intent) Kind() Kind { return KindIntent }
 
 func (in *Intent) AppendFields(dst []byte) []byte {
-	dst = appendCall(dst, in.Call)
+	dst = AppendCall(dst, in.Call)
 	dst = appendKey(dst, "tool")
 	if in.HasTool {
 		dst = appendBounded(dst, in.Tool, in.ToolLen, in.ToolSum)
 	} else {
 		dst = append(dst, "null"...)
 	}
-	dst = appendDigestField(dst, "request_digest", in.RequestDigest)
+	dst = AppendDigestField(dst, "request_digest", in.RequestDigest)
 	if in.BatchSize > 0 {
 		dst = append(appendKey(dst, "batch"), '{')
 		dst = appendIntField(dst, "index", int64(in.BatchIndex))
@@ -371,10 +371,10 @@ type Outcome struct {
 func (*Outcome) Kind() Kind { return KindOutcome }
 
 func (o *Outcome) AppendFields(dst []byte) []byte {
-	dst = appendCall(dst, o.Call)
+	dst = AppendCall(dst, o.Call)
 	dst = appendUintField(dst, "intent", o.Intent)
 	if o.HasResponse {
-		dst = appendDigestField(dst, "response_digest", o.ResponseDigest)
+		dst = AppendDigestField(dst, "response_digest", o.ResponseDigest)
 	} else {
 		dst = append(appendKey(dst, "response_digest"), "null"...)
 	}
@@ -410,7 +410,7 @@ func (a *Anomaly) AppendFields(dst []byte) []byte {
 	if a.Response {
 		name = "response_digest"
 	}
-	dst = appendDigestField(dst, name, a.Digest)
+	dst = AppendDigestField(dst, name, a.Digest)
 	dst = appendIntField(dst, "bytes", int64(a.Bytes))
 	dst = appendStringField(dst, "reason", a.Reason)
 	return appendBoolField(dst, "forwarded", a.Forwarded)
@@ -441,7 +441,7 @@ func (*Recovery) Kind() Kind { return KindRecovery }
 
 func (r *Recovery) AppendFields(dst []byte) []byte {
 	dst = appendIntField(dst, "torn_bytes", int64(r.TornBytes))
-	return appendDigestField(dst, "torn_digest", r.TornDigest)
+	return AppendDigestField(dst, "torn_digest", r.TornDigest)
 }
 
 // Session end reasons.

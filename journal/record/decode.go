@@ -1,4 +1,4 @@
-package journal
+package record
 
 import (
 	"bytes"
@@ -31,35 +31,38 @@ type Record struct {
 // what the journal's encoder writes for it. Not goroutine-safe; reusable.
 // It keeps its parser's memory, its encoding buffer and up to maxInterned
 // short strings it has decoded: Decode allocates only the record it
-// returns, and decodeInto, verify's, nothing in steady state for the
+// returns, and DecodeInto, verify's, nothing in steady state for the
 // intents and outcomes that make up nearly all of a log.
 type Decoder struct {
 	p       fastjson.Parser
 	enc     []byte
 	strs    map[string]string // see intern
-	scratch slot              // Decode's
+	scratch Slot              // Decode's
 }
 
-// slot is the storage one line decodes into (Decoder.decodeInto): the
+// Slot is the storage one line decodes into (Decoder.DecodeInto): the
 // Record, the bodies of the kinds every call writes (intent, outcome) and
 // the signature, so that decoding those allocates nothing. Decoding into
 // a slot overwrites it. Its record is valid while the slot is not decoded
 // into again and the line it was decoded from is unchanged: Signed, and a
 // call id or a tool name written without escapes, alias the line. Bodies
 // of the other kinds are allocated and owned by the record.
-type slot struct {
+type Slot struct {
 	rec Record
 	in  Intent
 	out Outcome
 	sig [ed25519.SignatureSize]byte
 }
 
+// Record returns the record last decoded into s (Decoder.DecodeInto).
+func (s *Slot) Record() *Record { return &s.rec }
+
 // Decode decodes one line (without its '\n'). The returned Record's Signed
 // aliases line; its other fields are its own. Each call allocates the
 // record, its body and the slices in them.
 func (d *Decoder) Decode(line []byte) (*Record, error) {
 	s := &d.scratch
-	if err := d.decodeInto(s, line); err != nil {
+	if err := d.DecodeInto(s, line); err != nil {
 		return nil, err
 	}
 	// The slot's record is d's to reuse and may alias line: copy it out.
@@ -85,13 +88,13 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 	return r, nil
 }
 
-// decodeInto decodes one line (without its '\n') into s; s.rec is the
+// DecodeInto decodes one line (without its '\n') into s; s.rec is the
 // record, valid as slot says. The line is read by the canonical scanner
 // (scan) when it can, else by the general decoder, and either way it is
 // accepted only if encoding the record again gives back exactly the line
 // (canonical). Errors, and what is accepted, are the general decoder's:
 // whatever the scanner does not take, the general decoder judges.
-func (d *Decoder) decodeInto(s *slot, line []byte) error {
+func (d *Decoder) DecodeInto(s *Slot, line []byte) error {
 	if d.scan(s, line) && d.canonical(&s.rec, line) {
 		return nil
 	}
@@ -105,7 +108,7 @@ var strictBase64 = base64.StdEncoding.Strict()
 
 // decodeGeneral decodes any line with the JSON parser, field by field, and
 // says what is wrong with it if anything is.
-func (d *Decoder) decodeGeneral(s *slot, line []byte) error {
+func (d *Decoder) decodeGeneral(s *Slot, line []byte) error {
 	s.rec = Record{}
 	v, err := d.p.ParseBytes(line)
 	if err != nil {
@@ -172,12 +175,12 @@ func (d *Decoder) canonical(r *Record, line []byte) bool {
 	enc = append(enc, `","kind":"`...)
 	enc = append(enc, kindNames[r.Kind]...)
 	enc = append(enc, `","prev":"`...)
-	enc = r.Prev.appendText(enc)
+	enc = r.Prev.Append(enc)
 	enc = append(enc, '"')
 	enc = r.Body.AppendFields(enc)
 	signedLen := len(enc)
 	if r.Sig != nil {
-		enc = appendSig(enc, r.Sig)
+		enc = AppendSig(enc, r.Sig)
 	} else {
 		enc = append(enc, '}')
 	}
@@ -393,7 +396,7 @@ func (g *getter) call() Call {
 		b, _ := v.StringBytes()
 		return Call{Type: IDString, Text: append([]byte(nil), b...)}
 	case fastjson.TypeObject:
-		// An abbreviated id (appendCall): a JSON-RPC id is never an object.
+		// An abbreviated id (AppendCall): a JSON-RPC id is never an object.
 		a := g.obj("call")
 		c := Call{Type: IDNumber}
 		switch t := a.str("type"); string(t) {

@@ -1,4 +1,4 @@
-package journal
+package record
 
 import (
 	"crypto/ed25519"
@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"github.com/aegisrelay/aegis/journal/internal/regular"
 	"strings"
 
 	"filippo.io/edwards25519"
@@ -64,7 +65,7 @@ const (
 // ErrKeyMode: whoever can read the key can sign records that verify as
 // this log's, and whoever can write it can swap in a key of their own.
 func ReadPrivateKeyFile(path string, allowOpen bool) (ed25519.PrivateKey, error) {
-	data, st, err := readWhole(path, "a private key file", MaxPrivateKeyFile)
+	data, st, err := regular.ReadFile(path, "a private key file", MaxPrivateKeyFile)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func ReadPrivateKeyFile(path string, allowOpen bool) (ed25519.PrivateKey, error)
 // ReadPublicKeyFile reads a public key in the form FormatPublicKey writes
 // (a .pub file from keygen) from the regular file at path.
 func ReadPublicKeyFile(path string) (ed25519.PublicKey, error) {
-	data, _, err := readWhole(path, "a public key file", MaxPublicKeyFile)
+	data, _, err := regular.ReadFile(path, "a public key file", MaxPublicKeyFile)
 	if err != nil {
 		return nil, err
 	}

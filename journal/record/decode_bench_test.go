@@ -1,4 +1,4 @@
-package journal
+package record
 
 import (
 	"bytes"
@@ -7,16 +7,16 @@ import (
 )
 
 // BenchmarkDecode is the per-line cost of decoding (parse, canonical
-// re-encoding and comparison) the lines of a log written at none by 32
-// appenders, one line per op, beside SHA-256 of the same lines (verify's
+// re-encoding and comparison) the lines of a log written at none by 4
+// appenders (testdata/load.jsonl), one line per op, beside SHA-256 of the same lines (verify's
 // other per-line cost, and the floor of any per-line work):
 //
-//   - into: Decoder.decodeInto, as verify decodes (a reused slot);
+//   - into: Decoder.DecodeInto, as verify decodes (a reused slot);
 //   - Decode: the exported Decode, which allocates the record it returns;
 //   - general: the general decoder alone (fastjson), which the canonical
 //     scanner spares nearly every line.
 func BenchmarkDecode(b *testing.B) {
-	data := buildLog(b, "none", 32, 20000)
+	data := readTestdata(b, "load.jsonl")
 	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 	perLine := int64(len(data) / len(lines))
 	each := func(b *testing.B, f func(line []byte) error) {
@@ -37,8 +37,8 @@ func BenchmarkDecode(b *testing.B) {
 	})
 	b.Run("into", func(b *testing.B) {
 		var d Decoder
-		var s slot
-		each(b, func(line []byte) error { return d.decodeInto(&s, line) })
+		var s Slot
+		each(b, func(line []byte) error { return d.DecodeInto(&s, line) })
 	})
 	b.Run("Decode", func(b *testing.B) {
 		var d Decoder
@@ -46,7 +46,7 @@ func BenchmarkDecode(b *testing.B) {
 	})
 	b.Run("general", func(b *testing.B) {
 		var d Decoder
-		var s slot
+		var s Slot
 		each(b, func(line []byte) error { return d.decodeGeneral(&s, line) })
 	})
 }

@@ -1,4 +1,4 @@
-package journal
+package record
 
 import (
 	"crypto/ed25519"
@@ -23,13 +23,15 @@ const (
 
 	digestPrefix = "sha256:"
 	keyPrefix    = "ed25519:"
-	sigField     = `,"sig":"` + keyPrefix
+	SigField     = `,"sig":"` + keyPrefix
 
 	// MaxLine is the longest line, in bytes without its '\n', that the
 	// journal writes and that Verify and Open read: Append refuses a record
-	// that would be longer (checkFields), so no line the journal writes is
+	// that would be longer (CheckFields), so no line the journal writes is
 	// one its readers reject.
-	MaxLine = maxLine
+	// The bound keeps memory finite on hostile input: fastjson holds ~50
+	// bytes per byte of a line of tiny values.
+	MaxLine = 1 << 20
 	// MaxValueBytes is the longest call id, tool name or policy rule
 	// recorded whole, measured as recorded (a number's literal; a
 	// string's canonical text, fitsWhole); a longer one is recorded
@@ -52,17 +54,17 @@ const (
 // spare. TestLineOverhead holds it above the longest such bytes.
 const lineOverhead = 512
 
-// maxFields is the most kind-field bytes a record may have (checkFields).
+// maxFields is the most kind-field bytes a record may have (CheckFields).
 const maxFields = MaxLine - lineOverhead
 
-// checkFields says whether a record of kind k whose kind fields take n
+// CheckFields says whether a record of kind k whose kind fields take n
 // bytes fits in a line. Values a client or a child controls are bounded
-// by the encoder (appendCall, appendBounded), so that only the fields
+// by the encoder (AppendCall, appendBounded), so that only the fields
 // aegis's own caller supplies — a session_start's argv and environment,
 // an enforcement's paths, a reload's status — can make a record too long;
 // Append refuses it, writing nothing, rather than write a line that
 // Verify would reject.
-func checkFields(k Kind, n int) error {
+func CheckFields(k Kind, n int) error {
 	if n <= maxFields {
 		return nil
 	}
@@ -78,7 +80,7 @@ func Fits(b Body) error {
 		c.Key = make(ed25519.PublicKey, ed25519.PublicKeySize) // the size Append fills in
 		b = &c
 	}
-	return checkFields(b.Kind(), len(b.AppendFields(nil)))
+	return CheckFields(b.Kind(), len(b.AppendFields(nil)))
 }
 
 // appendString appends s as a JSON string in the journal's canonical form:
@@ -187,27 +189,27 @@ func appendStrings(dst []byte, name string, ss []string) []byte {
 type Digest [32]byte
 
 // AppendText appends the digest's text form.
-func (d Digest) AppendText(dst []byte) ([]byte, error) { return d.appendText(dst), nil }
+func (d Digest) AppendText(dst []byte) ([]byte, error) { return d.Append(dst), nil }
 
 // String returns "sha256:<hex>".
-func (d Digest) String() string { return string(d.appendText(nil)) }
+func (d Digest) String() string { return string(d.Append(nil)) }
 
-func (d Digest) appendText(dst []byte) []byte {
+func (d Digest) Append(dst []byte) []byte {
 	dst = append(dst, digestPrefix...)
 	return hex.AppendEncode(dst, d[:])
 }
 
-func appendDigestField(dst []byte, name string, d Digest) []byte {
+func AppendDigestField(dst []byte, name string, d Digest) []byte {
 	dst = append(appendKey(dst, name), '"')
-	return append(d.appendText(dst), '"')
+	return append(d.Append(dst), '"')
 }
 
-func appendTime(dst []byte, t time.Time) []byte {
+func AppendTime(dst []byte, t time.Time) []byte {
 	return t.UTC().AppendFormat(dst, TimeLayout)
 }
 
-func appendSig(dst, sig []byte) []byte {
-	dst = append(dst, sigField...)
+func AppendSig(dst, sig []byte) []byte {
+	dst = append(dst, SigField...)
 	dst = base64.StdEncoding.AppendEncode(dst, sig)
 	return append(dst, '"', '}')
 }
@@ -307,6 +309,6 @@ func appendAbbrev[T string | []byte](dst []byte, prefix T, n int, sum Digest) []
 	dst = append(dst, `"prefix":`...)
 	dst = appendString(dst, prefix)
 	dst = appendIntField(dst, "bytes", int64(n))
-	dst = appendDigestField(dst, "sha256", sum)
+	dst = AppendDigestField(dst, "sha256", sum)
 	return append(dst, '}')
 }

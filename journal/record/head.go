@@ -1,0 +1,122 @@
+package record
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"fmt"
+	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fastjson"
+)
+
+// Head names the last line of a log: its seq and the SHA-256 of its bytes.
+type Head struct {
+	Seq  uint64
+	Hash Digest
+}
+
+func (h Head) String() string { return strconv.FormatUint(h.Seq, 10) + ":" + h.Hash.String() }
+
+// SignedHead is the content of a head file: a head, when it was taken, and
+// the key that signed it.
+type SignedHead struct {
+	Head
+	TS  time.Time
+	Key ed25519.PublicKey
+}
+
+// AppendHeadLine appends the head file's one line, signed by key:
+//
+//	{"v":2,"kind":"head","seq":N,"hash":"sha256:<hex>","ts":"<TimeLayout>","key":"ed25519:<base64>","sig":"ed25519:<base64>"}\n
+//
+// The signature covers the bytes before `,"sig":`, as in a record. The kind
+// "head" is not a record kind, so the line can never pass for a record.
+func AppendHeadLine(dst []byte, h Head, ts time.Time, key ed25519.PrivateKey) []byte {
+	start := len(dst)
+	dst = append(dst, `{"v":2,"kind":"head","seq":`...)
+	dst = strconv.AppendUint(dst, h.Seq, 10)
+	dst = AppendDigestField(dst, "hash", h.Hash)
+	dst = append(dst, `,"ts":"`...)
+	dst = AppendTime(dst, ts)
+	dst = append(dst, `","key":"`...)
+	dst = append(dst, FormatPublicKey(key.Public().(ed25519.PublicKey))...)
+	dst = append(dst, '"')
+	dst = AppendSig(dst, ed25519.Sign(key, dst[start:]))
+	return append(dst, '\n')
+}
+
+// ParseHead decodes and checks a head file's content: its form must be
+// exactly what AppendHeadLine writes and its signature must verify
+// against the key it names. Pinning that key is the caller's business.
+func ParseHead(data []byte) (SignedHead, error) {
+	var sh SignedHead
+	line := bytes.TrimSuffix(data, []byte("\n"))
+	var p fastjson.Parser
+	v, err := p.ParseBytes(line)
+	if err != nil {
+		return sh, recordError("head file: not JSON: %v", err)
+	}
+	o, err := v.Object()
+	if err != nil {
+		return sh, recordError("head file: not a JSON object")
+	}
+	g := getter{o: o}
+	if k := g.str("kind"); g.err == nil && string(k) != "head" {
+		return sh, recordError("head file: kind %q, want \"head\"", k)
+	}
+	sh.Seq = g.uint("seq")
+	sh.Hash = g.digest("hash")
+	if ts := g.str("ts"); g.err == nil {
+		if sh.TS, err = time.Parse(TimeLayout, string(ts)); err != nil {
+			g.fail("ts %q is not RFC 3339 UTC with nanoseconds", ts)
+		}
+	}
+	if k := g.str("key"); g.err == nil {
+		if sh.Key, err = ParsePublicKey(string(k)); err != nil {
+			g.fail("key: %v", err)
+		}
+	}
+	sig := g.key("sig", ed25519.SignatureSize)
+	if g.err != nil {
+		return sh, fmt.Errorf("head file: %w", g.err)
+	}
+	// Canonical form: re-encode the signed part and compare.
+	want := []byte(`{"v":2,"kind":"head","seq":`)
+	want = strconv.AppendUint(want, sh.Seq, 10)
+	want = AppendDigestField(want, "hash", sh.Hash)
+	want = append(want, `,"ts":"`...)
+	want = AppendTime(want, sh.TS)
+	want = append(want, `","key":"`...)
+	want = append(want, FormatPublicKey(sh.Key)...)
+	want = append(want, '"')
+	signed := len(want)
+	want = AppendSig(want, sig)
+	if !bytes.Equal(want, line) || len(data) != len(line)+1 {
+		return sh, recordError("head file: not in canonical form")
+	}
+	if !ed25519.Verify(sh.Key, line[:signed], sig) {
+		return sh, recordError("head file: signature does not verify")
+	}
+	return sh, nil
+}
+
+// MaxHeadFile bounds the head file ReadHead reads: its one line is about
+// 260 bytes.
+const MaxHeadFile = 4 << 10
+
+// ReadHead reads and checks a head file (ParseHead). A path that is not a
+// regular file (ErrNotRegular) or holds more than MaxHeadFile bytes
+// (ErrTooLarge) is not read.
+func ReadHead(path string) (SignedHead, error) {
+	data, _, err := regular.ReadFile(path, "a head file", MaxHeadFile)
+	if err != nil {
+		return SignedHead{}, err
+	}
+	sh, err := ParseHead(data)
+	if err != nil {
+		return sh, fmt.Errorf("%s: %w", path, err)
+	}
+	return sh, nil
+}
