@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"math"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -65,7 +66,7 @@ func (s *syncFile) overwrite() (time.Duration, error) {
 		return 0, err
 	}
 	s.off += int64(len(floorLine))
-	err := unix.Fdatasync(s.ow)
+	err := fdatasync(s.ow)
 	return time.Since(t0), err
 }
 
@@ -75,7 +76,7 @@ func (s *syncFile) sync() (time.Duration, error) {
 	if _, err := unix.Write(s.fd, floorLine); err != nil {
 		return 0, err
 	}
-	err := unix.Fdatasync(s.fd)
+	err := fdatasync(s.fd)
 	return time.Since(t0), err
 }
 
@@ -102,7 +103,7 @@ func (s *syncFile) replyShape(p *proc) (time.Duration, error) {
 	if _, err := unix.Write(s.fd, floorLine); err != nil {
 		return 0, err
 	}
-	err = unix.Fdatasync(s.fd)
+	err = fdatasync(s.fd)
 	return time.Since(t0) - rt, err
 }
 
@@ -156,8 +157,8 @@ func (h *harness) fsyncSection(ctx context.Context) error {
 	}
 	defer sf.close()
 	var syncs, writes samples
-	runtime.LockOSThread() // for RUSAGE_THREAD
-	cpu0 := threadCPU()
+	runtime.LockOSThread() // threadCPU reads this thread's usage
+	cpu0, cpuOK := threadCPU()
 	for i := 0; i < h.it.fsync && ctx.Err() == nil; i++ {
 		d, err := sf.sync()
 		if err != nil {
@@ -166,7 +167,10 @@ func (h *harness) fsyncSection(ctx context.Context) error {
 		}
 		syncs.add(d)
 	}
-	syncCPU := Num(float64(threadCPU()-cpu0) / float64(max(syncs.n(), 1)))
+	syncCPU := Num(math.NaN()) // not measured where threadCPU is unknown
+	if cpu1, ok := threadCPU(); cpuOK && ok {
+		syncCPU = Num(float64(cpu1-cpu0) / float64(max(syncs.n(), 1)))
+	}
 	runtime.UnlockOSThread()
 	var overwrites samples
 	for i := 0; i < h.it.fsync && ctx.Err() == nil; i++ {
@@ -185,13 +189,4 @@ func (h *harness) fsyncSection(ctx context.Context) error {
 	h.res.fsyncSamples = syncs.d
 	h.logf("   fdatasync median %.0f µs, p99 %.0f µs, CPU %.0f µs; over pre-zeroed space %.0f µs", h.res.Fsync.Sync.Median/1e3, h.res.Fsync.Sync.P99/1e3, syncCPU/1e3, h.res.Fsync.Overwrite.Median/1e3)
 	return nil
-}
-
-// threadCPU is the calling thread's CPU time, user + system.
-func threadCPU() time.Duration {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

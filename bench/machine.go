@@ -43,10 +43,7 @@ func machine(dir string) Machine {
 	}
 	m.FS, m.Mount, m.Device, m.MountOpts = mountOf(dir)
 	if m.FS == "" {
-		var st unix.Statfs_t
-		if unix.Statfs(dir, &st) == nil {
-			m.FS = fsMagic(st.Type)
-		}
+		m.FS = fsType(dir) // machine_linux.go, machine_other.go
 	}
 	return m
 }
@@ -123,24 +120,4 @@ func unescapeMount(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-func fsMagic(t int64) string {
-	switch t {
-	case unix.EXT4_SUPER_MAGIC:
-		return "ext2/3/4"
-	case unix.XFS_SUPER_MAGIC:
-		return "xfs"
-	case unix.BTRFS_SUPER_MAGIC:
-		return "btrfs"
-	case unix.TMPFS_MAGIC:
-		return "tmpfs"
-	case unix.OVERLAYFS_SUPER_MAGIC:
-		return "overlay"
-	case unix.F2FS_SUPER_MAGIC:
-		return "f2fs"
-	case 0x2fc12fc1:
-		return "zfs"
-	}
-	return "unknown"
 }

@@ -106,7 +106,7 @@ func channel(t Transport, childWrites bool) (child, mine *os.File, err error) {
 		}
 		return r, w, nil
 	case Socketpairs:
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		fds, err := socketpair() // proc_linux.go, proc_other.go
 		if err != nil {
 			return nil, nil, fmt.Errorf("socketpair: %w", err)
 		}
