@@ -2,6 +2,11 @@
 // through a self-restricting re-exec, and says exactly what it
 // enforced.
 //
+// Confinement is Linux's: on any other system the package builds, and
+// Command refuses with an error matching ErrRefused, so that wrap
+// --confine exits 69 and records why, without starting the child.
+// Recording and --policy do not depend on this package.
+//
 // # Mechanism
 //
 // aegis wrap --confine does not restrict anything between fork and exec.

@@ -17,8 +17,12 @@ type Launch struct {
 // `aegis __confine-exec -- argv…`, with env (nil: this process's) plus the
 // profile in EnvVar, and the report pipe as its descriptor 3. The caller
 // sets the standard streams and attributes, starts cmd, then calls
-// Started, then Report.
+// Started, then Report. Where confinement is not available (any system
+// but Linux) it returns an error matching ErrRefused and no command.
 func Command(p Profile, argv, env []string) (*exec.Cmd, *Launch, error) {
+	if err := supported(); err != nil {
+		return nil, nil, err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, nil, fmt.Errorf("confine: finding aegis's own binary: %w", err)
