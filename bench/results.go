@@ -16,7 +16,7 @@ type Results struct {
 	ElapsedSec float64           `json:"elapsed_s"`
 	LoadStart  string            `json:"load_avg_start"`
 	LoadEnd    string            `json:"load_avg_end"`
-	Summary    []SpecRow         `json:"spec"`
+	Summary    []TargetRow       `json:"targets"`
 	Fsync      FsyncResult       `json:"fsync"`
 	RoundTrip  []RTResult        `json:"round_trip"`
 	Durability *DurabilityResult `json:"durability,omitempty"`
@@ -35,8 +35,8 @@ type Results struct {
 	profilePaths    []string
 }
 
-// SpecRow is one row of the targets table (BENCHMARKS.md), as measured.
-type SpecRow struct {
+// TargetRow is one row of the targets table (BENCHMARKS.md), as measured.
+type TargetRow struct {
 	Figure   string `json:"figure"`
 	Floor    string `json:"floor"`    // the floor, with its value in this run
 	Target   string `json:"target"`   // e.g. "≤ 1.5×"
@@ -49,7 +49,7 @@ type SpecRow struct {
 }
 
 // judge fills Pass and Miss: want is "le" (ratio ≤ t) or "ge" (ratio ≥ t).
-func (r *SpecRow) judge(want string, t float64, extra bool) {
+func (r *TargetRow) judge(want string, t float64, extra bool) {
 	v := float64(r.Ratio)
 	if math.IsNaN(v) {
 		return
@@ -70,10 +70,10 @@ func (r *SpecRow) judge(want string, t float64, extra bool) {
 }
 
 // summarise builds the targets table from the sections that ran.
-func summarise(res *Results) []SpecRow {
-	var rows []SpecRow
+func summarise(res *Results) []TargetRow {
+	var rows []TargetRow
 	for _, rt := range res.RoundTrip {
-		r := SpecRow{
+		r := TargetRow{
 			Figure:   fmt.Sprintf("unrecorded round trip through wrap, %s, %s", rt.Transport, modeName(rt)),
 			Floor:    fmt.Sprintf("floor relay's overhead %s (floor %s − direct %s)", us(rt.FloorOverhead), us(rt.Floor.Median), us(rt.Direct.Median)),
 			Target:   "≤ 1.5× overhead",
@@ -87,7 +87,7 @@ func summarise(res *Results) []SpecRow {
 		for _, lv := range d.Levels {
 			switch lv.Level {
 			case "strict", "reply":
-				r := SpecRow{
+				r := TargetRow{
 					Figure: "recorded tools/call at " + lv.Level,
 					Floor:  fmt.Sprintf("%d × fdatasync = %s", lv.Syncs, us(float64(lv.Syncs)*d.Fsync.Median)),
 					Target: "≤ 1.10×",
@@ -101,7 +101,7 @@ func summarise(res *Results) []SpecRow {
 				r.judge("le", 1.10, true)
 				rows = append(rows, r)
 			case "none":
-				r := SpecRow{
+				r := TargetRow{
 					Figure: "recorded tools/call at none",
 					Floor: fmt.Sprintf("unrecorded %s + 2 records' sign+hash+write %s",
 						us(d.Unrecorded.Median), us(d.Needed)),
@@ -118,7 +118,7 @@ func summarise(res *Results) []SpecRow {
 		if f.InFlight != 32 {
 			continue
 		}
-		r := SpecRow{
+		r := TargetRow{
 			Figure:   "group commit: 32 calls in flight at strict",
 			Floor:    "calls per fdatasync (signed groups in the log)",
 			Target:   "≥ 16",
@@ -138,7 +138,7 @@ func summarise(res *Results) []SpecRow {
 			r    Ratio
 			t    float64
 		}{{"unrecorded", s.UnrecordedMBps, s.UnrecordedRatio, 0.8}, {"recorded (strict)", s.RecordedMBps, s.RecordedRatio, 0.5}} {
-			r := SpecRow{
+			r := TargetRow{
 				Figure:   "16 MiB response relayed, " + k.what,
 				Floor:    fmt.Sprintf("floor relay %.0f MB/s", s.FloorMBps),
 				Target:   fmt.Sprintf("≥ %.1f×", k.t),
@@ -150,7 +150,7 @@ func summarise(res *Results) []SpecRow {
 		}
 	}
 	for _, s := range res.Scan {
-		r := SpecRow{
+		r := TargetRow{
 			Figure:   "frame scan, " + s.Frame,
 			Floor:    fmt.Sprintf("encoding/json %.0f ns/frame", s.JSON.Median),
 			Target:   "≥ 5× faster, 0 allocs/frame",
@@ -164,7 +164,7 @@ func summarise(res *Results) []SpecRow {
 		rows = append(rows, r)
 	}
 	if v := res.Verify; v != nil {
-		r := SpecRow{
+		r := TargetRow{
 			Figure:   "verify",
 			Floor:    fmt.Sprintf("sha256sum %.0f MB/s", v.ShaMBps),
 			Target:   "≥ 0.5×",
