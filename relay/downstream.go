@@ -127,7 +127,7 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 		var line []byte
 		line, rest = frame.NextLine(rest)
 		r.counts.FramesOut++
-		if r.pend.n == 0 {
+		if r.inFlight.n == 0 {
 			continue // nothing to match: no need to parse
 		}
 		st.cl.Classify(line, f)
@@ -181,11 +181,11 @@ type downstream struct {
 // answers none.
 func (r *Relay) answer(m *frame.Message, clean bool, line []byte, st *downstream) (seq uint64, ok bool, why string, err error) {
 	clean = clean && m.Type == frame.Response && m.Malformed == ""
-	if c := r.pend.find(m.ID.Key); c != nil && clean {
+	if c := r.inFlight.find(m.ID.Key); c != nil && clean {
 		if other := r.looseCall(&m.ID, c, st); other {
 			return 0, false, ReasonTwoCalls, nil
 		}
-		r.pend.take(m.ID.Key)
+		r.inFlight.take(m.ID.Key)
 		if st.now.IsZero() {
 			st.now = r.cfg.Clock()
 		}
@@ -215,7 +215,7 @@ func (r *Relay) answer(m *frame.Message, clean bool, line []byte, st *downstream
 func (r *Relay) looseCall(id *frame.ID, c *call, st *downstream) bool {
 	other := false
 	st.kbuf = id.LooseKeys(st.kbuf, func(key []byte) {
-		if d := r.pend.find(key); d != nil && d != c {
+		if d := r.inFlight.find(key); d != nil && d != c {
 			other = true
 		}
 	})
@@ -228,12 +228,12 @@ func (r *Relay) looseCall(id *frame.ID, c *call, st *downstream) bool {
 func (r *Relay) mayAnswer(m *frame.Message, st *downstream) bool {
 	hit := false
 	try := func(id *frame.ID) {
-		if id.Key != nil && r.pend.find(id.Key) != nil {
+		if id.Key != nil && r.inFlight.find(id.Key) != nil {
 			hit = true
 			return
 		}
 		st.kbuf = id.LooseKeys(st.kbuf, func(key []byte) {
-			hit = hit || r.pend.find(key) != nil
+			hit = hit || r.inFlight.find(key) != nil
 		})
 	}
 	try(&m.ID)

@@ -55,11 +55,11 @@ type Relay struct {
 	cfg Config
 	j   *journal.Journal
 
-	mu     sync.Mutex // guards what follows
-	pend   *pending
-	ended  bool
-	counts journal.Counts
-	out    journal.Outcome // reused: Append encodes it at once
+	mu       sync.Mutex // guards what follows
+	inFlight *callTable
+	ended    bool
+	counts   journal.Counts
+	out      journal.Outcome // reused: Append encodes it at once
 
 	// returning counts the answers released to the client that no call
 	// has followed yet (under mu too): a client with calls in flight
@@ -85,7 +85,7 @@ func New(cfg Config) *Relay {
 	if cfg.Gate != nil && cfg.Client == nil {
 		panic("relay: Config.Gate without Config.Client")
 	}
-	return &Relay{cfg: cfg, j: cfg.Journal, pend: newPending(cfg.MaxPending)}
+	return &Relay{cfg: cfg, j: cfg.Journal, inFlight: newCallTable(cfg.MaxPending)}
 }
 
 // digest is the SHA-256 of a frame's bytes without the '\n' that ends it.
@@ -126,7 +126,7 @@ func (r *Relay) release(n int, last uint64, b journal.Barrier, calls []*call, an
 func (r *Relay) alone(k int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.pend.n <= k && r.returning == 0
+	return r.inFlight.n <= k && r.returning == 0
 }
 
 // precomputeSigning has the journal do ahead of time the signing work of
@@ -197,7 +197,7 @@ func (r *Relay) appendOutcome(c *call, resp []byte, status, reason string, now t
 	if status == journal.StatusUnanswered || status == journal.StatusSeccompKilled {
 		r.counts.Unanswered++
 	}
-	r.pend.release(c)
+	r.inFlight.release(c)
 	return seq, nil
 }
 
@@ -209,7 +209,7 @@ func (r *Relay) End(status, reason string) (journal.Counts, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ended = true
-	for _, c := range r.pend.drain() {
+	for _, c := range r.inFlight.drain() {
 		if _, err := r.appendOutcome(c, nil, status, reason, time.Time{}); err != nil {
 			return r.counts, err
 		}

@@ -14,7 +14,7 @@ type upstream struct {
 	cl    frame.Classifier
 	f     frame.Frame
 	in    journal.Intent
-	calls []*call // calls this run added to the pending table
+	calls []*call // calls this run added to the table of calls in flight
 
 	// With a Gate only.
 	drops   [][2]int   // byte ranges of the run that must not reach the child
@@ -167,7 +167,7 @@ func writeKept(dst io.Writer, chunk []byte, drops [][2]int) error {
 
 // recordRequests appends the records that the lines of chunk need and
 // returns the last seq and how many there were. st.calls receives the calls
-// it added to the pending table; with a Gate, st.drops the lines not to
+// it added to the table of calls in flight; with a Gate, st.drops the lines not to
 // relay and st.answer the refusal frames.
 func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) {
 	r.mu.Lock()
@@ -281,13 +281,13 @@ func (r *Relay) recordFrame(line []byte, st *upstream, last uint64, n int) (uint
 	return last, n, nil
 }
 
-// track adds the call just recorded (st.in, at seq) to the pending table,
+// track adds the call just recorded (st.in, at seq) to the table of calls in flight,
 // if an answer can come back to match it.
 func (r *Relay) track(m *frame.Message, st *upstream, seq, last uint64) (uint64, error) {
 	if st.in.Call.Type == journal.IDNull || m.Malformed != "" && m.ID.Type == frame.IDInvalid {
 		return last, nil // no answer will come back to match
 	}
-	c, evicted := r.pend.add(m.ID.Key, st.in.Call, seq)
+	c, evicted := r.inFlight.add(m.ID.Key, st.in.Call, seq)
 	st.calls = append(st.calls, c)
 	if evicted != nil {
 		seq, err := r.appendOutcome(evicted, nil, journal.StatusUnanswered, "evicted: more calls in flight than the pending table holds", time.Time{})

@@ -20,7 +20,7 @@ type call struct {
 	order   uint64       // insertion order, for eviction of the oldest
 }
 
-// pending is the table of calls in flight, keyed by id value. Duplicate ids
+// callTable is the table of calls in flight, keyed by id value. Duplicate ids
 // in flight are answered in the order they were sent. Not goroutine-safe:
 // Relay guards it with its mutex.
 //
@@ -28,7 +28,7 @@ type call struct {
 // maxKey is held as its SHA-256 (keyOf), and an id's text as the bounded
 // form its records encode (journal.Call.Bound), so a call holds at most a
 // few hundred bytes and the table at most max of them.
-type pending struct {
+type callTable struct {
 	byKey map[uint64][]*call
 	n     int
 	max   int
@@ -47,7 +47,7 @@ const (
 
 // keyOf returns the form of key the table holds: key itself, or for a
 // long one its hashed form in p.kbuf (valid until the next keyOf).
-func (p *pending) keyOf(key []byte) []byte {
+func (p *callTable) keyOf(key []byte) []byte {
 	if len(key) <= maxKey {
 		return key
 	}
@@ -56,13 +56,13 @@ func (p *pending) keyOf(key []byte) []byte {
 	return p.kbuf
 }
 
-func newPending(max int) *pending {
-	return &pending{byKey: map[uint64][]*call{}, max: max}
+func newCallTable(max int) *callTable {
+	return &callTable{byKey: map[uint64][]*call{}, max: max}
 }
 
 // add inserts a call. When the table is full it first evicts the oldest
 // call and returns it, so that the caller records it rather than drop it.
-func (p *pending) add(key []byte, id journal.Call, seq uint64) (*call, *call) {
+func (p *callTable) add(key []byte, id journal.Call, seq uint64) (*call, *call) {
 	var evicted *call
 	if p.n >= p.max {
 		evicted = p.removeOldest()
@@ -85,7 +85,7 @@ func (p *pending) add(key []byte, id journal.Call, seq uint64) (*call, *call) {
 }
 
 // take removes and returns the oldest call with this key, or nil.
-func (p *pending) take(key []byte) *call {
+func (p *callTable) take(key []byte) *call {
 	key = p.keyOf(key)
 	h := xxhash.Sum64(key)
 	list := p.byKey[h]
@@ -100,7 +100,7 @@ func (p *pending) take(key []byte) *call {
 
 // find returns the oldest call with this key, or nil, and leaves it in
 // the table.
-func (p *pending) find(key []byte) *call {
+func (p *callTable) find(key []byte) *call {
 	key = p.keyOf(key)
 	for _, c := range p.byKey[xxhash.Sum64(key)] {
 		if bytes.Equal(c.key, key) {
@@ -110,7 +110,7 @@ func (p *pending) find(key []byte) *call {
 	return nil
 }
 
-func (p *pending) unlink(h uint64, list []*call, i int) {
+func (p *callTable) unlink(h uint64, list []*call, i int) {
 	copy(list[i:], list[i+1:])
 	list[len(list)-1] = nil
 	list = list[:len(list)-1]
@@ -122,7 +122,7 @@ func (p *pending) unlink(h uint64, list []*call, i int) {
 	p.n--
 }
 
-func (p *pending) removeOldest() *call {
+func (p *callTable) removeOldest() *call {
 	var oh uint64
 	oi := -1
 	var oldest *call
@@ -140,7 +140,7 @@ func (p *pending) removeOldest() *call {
 }
 
 // drain removes every call, oldest first.
-func (p *pending) drain() []*call {
+func (p *callTable) drain() []*call {
 	out := make([]*call, 0, p.n)
 	for _, list := range p.byKey {
 		out = append(out, list...)
@@ -152,9 +152,9 @@ func (p *pending) drain() []*call {
 }
 
 // release returns a call's memory for reuse.
-func (p *pending) release(c *call) { p.free = append(p.free, c) }
+func (p *callTable) release(c *call) { p.free = append(p.free, c) }
 
-func (p *pending) get() *call {
+func (p *callTable) get() *call {
 	if n := len(p.free); n > 0 {
 		c := p.free[n-1]
 		p.free = p.free[:n-1]
