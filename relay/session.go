@@ -45,7 +45,8 @@ type Session struct {
 type Result struct {
 	End journal.SessionEnd
 	// Exit is wrap's exit status: the child's, 128+N for signal N, or one
-	// of exitcode's for wrap's own failures (exitStatus).
+	// of package exitcode's for wrap's own failures (package documentation,
+	// "Lifecycle").
 	Exit int
 	// Err is the failure that ended the session early, if any.
 	Err error
