@@ -3,11 +3,12 @@ package confine
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // EnvVar carries the profile from wrap to the helper. The helper removes it

@@ -4,8 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
+
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // Report is what the helper tells the parent, one JSON object per line:

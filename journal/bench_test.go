@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +25,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 // floorLine is the floor's payload: a 300-byte line, about the size of an
@@ -490,8 +492,8 @@ func BenchmarkVerify(b *testing.B) {
 		data := buildLog(b, l.dur, l.appenders, 20000)
 		sigs := bytes.Count(data, []byte(`,"sig":"`))
 		lines := bytes.Count(data, []byte("\n"))
-		rep, err := Verify(bytes.NewReader(data), VerifyOptions{})
-		if err != nil || rep.Status != Valid {
+		rep, err := verify.Stream(bytes.NewReader(data), verify.Options{})
+		if err != nil || rep.Status != verify.Valid {
 			b.Fatalf("Verify(%s) = %v, %v %v; want valid", l.name, rep.Status, err, rep.Problems)
 		}
 		b.Run("sha256/"+l.name, func(b *testing.B) {
@@ -538,8 +540,8 @@ func BenchmarkVerify(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				rep, err := Verify(bytes.NewReader(data), VerifyOptions{})
-				if err != nil || rep.Status != Valid {
+				rep, err := verify.Stream(bytes.NewReader(data), verify.Options{})
+				if err != nil || rep.Status != verify.Valid {
 					b.Fatalf("Verify = %v, %v; want valid", rep.Status, err)
 				}
 				il.tick(b)

@@ -5,12 +5,14 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 // TestAppendRefusesLongRecord: Append refuses a record too long for a
@@ -52,8 +54,8 @@ func TestAppendRefusesLongRecord(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rep := verifyFile(t, path, VerifyOptions{Key: key.Public().(ed25519.PublicKey)})
-	if rep.Status != Valid || rep.Records != 4 {
+	rep := verifyFile(t, path, verify.Options{Key: key.Public().(ed25519.PublicKey)})
+	if rep.Status != verify.Valid || rep.Records != 4 {
 		t.Fatalf("Verify = %v, %d records, %v %v; want valid, 4", rep.Status, rep.Records, rep.Problems, rep.Gaps)
 	}
 	data, err := os.ReadFile(path)

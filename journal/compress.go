@@ -12,26 +12,9 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
-)
 
-// zstd settings of sealed segments. They are not part of the format (verify
-// reads any zstd stream, whatever made it); they are the cost model: one
-// encoder goroutine beside the relay, a window that bounds its memory, the
-// default level (the records' digests and signatures are random bytes,
-// which no level compresses; the JSON around them compresses at any).
-const (
-	zstdWindow = 1 << 20
-	// zstdMaxWindow bounds what a reader accepts from a segment (zstd
-	// --long=27 and below), so that a hostile file cannot claim gigabytes.
-	zstdMaxWindow = 1 << 27
+	"github.com/aegisrelay/aegis/journal/segment"
 )
-
-// newZstdReader decodes a zstd stream with bounded memory; workers > 1
-// decodes ahead in the background.
-func newZstdReader(r io.Reader, workers int) (*zstd.Decoder, error) {
-	return zstd.NewReader(r, zstd.WithDecoderConcurrency(workers), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderMaxMemory(1<<30))
-}
 
 // compressor compresses sealed segments, one at a time, in its own
 // goroutine (Options.Compress). Its failures never fail the journal: the
@@ -115,7 +98,7 @@ func (z *compressor) run() {
 		}
 		if err := z.one(path); err != nil {
 			failed = true
-			z.fs.Remove(path + CompressedExt + tmpExt)
+			z.fs.Remove(path + segment.CompressedExt + segment.TmpExt)
 			z.logf("compressing %s: %v; it stays uncompressed (and so do later segments until the next start)", path, err)
 		}
 	}
@@ -133,8 +116,8 @@ func (z *compressor) run() {
 // A path.zst found at the start (a crash between 3 and 4) is checked
 // against path before path is removed.
 func (z *compressor) one(path string) error {
-	zpath := path + CompressedExt
-	tmp := zpath + tmpExt
+	zpath := path + segment.CompressedExt
+	tmp := zpath + segment.TmpExt
 	dir := filepath.Dir(path)
 	src, err := z.fs.OpenRead(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -148,7 +131,7 @@ func (z *compressor) one(path string) error {
 	if err == nil {
 		// (A segment sealed without RENAME_EXCHANGE is named before its
 		// pre-zeroed space is cut off: a crash may leave it.)
-		size, err = contentEnd(src, size)
+		size, err = segment.ContentEnd(src, size)
 	}
 	if err != nil {
 		return err
@@ -191,7 +174,7 @@ func (z *compressor) one(path string) error {
 func (z *compressor) write(tmp string, src File, size int64) error {
 	if z.enc == nil {
 		var err error
-		z.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(zstdWindow),
+		z.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(segment.ZstdWindow),
 			zstd.WithEncoderLevel(zstd.SpeedDefault))
 		if err != nil {
 			return err
@@ -233,7 +216,7 @@ func (z *compressor) same(zf File, src File, size int64) (bool, error) {
 		return false, err
 	}
 	if z.dec == nil {
-		if z.dec, err = newZstdReader(nil, 1); err != nil {
+		if z.dec, err = segment.NewZstdReader(nil, 1); err != nil {
 			return false, err
 		}
 		z.bufA, z.bufB = make([]byte, 64<<10), make([]byte, 64<<10)

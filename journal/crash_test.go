@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -14,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 // crashChild appends at strict from 4 goroutines until killed, printing
@@ -131,8 +133,8 @@ func TestCrash(t *testing.T) {
 				t.Fatalf("round %d: acknowledged seq %d is not in the file", round, seq)
 			}
 		}
-		rep := verifyBytes(t, data, VerifyOptions{Key: key.Public().(ed25519.PublicKey)})
-		if rep.Status == Invalid {
+		rep := verifyBytes(t, data, verify.Options{Key: key.Public().(ed25519.PublicKey)})
+		if rep.Status == verify.Invalid {
 			t.Fatalf("round %d: verify = invalid %v after a crash; want valid or incomplete", round, rep.Problems)
 		}
 	}

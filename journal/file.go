@@ -2,12 +2,13 @@ package journal
 
 import (
 	"errors"
-	"github.com/aegisrelay/aegis/journal/internal/regular"
 	"io"
 	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/aegisrelay/aegis/journal/internal/regular"
 )
 
 // File is the journal's view of the audit file. All of the journal's I/O
@@ -137,8 +138,8 @@ func (f *osFile) trim() (bool, error) {
 	return f.z.trim()
 }
 
-// rawSize is the file's size on disk, pre-zeroed space included.
-func (f *osFile) rawSize() (int64, error) {
+// RawSize is the file's size on disk, pre-zeroed space included.
+func (f *osFile) RawSize() (int64, error) {
 	st, err := f.f.Stat()
 	if err != nil {
 		return 0, err

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -15,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 // The verifier's fuzz targets compare every verdict with one genuine log:
@@ -144,7 +146,7 @@ func genuinePrefix(g, b []byte) bool {
 // records not yet written is not part of a log (prezero.go).
 func content(b []byte) []byte { return bytes.TrimRight(b, "\x00") }
 
-func verifyFuzz(t *testing.T, b []byte, opts VerifyOptions) *Report {
+func verifyFuzz(t *testing.T, b []byte, opts verify.Options) *verify.Report {
 	t.Helper()
 	opts.Workers = 1
 	// A panic fails this input, not the whole test binary, so that one
@@ -154,15 +156,15 @@ func verifyFuzz(t *testing.T, b []byte, opts VerifyOptions) *Report {
 			t.Fatalf("Verify(%.300q…) panicked: %v\n%s", b, p, debug.Stack())
 		}
 	}()
-	rep, err := Verify(bytes.NewReader(b), opts)
+	rep, err := verify.Stream(bytes.NewReader(b), opts)
 	if err != nil {
 		t.Fatalf("Verify(%d bytes) = %v; want no error from a bytes.Reader", len(b), err)
 	}
 	switch {
-	case rep.Status == Invalid && len(rep.Problems) == 0,
-		rep.Status != Invalid && len(rep.Problems) > 0,
-		rep.Status == Valid && len(rep.Gaps) > 0,
-		rep.Status == Incomplete && len(rep.Gaps) == 0:
+	case rep.Status == verify.Invalid && len(rep.Problems) == 0,
+		rep.Status != verify.Invalid && len(rep.Problems) > 0,
+		rep.Status == verify.Valid && len(rep.Gaps) > 0,
+		rep.Status == verify.Incomplete && len(rep.Gaps) == 0:
 		t.Fatalf("Verify(%d bytes) = %v with problems %v and gaps %v: status and findings disagree", len(b), rep.Status, rep.Problems, rep.Gaps)
 	}
 	return rep
@@ -172,34 +174,34 @@ func verifyFuzz(t *testing.T, b []byte, opts VerifyOptions) *Report {
 // and checks that only the genuine log or a line-end prefix of it is
 // Valid, only the whole genuine log against its head, and that pinning
 // only ever adds problems.
-func checkVerdicts(t *testing.T, g, b []byte) *Report {
+func checkVerdicts(t *testing.T, g, b []byte) *verify.Report {
 	t.Helper()
-	pinned := verifyFuzz(t, b, VerifyOptions{Key: fuzzPub})
-	if pinned.Status == Valid && !genuinePrefix(g, b) {
+	pinned := verifyFuzz(t, b, verify.Options{Key: fuzzPub})
+	if pinned.Status == verify.Valid && !genuinePrefix(g, b) {
 		t.Fatalf("Verify(%.300q…, pinned) = valid; but the bytes are not the genuine log or a prefix of it cut at a line end", b)
 	}
-	unpinned := verifyFuzz(t, b, VerifyOptions{})
-	if unpinned.Status == Valid && !genuinePrefix(g, b) {
+	unpinned := verifyFuzz(t, b, verify.Options{})
+	if unpinned.Status == verify.Valid && !genuinePrefix(g, b) {
 		t.Fatalf("Verify(%.300q…, unpinned) = valid; but the bytes are not the genuine log or a prefix of it, and the fuzzer cannot sign (sessions %+v)", b, sessionKeys(unpinned))
 	}
 	if pinned.Records != unpinned.Records || len(pinned.Sessions) != len(unpinned.Sessions) {
 		t.Fatalf("Verify(%.300q…): pinned %d records %d sessions, unpinned %d records %d sessions", b, pinned.Records, len(pinned.Sessions), unpinned.Records, len(unpinned.Sessions))
 	}
-	if unpinned.Status == Invalid && pinned.Status != Invalid || pinned.Status == Valid && unpinned.Status != Valid {
+	if unpinned.Status == verify.Invalid && pinned.Status != verify.Invalid || pinned.Status == verify.Valid && unpinned.Status != verify.Valid {
 		t.Fatalf("Verify(%.300q…) = %v pinned, %v unpinned (%v); pinning may only add problems", b, pinned.Status, unpinned.Status, unpinned.Problems)
 	}
-	if pinned.Status == Valid {
+	if pinned.Status == verify.Valid {
 		head := record.Head{Seq: pinned.Head.Seq, Hash: pinned.Head.Hash}
-		full := verifyFuzz(t, g, VerifyOptions{Key: fuzzPub})
-		withHead := verifyFuzz(t, b, VerifyOptions{Key: fuzzPub, Head: &full.Head})
-		if (withHead.Status == Valid) != bytes.Equal(content(b), g) {
+		full := verifyFuzz(t, g, verify.Options{Key: fuzzPub})
+		withHead := verifyFuzz(t, b, verify.Options{Key: fuzzPub, Head: &full.Head})
+		if (withHead.Status == verify.Valid) != bytes.Equal(content(b), g) {
 			t.Fatalf("Verify(%.300q…, head %v) = %v (%v); want valid if and only if the bytes are the whole genuine log (head of the bytes: %v)", b, full.Head, withHead.Status, withHead.Problems, head)
 		}
 	}
 	return pinned
 }
 
-func sessionKeys(r *Report) []string {
+func sessionKeys(r *verify.Report) []string {
 	var ks []string
 	for _, s := range r.Sessions {
 		ks = append(ks, s.Key)
@@ -260,10 +262,10 @@ func FuzzVerifyMutation(f *testing.F) {
 		rep := checkVerdicts(t, g, b)
 		switch {
 		case bytes.Equal(content(b), g):
-			if rep.Status != Valid {
+			if rep.Status != verify.Valid {
 				t.Fatalf("Verify(genuine log) = %v %v %v; want valid", rep.Status, rep.Problems, rep.Gaps)
 			}
-		case rep.Status == Invalid:
+		case rep.Status == verify.Invalid:
 		case !genuinePrefix(g, signedPart(b)):
 			t.Fatalf("Verify(genuine log mutated by %v) = %v (gaps %v); want invalid: up to its last signed line the log is no line-end prefix of the genuine one\nmutated: %.400q",
 				describeProgram(prog), rep.Status, rep.Gaps, b)
@@ -395,8 +397,8 @@ func describeProgram(prog []byte) string {
 // bytes every time it is built.
 func TestGenuineLog(t *testing.T) {
 	g := mustGenuine(t)
-	rep := verifyBytes(t, g, VerifyOptions{Key: fuzzPub})
-	if rep.Status != Valid || len(rep.Sessions) != 2 || rep.Records != 19 {
+	rep := verifyBytes(t, g, verify.Options{Key: fuzzPub})
+	if rep.Status != verify.Valid || len(rep.Sessions) != 2 || rep.Records != 19 {
 		t.Fatalf("Verify(genuine log) = %v, %d sessions, %d records, %v %v; want valid, 2, 19", rep.Status, len(rep.Sessions), rep.Records, rep.Problems, rep.Gaps)
 	}
 	if !bytes.Contains(g, []byte(tornLine+"\n")) || !bytes.Contains(g, []byte(`"kind":"recovery"`)) {
@@ -526,7 +528,7 @@ func TestVerifySmallOrderKey(t *testing.T) {
 	if !ed25519.Verify(smallOrderKey, []byte("any message at all"), smallOrderSig) {
 		t.Fatal("premise: crypto/ed25519 no longer accepts the small-order forgery; this test can go")
 	}
-	if rep := verifyBytes(t, log, VerifyOptions{}); rep.Status == Valid {
+	if rep := verifyBytes(t, log, verify.Options{}); rep.Status == verify.Valid {
 		t.Errorf("Verify(log signed by a small-order key, unpinned) = valid; want invalid: the key signs every message")
 	}
 	if _, err := record.ParsePublicKey(record.FormatPublicKey(smallOrderKey)); err == nil {

@@ -3,12 +3,14 @@ package journal
 import (
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"path/filepath"
 	"time"
 
-	"github.com/aegisrelay/aegis/journal/internal/regular"
 	"golang.org/x/sys/unix"
+
+	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 // DefaultHeadEvery is how often the head file is replaced while records are
@@ -86,7 +88,7 @@ func (h *headWriter) write() error {
 		return err
 	}
 	h.buf = record.AppendHeadLine(h.buf[:0], head, h.j.now(), h.j.key)
-	tmp := h.path + tmpExt
+	tmp := h.path + segment.TmpExt
 	f, err := h.fs.Create(tmp)
 	if err != nil {
 		return &IOError{Op: "create", Path: tmp, Err: err}

@@ -7,11 +7,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 // Options configure Open. Key is required; the rest have defaults.
@@ -151,7 +153,7 @@ func Open(path string, opts Options) (*Journal, error) {
 	}
 	// A file that is not a log is refused before anything beside it is
 	// touched, and closed unchanged.
-	if _, err := readTail(f, path, true); err != nil {
+	if _, err := segment.ReadTail(f, path, true); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -170,22 +172,22 @@ func Open(path string, opts Options) (*Journal, error) {
 	}
 	hex.Encode(j.sid[:], opts.SID[:])
 	j.cond.L = &j.mu
-	live, err := readTail(f, path, true)
+	live, err := segment.ReadTail(f, path, true)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	tail := live
-	if !tail.intact {
+	if !tail.Intact {
 		// A new or rotated live file continues the last sealed segment.
 		if tail, err = sealedTail(dfs, path); err != nil {
 			f.Close()
 			return nil, err
 		}
 	}
-	if tail.intact {
-		j.prev, j.nextSeq = tail.hash, tail.seq+1
-		j.head = record.Head{Seq: tail.seq, Hash: tail.hash}
+	if tail.Intact {
+		j.prev, j.nextSeq = tail.Hash, tail.Seq+1
+		j.head = record.Head{Seq: tail.Seq, Hash: tail.Hash}
 	}
 	j.written, j.synced = j.nextSeq, j.nextSeq
 	j.calls.qFirst, j.calls.tFirst, j.calls.gFirst = j.nextSeq, j.nextSeq, j.nextSeq
@@ -208,11 +210,11 @@ func Open(path string, opts Options) (*Journal, error) {
 			return nil, err
 		}
 	}
-	if live.tornBytes > 0 {
-		if !live.tornEnded {
+	if live.TornBytes > 0 {
+		if !live.TornEnded {
 			j.lead = []byte{'\n'}
 		}
-		j.Append(&record.Recovery{TornBytes: int(live.tornBytes), TornDigest: live.tornDigest})
+		j.Append(&record.Recovery{TornBytes: int(live.TornBytes), TornDigest: live.TornDigest})
 	}
 	j.sign = newSigner(opts.Key, !opts.StandardSignatures)
 	if j.dur.Level >= Reply {
@@ -229,21 +231,21 @@ func Open(path string, opts Options) (*Journal, error) {
 // sealedTail returns the tail of the log's last sealed segment, for a live
 // file that holds no intact line yet (tail.intact is false if there is no
 // segment either). Its seq must be the one its name says.
-func sealedTail(fsys DirFS, path string) (tail, error) {
-	entries, err := siblings(fsys, path)
+func sealedTail(fsys DirFS, path string) (segment.Tail, error) {
+	entries, err := segment.Siblings(fsys, path)
 	if err != nil {
-		return tail{}, &IOError{Op: "readdir", Path: path, Err: err}
+		return segment.Tail{}, &IOError{Op: "readdir", Path: path, Err: err}
 	}
 	e, ok := lastSealed(entries)
 	if !ok {
-		return tail{}, nil
+		return segment.Tail{}, nil
 	}
-	t, err := segmentTail(fsys, e.path, e.seg.Compressed)
+	t, err := segmentTail(fsys, e.Path, e.Seg.Compressed)
 	if err != nil {
 		return t, err
 	}
-	if !t.intact || t.seq != e.seg.Last {
-		return t, fmt.Errorf("%w: %s: its last record is not seq %d, as its name says; the chain cannot be continued", ErrNotLog, e.path, e.seg.Last)
+	if !t.Intact || t.Seq != e.Seg.Last {
+		return t, fmt.Errorf("%w: %s: its last record is not seq %d, as its name says; the chain cannot be continued", ErrNotLog, e.Path, e.Seg.Last)
 	}
 	return t, nil
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 func testKey(t testing.TB) ed25519.PrivateKey {
@@ -86,23 +88,23 @@ func session(t testing.TB, path string, key ed25519.PrivateKey, calls int) {
 	}
 }
 
-func verifyFile(t testing.TB, path string, opts VerifyOptions) *Report {
+func verifyFile(t testing.TB, path string, opts verify.Options) *verify.Report {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rep, err := Verify(f, opts)
+	rep, err := verify.Stream(f, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep
 }
 
-func verifyBytes(t testing.TB, b []byte, opts VerifyOptions) *Report {
+func verifyBytes(t testing.TB, b []byte, opts verify.Options) *verify.Report {
 	t.Helper()
-	rep, err := Verify(bytes.NewReader(b), opts)
+	rep, err := verify.Stream(bytes.NewReader(b), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,15 +116,15 @@ func TestRoundTrip(t *testing.T) {
 	key := testKey(t)
 	session(t, path, key, 7)
 	pub := key.Public().(ed25519.PublicKey)
-	rep := verifyFile(t, path, VerifyOptions{Key: pub})
-	if rep.Status != Valid {
+	rep := verifyFile(t, path, verify.Options{Key: pub})
+	if rep.Status != verify.Valid {
 		t.Fatalf("Verify pinned = %v %v %v; want valid", rep.Status, rep.Problems, rep.Gaps)
 	}
 	if rep.Records != 2+14+4 || len(rep.Sessions) != 1 || rep.Sessions[0].Intents != 7 {
 		t.Errorf("Verify = %d records, %d sessions; want 20, 1", rep.Records, len(rep.Sessions))
 	}
 	other := testKey(t).Public().(ed25519.PublicKey)
-	if rep := verifyFile(t, path, VerifyOptions{Key: other}); rep.Status != Invalid {
+	if rep := verifyFile(t, path, verify.Options{Key: other}); rep.Status != verify.Invalid {
 		t.Errorf("Verify pinned to another key = %v; want invalid", rep.Status)
 	}
 	// Every line decodes and re-encodes to itself; the file ends in '\n'.
@@ -150,12 +152,12 @@ func TestAppendSessionsAndKeys(t *testing.T) {
 	session(t, path, k1, 2)
 	session(t, path, k2, 3)
 	session(t, path, k1, 1)
-	rep := verifyFile(t, path, VerifyOptions{})
-	if rep.Status != Valid || len(rep.Sessions) != 3 {
+	rep := verifyFile(t, path, verify.Options{})
+	if rep.Status != verify.Valid || len(rep.Sessions) != 3 {
 		t.Fatalf("Verify unpinned = %v, %d sessions, %v; want valid, 3", rep.Status, len(rep.Sessions), rep.Problems)
 	}
-	rep = verifyFile(t, path, VerifyOptions{Key: k1.Public().(ed25519.PublicKey)})
-	if rep.Status != Invalid || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Msg, "not the pinned key") {
+	rep = verifyFile(t, path, verify.Options{Key: k1.Public().(ed25519.PublicKey)})
+	if rep.Status != verify.Invalid || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Msg, "not the pinned key") {
 		t.Fatalf("Verify pinned to k1 = %v %v; want invalid naming the k2 session", rep.Status, rep.Problems)
 	}
 }
@@ -204,21 +206,21 @@ func TestTamper(t *testing.T) {
 	tests := []struct {
 		name string
 		data []byte
-		want Status
+		want verify.Status
 	}{
-		{"original", orig, Valid},
-		{"deleted line", join(append(append([][]byte{}, lines[:4]...), lines[5:]...)), Invalid},
-		{"deleted first line", join(lines[1:]), Invalid},
-		{"swapped lines", join(append(append(append([][]byte{}, lines[:3]...), lines[4], lines[3]), lines[5:]...)), Invalid},
-		{"line from another log", join(append(append(append([][]byte{}, lines[:3]...), otherLines[3]), lines[4:]...)), Invalid},
-		{"line from another log replacing", join(append(append(append([][]byte{}, lines[:3]...), otherLines[3]), lines[3:]...)), Invalid},
-		{"duplicated line", join(append(append([][]byte{}, lines[:4]...), lines[3:]...)), Invalid},
-		{"cut tail", join(lines[:len(lines)-2]), Incomplete},
-		{"cut to first session", join(lines[:len(lines)/2]), Incomplete},
-		{"blank line inserted", join(append(append(append([][]byte{}, lines[:3]...), []byte("\n")), lines[3:]...)), Invalid},
+		{"original", orig, verify.Valid},
+		{"deleted line", join(append(append([][]byte{}, lines[:4]...), lines[5:]...)), verify.Invalid},
+		{"deleted first line", join(lines[1:]), verify.Invalid},
+		{"swapped lines", join(append(append(append([][]byte{}, lines[:3]...), lines[4], lines[3]), lines[5:]...)), verify.Invalid},
+		{"line from another log", join(append(append(append([][]byte{}, lines[:3]...), otherLines[3]), lines[4:]...)), verify.Invalid},
+		{"line from another log replacing", join(append(append(append([][]byte{}, lines[:3]...), otherLines[3]), lines[3:]...)), verify.Invalid},
+		{"duplicated line", join(append(append([][]byte{}, lines[:4]...), lines[3:]...)), verify.Invalid},
+		{"cut tail", join(lines[:len(lines)-2]), verify.Incomplete},
+		{"cut to first session", join(lines[:len(lines)/2]), verify.Incomplete},
+		{"blank line inserted", join(append(append(append([][]byte{}, lines[:3]...), []byte("\n")), lines[3:]...)), verify.Invalid},
 	}
 	for _, tt := range tests {
-		if got := verifyBytes(t, tt.data, VerifyOptions{Key: pub}).Status; got != tt.want {
+		if got := verifyBytes(t, tt.data, verify.Options{Key: pub}).Status; got != tt.want {
 			t.Errorf("Verify(%s) = %v; want %v", tt.name, got, tt.want)
 		}
 	}
@@ -237,11 +239,11 @@ func TestTamper(t *testing.T) {
 			}
 			mut := bytes.Clone(orig)
 			mut[i] ^= x
-			want := Invalid
+			want := verify.Invalid
 			if i == len(orig)-1 {
-				want = Incomplete
+				want = verify.Incomplete
 			}
-			if got := verifyBytes(t, mut, VerifyOptions{Key: pub, Workers: 1}).Status; got != want {
+			if got := verifyBytes(t, mut, verify.Options{Key: pub, Workers: 1}).Status; got != want {
 				t.Fatalf("Verify(byte %d ^= %#x, in %q) = %v; want %v", i, x, lineAt(orig, i), got, want)
 			}
 		}
@@ -276,11 +278,11 @@ func TestHead(t *testing.T) {
 	if !ok || head.Seq != 1 || head.Hash != sha256.Sum256(lines[1]) {
 		t.Fatalf("Head() = %v, %v; want seq 1 and the hash of line 2", head, ok)
 	}
-	if rep := verifyBytes(t, data, VerifyOptions{Head: &head}); rep.Status != Valid {
+	if rep := verifyBytes(t, data, verify.Options{Head: &head}); rep.Status != verify.Valid {
 		t.Errorf("Verify(--head of itself) = %v %v; want valid", rep.Status, rep.Problems)
 	}
 	later := record.Head{Seq: 5, Hash: head.Hash}
-	if rep := verifyBytes(t, data, VerifyOptions{Head: &later}); rep.Status != Invalid {
+	if rep := verifyBytes(t, data, verify.Options{Head: &later}); rep.Status != verify.Invalid {
 		t.Errorf("Verify(--head beyond the end) = %v; want invalid (cut tail)", rep.Status)
 	}
 }
@@ -298,7 +300,7 @@ func TestTornTailRecovery(t *testing.T) {
 		f.WriteString(torn)
 		f.Close()
 		before, _ := os.ReadFile(path)
-		if rep := verifyBytes(t, before, VerifyOptions{Key: pub}); rep.Status != Incomplete {
+		if rep := verifyBytes(t, before, verify.Options{Key: pub}); rep.Status != verify.Incomplete {
 			t.Errorf("Verify(torn %q, not yet recovered) = %v %v; want incomplete", torn, rep.Status, rep.Problems)
 		}
 		session(t, path, key, 2)
@@ -306,8 +308,8 @@ func TestTornTailRecovery(t *testing.T) {
 		if !bytes.HasPrefix(after, bytes.TrimRight(before, "\x00")) {
 			t.Fatalf("recovery rewrote existing bytes")
 		}
-		rep := verifyBytes(t, after, VerifyOptions{Key: pub})
-		if rep.Status != Valid || len(rep.Sessions) != 2 {
+		rep := verifyBytes(t, after, verify.Options{Key: pub})
+		if rep.Status != verify.Valid || len(rep.Sessions) != 2 {
 			t.Errorf("Verify(torn %q, recovered) = %v %v %v; want valid, 2 sessions", torn, rep.Status, rep.Problems, rep.Gaps)
 		}
 		if !bytes.Contains(after, []byte(`"kind":"recovery"`)) {
@@ -328,8 +330,8 @@ func TestCrashedSessionIncomplete(t *testing.T) {
 	seq, _ := j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, RequestDigest: record.Digest{1}})
 	j.Wait(seq, BeforeRequest)
 	j.Close()
-	rep := verifyFile(t, path, VerifyOptions{})
-	if rep.Status != Incomplete || len(rep.Problems) != 0 {
+	rep := verifyFile(t, path, verify.Options{})
+	if rep.Status != verify.Incomplete || len(rep.Problems) != 0 {
 		t.Fatalf("Verify(no session_end) = %v %v; want incomplete, no problems", rep.Status, rep.Problems)
 	}
 }
@@ -494,8 +496,8 @@ func TestFaults(t *testing.T) {
 			t.Errorf("%s: %d writes, %d syncs: I/O after the fault", f.name, writes, syncs)
 		}
 		data, _ := os.ReadFile(path)
-		rep := verifyBytes(t, data, VerifyOptions{Key: pub})
-		if rep.Status == Invalid {
+		rep := verifyBytes(t, data, verify.Options{Key: pub})
+		if rep.Status == verify.Invalid {
 			t.Errorf("%s: Verify = invalid %v; a fault must never look like tampering", f.name, rep.Problems)
 		}
 		var d record.Decoder

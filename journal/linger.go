@@ -1,11 +1,12 @@
 package journal
 
 import (
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // Linger: how a leader makes one fdatasync cover every call in flight.

@@ -1,10 +1,12 @@
 package journal
 
 import (
-	"github.com/aegisrelay/aegis/journal/record"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 // TestCallsExpected drives the leader's bookkeeping through the shapes of
@@ -159,7 +161,7 @@ func TestLingerMerges(t *testing.T) {
 	if syncs := fs.syncs.Load(); syncs >= workers*each*2 {
 		t.Errorf("%d records took %d fdatasyncs; want fewer than one each", workers*each*2, syncs)
 	}
-	rep := verifyFile(t, path, VerifyOptions{Key: j.PublicKey()})
+	rep := verifyFile(t, path, verify.Options{Key: j.PublicKey()})
 	if rep.Records != 1+workers*each*2 || len(rep.Problems) > 0 {
 		t.Errorf("verify: %d records, problems %v; want %d, none", rep.Records, rep.Problems, 1+workers*each*2)
 	}

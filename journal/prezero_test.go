@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"errors"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,10 @@ import (
 	"syscall"
 	"testing"
 	"testing/iotest"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 // At strict and reply records are written over pre-zeroed space; a reader
@@ -44,15 +47,15 @@ func TestPreZeroedLiveFile(t *testing.T) {
 				t.Fatalf("%d bytes past the content, not all NUL; want at least %d NULs", len(tail), preZeroChunk/2)
 			}
 			// The live file, NULs and all, reads as the records alone.
-			rep := verifyFile(t, path, VerifyOptions{Key: key.Public().(ed25519.PublicKey)})
-			if rep.Status != Incomplete || len(rep.Problems) != 0 || rep.Records != 201 {
+			rep := verifyFile(t, path, verify.Options{Key: key.Public().(ed25519.PublicKey)})
+			if rep.Status != verify.Incomplete || len(rep.Problems) != 0 || rep.Records != 201 {
 				t.Fatalf("Verify(live file) = %v %v, %d records; want incomplete (no session_end), 201 records", rep.Status, rep.Problems, rep.Records)
 			}
-			set := verifySetPath(t, path, VerifyOptions{})
-			if set.Status != Incomplete || len(set.Problems) != 0 || set.Records != 201 {
+			set := verifySetPath(t, path, verify.Options{})
+			if set.Status != verify.Incomplete || len(set.Problems) != 0 || set.Records != 201 {
 				t.Fatalf("VerifySet(live file) = %v %v, %d records", set.Status, set.Problems, set.Records)
 			}
-			got, err := io.ReadAll(NewContentReader(bytes.NewReader(live)))
+			got, err := io.ReadAll(segment.NewContentReader(bytes.NewReader(live)))
 			if err != nil || !bytes.Equal(got, live[:content]) {
 				t.Fatalf("ContentReader read %d bytes (%v); want the %d of the content", len(got), err, content)
 			}
@@ -63,7 +66,7 @@ func TestPreZeroedLiveFile(t *testing.T) {
 			if len(data) == 0 || data[len(data)-1] != '\n' || bytes.IndexByte(data, 0) >= 0 {
 				t.Fatalf("after Close the file holds NULs or does not end in a line end (%d bytes)", len(data))
 			}
-			if rep := verifyBytes(t, data, VerifyOptions{}); rep.Status != Incomplete || len(rep.Problems) != 0 || rep.Records != 201 {
+			if rep := verifyBytes(t, data, verify.Options{}); rep.Status != verify.Incomplete || len(rep.Problems) != 0 || rep.Records != 201 {
 				t.Fatalf("Verify(closed) = %v %v, %d records", rep.Status, rep.Problems, rep.Records)
 			}
 		})
@@ -88,18 +91,18 @@ func TestPreZeroedTailAfterCrash(t *testing.T) {
 		"half-reads":  iotest.HalfReader(bytes.NewReader(crashed)),
 		"data-errors": iotest.DataErrReader(bytes.NewReader(crashed)),
 	} {
-		rep, err := Verify(r, VerifyOptions{})
+		rep, err := verify.Stream(r, verify.Options{})
 		if err != nil {
 			t.Fatal(name, err)
 		}
 		if name == "pipe-sized" {
 			continue // starts mid-log: only that it reads the NULs as nothing
 		}
-		if rep.Status != Valid || len(rep.Gaps) != 0 {
+		if rep.Status != verify.Valid || len(rep.Gaps) != 0 {
 			t.Errorf("Verify(%s, log + NUL tail) = %v %v %v; want valid", name, rep.Status, rep.Problems, rep.Gaps)
 		}
 	}
-	if rep := verifySetPath(t, path, VerifyOptions{}); rep.Status != Valid {
+	if rep := verifySetPath(t, path, verify.Options{}); rep.Status != verify.Valid {
 		t.Errorf("VerifySet(log + NUL tail) = %v %v", rep.Status, rep.Problems)
 	}
 	session(t, path, key, 2)
@@ -110,7 +113,7 @@ func TestPreZeroedTailAfterCrash(t *testing.T) {
 	if bytes.Contains(after, []byte(`"kind":"recovery"`)) {
 		t.Errorf("a recovery record for pre-zeroed space; nothing was torn")
 	}
-	if rep := verifyBytes(t, after, VerifyOptions{}); rep.Status != Valid || len(rep.Sessions) != 2 {
+	if rep := verifyBytes(t, after, verify.Options{}); rep.Status != verify.Valid || len(rep.Sessions) != 2 {
 		t.Errorf("Verify(continued) = %v %v, %d sessions; want valid, 2", rep.Status, rep.Problems, len(rep.Sessions))
 	}
 }
@@ -124,14 +127,14 @@ func TestPowerLossHole(t *testing.T) {
 	pub := key.Public().(ed25519.PublicKey)
 	for name, c := range map[string]struct {
 		torn   string
-		before Status // what verify says before the next session answers it
+		before verify.Status // what verify says before the next session answers it
 	}{
-		"lines after the hole": {`{"v":2,"seq":9,"ts":"20` + strings.Repeat("\x00", 4096) + "\"}\n" + `{"v":2,"seq":10}` + "\n" + `{"v":2,"se`, Incomplete},
-		"ends with a line end": {`{"v":2,"seq":9,"ts":"20` + strings.Repeat("\x00", 100) + `"kind":"x"}` + "\n", Incomplete},
-		"hole at a line start": {strings.Repeat("\x00", 3000) + `{"v":2,"seq":10}` + "\n", Incomplete},
+		"lines after the hole": {`{"v":2,"seq":9,"ts":"20` + strings.Repeat("\x00", 4096) + "\"}\n" + `{"v":2,"seq":10}` + "\n" + `{"v":2,"se`, verify.Incomplete},
+		"ends with a line end": {`{"v":2,"seq":9,"ts":"20` + strings.Repeat("\x00", 100) + `"kind":"x"}` + "\n", verify.Incomplete},
+		"hole at a line start": {strings.Repeat("\x00", 3000) + `{"v":2,"seq":10}` + "\n", verify.Incomplete},
 		// NULs never pass a signature off as torn, until a recovery
 		// (signed) answers them.
-		"a signature after it": {`{"v":2,"seq":9` + strings.Repeat("\x00", 500) + `,"sig":"ed25519:AAAA"}` + "\n", Invalid},
+		"a signature after it": {`{"v":2,"seq":9` + strings.Repeat("\x00", 500) + `,"sig":"ed25519:AAAA"}` + "\n", verify.Invalid},
 	} {
 		torn := c.torn
 		t.Run(name, func(t *testing.T) {
@@ -141,11 +144,11 @@ func TestPowerLossHole(t *testing.T) {
 			f.WriteString(torn + strings.Repeat("\x00", 8192)) // and pre-zeroed space after
 			f.Close()
 			before, _ := os.ReadFile(path)
-			rep := verifyBytes(t, before, VerifyOptions{Key: pub})
+			rep := verifyBytes(t, before, verify.Options{Key: pub})
 			if rep.Status != c.before {
 				t.Fatalf("Verify(hole, not yet recovered) = %v %v %v; want %v", rep.Status, rep.Problems, rep.Gaps, c.before)
 			}
-			if c.before == Incomplete && (len(rep.Problems) != 0 || len(rep.Gaps) != 1 || !strings.Contains(rep.Gaps[0].Msg, "torn write")) {
+			if c.before == verify.Incomplete && (len(rep.Problems) != 0 || len(rep.Gaps) != 1 || !strings.Contains(rep.Gaps[0].Msg, "torn write")) {
 				t.Fatalf("Verify(hole, not yet recovered) = %v %v; want one gap: a torn write at the end", rep.Problems, rep.Gaps)
 			}
 			session(t, path, key, 2)
@@ -153,8 +156,8 @@ func TestPowerLossHole(t *testing.T) {
 			if !bytes.HasPrefix(after, content(before)) {
 				t.Fatalf("recovery rewrote existing bytes")
 			}
-			rep = verifyBytes(t, after, VerifyOptions{Key: pub})
-			if rep.Status != Valid || len(rep.Sessions) != 2 {
+			rep = verifyBytes(t, after, verify.Options{Key: pub})
+			if rep.Status != verify.Valid || len(rep.Sessions) != 2 {
 				t.Fatalf("Verify(hole, recovered) = %v %v %v; want valid, 2 sessions", rep.Status, rep.Problems, rep.Gaps)
 			}
 			if n := bytes.Count(after, []byte(`"kind":"recovery"`)); n != 1 {
@@ -175,7 +178,7 @@ func TestNULsInsideALog(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
-	for j.f.(*osFile).z.content() < 2*maxTornRun {
+	for j.f.(*osFile).z.content() < 2*(segment.MaxUnsynced+record.MaxLine) {
 		seq, _ := j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, RequestDigest: record.Digest{1}})
 		j.Wait(seq, BeforeResponse)
 	}
@@ -183,14 +186,14 @@ func TestNULsInsideALog(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	for _, c := range []struct {
 		at   int
-		want Status
-	}{{bytes.Index(data, []byte(`"kind":"intent"`)), Invalid}, {len(data) - 100, Incomplete}} {
+		want verify.Status
+	}{{bytes.Index(data, []byte(`"kind":"intent"`)), verify.Invalid}, {len(data) - 100, verify.Incomplete}} {
 		bad := bytes.Clone(data)
 		copy(bad[c.at:], "\x00\x00\x00\x00")
-		if rep := verifyBytes(t, bad, VerifyOptions{}); rep.Status != c.want {
+		if rep := verifyBytes(t, bad, verify.Options{}); rep.Status != c.want {
 			t.Errorf("Verify(NULs at byte %d of %d) = %v %v; want %v", c.at, len(bad), rep.Status, rep.Problems, c.want)
 		}
-		got, _ := io.ReadAll(NewContentReader(bytes.NewReader(bad)))
+		got, _ := io.ReadAll(segment.NewContentReader(bytes.NewReader(bad)))
 		if !bytes.Equal(got, bad) {
 			t.Fatalf("ContentReader dropped NULs that are followed by more")
 		}
@@ -251,8 +254,8 @@ func TestUnsyncedBound(t *testing.T) {
 	z := f.(*osFile).z
 	z.preZero(preZeroChunk)
 	line := append(bytes.Repeat([]byte("x"), 399), '\n')
-	big := bytes.Repeat(line, 3*maxUnsynced/len(line))
-	for i, p := range [][]byte{line, big, line, big[:maxUnsynced-100], line, big} {
+	big := bytes.Repeat(line, 3*segment.MaxUnsynced/len(line))
+	for i, p := range [][]byte{line, big, line, big[:segment.MaxUnsynced-100], line, big} {
 		if i == 5 {
 			// Pre-zeroing stopped (a failed extension): the space it
 			// wrote is still written over, and still bounded.
@@ -263,8 +266,8 @@ func TestUnsyncedBound(t *testing.T) {
 		if n, err := f.Write(p); err != nil || n != len(p) {
 			t.Fatalf("Write(%d bytes) = %d, %v", len(p), n, err)
 		}
-		if u := z.end - z.synced; u > maxUnsynced {
-			t.Fatalf("%d bytes unsynced after a write of %d; want at most %d", u, len(p), maxUnsynced)
+		if u := z.end - z.synced; u > segment.MaxUnsynced {
+			t.Fatalf("%d bytes unsynced after a write of %d; want at most %d", u, len(p), segment.MaxUnsynced)
 		}
 	}
 	if err := f.Sync(); err != nil || z.synced != z.end {
@@ -348,32 +351,9 @@ func TestContentReaderSettlesHoles(t *testing.T) {
 		{"filled while looked past", &filling{data: hole, filled: filled, after: 2}, filled},
 		{"hole that stays", &filling{data: hole, filled: hole}, hole},
 	} {
-		got, err := io.ReadAll(NewContentReader(tt.f))
+		got, err := io.ReadAll(segment.NewContentReader(tt.f))
 		if err != nil || !bytes.Equal(got, tt.want) {
 			t.Errorf("%s: ContentReader read %q, %v; want %q", tt.name, got, err, tt.want)
-		}
-	}
-}
-
-// nulTail passes everything but a NUL run that reaches the end, however
-// the reads split it.
-func TestNULTail(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"ab\n", "ab\n"},
-		{"ab\n\x00\x00\x00", "ab\n"},
-		{"ab\x00\x00cd\x00\x00", "ab\x00\x00cd"},
-		{"\x00\x00ab\n\x00", "\x00\x00ab\n"},
-		{"\x00\x00\x00", ""},
-	} {
-		for name, r := range map[string]io.Reader{
-			"whole":    strings.NewReader(tt.in),
-			"one byte": iotest.OneByteReader(strings.NewReader(tt.in)),
-			"halves":   iotest.HalfReader(strings.NewReader(tt.in)),
-		} {
-			got, err := io.ReadAll(&nulTail{r: r})
-			if err != nil || string(got) != tt.want {
-				t.Errorf("nulTail(%q, %s) = %q, %v; want %q", tt.in, name, got, err, tt.want)
-			}
 		}
 	}
 }

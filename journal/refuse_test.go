@@ -5,8 +5,6 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/internal/regular"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +12,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 // fileState is what a refusal must leave as it was: the bytes, the size
@@ -253,7 +256,7 @@ func TestCollect(t *testing.T) {
 	os.WriteFile(p("k"), pemBytes, 0o600)
 	os.Mkdir(p("sub"), 0o700)
 	syscall.Mkfifo(p("fifo"), 0o600)
-	in, err := Collect([]string{dir}, true)
+	in, err := segment.Collect([]string{dir}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,13 +274,13 @@ func TestCollect(t *testing.T) {
 		}
 	}
 	for _, s := range in.Sets {
-		rep, err := VerifySet(s, VerifyOptions{Key: pub})
+		rep, err := verify.Set(s, verify.Options{Key: pub})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Valid
+		want := verify.Valid
 		if s.Base == p("notes.txt") {
-			want = Invalid
+			want = verify.Invalid
 			if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].String(), "not an aegis audit log") || len(rep.Gaps) != 0 {
 				t.Errorf("VerifySet(notes.txt) problems %v, gaps %v; want one: not an aegis audit log", rep.Problems, rep.Gaps)
 			}
@@ -287,10 +290,10 @@ func TestCollect(t *testing.T) {
 		}
 	}
 	empty := t.TempDir()
-	if in, err := Collect([]string{empty}, true); err != nil || len(in.Sets) != 0 {
+	if in, err := segment.Collect([]string{empty}, true); err != nil || len(in.Sets) != 0 {
 		t.Errorf("Collect(empty dir) = %v, %v; want no sets", in, err)
 	}
-	if _, err := Collect([]string{p("fifo")}, true); !errors.Is(err, ErrNotRegular) {
+	if _, err := segment.Collect([]string{p("fifo")}, true); !errors.Is(err, ErrNotRegular) {
 		t.Errorf("Collect(fifo) = %v; want ErrNotRegular", err)
 	}
 }

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 // Rotation (Options.MaxSize). The protocol and the reason for each step are
@@ -93,7 +96,7 @@ type sealTask struct {
 }
 
 func newRotator(j *Journal, opts Options, fsys DirFS, live File, first uint64) (*rotator, error) {
-	r := &rotator{j: j, fs: fsys, path: j.path, dir: filepath.Dir(j.path), spare: j.path + spareExt,
+	r := &rotator{j: j, fs: fsys, path: j.path, dir: filepath.Dir(j.path), spare: j.path + segment.SpareExt,
 		max: opts.MaxSize, first: first, done: make(chan struct{})}
 	r.cond.L = &r.mu
 	size, err := live.Size()
@@ -110,31 +113,21 @@ func newRotator(j *Journal, opts Options, fsys DirFS, live File, first uint64) (
 	}
 	if opts.Compress {
 		r.z = newCompressor(fsys, opts.Logf)
-		entries, err := siblings(fsys, j.path)
+		entries, err := segment.Siblings(fsys, j.path)
 		if err != nil {
 			return nil, &IOError{Op: "readdir", Path: r.dir, Err: err}
 		}
 		// Segments sealed before this session and not yet compressed,
 		// oldest first; one whose .zst exists is checked and finished.
-		slices.SortFunc(entries, func(a, b dirEntry) int { return cmpUint(a.seg.First, b.seg.First) })
+		slices.SortFunc(entries, func(a, b segment.Sibling) int { return cmp.Compare(a.Seg.First, b.Seg.First) })
 		for _, e := range entries {
-			if !e.tmp && !e.seg.Compressed {
-				r.z.add(e.path)
+			if !e.Tmp && !e.Seg.Compressed {
+				r.z.add(e.Path)
 			}
 		}
 	}
 	go r.run()
 	return r, nil
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // afterWrite is called by the leader after each group is written and, if
@@ -205,7 +198,7 @@ func (r *rotator) swap(spare File, last uint64, synced bool) error {
 		// move the spare in. For a moment path does not exist; a crash
 		// there leaves the spare holding the newest records, which Open
 		// seals in turn.
-		if err = r.fs.Rename(r.path, SegmentName(r.path, t.first, t.last), RenameNoReplace); err == nil {
+		if err = r.fs.Rename(r.path, segment.Name(r.path, t.first, t.last), RenameNoReplace); err == nil {
 			err = r.fs.Rename(r.spare, r.path, RenameReplace)
 		}
 		t.renamed = true
@@ -339,7 +332,7 @@ func (r *rotator) seal(t sealTask) error {
 		r.mu.Unlock()
 		hook(stepOldSynced)
 	}
-	name := SegmentName(r.path, t.first, t.last)
+	name := segment.Name(r.path, t.first, t.last)
 	if !t.renamed {
 		if err := r.fs.Rename(r.spare, name, RenameNoReplace); err != nil {
 			t.old.Close()
@@ -426,7 +419,7 @@ func (r *rotator) close() {
 // If the live file is empty the spare is sealed: a segment may end anywhere.
 func reconcile(fsys DirFS, path string, f File) (File, error) {
 	dir := filepath.Dir(path)
-	spare := path + spareExt
+	spare := path + segment.SpareExt
 	names, err := fsys.ReadDir(dir)
 	if err != nil {
 		return f, &IOError{Op: "readdir", Path: dir, Err: err}
@@ -445,14 +438,14 @@ func reconcile(fsys DirFS, path string, f File) (File, error) {
 		}
 		changed = true
 	}
-	entries, err := siblings(fsys, path)
+	entries, err := segment.Siblings(fsys, path)
 	if err != nil {
 		return f, &IOError{Op: "readdir", Path: dir, Err: err}
 	}
 	for _, e := range entries {
-		if e.tmp {
-			if err := fsys.Remove(e.path); err != nil {
-				return f, &IOError{Op: "remove", Path: e.path, Err: err}
+		if e.Tmp {
+			if err := fsys.Remove(e.Path); err != nil {
+				return f, &IOError{Op: "remove", Path: e.Path, Err: err}
 			}
 			changed = true
 		}
@@ -466,7 +459,7 @@ func reconcile(fsys DirFS, path string, f File) (File, error) {
 }
 
 func reconcileSpare(fsys DirFS, path string, f, sf File) (File, error) {
-	spare := path + spareExt
+	spare := path + segment.SpareExt
 	sEmpty, err := isEmpty(sf)
 	if err != nil {
 		sf.Close()
@@ -501,10 +494,10 @@ func reconcileSpare(fsys DirFS, path string, f, sf File) (File, error) {
 			// The spare is newer: make it the live file again.
 			err := fsys.Rename(spare, path, RenameExchange)
 			if errors.Is(err, errors.ErrUnsupported) {
-				var t tail
-				if t, err = readTail(f, path, true); err == nil && t.intact {
+				var t segment.Tail
+				if t, err = segment.ReadTail(f, path, true); err == nil && t.Intact {
 					if err = trimToContent(f, false); err == nil {
-						err = fsys.Rename(path, SegmentName(path, lFirst, t.seq), RenameNoReplace)
+						err = fsys.Rename(path, segment.Name(path, lFirst, t.Seq), RenameNoReplace)
 					}
 					if err == nil {
 						err = fsys.Rename(spare, path, RenameReplace)
@@ -526,17 +519,17 @@ func reconcileSpare(fsys DirFS, path string, f, sf File) (File, error) {
 		}
 	}
 	defer old.Close()
-	t, err := readTail(old, spare, true)
+	t, err := segment.ReadTail(old, spare, true)
 	if err != nil {
 		return f, err
 	}
-	if !t.intact {
+	if !t.Intact {
 		return f, fmt.Errorf("%w: %s holds no intact line", ErrNotLog, spare)
 	}
 	if err := trimToContent(old, false); err != nil {
 		return f, &IOError{Op: "truncate or fdatasync", Path: spare, Err: err}
 	}
-	name := SegmentName(path, sFirst, t.seq)
+	name := segment.Name(path, sFirst, t.Seq)
 	if err := fsys.Rename(spare, name, RenameNoReplace); err != nil {
 		return f, &IOError{Op: "seal", Path: name, Err: err}
 	}

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 // BenchmarkVerifySet verifies a rotated, compressed log of 200,000 records
@@ -50,14 +53,14 @@ func BenchmarkVerifySet(b *testing.B) {
 	if err := j.Close(); err != nil {
 		b.Fatal(err)
 	}
-	sets, err := Sets([]string{path}, true)
+	sets, err := segment.Sets([]string{path}, true)
 	if err != nil {
 		b.Fatal(err)
 	}
 	files, _, _ := sets[0].OrderedFiles()
 	var raw bytes.Buffer
 	for _, f := range files {
-		rc, err := OpenSegment(f, nil)
+		rc, err := segment.OpenSegment(f, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -84,8 +87,8 @@ func BenchmarkVerifySet(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(raw.Len()))
 		for b.Loop() {
-			rep, err := VerifySet(sets[0], VerifyOptions{Key: pub})
-			if err != nil || rep.Status != Valid {
+			rep, err := verify.Set(sets[0], verify.Options{Key: pub})
+			if err != nil || rep.Status != verify.Valid {
 				b.Fatalf("VerifySet = %v, %v", rep.Status, err)
 			}
 			il.tick(b)
@@ -137,7 +140,7 @@ func BenchmarkRotate(b *testing.B) {
 					b.Fatal(err)
 				}
 				segs := 0
-				if entries, err := siblings(OSFS{}, path); err == nil {
+				if entries, err := segment.Siblings(OSFS{}, path); err == nil {
 					segs = len(entries)
 				}
 				b.ReportMetric(float64(slowest.Nanoseconds()), "max-ns")

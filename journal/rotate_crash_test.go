@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -17,6 +16,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 // rotateChild appends from two goroutines with rotation (2 KiB segments)
@@ -162,10 +165,10 @@ func runRotateChild(t *testing.T, path string, keyPEM []byte, durability, step s
 // checkSet verifies the log at path as a set, pinned, and checks that
 // every acknowledged seq is in it exactly once and that its seqs run
 // 0..n-1 with nothing doubled.
-func checkSet(t *testing.T, what, path string, pub ed25519.PublicKey, acked []uint64) *Report {
+func checkSet(t *testing.T, what, path string, pub ed25519.PublicKey, acked []uint64) *verify.Report {
 	t.Helper()
-	rep := verifySetPath(t, path, VerifyOptions{Key: pub})
-	if rep.Status == Invalid {
+	rep := verifySetPath(t, path, verify.Options{Key: pub})
+	if rep.Status == verify.Invalid {
 		t.Fatalf("%s: verify = invalid %v; want valid or incomplete (files %v)", what, rep.Problems, dirNames(t, filepath.Dir(path)))
 	}
 	count := setSeqs(t, path)
@@ -252,7 +255,7 @@ func TestRotateCrashSteps(t *testing.T) {
 					t.Errorf("%s: gaps %v; want only the killed session's missing session_end", name, rep.Gaps)
 				}
 				for _, n := range dirNames(t, filepath.Dir(path)) {
-					if strings.HasSuffix(n, spareExt) || strings.HasSuffix(n, tmpExt) || strings.HasSuffix(n, ".jsonl") && n != "audit.jsonl" {
+					if strings.HasSuffix(n, segment.SpareExt) || strings.HasSuffix(n, segment.TmpExt) || strings.HasSuffix(n, ".jsonl") && n != "audit.jsonl" {
 						t.Errorf("%s: %s left after recovery and Close (files %v)", name, n, dirNames(t, filepath.Dir(path)))
 					}
 				}

@@ -2,10 +2,10 @@ package journal
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -17,28 +17,32 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
-func verifySetPath(t testing.TB, path string, opts VerifyOptions) *Report {
+func verifySetPath(t testing.TB, path string, opts verify.Options) *verify.Report {
 	t.Helper()
-	sets, err := Sets([]string{path}, true)
+	sets, err := segment.Sets([]string{path}, true)
 	if err != nil || len(sets) != 1 {
 		t.Fatalf("Sets(%s) = %v, %v; want one set", path, sets, err)
 	}
-	rep, err := VerifySet(sets[0], opts)
+	rep, err := verify.Set(sets[0], opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep
 }
 
-func verifyPaths(t testing.TB, paths []string, opts VerifyOptions) *Report {
+func verifyPaths(t testing.TB, paths []string, opts verify.Options) *verify.Report {
 	t.Helper()
-	sets, err := Sets(paths, false)
+	sets, err := segment.Sets(paths, false)
 	if err != nil || len(sets) != 1 {
 		t.Fatalf("Sets(%v) = %d sets, %v; want one", paths, len(sets), err)
 	}
-	rep, err := VerifySet(sets[0], opts)
+	rep, err := verify.Set(sets[0], opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +70,7 @@ func setSeqs(t testing.TB, path string) []int {
 
 func setLines(t testing.TB, path string) [][]byte {
 	t.Helper()
-	sets, err := Sets([]string{path}, true)
+	sets, err := segment.Sets([]string{path}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +80,7 @@ func setLines(t testing.TB, path string) [][]byte {
 	}
 	var lines [][]byte
 	for _, p := range paths {
-		rc, err := OpenSegment(p, nil)
+		rc, err := segment.OpenSegment(p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,12 +157,12 @@ func TestSegmentName(t *testing.T) {
 		{"/d/audit.jsonl.0-18446744073709551616.jsonl", false, "", 0, 0, false},
 	}
 	for _, tt := range tests {
-		s, ok := ParseSegmentName(tt.in)
+		s, ok := segment.ParseName(tt.in)
 		if ok != tt.ok || ok && (s.Base != tt.base || s.First != tt.first || s.Last != tt.last || s.Compressed != tt.zst) {
 			t.Errorf("ParseSegmentName(%q) = %+v, %v; want %q %d-%d zst %v, %v", tt.in, s, ok, tt.base, tt.first, tt.last, tt.zst, tt.ok)
 		}
-		if ok && !tt.zst && SegmentName(s.Base, s.First, s.Last) != tt.in {
-			t.Errorf("SegmentName(%q, %d, %d) = %q; want %q", s.Base, s.First, s.Last, SegmentName(s.Base, s.First, s.Last), tt.in)
+		if ok && !tt.zst && segment.Name(s.Base, s.First, s.Last) != tt.in {
+			t.Errorf("SegmentName(%q, %d, %d) = %q; want %q", s.Base, s.First, s.Last, segment.Name(s.Base, s.First, s.Last), tt.in)
 		}
 	}
 }
@@ -218,9 +222,9 @@ func TestRotate(t *testing.T) {
 			head, _ := j.Head()
 
 			names := dirNames(t, dir)
-			var segs []SegmentInfo
+			var segs []segment.Info
 			for _, n := range names {
-				if s, ok := ParseSegmentName(filepath.Join(dir, n)); ok {
+				if s, ok := segment.ParseName(filepath.Join(dir, n)); ok {
 					segs = append(segs, s)
 					if s.Compressed != compress {
 						t.Errorf("%s: segment %s; want compressed %v", name, n, compress)
@@ -232,7 +236,7 @@ func TestRotate(t *testing.T) {
 			// Pre-zeroed space is never sealed (nor compressed), and a
 			// closed live file holds none.
 			for _, n := range names {
-				rc, err := OpenSegment(filepath.Join(dir, n), nil)
+				rc, err := segment.OpenSegment(filepath.Join(dir, n), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -251,7 +255,7 @@ func TestRotate(t *testing.T) {
 			if uint64(len(lines)) != head.Seq+1 {
 				t.Fatalf("%s: %d lines; want %d", name, len(lines), head.Seq+1)
 			}
-			slices.SortFunc(segs, func(a, b SegmentInfo) int { return cmpUint(a.First, b.First) })
+			slices.SortFunc(segs, func(a, b segment.Info) int { return cmp.Compare(a.First, b.First) })
 			for i, s := range segs {
 				if i > 0 && s.First != segs[i-1].Last+1 {
 					t.Errorf("%s: segment %d-%d follows %d-%d", name, s.First, s.Last, segs[i-1].First, segs[i-1].Last)
@@ -269,8 +273,8 @@ func TestRotate(t *testing.T) {
 					t.Errorf("%s: segment %d-%d ends with an unsigned record", name, s.First, s.Last)
 				}
 			}
-			rep := verifySetPath(t, path, VerifyOptions{Key: pub, Head: &head})
-			if rep.Status != Valid || rep.Records != head.Seq+1 || len(rep.Sessions) != 2 {
+			rep := verifySetPath(t, path, verify.Options{Key: pub, Head: &head})
+			if rep.Status != verify.Valid || rep.Records != head.Seq+1 || len(rep.Sessions) != 2 {
 				t.Fatalf("%s: VerifySet = %v, %d records, %d sessions, %v %v; want valid, %d, 2", name, rep.Status, rep.Records, len(rep.Sessions), rep.Problems, rep.Gaps, head.Seq+1)
 			}
 			// Any order, live file included or not.
@@ -279,7 +283,7 @@ func TestRotate(t *testing.T) {
 				all = append(all, filepath.Join(dir, n))
 			}
 			rand.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-			if rep := verifyPaths(t, all, VerifyOptions{Key: pub}); rep.Status != Valid {
+			if rep := verifyPaths(t, all, verify.Options{Key: pub}); rep.Status != verify.Valid {
 				t.Errorf("%s: VerifySet(shuffled) = %v %v", name, rep.Status, rep.Problems)
 			}
 		}
@@ -301,13 +305,13 @@ func TestRotateReopen(t *testing.T) {
 			// Force the next session to start in an empty live file.
 			if data, _ := os.ReadFile(path); len(data) > 0 {
 				lines := bytes.Count(data, []byte("\n"))
-				h := verifySetPath(t, path, VerifyOptions{}).Head
-				os.Rename(path, SegmentName(path, h.Seq+1-uint64(lines), h.Seq))
+				h := verifySetPath(t, path, verify.Options{}).Head
+				os.Rename(path, segment.Name(path, h.Seq+1-uint64(lines), h.Seq))
 			}
 			os.Remove(path)
 		}
 		rotSession(t, path, key, Options{Durability: mustDurability(t, "none")}, 2)
-		if rep := verifySetPath(t, path, VerifyOptions{Key: pub}); rep.Status != Valid || len(rep.Sessions) != 4 {
+		if rep := verifySetPath(t, path, verify.Options{Key: pub}); rep.Status != verify.Valid || len(rep.Sessions) != 4 {
 			t.Fatalf("compress %v: VerifySet = %v, %d sessions, %v; want valid, 4", compress, rep.Status, len(rep.Sessions), rep.Problems)
 		}
 	}
@@ -353,20 +357,20 @@ func TestVerifySetDetects(t *testing.T) {
 
 	var segs []string
 	for _, n := range dirNames(t, dir) {
-		if _, ok := ParseSegmentName(filepath.Join(dir, n)); ok {
+		if _, ok := segment.ParseName(filepath.Join(dir, n)); ok {
 			segs = append(segs, filepath.Join(dir, n))
 		}
 	}
 	slices.SortFunc(segs, func(a, b string) int {
-		sa, _ := ParseSegmentName(a)
-		sb, _ := ParseSegmentName(b)
-		return cmpUint(sa.First, sb.First)
+		sa, _ := segment.ParseName(a)
+		sb, _ := segment.ParseName(b)
+		return cmp.Compare(sa.First, sb.First)
 	})
 	if len(segs) < 4 {
 		t.Fatalf("%d segments; want at least 4", len(segs))
 	}
 	rangeOf := func(p string) string {
-		s, _ := ParseSegmentName(p)
+		s, _ := segment.ParseName(p)
 		return strconv.FormatUint(s.First, 10) + "–" + strconv.FormatUint(s.Last, 10)
 	}
 	without := func(drop string) []string {
@@ -381,7 +385,7 @@ func TestVerifySetDetects(t *testing.T) {
 	// The sealed segment that holds the older copy's records.
 	var olderSeg string
 	for _, s := range segs {
-		if si, _ := ParseSegmentName(s); si.First == olderFirst {
+		if si, _ := segment.ParseName(s); si.First == olderFirst {
 			olderSeg = s
 		}
 	}
@@ -431,7 +435,7 @@ func TestVerifySetDetects(t *testing.T) {
 		z.add(p1) // compresses, then removes the plain copy
 		z.close()
 		os.WriteFile(p1, edit(plain), 0o600)
-		return append(paths, p1+CompressedExt)
+		return append(paths, p1+segment.CompressedExt)
 	}
 	equalPaths := withZst(func(b []byte) []byte { return b })
 	diffPaths := withZst(func(b []byte) []byte { return bytes.Replace(b, []byte(`"v":2`), []byte(`"v":3`), 1) })
@@ -450,7 +454,7 @@ func TestVerifySetDetects(t *testing.T) {
 		}
 		return data
 	})
-	bad := filepath.Join(corruptDir, filepath.Base(segs[2])+CompressedExt)
+	bad := filepath.Join(corruptDir, filepath.Base(segs[2])+segment.CompressedExt)
 	os.WriteFile(bad, []byte("\x28\xb5\x2f\xfd not zstd after its magic"), 0o600)
 	corruptPaths = append(corruptPaths, bad)
 	// The live file and the last segment removed.
@@ -460,36 +464,36 @@ func TestVerifySetDetects(t *testing.T) {
 		name  string
 		paths []string
 		head  *record.Head
-		want  Status
+		want  verify.Status
 		msg   string
 	}{
-		{"whole", without(""), &head, Valid, ""},
-		{"middle segment removed", without(segs[2]), nil, Invalid, "missing segment: seqs " + rangeOf(segs[2])},
-		{"first segment removed", without(segs[0]), nil, Invalid, "missing segment: seqs " + rangeOf(segs[0])},
-		{"segment replaced by an older copy", olderPaths, nil, Invalid, "older copy"},
-		{"live file replaced by an older copy", dupPaths, nil, Invalid, "duplicated segment"},
-		{"copies that differ", diffPaths, nil, Invalid, "differ"},
-		{"compressed segment corrupt", corruptPaths, nil, Invalid, "does not decode"},
-		{"tail cut, no head", cutPaths, nil, Incomplete, ""},
-		{"tail cut, kept head", cutPaths, &head, Invalid, "tail was cut"},
-		{"last files removed, no head", cutHard, nil, Incomplete, ""},
-		{"last files removed, kept head", cutHard, &head, Invalid, "tail was cut"},
+		{"whole", without(""), &head, verify.Valid, ""},
+		{"middle segment removed", without(segs[2]), nil, verify.Invalid, "missing segment: seqs " + rangeOf(segs[2])},
+		{"first segment removed", without(segs[0]), nil, verify.Invalid, "missing segment: seqs " + rangeOf(segs[0])},
+		{"segment replaced by an older copy", olderPaths, nil, verify.Invalid, "older copy"},
+		{"live file replaced by an older copy", dupPaths, nil, verify.Invalid, "duplicated segment"},
+		{"copies that differ", diffPaths, nil, verify.Invalid, "differ"},
+		{"compressed segment corrupt", corruptPaths, nil, verify.Invalid, "does not decode"},
+		{"tail cut, no head", cutPaths, nil, verify.Incomplete, ""},
+		{"tail cut, kept head", cutPaths, &head, verify.Invalid, "tail was cut"},
+		{"last files removed, no head", cutHard, nil, verify.Incomplete, ""},
+		{"last files removed, kept head", cutHard, &head, verify.Invalid, "tail was cut"},
 	}
 	for _, tt := range tests {
-		rep := verifyPaths(t, tt.paths, VerifyOptions{Key: pub, Head: tt.head})
+		rep := verifyPaths(t, tt.paths, verify.Options{Key: pub, Head: tt.head})
 		t.Logf("%s: %v %v %v", tt.name, rep.Status, rep.Problems, rep.Gaps)
 		if rep.Status != tt.want {
 			t.Errorf("VerifySet(%s) = %v %v %v; want %v", tt.name, rep.Status, rep.Problems, rep.Gaps, tt.want)
 			continue
 		}
-		if tt.msg != "" && !slices.ContainsFunc(rep.Problems, func(p Problem) bool { return strings.Contains(p.String(), tt.msg) }) {
+		if tt.msg != "" && !slices.ContainsFunc(rep.Problems, func(p verify.Problem) bool { return strings.Contains(p.String(), tt.msg) }) {
 			t.Errorf("VerifySet(%s): problems %v; want one saying %q", tt.name, rep.Problems, tt.msg)
 		}
-		if tt.want == Invalid && len(rep.Problems) > 6 {
+		if tt.want == verify.Invalid && len(rep.Problems) > 6 {
 			t.Errorf("VerifySet(%s): %d problems %v; want the finding reported once, not a cascade", tt.name, len(rep.Problems), rep.Problems)
 		}
 	}
-	if rep := verifyPaths(t, equalPaths, VerifyOptions{Key: pub}); rep.Status != Valid || len(rep.Notes) != 1 {
+	if rep := verifyPaths(t, equalPaths, verify.Options{Key: pub}); rep.Status != verify.Valid || len(rep.Notes) != 1 {
 		t.Errorf("VerifySet(equal plain and compressed copies) = %v %v, notes %v; want valid with a note", rep.Status, rep.Problems, rep.Notes)
 	}
 }
@@ -541,7 +545,7 @@ func TestRotateNeverWaitsForSealer(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if rep := verifySetPath(t, path, VerifyOptions{}); rep.Status != Incomplete || len(rep.Problems) > 0 {
+	if rep := verifySetPath(t, path, verify.Options{}); rep.Status != verify.Incomplete || len(rep.Problems) > 0 {
 		t.Fatalf("VerifySet = %v %v; want incomplete (no session_end), no problems", rep.Status, rep.Problems)
 	}
 }
@@ -673,22 +677,22 @@ func TestReconcile(t *testing.T) {
 			os.WriteFile(path, tt.live, 0o600)
 		}
 		if tt.next != nil {
-			os.WriteFile(path+spareExt, tt.next, 0o600)
+			os.WriteFile(path+segment.SpareExt, tt.next, 0o600)
 		}
 		if tt.name == "the two-rename swap, between them" {
-			os.WriteFile(SegmentName(path, 0, uint64(k-1)), old, 0o600)
+			os.WriteFile(segment.Name(path, 0, uint64(k-1)), old, 0o600)
 		}
 		if tt.tmp {
-			os.WriteFile(SegmentName(path, 0, 3)+CompressedExt+tmpExt, []byte("partial"), 0o600)
+			os.WriteFile(segment.Name(path, 0, 3)+segment.CompressedExt+segment.TmpExt, []byte("partial"), 0o600)
 		}
 		rotSession(t, path, key, Options{Durability: mustDurability(t, "none"), FS: fs}, 1)
 		for _, n := range dirNames(t, dir) {
-			if strings.HasSuffix(n, spareExt) || strings.HasSuffix(n, tmpExt) {
+			if strings.HasSuffix(n, segment.SpareExt) || strings.HasSuffix(n, segment.TmpExt) {
 				t.Errorf("%s: %s left after Open", tt.name, n)
 			}
 		}
-		rep := verifySetPath(t, path, VerifyOptions{Key: pub})
-		if rep.Status != Valid || len(rep.Sessions) != 2 {
+		rep := verifySetPath(t, path, verify.Options{Key: pub})
+		if rep.Status != verify.Valid || len(rep.Sessions) != 2 {
 			t.Errorf("%s: VerifySet = %v, %d sessions, %v %v (files %v); want valid, 2", tt.name, rep.Status, len(rep.Sessions), rep.Problems, rep.Gaps, dirNames(t, dir))
 		}
 	}
@@ -701,7 +705,7 @@ func TestReconcile(t *testing.T) {
 	for i := 0; ; i++ {
 		seq, _ := j.Append(&record.Intent{})
 		j.Wait(seq, BeforeRequest)
-		if _, err := os.Stat(path + spareExt); err == nil {
+		if _, err := os.Stat(path + segment.SpareExt); err == nil {
 			break
 		}
 		if i > 10000 {
@@ -757,11 +761,11 @@ func TestHeadFile(t *testing.T) {
 	if err != nil || sh.Head != head || !sh.Key.Equal(pub) {
 		t.Fatalf("ReadHead = %v, %v; want the final head %v signed by the journal's key", sh, err, head)
 	}
-	if rep := verifySetPath(t, path, VerifyOptions{Key: pub, Head: &sh.Head, HeadKey: sh.Key}); rep.Status == Invalid {
+	if rep := verifySetPath(t, path, verify.Options{Key: pub, Head: &sh.Head, HeadKey: sh.Key}); rep.Status == verify.Invalid {
 		t.Errorf("VerifySet(head file) = %v %v", rep.Status, rep.Problems)
 	}
 	other := testKey(t).Public().(ed25519.PublicKey)
-	if rep := verifySetPath(t, path, VerifyOptions{Head: &sh.Head, HeadKey: other}); rep.Status != Invalid {
+	if rep := verifySetPath(t, path, verify.Options{Head: &sh.Head, HeadKey: other}); rep.Status != verify.Invalid {
 		t.Errorf("VerifySet(head signed by another key) = %v; want invalid", rep.Status)
 	}
 	data, _ := os.ReadFile(headPath)
@@ -772,8 +776,8 @@ func TestHeadFile(t *testing.T) {
 			t.Fatalf("ParseHead(byte %d flipped) = ok; want an error", i)
 		}
 	}
-	if _, err := os.Stat(headPath + tmpExt); err == nil {
-		t.Errorf("%s left behind", headPath+tmpExt)
+	if _, err := os.Stat(headPath + segment.TmpExt); err == nil {
+		t.Errorf("%s left behind", headPath+segment.TmpExt)
 	}
 }
 
@@ -789,8 +793,8 @@ func TestVerifySetProgress(t *testing.T) {
 		total += st.Size()
 	}
 	var got int64
-	rep := verifySetPath(t, path, VerifyOptions{Progress: func(n int) { got += int64(n) }})
-	if rep.Status != Valid || got != total {
+	rep := verifySetPath(t, path, verify.Options{Progress: func(n int) { got += int64(n) }})
+	if rep.Status != verify.Valid || got != total {
 		t.Errorf("VerifySet: %v, progress %d bytes; want valid, %d (the files' sizes)", rep.Status, got, total)
 	}
 }
@@ -828,7 +832,7 @@ func TestSets(t *testing.T) {
 			p("audit.head"):  {p("audit.head")}}},
 	}
 	for _, tt := range tests {
-		sets, err := Sets(tt.paths, tt.expand)
+		sets, err := segment.Sets(tt.paths, tt.expand)
 		if err != nil {
 			t.Fatalf("Sets(%s): %v", tt.name, err)
 		}
@@ -845,7 +849,7 @@ func TestSets(t *testing.T) {
 			t.Errorf("Sets(%s) = %v; want %v", tt.name, got, tt.want)
 		}
 	}
-	if _, err := Sets([]string{p("nope.jsonl")}, true); err == nil {
+	if _, err := segment.Sets([]string{p("nope.jsonl")}, true); err == nil {
 		t.Errorf("Sets(missing file) = nil error")
 	}
 }
@@ -872,10 +876,10 @@ func TestVerifyLarge(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	session(t, path, key, 1500) // ~1 MiB: 4 chunks
 	data, _ := os.ReadFile(path)
-	if len(data) < 3*chunkSize {
-		t.Fatalf("log of %d bytes; want several chunks of %d", len(data), chunkSize)
+	if len(data) < 3*verifyChunk {
+		t.Fatalf("log of %d bytes; want several chunks of %d", len(data), verifyChunk)
 	}
-	if rep := verifyBytes(t, data, VerifyOptions{Key: pub}); rep.Status != Valid || rep.Records != 2+3000+4 {
+	if rep := verifyBytes(t, data, verify.Options{Key: pub}); rep.Status != verify.Valid || rep.Records != 2+3000+4 {
 		t.Fatalf("Verify(large) = %v, %d records, %v; want valid, 3006", rep.Status, rep.Records, rep.Problems)
 	}
 	lines := bytes.SplitAfter(data, []byte("\n"))
@@ -884,17 +888,20 @@ func TestVerifyLarge(t *testing.T) {
 	off := len(bytes.Join(lines[:victim], nil))
 	i := off + bytes.Index(lines[victim], []byte(`"echo"`)) + 1
 	mut[i] = 'E'
-	rep := verifyBytes(t, mut, VerifyOptions{Key: pub})
-	if rep.Status != Invalid || len(rep.Problems) == 0 || rep.Problems[0].Line != victim+1 {
+	rep := verifyBytes(t, mut, verify.Options{Key: pub})
+	if rep.Status != verify.Invalid || len(rep.Problems) == 0 || rep.Problems[0].Line != victim+1 {
 		t.Errorf("Verify(line %d changed) = %v %v; want invalid at that line", victim+1, rep.Status, rep.Problems)
 	}
 	torn := append(bytes.Clone(data), `{"v":2,"seq":`...)
-	if rep := verifyBytes(t, torn, VerifyOptions{Key: pub}); rep.Status != Incomplete || len(rep.Gaps) != 1 || rep.Gaps[0].Line != uint64(len(lines)) {
+	if rep := verifyBytes(t, torn, verify.Options{Key: pub}); rep.Status != verify.Incomplete || len(rep.Gaps) != 1 || rep.Gaps[0].Line != uint64(len(lines)) {
 		t.Errorf("Verify(torn tail) = %v %v; want incomplete at line %d", rep.Status, rep.Gaps, len(lines))
 	}
 	long := append(bytes.Join(lines[:2000], nil), bytes.Repeat([]byte("x"), 2*record.MaxLine)...)
 	long = append(long, '\n')
-	if rep := verifyBytes(t, long, VerifyOptions{Key: pub}); rep.Status != Invalid || !strings.Contains(rep.Problems[len(rep.Problems)-1].Msg, "longer than") {
+	if rep := verifyBytes(t, long, verify.Options{Key: pub}); rep.Status != verify.Invalid || !strings.Contains(rep.Problems[len(rep.Problems)-1].Msg, "longer than") {
 		t.Errorf("Verify(overlong line) = %v %v; want invalid: line too long", rep.Status, rep.Problems)
 	}
 }
+
+// verifyChunk is the size of the chunks verify cuts its input into.
+const verifyChunk = 256 << 10

@@ -2,13 +2,13 @@ package policy
 
 import (
 	"errors"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 )
 

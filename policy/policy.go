@@ -1,11 +1,11 @@
 package policy
 
 import (
-	"github.com/aegisrelay/aegis/journal/record"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 	"golang.org/x/time/rate"
 )

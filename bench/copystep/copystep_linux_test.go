@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // copySizes are the frame lengths ('\n' included). A free-running producer
@@ -229,7 +229,7 @@ func runCopy(b *testing.B, tp copyTopo, w copyWay, big int, fr []byte, lockstep 
 		defer t.close()
 	}
 	want, bad := digest(fr), 0
-	st, err := newStep(e, w.tee, w.direct, t, buf, func(d journal.Digest) {
+	st, err := newStep(e, w.tee, w.direct, t, buf, func(d record.Digest) {
 		if d != want {
 			bad++
 		}
@@ -347,7 +347,7 @@ func TestCopyStepRelaysBytes(t *testing.T) {
 	big := bigPipeSize()
 	sizes := []int{200, 4096, 61440, big, 300, 2*big + 123, 4096, big - 5000, 61440, 200, 100 << 10}
 	var stream []byte
-	var want []journal.Digest
+	var want []record.Digest
 	for _, n := range sizes {
 		fr := copyFrame(n)
 		stream = append(stream, fr...)
@@ -374,8 +374,8 @@ func TestCopyStepRelaysBytes(t *testing.T) {
 					}
 					defer res.close()
 				}
-				var got []journal.Digest
-				st, err := newStep(e, w.tee, w.direct, res, make([]byte, stepBufLen(2*big+123, big)), func(d journal.Digest) { got = append(got, d) })
+				var got []record.Digest
+				st, err := newStep(e, w.tee, w.direct, res, make([]byte, stepBufLen(2*big+123, big)), func(d record.Digest) { got = append(got, d) })
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -3,7 +3,7 @@ package copystep
 import (
 	"crypto/sha256"
 
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // readSize is the relay's read size, which frame.Reader doubles until a
@@ -12,7 +12,7 @@ const readSize = 64 << 10
 
 // digest is the relay's digest of a line: the SHA-256 of its bytes without
 // the '\n' that ends it.
-func digest(line []byte) journal.Digest {
+func digest(line []byte) record.Digest {
 	if n := len(line); n > 0 && line[n-1] == '\n' {
 		line = line[:n-1]
 	}

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/aegisrelay/aegis/frame"
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // The two relay steps that BenchmarkCopyStep compares, and the descriptors
@@ -57,7 +57,7 @@ type stepStats struct {
 	spliced   int // bytes moved to dst by splice
 	written   int // bytes moved to dst by write
 	fallbacks int // lines too long to hold in a pipe: relayed by read/write
-	onLine    func(journal.Digest)
+	onLine    func(record.Digest)
 
 	op         sysOp
 	readFn     func(uintptr) bool
@@ -75,7 +75,7 @@ type sysOp struct {
 	full bool
 }
 
-func (s *stepStats) bind(onLine func(journal.Digest)) {
+func (s *stepStats) bind(onLine func(record.Digest)) {
 	s.onLine = onLine
 	s.readFn, s.writeFn, s.spliceToFn = s.doRead, s.doWrite, s.doSpliceTo
 }
@@ -634,7 +634,7 @@ func (t *teeRes) close() {
 
 // newStep returns the step to run between e's srcR and dstW. buf is the
 // step's buffer; a teeStep needs it at least as long as its hold pipe.
-func newStep(e *ends, tee, direct bool, t *teeRes, buf []byte, onLine func(journal.Digest)) (interface {
+func newStep(e *ends, tee, direct bool, t *teeRes, buf []byte, onLine func(record.Digest)) (interface {
 	relay(int) error
 	stats() *stepStats
 }, error) {

@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"net"
 	"os"
@@ -27,6 +26,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // goBuild builds pkg to out with CGO_ENABLED=0 and the extra flags.

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/exec"
 	"path/filepath"
 
 	"github.com/aegisrelay/aegis/demo"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 func runDemo(args []string) int {

@@ -4,8 +4,9 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
+
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 func runKeygen(args []string) int {

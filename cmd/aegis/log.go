@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"os"
 	"path"
@@ -19,7 +18,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 func runLog(args []string) int {
@@ -48,7 +48,7 @@ judges it.
 	if err != nil {
 		return fail(exitUsage, "log: %v", err)
 	}
-	in, err := journal.Collect(paths, true)
+	in, err := segment.Collect(paths, true)
 	if err != nil {
 		return fail(exitUsage, "log: %v", err)
 	}
@@ -138,7 +138,7 @@ type logPrinter struct {
 }
 
 // set prints the calls of one log, its files read in seq order.
-func (p *logPrinter) set(s *journal.Set) error {
+func (p *logPrinter) set(s *segment.Set) error {
 	files, notes, err := s.OrderedFiles()
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func (p *logPrinter) set(s *journal.Set) error {
 	}
 	defer bar.done()
 	for _, name := range files {
-		rc, err := journal.OpenSegment(name, bar.add)
+		rc, err := segment.OpenSegment(name, bar.add)
 		if err != nil {
 			return err
 		}
@@ -307,7 +307,7 @@ func (p *logPrinter) follow(base string) error {
 // relist is true if a file was removed before it could be read, or
 // records are missing before the ones read (errGap).
 func (p *logPrinter) segments(base string) (relist bool, err error) {
-	sets, err := journal.Sets([]string{base}, true)
+	sets, err := segment.Sets([]string{base}, true)
 	if err == nil {
 		var files []string
 		files, _, err = sets[0].OrderedFiles()
@@ -315,10 +315,10 @@ func (p *logPrinter) segments(base string) (relist bool, err error) {
 			if name == base {
 				continue
 			}
-			if s, ok := journal.ParseSegmentName(name); ok && p.seenAny && s.Last <= p.seen {
+			if s, ok := segment.ParseName(name); ok && p.seenAny && s.Last <= p.seen {
 				continue
 			}
-			rc, oerr := journal.OpenSegment(name, nil)
+			rc, oerr := segment.OpenSegment(name, nil)
 			if oerr != nil {
 				if errors.Is(oerr, os.ErrNotExist) {
 					return true, nil
@@ -353,7 +353,7 @@ const (
 func (p *logPrinter) tail(f *os.File, base string) error {
 	// Records are written over pre-zeroed space: read up to its NULs, and
 	// from there again once more is written.
-	ls := lineReader{br: bufio.NewReaderSize(journal.NewContentReader(f), 64<<10)}
+	ls := lineReader{br: bufio.NewReaderSize(segment.NewContentReader(f), 64<<10)}
 	for {
 		line, err := ls.next()
 		if err == io.EOF {

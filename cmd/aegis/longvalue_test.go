@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // Tests of values too long to record whole, and of lines too long to be

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/policy"
 )
 

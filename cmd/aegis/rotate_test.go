@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"os"
 	"os/exec"
@@ -20,7 +19,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
 
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 // drive sends n tools/calls through a wrap started with extra flags (the
@@ -134,7 +134,7 @@ func segmentsIn(t *testing.T, dir string) (plain, zst []string) {
 	names, _ := os.ReadDir(dir)
 	for _, e := range names {
 		p := filepath.Join(dir, e.Name())
-		if s, ok := journal.ParseSegmentName(p); ok {
+		if s, ok := segment.ParseName(p); ok {
 			if s.Compressed {
 				zst = append(zst, p)
 			} else {
@@ -143,8 +143,8 @@ func segmentsIn(t *testing.T, dir string) (plain, zst []string) {
 		}
 	}
 	byFirst := func(a, b string) int {
-		sa, _ := journal.ParseSegmentName(a)
-		sb, _ := journal.ParseSegmentName(b)
+		sa, _ := segment.ParseName(a)
+		sb, _ := segment.ParseName(b)
 		return int(sa.First) - int(sb.First)
 	}
 	slices.SortFunc(plain, byFirst)
@@ -237,7 +237,7 @@ func TestRotateWrap(t *testing.T) {
 		return d // verify takes the directory: whatever the live file became
 	}
 	middle := filepath.Base(zst[len(zst)/2])
-	ms, _ := journal.ParseSegmentName(zst[len(zst)/2])
+	ms, _ := segment.ParseName(zst[len(zst)/2])
 	removed := copyLog(func(name string, data []byte) []byte {
 		if name == middle {
 			return nil
@@ -250,7 +250,7 @@ func TestRotateWrap(t *testing.T) {
 		if name != middle {
 			return data
 		}
-		rc, _ := journal.OpenSegment(zst[len(zst)/2], nil)
+		rc, _ := segment.OpenSegment(zst[len(zst)/2], nil)
 		plain, _ := io.ReadAll(rc)
 		rc.Close()
 		lines := bytes.SplitAfter(plain, []byte("\n"))
@@ -343,7 +343,7 @@ func TestLogFollowFirstSegmentGone(t *testing.T) {
 		t.Fatalf("%d segments; want rotation", len(plain))
 	}
 	os.Remove(plain[0])
-	first, _ := journal.ParseSegmentName(plain[1])
+	first, _ := segment.ParseName(plain[1])
 	lines, stop := followLog(t, f.audit)
 	defer stop()
 	select {
@@ -570,7 +570,7 @@ func TestRotateSoak(t *testing.T) {
 	var rawBytes int64
 	var sigs int
 	for _, p := range append(zst, f.audit) {
-		rc, _ := journal.OpenSegment(p, nil)
+		rc, _ := segment.OpenSegment(p, nil)
 		data, _ := io.ReadAll(rc)
 		rc.Close()
 		if p != f.audit {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,7 +15,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 func runVerify(args []string) int {
@@ -58,7 +59,7 @@ no log in it. With several logs, the worst.
 	if fs.NArg() == 0 {
 		return fail(exitUsage, "verify: no FILE given (see 'aegis verify --help')")
 	}
-	var opts journal.VerifyOptions
+	var opts verify.Options
 	if *keyArg != "" {
 		pub, err := readPublicKey(*keyArg)
 		if err != nil {
@@ -89,7 +90,7 @@ no log in it. With several logs, the worst.
 	if err != nil {
 		return fail(exitUsage, "verify: %v", err)
 	}
-	in, err := journal.Collect(paths, true)
+	in, err := segment.Collect(paths, true)
 	if err != nil {
 		return fail(exitUsage, "verify: %v", err)
 	}
@@ -163,18 +164,18 @@ func parseHead(s string) (record.Head, error) {
 }
 
 type verifyJSON struct {
-	File       string            `json:"file"`
-	Files      []fileJSON        `json:"files,omitempty"`
-	Status     string            `json:"status"`
-	Pinned     bool              `json:"pinned"`
-	Records    uint64            `json:"records"`
-	Head       string            `json:"head,omitempty"`
-	Sessions   []sessionJSON     `json:"sessions"`
-	Problems   []journal.Problem `json:"problems"`
-	Incomplete []journal.Problem `json:"incomplete"`
-	Notes      []string          `json:"notes,omitempty"`
-	Dropped    int               `json:"more_problems,omitempty"`
-	Error      string            `json:"error,omitempty"`
+	File       string           `json:"file"`
+	Files      []fileJSON       `json:"files,omitempty"`
+	Status     string           `json:"status"`
+	Pinned     bool             `json:"pinned"`
+	Records    uint64           `json:"records"`
+	Head       string           `json:"head,omitempty"`
+	Sessions   []sessionJSON    `json:"sessions"`
+	Problems   []verify.Problem `json:"problems"`
+	Incomplete []verify.Problem `json:"incomplete"`
+	Notes      []string         `json:"notes,omitempty"`
+	Dropped    int              `json:"more_problems,omitempty"`
+	Error      string           `json:"error,omitempty"`
 }
 
 type fileJSON struct {
@@ -198,12 +199,12 @@ type sessionJSON struct {
 }
 
 // verifySet verifies one log (a set of files) and prints the report.
-func verifySet(s *journal.Set, opts journal.VerifyOptions, asJSON bool) int {
+func verifySet(s *segment.Set, opts verify.Options, asJSON bool) int {
 	name := s.Base
-	out := verifyJSON{File: name, Pinned: opts.Key != nil, Sessions: []sessionJSON{}, Problems: []journal.Problem{}, Incomplete: []journal.Problem{}}
+	out := verifyJSON{File: name, Pinned: opts.Key != nil, Sessions: []sessionJSON{}, Problems: []verify.Problem{}, Incomplete: []verify.Problem{}}
 	bar := newProgress(os.Stderr, "verify "+filepath.Base(name), s.Paths)
 	opts.Progress = bar.add
-	rep, err := journal.VerifySet(s, opts)
+	rep, err := verify.Set(s, opts)
 	bar.done()
 	if err != nil {
 		if asJSON {
@@ -213,7 +214,7 @@ func verifySet(s *journal.Set, opts journal.VerifyOptions, asJSON bool) int {
 		}
 		return fail(exitUsage, "verify: %v", err)
 	}
-	code := map[journal.Status]int{journal.Valid: exitOK, journal.Invalid: exitInvalid, journal.Incomplete: exitIncomplete}[rep.Status]
+	code := map[verify.Status]int{verify.Valid: exitOK, verify.Invalid: exitInvalid, verify.Incomplete: exitIncomplete}[rep.Status]
 	if asJSON {
 		out.Status, out.Records, out.Dropped, out.Notes = rep.Status.String(), rep.Records, rep.Dropped, rep.Notes
 		if rep.HasHead {
@@ -251,7 +252,7 @@ func verifySet(s *journal.Set, opts journal.VerifyOptions, asJSON bool) int {
 	if len(rep.Files) > 1 {
 		var zst uint64
 		for _, f := range rep.Files {
-			if strings.HasSuffix(f.Path, journal.CompressedExt) {
+			if strings.HasSuffix(f.Path, segment.CompressedExt) {
 				zst++
 			}
 		}

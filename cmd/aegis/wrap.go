@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/signal"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 )
 

@@ -3,11 +3,11 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"strings"
 
 	"github.com/aegisrelay/aegis/confine"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // confineFlags are wrap's confinement and child-environment flags

@@ -3,13 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/policy"
 	"github.com/aegisrelay/aegis/relay"
 )

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/internal/regular"
 	"strconv"
 	"time"
 
 	"github.com/valyala/fastjson"
+
+	"github.com/aegisrelay/aegis/journal/internal/regular"
 )
 
 // Head names the last line of a log: its seq and the SHA-256 of its bytes.

@@ -7,10 +7,11 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/internal/regular"
 	"strings"
 
 	"filippo.io/edwards25519"
+
+	"github.com/aegisrelay/aegis/journal/internal/regular"
 )
 
 // GenerateKey returns a new Ed25519 private key.

@@ -3,11 +3,11 @@ package main
 import (
 	"crypto/ed25519"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"runtime/pprof"
 
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/verify"
 )
 
 // profVerify checks the log audit, pinned to the public half of the key
@@ -28,12 +28,12 @@ func profVerify(audit, keyPath, profile string, runs int) int {
 		if err != nil {
 			return fail(err)
 		}
-		rep, err := journal.Verify(f, journal.VerifyOptions{Key: key.Public().(ed25519.PublicKey)})
+		rep, err := verify.Stream(f, verify.Options{Key: key.Public().(ed25519.PublicKey)})
 		f.Close()
 		if err != nil {
 			return fail(err)
 		}
-		if rep.Status != journal.Valid {
+		if rep.Status != verify.Valid {
 			return fail(fmt.Errorf("%s: %v", audit, rep.Status))
 		}
 	}

@@ -3,13 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
 
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 )
 

@@ -1,4 +1,4 @@
-package journal
+package verify
 
 import (
 	"bufio"
@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"hash"
 	"io"
 	"slices"
 	"sync"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 // Reading for Verify and VerifySet, on every core. Decoding a line (parse,
@@ -178,7 +180,7 @@ func (v *verifier) run(srcs []source, pre *begun) error {
 			m := marker(markEnd, i)
 			m.end = cr.end
 			ordered <- m
-			if cr.end.err != nil && !errors.Is(cr.end.err, ErrCorruptSegment) {
+			if cr.end.err != nil && !errors.Is(cr.end.err, segment.ErrCorruptSegment) {
 				return
 			}
 		}
@@ -213,7 +215,7 @@ func (v *verifier) run(srcs []source, pre *begun) error {
 			} else if err != nil {
 				fatal = err
 			}
-			if c.end.err != nil && !errors.Is(c.end.err, ErrCorruptSegment) {
+			if c.end.err != nil && !errors.Is(c.end.err, segment.ErrCorruptSegment) {
 				fatal = c.end.err
 			}
 		case markFail:
@@ -338,7 +340,7 @@ func (v *verifier) judge(p *pending, line []byte, d *decoded) {
 
 // maxTornRun bounds a torn run: the unsynced bytes a power loss may have
 // left holes in (maxUnsynced), from the start of the line they begin in.
-const maxTornRun = maxUnsynced + record.MaxLine
+const maxTornRun = segment.MaxUnsynced + record.MaxLine
 
 // tornRun is a run of lines whose first holds a NUL byte: what a power
 // loss during a write over pre-zeroed space leaves, a hole and maybe lines
@@ -412,7 +414,7 @@ type chunkReader struct {
 // newChunkReader reads r's content: a NUL run at its end is pre-zeroed
 // space (prezero.go), not a torn line.
 func newChunkReader(r io.Reader) *chunkReader {
-	return &chunkReader{br: bufio.NewReaderSize(&nulTail{r: r}, 64<<10)}
+	return &chunkReader{br: bufio.NewReaderSize(segment.NewNulTail(r), 64<<10)}
 }
 
 // next returns the next chunk, and false if the input ended with it (cr.end

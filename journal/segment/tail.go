@@ -1,31 +1,32 @@
-package journal
+package segment
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"strings"
+
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
-// tail describes the end of an existing audit file.
-type tail struct {
-	intact     bool          // there is a last intact line
-	seq        uint64        // its seq
-	hash       record.Digest // its SHA-256
-	tornBytes  int64         // bytes after the last intact line
-	tornDigest record.Digest
-	// tornEnded says the torn bytes are followed by a '\n' (not counted in
+// Tail describes the end of an existing audit file.
+type Tail struct {
+	Intact     bool          // there is a last intact line
+	Seq        uint64        // its seq
+	Hash       record.Digest // its SHA-256
+	TornBytes  int64         // bytes after the last intact line
+	TornDigest record.Digest
+	// TornEnded says the torn bytes are followed by a '\n' (not counted in
 	// tornBytes): a hole left lines after it (see readTail).
-	tornEnded bool
+	TornEnded bool
 }
 
-// recordStart is how every line the journal writes begins (journal.go,
+// RecordStart is how every line the journal writes begins (journal.go,
 // flush): a log's first bytes, and a torn line's, are a prefix of it.
-const recordStart = `{"v":2,"seq":`
+const RecordStart = `{"v":2,"seq":`
 
-// readTail finds the last intact line of f and any torn bytes after it,
+// ReadTail finds the last intact line of f and any torn bytes after it,
 // reading backwards from the end: the cost does not grow with the file.
 //
 // Torn bytes are what follows the last '\n', or, where a NUL byte lies in
@@ -40,13 +41,13 @@ const recordStart = `{"v":2,"seq":`
 // A file to be continued (holes) must also be a log, or ErrNotLog: aegis
 // never writes to a file that it did not write (checkStart, checkTorn).
 // The checks read the file's first bytes and its torn bytes, nothing else.
-func readTail(f File, path string, holes bool) (tail, error) {
-	var t tail
+func ReadTail(f File, path string, holes bool) (Tail, error) {
+	var t Tail
 	size, err := f.Size()
 	if err != nil {
 		return t, &IOError{Op: "stat", Path: path, Err: err}
 	}
-	if size, err = contentEnd(f, size); err != nil {
+	if size, err = ContentEnd(f, size); err != nil {
 		return t, &IOError{Op: "read", Path: path, Err: err}
 	}
 	if holes {
@@ -60,7 +61,7 @@ func readTail(f File, path string, holes bool) (tail, error) {
 	end := size // where the intact lines end, at the latest
 	hole := int64(-1)
 	if holes {
-		if hole, err = firstNUL(f, max(0, size-maxUnsynced), size); err != nil {
+		if hole, err = firstNUL(f, max(0, size-MaxUnsynced), size); err != nil {
 			return t, &IOError{Op: "read", Path: path, Err: err}
 		}
 	}
@@ -78,21 +79,21 @@ func readTail(f File, path string, holes bool) (tail, error) {
 		if _, err := f.ReadAt(last[:], size-1); err != nil {
 			return t, &IOError{Op: "read", Path: path, Err: err}
 		}
-		if t.tornEnded = last[0] == '\n'; t.tornEnded {
+		if t.TornEnded = last[0] == '\n'; t.TornEnded {
 			tornEnd--
 		}
 	}
-	t.tornBytes = tornEnd - lastNL - 1
-	if t.tornBytes > 0 {
+	t.TornBytes = tornEnd - lastNL - 1
+	if t.TornBytes > 0 {
 		h := sha256.New()
 		tc := &tornCheck{w: h}
-		if _, err := io.Copy(tc, io.NewSectionReader(f, lastNL+1, t.tornBytes)); err != nil {
+		if _, err := io.Copy(tc, io.NewSectionReader(f, lastNL+1, t.TornBytes)); err != nil {
 			return t, &IOError{Op: "read", Path: path, Err: err}
 		}
 		if holes && tc.bad != "" {
-			return t, fmt.Errorf("%w: %s: the %d bytes after its last complete line are not what a torn write leaves: %s", ErrNotLog, path, t.tornBytes, tc.bad)
+			return t, fmt.Errorf("%w: %s: the %d bytes after its last complete line are not what a torn write leaves: %s", ErrNotLog, path, t.TornBytes, tc.bad)
 		}
-		h.Sum(t.tornDigest[:0])
+		h.Sum(t.TornDigest[:0])
 	}
 	if lastNL < 0 {
 		return t, nil // nothing but a torn line: the chain starts afresh
@@ -114,7 +115,7 @@ func readTail(f File, path string, holes bool) (tail, error) {
 	if err != nil {
 		return t, fmt.Errorf("%w: %s: last line: %v", ErrNotLog, path, err)
 	}
-	t.intact, t.seq, t.hash = true, r.Seq, sha256.Sum256(line)
+	t.Intact, t.Seq, t.Hash = true, r.Seq, sha256.Sum256(line)
 	return t, nil
 }
 
@@ -174,18 +175,18 @@ func checkStart(f File, path string, content int64) error {
 		}
 		return nil
 	}
-	head := make([]byte, min(content, int64(len(recordStart))))
+	head := make([]byte, min(content, int64(len(RecordStart))))
 	if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
 		return &IOError{Op: "read", Path: path, Err: err}
 	}
 	if head[0] == 0 {
-		if content > maxUnsynced {
+		if content > MaxUnsynced {
 			return fmt.Errorf("%w: %s begins with NUL bytes, further from its end than a torn write reaches", ErrNotLog, path)
 		}
 		return nil
 	}
-	if !strings.HasPrefix(recordStart, string(head)) {
-		return fmt.Errorf("%w: %s does not begin with a record (%s…)", ErrNotLog, path, recordStart)
+	if !strings.HasPrefix(RecordStart, string(head)) {
+		return fmt.Errorf("%w: %s does not begin with a record (%s…)", ErrNotLog, path, RecordStart)
 	}
 	return nil
 }
@@ -193,8 +194,8 @@ func checkStart(f File, path string, content int64) error {
 // rawSize returns the size of f on disk, pre-zeroed space included, where
 // f can tell it (an OSFS file), else its Size.
 func rawSize(f File) (int64, error) {
-	if r, ok := f.(interface{ rawSize() (int64, error) }); ok {
-		return r.rawSize()
+	if r, ok := f.(interface{ RawSize() (int64, error) }); ok {
+		return r.RawSize()
 	}
 	return f.Size()
 }
@@ -213,10 +214,10 @@ type tornCheck struct {
 
 func (c *tornCheck) Write(p []byte) (int, error) {
 	if c.bad == "" {
-		if k := len(recordStart) - len(c.head); k > 0 {
+		if k := len(RecordStart) - len(c.head); k > 0 {
 			c.head = append(c.head, p[:min(k, len(p))]...)
-			if h := c.head; h[0] != 0 && !strings.HasPrefix(recordStart, string(h)) {
-				c.bad = "they do not begin as a record does (" + recordStart + "…)"
+			if h := c.head; h[0] != 0 && !strings.HasPrefix(RecordStart, string(h)) {
+				c.bad = "they do not begin as a record does (" + RecordStart + "…)"
 			}
 		}
 		for i, b := range p {

@@ -1,17 +1,19 @@
-package journal
+package segment
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/internal/regular"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // A Set is the files of one log: its sealed segments, plain or compressed,
@@ -55,7 +57,7 @@ type Inputs struct {
 // (wrap --head-file) and a key (keygen's FILE and FILE.pub).
 // Subdirectories and other entries that are not regular files are not
 // read, and noted. A path given that is not a regular file or a directory
-// is an error (ErrNotRegular): a FIFO would be read once, and a log is read
+// is an error (regular.ErrNotRegular): a FIFO would be read once, and a log is read
 // more than once.
 //
 // Sets come in the order their first path was given; a path given twice
@@ -98,7 +100,7 @@ func Collect(paths []string, expand bool) (*Inputs, error) {
 			continue
 		}
 		if !st.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w: %s is %s; logs are read from regular files (save a stream to a file first)", ErrNotRegular, p, regular.Describe(st.Mode()))
+			return nil, fmt.Errorf("%w: %s is %s; logs are read from regular files (save a stream to a file first)", regular.ErrNotRegular, p, regular.Describe(st.Mode()))
 		}
 		add(p)
 		if expand && baseOf(filepath.Clean(p)) == filepath.Clean(p) {
@@ -106,16 +108,16 @@ func Collect(paths []string, expand bool) (*Inputs, error) {
 		}
 	}
 	for _, base := range expandBases {
-		entries, err := siblings(OSFS{}, base)
+		entries, err := Siblings(Dir{}, base)
 		if err != nil {
 			return nil, err
 		}
-		slices.SortFunc(entries, func(a, b dirEntry) int { return strings.Compare(a.path, b.path) })
+		slices.SortFunc(entries, func(a, b Sibling) int { return strings.Compare(a.Path, b.Path) })
 		for _, e := range entries {
-			add(e.path)
+			add(e.Path)
 		}
-		if st, err := os.Stat(base + spareExt); err == nil && st.Mode().IsRegular() {
-			add(base + spareExt)
+		if st, err := os.Stat(base + SpareExt); err == nil && st.Mode().IsRegular() {
+			add(base + SpareExt)
 		}
 	}
 	in.Sets = make([]*Set, len(order))
@@ -127,11 +129,11 @@ func Collect(paths []string, expand bool) (*Inputs, error) {
 
 // baseOf returns the live file of the log that path belongs to.
 func baseOf(path string) string {
-	p := strings.TrimSuffix(path, tmpExt)
-	if s, ok := ParseSegmentName(p); ok {
+	p := strings.TrimSuffix(path, TmpExt)
+	if s, ok := ParseName(p); ok {
 		return s.Base
 	}
-	if b, ok := strings.CutSuffix(path, spareExt); ok && filepath.Base(b) != "" {
+	if b, ok := strings.CutSuffix(path, SpareExt); ok && filepath.Base(b) != "" {
 		return b
 	}
 	return path
@@ -140,7 +142,7 @@ func baseOf(path string) string {
 // logsInDir lists the regular files of dir, in name order, that are read
 // as logs or parts of logs (Collect), and notes the entries that are not.
 func logsInDir(dir string) (files, notes []string, err error) {
-	names, err := OSFS{}.ReadDir(dir)
+	names, err := Dir{}.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,7 +202,7 @@ func notALog(path string) (string, error) {
 		return "", err
 	}
 	defer rc.Close()
-	head := make([]byte, len(recordStart))
+	head := make([]byte, len(RecordStart))
 	n, err := io.ReadFull(rc, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		if errors.Is(err, ErrCorruptSegment) {
@@ -208,10 +210,10 @@ func notALog(path string) (string, error) {
 		}
 		return "", err
 	}
-	if head = head[:n]; n == 0 || head[0] == 0 || strings.HasPrefix(recordStart, string(head)) {
+	if head = head[:n]; n == 0 || head[0] == 0 || strings.HasPrefix(RecordStart, string(head)) {
 		return "", nil
 	}
-	why := "not an aegis audit log: it does not begin with a record (" + recordStart + "…); not read"
+	why := "not an aegis audit log: it does not begin with a record (" + RecordStart + "…); not read"
 	if st, err := os.Stat(path); err == nil {
 		if what := companion(path, st); what != "" {
 			why = "not an aegis audit log but " + what + "; not read"
@@ -220,27 +222,27 @@ func notALog(path string) (string, error) {
 	return why, nil
 }
 
-// setFile is one file of a set as planned for reading.
-type setFile struct {
-	path        string
-	seg         SegmentInfo
-	named       bool   // the name states the range
+// SetFile is one file of a set as planned for reading.
+type SetFile struct {
+	Path        string
+	seg         Info
+	Named       bool   // the name states the range
 	zst         bool   // zstd-compressed
 	ranged      bool   // first and last are known
-	first, last uint64 // from the name, or else from the content
+	First, Last uint64 // from the name, or else from the content
 	size        int64  // bytes on disk
-	gapBefore   bool   // records are missing before it (reported)
-	gapEnd      uint64
+	GapBefore   bool   // records are missing before it (reported)
+	GapEnd      uint64
 }
 
-// plan orders the files of s and finds what is missing, doubled or set
+// Plan orders the files of s and finds what is missing, doubled or set
 // aside, before any record is checked. problems are set-level findings
 // (Invalid); notes are not findings.
-func (s *Set) plan() (files []setFile, problems, notes []string, err error) {
-	var unranged []setFile
+func (s *Set) Plan() (files []SetFile, problems, notes []string, err error) {
+	var unranged []SetFile
 	for _, p := range s.Paths {
-		f := setFile{path: p}
-		if strings.HasSuffix(p, CompressedExt+tmpExt) {
+		f := SetFile{Path: p}
+		if strings.HasSuffix(p, CompressedExt+TmpExt) {
 			notes = append(notes, fmt.Sprintf("%s: an unfinished compressed copy (compression was interrupted): not read", p))
 			continue
 		}
@@ -249,8 +251,8 @@ func (s *Set) plan() (files []setFile, problems, notes []string, err error) {
 			return nil, nil, nil, err
 		}
 		f.size = st.Size()
-		if seg, ok := ParseSegmentName(p); ok {
-			f.seg, f.named, f.zst, f.ranged, f.first, f.last = seg, true, seg.Compressed, true, seg.First, seg.Last
+		if seg, ok := ParseName(p); ok {
+			f.seg, f.Named, f.zst, f.ranged, f.First, f.Last = seg, true, seg.Compressed, true, seg.First, seg.Last
 			files = append(files, f)
 			continue
 		}
@@ -266,12 +268,12 @@ func (s *Set) plan() (files []setFile, problems, notes []string, err error) {
 			}
 		}
 		if f.size == 0 {
-			if strings.HasSuffix(p, spareExt) {
+			if strings.HasSuffix(p, SpareExt) {
 				notes = append(notes, fmt.Sprintf("%s: an empty spare (made ahead of the next rotation)", p))
 			}
 			continue
 		}
-		if f.first, f.last, f.ranged, err = contentRange(p, f.zst); err != nil {
+		if f.First, f.Last, f.ranged, err = contentRange(p, f.zst); err != nil {
 			return nil, nil, nil, err
 		}
 		if f.ranged {
@@ -280,54 +282,54 @@ func (s *Set) plan() (files []setFile, problems, notes []string, err error) {
 			unranged = append(unranged, f)
 		}
 	}
-	slices.SortStableFunc(files, func(a, b setFile) int {
-		if c := cmpUint(a.first, b.first); c != 0 {
+	slices.SortStableFunc(files, func(a, b SetFile) int {
+		if c := cmp.Compare(a.First, b.First); c != 0 {
 			return c
 		}
-		if c := cmpUint(b.last, a.last); c != 0 {
+		if c := cmp.Compare(b.Last, a.Last); c != 0 {
 			return c
 		}
 		return cmpBool(a.zst, b.zst)
 	})
-	var out []setFile
+	var out []SetFile
 	var next uint64
 	for _, f := range files {
 		if len(out) > 0 {
 			prev := out[len(out)-1]
-			if f.last < next || f.first == prev.first && f.last == prev.last {
+			if f.Last < next || f.First == prev.First && f.Last == prev.Last {
 				if copyOf(f, prev) {
 					same, err := sameContent(f, prev)
 					if err != nil {
 						return nil, nil, nil, err
 					}
 					if same {
-						notes = append(notes, fmt.Sprintf("%s: a second copy of %s (a compression not yet finished); equal, read once", f.path, prev.path))
+						notes = append(notes, fmt.Sprintf("%s: a second copy of %s (a compression not yet finished); equal, read once", f.Path, prev.Path))
 					} else {
-						problems = append(problems, fmt.Sprintf("%s and %s are copies of one segment (seqs %d–%d) and differ", f.path, prev.path, f.first, f.last))
+						problems = append(problems, fmt.Sprintf("%s and %s are copies of one segment (seqs %d–%d) and differ", f.Path, prev.Path, f.First, f.Last))
 					}
 					continue
 				}
-				problems = append(problems, fmt.Sprintf("duplicated segment: seqs %d–%d of %s are already in the set (%s); not read", f.first, f.last, f.path, prev.path))
+				problems = append(problems, fmt.Sprintf("duplicated segment: seqs %d–%d of %s are already in the set (%s); not read", f.First, f.Last, f.Path, prev.Path))
 				continue
 			}
-			if f.first < next {
-				problems = append(problems, fmt.Sprintf("overlapping segments: seqs %d–%d are in both %s and %s", f.first, next-1, prev.path, f.path))
-				f.gapBefore, f.gapEnd = true, next
+			if f.First < next {
+				problems = append(problems, fmt.Sprintf("overlapping segments: seqs %d–%d are in both %s and %s", f.First, next-1, prev.Path, f.Path))
+				f.GapBefore, f.GapEnd = true, next
 			}
 		}
-		if f.first > next {
+		if f.First > next {
 			switch {
 			case len(out) > 0:
-				problems = append(problems, fmt.Sprintf("missing segment: seqs %d–%d are in no file of the set, between %s and %s", next, f.first-1, out[len(out)-1].path, f.path))
-			case f.named:
-				problems = append(problems, fmt.Sprintf("missing segment: seqs %d–%d are in no file of the set, before %s (a log starts at seq 0)", next, f.first-1, f.path))
+				problems = append(problems, fmt.Sprintf("missing segment: seqs %d–%d are in no file of the set, between %s and %s", next, f.First-1, out[len(out)-1].Path, f.Path))
+			case f.Named:
+				problems = append(problems, fmt.Sprintf("missing segment: seqs %d–%d are in no file of the set, before %s (a log starts at seq 0)", next, f.First-1, f.Path))
 			default:
-				problems = append(problems, fmt.Sprintf("missing records: %s starts at seq %d, and seqs %d–%d are in no file (a log starts at seq 0: its first lines or segments are gone)", f.path, f.first, next, f.first-1))
+				problems = append(problems, fmt.Sprintf("missing records: %s starts at seq %d, and seqs %d–%d are in no file (a log starts at seq 0: its first lines or segments are gone)", f.Path, f.First, next, f.First-1))
 			}
-			f.gapBefore, f.gapEnd = true, f.first
+			f.GapBefore, f.GapEnd = true, f.First
 		}
 		out = append(out, f)
-		next = max(next, f.last+1)
+		next = max(next, f.Last+1)
 	}
 	return append(out, unranged...), problems, notes, nil
 }
@@ -343,13 +345,13 @@ func cmpBool(a, b bool) int {
 }
 
 // copyOf: f and g are the plain and compressed copies of one segment.
-func copyOf(f, g setFile) bool {
-	return f.named && g.named && f.first == g.first && f.last == g.last &&
-		strings.TrimSuffix(f.path, CompressedExt) == strings.TrimSuffix(g.path, CompressedExt)
+func copyOf(f, g SetFile) bool {
+	return f.Named && g.Named && f.First == g.First && f.Last == g.Last &&
+		strings.TrimSuffix(f.Path, CompressedExt) == strings.TrimSuffix(g.Path, CompressedExt)
 }
 
 // sameContent compares two copies; one that does not decompress differs.
-func sameContent(f, g setFile) (bool, error) {
+func sameContent(f, g SetFile) (bool, error) {
 	a, err := hashFile(f)
 	if err == nil {
 		var b record.Digest
@@ -364,9 +366,9 @@ func sameContent(f, g setFile) (bool, error) {
 	return false, err
 }
 
-func hashFile(f setFile) (record.Digest, error) {
+func hashFile(f SetFile) (record.Digest, error) {
 	var d record.Digest
-	rc, err := OpenSegment(f.path, nil)
+	rc, err := OpenSegment(f.Path, nil)
 	if err != nil {
 		return d, err
 	}
@@ -385,37 +387,37 @@ func contentRange(path string, zst bool) (first, last uint64, ok bool, err error
 	if err != nil {
 		return 0, 0, false, err
 	}
-	first, ok = firstSeq(rc)
+	first, ok = FirstSeq(rc)
 	rc.Close()
 	if !ok {
 		return 0, 0, false, nil
 	}
-	var t tail
+	var t Tail
 	if zst {
 		rc, err := OpenSegment(path, nil)
 		if err != nil {
 			return 0, 0, false, err
 		}
-		t, err = streamTail(rc)
+		t, err = StreamTail(rc)
 		rc.Close()
 		if err != nil {
 			return 0, 0, false, nil
 		}
 	} else {
-		f, err := OSFS{}.OpenRead(path)
+		f, err := openFile(path)
 		if err != nil {
 			return 0, 0, false, err
 		}
-		t, err = readTail(f, path, false)
+		t, err = ReadTail(f, path, false)
 		f.Close()
 		if err != nil {
 			return 0, 0, false, nil
 		}
 	}
-	if !t.intact || t.seq < first {
+	if !t.Intact || t.Seq < first {
 		return 0, 0, false, nil
 	}
-	return first, t.seq, true, nil
+	return first, t.Seq, true, nil
 }
 
 // OpenSegment opens a file of a set for reading its lines: a .zst file is
@@ -437,7 +439,7 @@ func OpenSegment(path string, progress func(n int)) (io.ReadCloser, error) {
 	if plain {
 		return readCloser{r, f.Close}, nil
 	}
-	zr, err := newZstdReader(r, 2)
+	zr, err := NewZstdReader(r, 2)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -482,85 +484,15 @@ func (z zstdErrors) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// endSegment judges what a file of a set held against what its name says.
-func (v *verifier) endSegment(f setFile, end readEnd) {
-	if errors.Is(end.err, ErrCorruptSegment) {
-		v.line = 0
-		v.invalid(nil, "%v", end.err)
-		v.gap(f.last + 1)
-	}
-	fr := FileReport{Path: f.path, Records: v.fileRecs, First: v.fileSeqs[0], Last: v.fileSeqs[1]}
-	v.rep.Files = append(v.rep.Files, fr)
-	if !f.named {
-		return
-	}
-	v.line = 0
-	switch {
-	case fr.Records == 0:
-		v.invalid(nil, "holds no records; its name says seqs %d–%d", f.first, f.last)
-		v.gap(f.last + 1)
-	case fr.First != f.first:
-		v.invalid(nil, "begins at seq %d; its name says %d", fr.First, f.first)
-	case fr.Last < f.last:
-		v.invalid(nil, "ends at seq %d; its name says %d: seqs %d–%d are missing (a cut segment, or an older copy of it)", fr.Last, f.last, fr.Last+1, f.last)
-		v.gap(f.last + 1)
-	case fr.Last > f.last:
-		v.invalid(nil, "ends at seq %d, after the seq %d its name says", fr.Last, f.last)
-	}
-}
-
 // OrderedFiles returns the files of s in seq order, as VerifySet reads
 // them (one copy of a segment kept in two forms; unfinished copies, an
 // empty spare and files that are not logs left out), with notes on what
 // was left out and on what VerifySet would find missing or doubled. For
 // reading the log; it checks nothing.
 func (s *Set) OrderedFiles() (paths, notes []string, err error) {
-	files, problems, notes, err := s.plan()
+	files, problems, notes, err := s.Plan()
 	for _, f := range files {
-		paths = append(paths, f.path)
+		paths = append(paths, f.Path)
 	}
 	return paths, append(problems, notes...), err
-}
-
-// VerifySet checks the files of one log as one chain: as Verify does for a
-// single file, and also that the set is whole — no seq range in no file
-// (a missing segment), none in two (a duplicated one), every sealed
-// segment holding exactly the range its name states (an older copy of a
-// segment holds less). Each is reported once, by its seq range. The error
-// is non-nil only when a file could not be read.
-func VerifySet(s *Set, opts VerifyOptions) (*Report, error) {
-	files, problems, notes, err := s.plan()
-	if err != nil {
-		return nil, err
-	}
-	v := newVerifier(opts)
-	defer func() {
-		if v.jobs != nil {
-			v.finish()
-		}
-	}()
-	v.rep.Notes = notes
-	for _, p := range problems {
-		v.problem(&v.rep.Problems, 0, false, "%s", p)
-	}
-	srcs := make([]source, len(files))
-	for i, f := range files {
-		srcs[i] = source{
-			open: func() (io.ReadCloser, error) { return OpenSegment(f.path, opts.Progress) },
-			begin: func() {
-				if f.gapBefore {
-					v.gap(f.gapEnd)
-				}
-				v.file, v.fileRecs = f.path, 0
-			},
-			end: func(end readEnd) { v.endSegment(f, end) },
-		}
-	}
-	if err := v.run(srcs, nil); err != nil {
-		return nil, err
-	}
-	v.finish()
-	rep := v.rep
-	v.jobs = nil
-	return rep, nil
 }

@@ -1,14 +1,17 @@
-package journal
+package verify
 
 import (
 	"bufio"
 	"bytes"
 	"crypto/ed25519"
-	"github.com/aegisrelay/aegis/journal/record"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 // TestOpenCallLong: an id longer than openCall keeps inline is matched
@@ -38,7 +41,7 @@ func TestOpenCallLong(t *testing.T) {
 				t.Fatal(err)
 			}
 			end(t, j, 1)
-			if rep := verifyFile(t, path, VerifyOptions{}); rep.Status != tt.want {
+			if rep := verifyFile(t, path, Options{}); rep.Status != tt.want {
 				t.Errorf("Verify(outcome call %q for intent call %q) = %v %v; want %v", tt.out, long, rep.Status, rep.Problems, tt.want)
 			}
 		})
@@ -85,7 +88,7 @@ func TestVerifyTornAtChunkEdge(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A torn line begins as every record does (Open refuses any other).
-		_, err = f.Write([]byte((recordStart + strings.Repeat("t", tornLen))[:tornLen]))
+		_, err = f.Write([]byte((segment.RecordStart + strings.Repeat("t", tornLen))[:tornLen]))
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -106,11 +109,11 @@ func TestVerifyTornAtChunkEdge(t *testing.T) {
 			t.Fatal("the log holds no torn line")
 		}
 		for _, workers := range []int{1, 2, 4} {
-			if rep := verifyBytes(t, data, VerifyOptions{Key: pub, Workers: workers}); rep.Status != Valid {
+			if rep := verifyBytes(t, data, Options{Key: pub, Workers: workers}); rep.Status != Valid {
 				t.Errorf("shift %d, %d workers: Verify = %v %v %v; want valid", shift, workers, rep.Status, rep.Problems, rep.Gaps)
 			}
 			// The recovery answers that torn line, and no other.
-			if rep := verifyBytes(t, changed, VerifyOptions{Key: pub, Workers: workers}); rep.Status != Invalid {
+			if rep := verifyBytes(t, changed, Options{Key: pub, Workers: workers}); rep.Status != Invalid {
 				t.Errorf("shift %d, %d workers: Verify(torn line changed) = %v; want invalid", shift, workers, rep.Status)
 			}
 		}
@@ -118,9 +121,9 @@ func TestVerifyTornAtChunkEdge(t *testing.T) {
 }
 
 // openLog opens path at none and starts a session.
-func openLog(t *testing.T, path string, key ed25519.PrivateKey) *Journal {
+func openLog(t *testing.T, path string, key ed25519.PrivateKey) *journal.Journal {
 	t.Helper()
-	j, err := Open(path, Options{Durability: mustDurability(t, "none"), Key: key})
+	j, err := journal.Open(path, journal.Options{Durability: mustDurability(t, "none"), Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +134,11 @@ func openLog(t *testing.T, path string, key ed25519.PrivateKey) *Journal {
 }
 
 // end ends j's session, which holds calls calls, and closes j.
-func end(t *testing.T, j *Journal, calls uint64) {
+func end(t *testing.T, j *journal.Journal, calls uint64) {
 	t.Helper()
 	seq, err := j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: calls, Outcomes: calls}})
 	if err == nil {
-		err = j.Wait(seq, BeforeResponse)
+		err = j.Wait(seq, journal.BeforeResponse)
 	}
 	if cerr := j.Close(); err == nil {
 		err = cerr
@@ -162,7 +165,7 @@ func TestVerifyHoldsChunk(t *testing.T) {
 		if g[i] != '\n' {
 			continue
 		}
-		v := newVerifier(VerifyOptions{Key: fuzzPub, Workers: 1})
+		v := newVerifier(Options{Key: fuzzPub, Workers: 1})
 		a, b := chunkOf(g[:i+1]), chunkOf(g[i+1:])
 		a.decode(&v.dec)
 		b.decode(&v.dec)

@@ -1,4 +1,4 @@
-package journal
+package verify
 
 import (
 	"bytes"
@@ -6,10 +6,12 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 // Tests of a line longer than any record (MaxLine) in a log: verify
@@ -131,7 +133,7 @@ func TestVerifyReadsOnAfterLongLine(t *testing.T) {
 	for _, tt := range tests {
 		for _, workers := range []int{1, 4} {
 			t.Run(fmt.Sprintf("%s/workers=%d", tt.name, workers), func(t *testing.T) {
-				rep := verifyBytes(t, tt.log, VerifyOptions{Workers: workers})
+				rep := verifyBytes(t, tt.log, Options{Workers: workers})
 				if rep.Status != tt.status {
 					t.Errorf("Verify = %v; want %v (%v %v)", rep.Status, tt.status, rep.Problems, rep.Gaps)
 				}
@@ -162,7 +164,7 @@ func TestVerifyLongLineProblemsCapped(t *testing.T) {
 		h.add(0xa0, record.KindPolicyReload, []byte(`,"set":"sha256:00","status":"`+strings.Repeat("v", record.MaxLine)+`"`))
 	}
 	h.body(0xa0, &record.SessionEnd{Reason: record.EndClientEOF})
-	rep := verifyBytes(t, h.out, VerifyOptions{})
+	rep := verifyBytes(t, h.out, Options{})
 	if rep.Status != Invalid || len(rep.Problems) != maxProblems || rep.Dropped != n-maxProblems || rep.Records != n+2 {
 		t.Errorf("Verify = %v, %d problems, %d more, %d records; want invalid, %d, %d, %d",
 			rep.Status, len(rep.Problems), rep.Dropped, rep.Records, maxProblems, n-maxProblems, n+2)
@@ -174,7 +176,7 @@ func TestVerifyLongLineProblemsCapped(t *testing.T) {
 
 // TestStreamTailLongLine: the tail of a compressed segment, read from its
 // start, is found past a long line in its middle, as readTail finds it in
-// a plain one; a long last line leaves no tail to continue (ErrNotLog).
+// a plain one; a long last line leaves no tail to continue (segment.ErrNotLog).
 func TestStreamTailLongLine(t *testing.T) {
 	h := &handLog{key: testKey(t)}
 	h.session(0xa0, 1, 0)
@@ -197,11 +199,11 @@ func TestStreamTailLongLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tl, err := streamTail(bytes.NewReader(bytes.Join(tt.parts, nil)))
+			tl, err := segment.StreamTail(bytes.NewReader(bytes.Join(tt.parts, nil)))
 			switch {
-			case tt.wantErr && !errors.Is(err, ErrNotLog):
-				t.Errorf("streamTail = %+v, %v; want ErrNotLog", tl, err)
-			case !tt.wantErr && (err != nil || !tl.intact || tl.seq != tt.seq || tl.tornBytes != int64(tt.torn)):
+			case tt.wantErr && !errors.Is(err, segment.ErrNotLog):
+				t.Errorf("streamTail = %+v, %v; want segment.ErrNotLog", tl, err)
+			case !tt.wantErr && (err != nil || !tl.Intact || tl.Seq != tt.seq || tl.TornBytes != int64(tt.torn)):
 				t.Errorf("streamTail = %+v, %v; want intact at seq %d, %d torn bytes", tl, err, tt.seq, tt.torn)
 			}
 		})

@@ -1,15 +1,16 @@
-package journal
+package verify
 
 import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
-	"github.com/aegisrelay/aegis/journal/record"
 	"io"
 	"path/filepath"
 	"runtime"
 	"sync"
+
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // Status is the verdict of Verify.
@@ -32,8 +33,8 @@ func (s Status) String() string {
 	return "incomplete"
 }
 
-// VerifyOptions configure Verify.
-type VerifyOptions struct {
+// Options configure Verify.
+type Options struct {
 	// Key pins the log: every session must be signed by it. Nil verifies
 	// unpinned, each session against the key its session_start names.
 	Key ed25519.PublicKey
@@ -167,11 +168,11 @@ func (p Problem) String() string {
 
 const maxProblems = 100
 
-// Verify reads a log from r and checks it. It reads in bounded memory (one
+// Stream reads a log from r and checks it. It reads in bounded memory (one
 // line of lookahead, plus one entry per intent still waiting for its
 // outcome) and checks signatures on every core. The error is non-nil only
 // when r could not be read; everything wrong with the bytes is in the Report.
-func Verify(r io.Reader, opts VerifyOptions) (*Report, error) {
+func Stream(r io.Reader, opts Options) (*Report, error) {
 	v := newVerifier(opts)
 	err := v.runFile(r)
 	v.finish()
@@ -182,7 +183,7 @@ func Verify(r io.Reader, opts VerifyOptions) (*Report, error) {
 }
 
 type verifier struct {
-	opts VerifyOptions
+	opts Options
 	rep  *Report
 	dec  record.Decoder
 
@@ -238,7 +239,7 @@ type sigJob struct {
 // sigMsgs recycles the copies of signed bytes that sigJobs carry.
 var sigMsgs = sync.Pool{New: func() any { return new([]byte) }}
 
-func newVerifier(opts VerifyOptions) *verifier {
+func newVerifier(opts Options) *verifier {
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
