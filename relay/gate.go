@@ -12,7 +12,7 @@ import (
 //
 // The relay calls Begin from the client→child pump only, under its lock,
 // once for each frame that carries a tools/call, and decides every call of
-// that frame with the Frame it returns: a reload between two frames never
+// that frame with the FrameDecider it returns: a reload between two frames never
 // splits one frame (a batch) between two rule sets, and a call keeps the
 // rule set it was decided under. Begin must be cheap: it is on the path of
 // every recorded call.

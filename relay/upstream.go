@@ -110,7 +110,7 @@ func (r *Relay) readRequests(src io.Reader, dst io.Writer, fw *forwarder) {
 				}
 			}
 			if long {
-				// A line longer than the Reader's buffer: st (its Frame,
+				// A line longer than the Reader's buffer: st (its frame.Frame,
 				// intent and Classifier) aliases it, and must not keep it
 				// alive once the Reader drops it.
 				*st = upstream{}
@@ -248,7 +248,7 @@ func intentOf(m *frame.Message, d journal.Digest, malformed string) journal.Inte
 
 // recordFrame records the calls of a frame that is relayed without a
 // policy: those of the line read as one value, then those only other
-// readings find (Frame.Hidden), which are recorded as malformed for the
+// readings find (frame.Frame.Hidden), which are recorded as malformed for the
 // line's anomaly.
 func (r *Relay) recordFrame(line []byte, st *upstream, last uint64, n int) (uint64, int, error) {
 	var d journal.Digest
