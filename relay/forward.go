@@ -33,7 +33,8 @@ import (
 //     waiting: Relay.alone). A lone call then costs what it costs without
 //     a forwarder: handing its run over would put a wake-up of the other
 //     goroutine's thread on its path, a cost each lock-step call would pay
-//     (BENCHMARKS.md, durability). Otherwise the run queues;
+//     (BENCHMARKS.md, "Recorded tools/call by durability"). Otherwise the
+//     run queues;
 //   - a queued run is a copy, in buffers that pass from run to run (steady
 //     state allocates nothing). What the reader has staged, queued or the
 //     forwarder not yet written costs at most maxReadAhead bytes, each run
