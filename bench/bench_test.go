@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aegisrelay/aegis/internal/jsonbaseline"
 )
 
 // TestQuickRun runs the whole harness with a tiny iteration count, to keep
@@ -39,8 +41,8 @@ func TestQuickRun(t *testing.T) {
 	if got := len(res.Sizes); got != 3 {
 		t.Errorf("size rows = %d; want 3", got)
 	}
-	if got := len(res.Scan); got != len(scanFrames) {
-		t.Errorf("scan rows = %d; want %d", got, len(scanFrames))
+	if got := len(res.Scan); got != len(jsonbaseline.Frames) {
+		t.Errorf("scan rows = %d; want %d", got, len(jsonbaseline.Frames))
 	}
 	if res.Verify == nil || res.Verify.Log.Intents == 0 {
 		t.Errorf("verify = %+v; want a log with intents", res.Verify)
@@ -57,7 +59,7 @@ func TestQuickRun(t *testing.T) {
 
 	// Every figure of the targets table: 4 round trip rows, strict, reply, none, group
 	// commit, 16 MiB ×2, a scan row per frame, verify.
-	want := 4 + 3 + 1 + 2 + len(scanFrames) + 1
+	want := 4 + 3 + 1 + 2 + len(jsonbaseline.Frames) + 1
 	if got := len(res.Summary); got != want {
 		t.Errorf("target rows = %d; want %d", got, want)
 	}

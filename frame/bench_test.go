@@ -3,108 +3,25 @@ package frame
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/valyala/fastjson"
+
+	"github.com/aegisrelay/aegis/internal/jsonbaseline"
 )
 
-// Typical frames, as an MCP client and server send them.
+// Typical frames, as an MCP client and server send them; the bench
+// harness measures the same ones.
 var (
-	benchCall = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/home/user/project/src/main.go","encoding":"utf-8"},"_meta":{"progressToken":"p-42"}}}` + "\n")
-
-	benchResponse = func() []byte {
-		text := strings.Repeat(`package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello, world\")\n}\n`, 48)
-		return []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"` + text + `"}],"structuredContent":{"lines":384,"bytes":3744,"truncated":false},"isError":false}}` + "\n")
-	}()
-
-	benchBatch = func() []byte {
-		var sb strings.Builder
-		sb.WriteString("[")
-		for i := range 8 {
-			if i > 0 {
-				sb.WriteString(",")
-			}
-			fmt.Fprintf(&sb, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search","arguments":{"query":"frame scanner %d","limit":10}}}`, i, i)
-		}
-		sb.WriteString("]\n")
-		return []byte(sb.String())
-	}()
+	benchCall     = jsonbaseline.Frames[0].Line
+	benchResponse = jsonbaseline.Frames[1].Line
+	benchBatch    = jsonbaseline.Frames[2].Line
 )
 
-// ejMessage is how a Go program would classify with encoding/json.
-type ejMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
-type ejSummary struct {
-	toolCalls, responses, toolErrors int
-	tool                             string
-}
-
-func ejClassifyMsg(raw []byte, s *ejSummary) error {
-	var m ejMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return err
-	}
-	if m.Method != nil && *m.Method == "tools/call" {
-		s.toolCalls++
-		var p struct {
-			Name string `json:"name"`
-		}
-		if err := json.Unmarshal(m.Params, &p); err != nil {
-			return err
-		}
-		s.tool = p.Name
-	}
-	if m.Method == nil && m.ID != nil && (m.Result != nil || m.Error != nil) {
-		s.responses++
-		if m.Result != nil {
-			var r struct {
-				IsError bool `json:"isError"`
-			}
-			if err := json.Unmarshal(m.Result, &r); err != nil {
-				return err
-			}
-			if r.IsError {
-				s.toolErrors++
-			}
-		}
-	}
-	return nil
-}
-
-// ejClassify is the encoding/json baseline: struct decoding, no duplicate or
-// case-variant detection (it cannot see them), so it does less than Classify.
-func ejClassify(line []byte, s *ejSummary) error {
-	*s = ejSummary{}
-	line = bytes.TrimSpace(line)
-	if len(line) > 0 && line[0] == '[' {
-		var elems []json.RawMessage
-		if err := json.Unmarshal(line, &elems); err != nil {
-			return err
-		}
-		for _, e := range elems {
-			if err := ejClassifyMsg(e, s); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return ejClassifyMsg(line, s)
-}
-
-// fjClassify is the fastjson design this package does not use: strict
+// fjClassify is the fastjson approach this package does not take: strict
 // validation (Validate) then a Parser tree. No duplicate detection either.
-func fjClassify(p *fastjson.Parser, line []byte, s *ejSummary) error {
-	*s = ejSummary{}
+func fjClassify(p *fastjson.Parser, line []byte, s *jsonbaseline.Summary) error {
+	*s = jsonbaseline.Summary{}
 	if err := fastjson.ValidateBytes(line); err != nil {
 		return err
 	}
@@ -114,13 +31,13 @@ func fjClassify(p *fastjson.Parser, line []byte, s *ejSummary) error {
 	}
 	msg := func(v *fastjson.Value) {
 		if string(v.GetStringBytes("method")) == "tools/call" {
-			s.toolCalls++
-			s.tool = string(v.GetStringBytes("params", "name"))
+			s.ToolCalls++
+			s.Tool = string(v.GetStringBytes("params", "name"))
 		}
 		if v.Get("method") == nil && v.Get("id") != nil && (v.Get("result") != nil || v.Get("error") != nil) {
-			s.responses++
+			s.Responses++
 			if v.GetBool("result", "isError") {
-				s.toolErrors++
+				s.ToolErrors++
 			}
 		}
 	}
@@ -164,11 +81,11 @@ func BenchmarkClassify(b *testing.B) {
 			}
 		})
 		b.Run(fr.name+"/encoding-json", func(b *testing.B) {
-			var s ejSummary
+			var s jsonbaseline.Summary
 			b.ReportAllocs()
 			b.SetBytes(int64(len(fr.line)))
 			for b.Loop() {
-				if err := ejClassify(fr.line, &s); err != nil {
+				if err := jsonbaseline.Classify(fr.line, &s); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -182,7 +99,7 @@ func BenchmarkClassify(b *testing.B) {
 		})
 		b.Run(fr.name+"/fastjson", func(b *testing.B) {
 			var p fastjson.Parser
-			var s ejSummary
+			var s jsonbaseline.Summary
 			b.ReportAllocs()
 			b.SetBytes(int64(len(fr.line)))
 			for b.Loop() {
