@@ -1,8 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -132,9 +131,6 @@ type logPrinter struct {
 	pending map[string]*callRow // sid/seq of intents waiting for outcomes
 	order   []*callRow          // calls not yet printed, in the order they were made
 	dec     record.Decoder
-	seen    uint64 // seq of the last record read, when following
-	seenAny bool
-	gapAt   time.Time // when following met a gap before the next record
 }
 
 // set prints the calls of one log, its files read in seq order.
@@ -156,7 +152,7 @@ func (p *logPrinter) set(s *segment.Set) error {
 		if err != nil {
 			return err
 		}
-		err = p.read(rc, false)
+		err = p.read(rc)
 		rc.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -165,15 +161,13 @@ func (p *logPrinter) set(s *segment.Set) error {
 	return nil
 }
 
-// read prints the calls in r up to its end. When following, records at or
-// before the last one seen are skipped: a file may be read again after a
-// rotation renamed it.
-func (p *logPrinter) read(r io.Reader, follow bool) error {
-	ls := lineReader{br: bufio.NewReaderSize(r, 64<<10)}
+// read prints the calls in r up to its end; a torn last line is not read.
+func (p *logPrinter) read(r io.Reader) error {
+	lr := segment.NewLineReader(r)
 	for {
-		line, err := ls.next()
+		line, err := lr.Next()
 		if err == io.EOF {
-			return nil // and a torn last line, or one being written, is not read
+			return nil
 		}
 		if skipped(err) {
 			continue
@@ -181,262 +175,43 @@ func (p *logPrinter) read(r io.Reader, follow bool) error {
 		if err != nil {
 			return err
 		}
-		if err := p.line(line, follow); err != nil {
-			return err
-		}
+		p.line(line)
 	}
 }
 
-// line prints the record of a line read ('\n' included), if it decodes:
-// verify judges lines; log shows what it can read.
-func (p *logPrinter) line(line []byte, follow bool) error {
-	rec, err := p.dec.Decode(line[:len(line)-1])
-	switch {
-	case err != nil:
-		return nil
-	case follow:
-		return p.followed(rec)
-	}
-	p.record(rec, false)
-	return nil
-}
-
-// lineReader reads whole lines from a reader that may still grow: a line
-// not ended at io.EOF is kept, and the next reads complete it. A line
-// longer than any record (journal.MaxLine) is not kept but skipped.
-type lineReader struct {
-	br      *bufio.Reader
-	partial []byte
-	long    int64 // > 0: the bytes read of a line too long to keep
-}
-
-// errLongLine is next's answer to a line longer than any record: no
-// record of the journal's, so not shown (verify judges it).
-var errLongLine = errors.New("a line longer than any record")
-
-// skipped reports a skipped line on stderr, and whether err is one.
-func skipped(err error) bool {
-	if !errors.Is(err, errLongLine) {
-		return false
-	}
-	fmt.Fprintf(os.Stderr, "aegis log: %v\n", err)
-	return true
-}
-
-// next returns the next line, '\n' included, valid until the next call;
-// or io.EOF (a partial line kept) or a read error; or errLongLine, once
-// a line too long to be a record has been read past.
-func (l *lineReader) next() ([]byte, error) {
-	for {
-		line, err := l.br.ReadSlice('\n')
-		if l.long > 0 || len(l.partial)+len(line) > record.MaxLine+1 {
-			l.long += int64(len(l.partial) + len(line))
-			l.partial = nil
-			if err == nil {
-				n := l.long - 1
-				l.long = 0
-				return nil, fmt.Errorf("%w (%d bytes; at most %d): skipped", errLongLine, n, record.MaxLine)
-			}
-			if !errors.Is(err, bufio.ErrBufferFull) {
-				return nil, err
-			}
-			continue
-		}
-		if err == nil {
-			if l.partial != nil {
-				line = append(l.partial, line...)
-				l.partial = nil
-			}
-			return line, nil
-		}
-		l.partial = append(l.partial, line...)
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, err
-		}
-	}
-}
-
-// rest returns the partial line kept and all that is left to read.
-func (l *lineReader) rest() ([]byte, error) {
-	rest, err := io.ReadAll(l.br)
-	return append(l.partial, rest...), err
-}
-
-// follow prints the calls of the log at base, then keeps printing them as
-// it grows, across rotations: when the live file is sealed (its name now
-// points to a new file), what was written to it last is read, then the
-// segments sealed since the last record seen, then the new live file.
-//
-// Segments are listed, then read in order; a segment that is gone by the
-// time it is read (compressed meanwhile: the listing predates its .zst)
-// makes it list them again, never skip it: once a later record is seen,
-// an earlier one is never printed.
+// follow prints the calls of the log whose live file is base, then keeps
+// printing them as it grows, across rotations (segment.Follow).
 func (p *logPrinter) follow(base string) error {
-	for {
-		f, err := os.Open(base)
-		if errors.Is(err, os.ErrNotExist) {
-			f = nil // between the two renames of a rotation without RENAME_EXCHANGE
-		} else if err != nil {
-			return err
-		}
-		relist, err := p.segments(base)
-		if err != nil || relist || f == nil {
-			if f != nil {
-				f.Close()
-			}
-			if err != nil {
-				return err
-			}
-			time.Sleep(relistPoll)
-			continue
-		}
-		err = p.tail(f, base)
-		f.Close()
-		if err != nil && err != errGap {
-			return err
-		}
-		if err == errGap {
-			time.Sleep(relistPoll)
-		}
-	}
-}
-
-// segments prints the calls of the other files of the log at base not
-// printed yet, in order: sealed segments, and the spare, which holds the
-// records of the live file a rotation swapped out until it seals them.
-// relist is true if a file was removed before it could be read, or
-// records are missing before the ones read (errGap).
-func (p *logPrinter) segments(base string) (relist bool, err error) {
-	sets, err := segment.Sets([]string{base}, true)
-	if err == nil {
-		var files []string
-		files, _, err = sets[0].OrderedFiles()
-		for _, name := range files {
-			if name == base {
-				continue
-			}
-			if s, ok := segment.ParseName(name); ok && p.seenAny && s.Last <= p.seen {
-				continue
-			}
-			rc, oerr := segment.OpenSegment(name, nil)
-			if oerr != nil {
-				if errors.Is(oerr, os.ErrNotExist) {
-					return true, nil
-				}
-				return false, oerr
-			}
-			err = p.read(rc, true)
-			rc.Close()
-			if err == errGap {
-				return true, nil
-			}
-			if err != nil {
-				return false, err
-			}
-		}
-	}
-	if errors.Is(err, os.ErrNotExist) {
-		return true, nil // a file listed was gone when looked at
-	}
-	return false, err
-}
-
-// followPoll is how often log -f looks for more records; relistPoll how
-// soon it lists the files again when a rotation is under way.
-const (
-	followPoll = 200 * time.Millisecond
-	relistPoll = 10 * time.Millisecond
-)
-
-// tail prints the records of the open live file f as they are written,
-// until base names another file (a rotation) and f is read to its end.
-func (p *logPrinter) tail(f *os.File, base string) error {
-	// Records are written over pre-zeroed space: read up to its NULs, and
-	// from there again once more is written.
-	ls := lineReader{br: bufio.NewReaderSize(segment.NewContentReader(f), 64<<10)}
-	for {
-		line, err := ls.next()
-		if err == io.EOF {
+	return segment.Follow(context.Background(), base, segment.FollowOptions{
+		Idle: func() {
 			if p.tw != nil {
 				p.tw.Flush()
 			}
-			// The journal writes nothing to a file after swapping it out:
-			// once base names another file, one more read to the end of f
-			// finds everything.
-			if rotated(f, base) {
-				rest, err := ls.rest()
-				if err != nil {
-					return err
-				}
-				return unlessGap(p.read(bytes.NewReader(rest), true))
-			}
-			time.Sleep(followPoll)
-			continue
-		}
-		if skipped(err) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := p.line(line, true); err != nil {
-			return err
-		}
-	}
-}
-
-// unlessGap is err but errGap: after a rotation the next listing reads on.
-func unlessGap(err error) error {
-	if err == errGap {
+		},
+		Skipped: func(err error) { skipped(err) },
+	}, func(rec *record.Record) error {
+		p.record(rec, true)
 		return nil
-	}
-	return err
+	})
 }
 
-// errGap: following, the next record read is not the one after the last
-// printed (or, first, seq 0); the ones between are in a file not read yet.
-var errGap = errors.New("log -f: records missing before the next one")
-
-// gapWait is how long log -f waits for the records of a gap to appear
-// before it prints past them (a log whose seqs jump: verify says why).
-const gapWait = 2 * time.Second
-
-// followed prints rec when following, unless it was printed already. A
-// record after a gap is not printed but answered with errGap, for the
-// caller to list the files again: a listing of the directory made while a
-// rotation renames a file may show it under neither name (readdir(3)
-// leaves that unspecified). Before the first record printed the one
-// wanted is seq 0; a log whose first segments were removed waits gapWait.
-func (p *logPrinter) followed(rec *record.Record) error {
-	if p.seenAny && rec.Seq <= p.seen {
-		return nil
-	}
-	gap := rec.Seq > 0
-	if p.seenAny {
-		gap = rec.Seq > p.seen+1
-	}
-	if gap {
-		if p.gapAt.IsZero() {
-			p.gapAt = time.Now()
-		}
-		if time.Since(p.gapAt) < gapWait {
-			return errGap
-		}
-	}
-	p.gapAt = time.Time{}
-	p.seen, p.seenAny = rec.Seq, true
-	p.record(rec, true)
-	return nil
-}
-
-// rotated reports whether base no longer names the open file f.
-func rotated(f *os.File, base string) bool {
-	a, err := f.Stat()
-	if err != nil {
+// skipped reports on stderr a line too long to be a record, and whether
+// err is one: no record of the journal's, so not shown (verify judges it).
+func skipped(err error) bool {
+	var long *segment.LongLineError
+	if !errors.As(err, &long) {
 		return false
 	}
-	b, err := os.Stat(base)
-	return err != nil || !os.SameFile(a, b)
+	fmt.Fprintf(os.Stderr, "aegis log: a line longer than any record (%d bytes; at most %d): skipped\n", long.N, record.MaxLine)
+	return true
+}
+
+// line prints the record of a line read (without its '\n'), if it
+// decodes: verify judges lines; log shows what it can read.
+func (p *logPrinter) line(line []byte) {
+	if rec, err := p.dec.Decode(line); err == nil {
+		p.record(rec, false)
+	}
 }
 
 func (p *logPrinter) record(r *record.Record, follow bool) {

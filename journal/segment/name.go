@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -85,10 +84,10 @@ func parseSeq(s string) (uint64, bool) {
 // FirstSeq returns the seq of the first record among the first few lines
 // of r (the first line may be torn and answered by a recovery after it).
 func FirstSeq(r io.Reader) (uint64, bool) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	lr := NewLineReader(r)
 	var d record.Decoder
 	for range 4 {
-		line, err := ReadLine(br)
+		line, err := lr.Next()
 		if len(line) > 0 && err == nil {
 			if rec, derr := d.Decode(line); derr == nil {
 				return rec.Seq, true
@@ -101,65 +100,29 @@ func FirstSeq(r io.Reader) (uint64, bool) {
 	return 0, false
 }
 
-// ErrLongLine is readLine's error for a line longer than maxLine, which
-// it has read past.
-var ErrLongLine = fmt.Errorf("%w: line longer than %d bytes", record.ErrRecord, record.MaxLine)
 
-// ReadLine reads one '\n'-terminated line of at most maxLine bytes, without
-// its '\n'. A line without its '\n' at EOF is returned with io.EOF. A
-// longer line is read past, to its '\n' or EOF, and answered with
-// errLongLine, so that the caller can read on.
-func ReadLine(br *bufio.Reader) ([]byte, error) {
-	var long []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		n := len(long) + len(chunk)
-		if err == nil {
-			n-- // the '\n'
-		}
-		if n > record.MaxLine {
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			if err != nil && err != io.EOF {
-				return nil, err
-			}
-			return nil, ErrLongLine
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, chunk...)
-			continue
-		}
-		if long != nil {
-			chunk = append(long, chunk...)
-		}
-		if err != nil {
-			return chunk, err
-		}
-		return chunk[:len(chunk)-1], nil
-	}
-}
 
 // StreamTail reads r to its end and returns its last intact line's seq and
 // hash, as readTail does for a file it can seek in; for compressed
 // segments, which must be read from the start.
 func StreamTail(r io.Reader) (Tail, error) {
 	var t Tail
-	br := bufio.NewReaderSize(r, 64<<10)
+	lr := NewLineReader(r)
 	var last []byte
 	longLast := false // the last line read was too long to be a record
 	for {
-		line, err := ReadLine(br)
-		if err == ErrLongLine {
+		line, err := lr.Next()
+		if errors.Is(err, ErrLongLine) {
 			// No record, as verify reports; the tail is what comes after.
 			longLast = true
 			continue
 		}
 		if err == io.EOF {
-			if len(line) > 0 {
-				t.TornBytes = int64(len(line))
-				t.TornDigest = sha256.Sum256(line)
+			if torn := lr.Partial(); len(torn) > 0 {
+				t.TornBytes = int64(len(torn))
+				t.TornDigest = sha256.Sum256(torn)
 			}
+			longLast = longLast || lr.Long()
 			break
 		}
 		if err != nil {
