@@ -75,4 +75,3 @@ func TestLineReader(t *testing.T) {
 		})
 	}
 }
-

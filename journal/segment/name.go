@@ -100,8 +100,6 @@ func FirstSeq(r io.Reader) (uint64, bool) {
 	return 0, false
 }
 
-
-
 // StreamTail reads r to its end and returns its last intact line's seq and
 // hash, as readTail does for a file it can seek in; for compressed
 // segments, which must be read from the start.
