@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/aegisrelay/aegis/internal/floorrelay"
 )
 
 // testChild is the test binary acting as the wrapped child server. Modes:
@@ -135,47 +138,14 @@ func testChild(mode string) int {
 	return 0
 }
 
-// relayChild is the floor a relay is measured against (BENCHMARKS.md): a process
-// between client and child that moves bytes both ways with plain read/write
-// loops over pipes, as aegis does (same pipes, 64 KiB reads), and nothing
-// else: no parsing, no recording.
+// relayChild is the floor a relay is measured against (package
+// floorrelay, BENCHMARKS.md) around the echo child.
 func relayChild() int {
-	argv := child("echo")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
+	// The echo child's own exit status is not the floor's concern; a child
+	// that could not be started is.
+	var exit *exec.ExitError
+	if err := floorrelay.Run(child("echo"), os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.As(err, &exit) {
 		return 1
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return 1
-	}
-	if err := cmd.Start(); err != nil {
-		return 1
-	}
-	pump := func(dst io.Writer, src io.Reader) {
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := src.Read(buf)
-			if n > 0 {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	done := make(chan struct{})
-	go func() {
-		pump(os.Stdout, out)
-		close(done)
-	}()
-	pump(in, os.Stdin)
-	in.Close()
-	<-done
-	cmd.Wait()
 	return 0
 }
