@@ -60,8 +60,8 @@
 // and, wherever nothing is granted write, the calls that change a file's
 // mode, owner, extended attributes, times or inode flags, which no
 // Landlock ABI handles. With a write grant those calls stay allowed, on
-// every file, and the record's not_covered says so. See filter_linux.go for the
-// exact program.
+// every file, and the record's not_covered says so. See filter_linux.go
+// for the exact program.
 //
 // # /proc
 //
