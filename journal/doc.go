@@ -1,77 +1,15 @@
-// Package journal writes and verifies aegis's audit log: a hash-chained,
-// Ed25519-signed, append-only file of JSON lines (schema v2).
-//
-// # Format
-//
-// The log is UTF-8 text, one record per line, each line ended by a single
-// '\n'. Every record is written by aegis's own encoder (never a copy of client
-// JSON) in one canonical form: no white space, fields in a fixed order, strings
-// escaping only '"', '\\' and bytes below 0x20 (as \n, \r, \t or \u00XX),
-// invalid UTF-8 replaced by U+FFFD. Because the form is canonical, Verify
-// decodes every line and re-encodes it; a line that does not come back byte for
-// byte (an unknown field, another order, other escapes, white space) is
-// rejected.
-//
-// The common fields, in order:
-//
-//	{"v":2,"seq":N,"ts":"2006-01-02T15:04:05.000000000Z","sid":"<32 hex>",
-//	 "kind":"<kind>","prev":"sha256:<64 hex>", <kind fields>[,"sig":"ed25519:<base64>"]}
-//
-// seq counts 0,1,2,… per log with no gaps (across its segments, below). prev
-// is the SHA-256 of the previous line's bytes without its '\n'; for seq 0 it
-// is 64 zeros. The kind fields of
-// every kind are listed on the types that encode them (SessionStart,
-// Enforcement, Intent, Outcome, Anomaly, PolicyReload, Recovery, SessionEnd).
-//
-// # Bounded values
-//
-// No line is longer than MaxLine (1 MiB, without its '\n'): that is the
-// longest line Verify and Open read, and the journal never writes a
-// longer one. What a client controls is bounded in the record itself:
-// an intent's and an outcome's "call" (the JSON-RPC id) and an intent's
-// "tool" (params.name); so is an intent's policy "rule" (a policy file's
-// text), which a call may not fail for. Such a value of at most
-// MaxValueBytes (256) bytes as recorded (a number's literal, a string's
-// canonical text) is written whole; a longer one is written abbreviated,
-// as an object, which no genuine value is (a JSON-RPC id is never an
-// object, a tool name and a rule are strings):
-//
-//	"call":{"type":"number"|"string","prefix":"<text>","bytes":N,"sha256":"sha256:<64 hex>"}
-//	"tool":{"prefix":"<text>","bytes":N,"sha256":"sha256:<64 hex>"}
-//	"rule":{"prefix":"<text>","bytes":N,"sha256":"sha256:<64 hex>"}
-//
-// in that order, where N is the value's length in bytes (a number's
-// literal as the client wrote it, a string as decoded from the frame),
-// sha256 the SHA-256 of those bytes, and prefix, a JSON string in the
-// canonical form, its longest leading run of whole characters whose
-// canonical text takes at most PrefixBytes (64) bytes (an invalid byte
-// counting as the 3 of U+FFFD). Equal values are abbreviated equally, so
-// an outcome's call matches its intent's whether whole or abbreviated.
-// With the bound, an intent or an outcome takes a few KiB at most,
-// whatever a client sends. The other fields hold what aegis itself
-// supplies (argv, environment names, confinement paths, statuses, …):
-// Append refuses, writing nothing, a record whose kind fields would make
-// a line longer than MaxLine, with an error matching ErrRecord.
-//
-// A line longer than MaxLine is therefore none the journal wrote. Verify
-// reports it (invalid) without holding it, hashing it as it streams by,
-// and reads on: the next line's prev is checked against that hash, and
-// every later line and session is checked as usual.
-//
-// # Signatures
-//
-// sig, when present, is always the last field: an Ed25519 signature, by the
-// key named in the session's session_start, over the line's bytes before
-// `,"sig":`. Through prev it covers every line before it. The journal signs
-// the last record of every write (every commit group) and every session_end,
-// so a record that is written is, from the moment its group is written, covered
-// by a signature at or after it. Records after a session's last signature are
-// an unsigned tail: what a torn write leaves, reported and not trusted.
+// Package journal writes aegis's audit log: a hash-chained, Ed25519-signed,
+// append-only file of JSON lines, in the format of package record. A
+// Journal appends records with group commit (one write and at most one
+// fdatasync for every record queued, every waiter released by it), signs
+// the last record of every group, pre-zeroes the file ahead of its
+// content, rotates it into sealed segments, compresses them, and keeps a
+// signed head file. Package segment reads what it writes; package verify
+// judges it.
 //
 // Signatures are standard Ed25519 (RFC 8032 verification, ed25519.Verify),
 // made with random nonces whose commitments are precomputed in the
-// background (sign.go), so that a signature costs the group ~1.5 µs, not
-// ~24 µs; Options.StandardSignatures makes crypto/ed25519's deterministic
+// background (sign.go), so that a group does not wait for the slow half of a signature; Options.StandardSignatures makes crypto/ed25519's deterministic
 // ones instead. A verifier cannot tell the two apart.
 //
 // # Durability
@@ -92,7 +30,7 @@
 // about a MiB of zeros (less with smaller segments), written and synced,
 // ahead of the content, so the
 // fdatasync after a group writes data back and commits no new file size
-// (103 µs here, against 138 µs after an append; BENCHMARKS.md). The content of a log
+// (BENCHMARKS.md has the difference). The content of a log
 // file ends at its last byte that is not NUL (no record holds one): a NUL
 // run at the end of a file is unused space, which readers skip
 // (ContentReader) and Close and sealing truncate away.
@@ -102,19 +40,10 @@
 // written or synced again (after a failed fdatasync the kernel may have
 // dropped the dirty pages; a retry could report success for lost data).
 //
-// # What a crash leaves
+// # Continuing a log
 //
-// A crash of aegis leaves every record whose write returned in the file (the
-// page cache survives a process); a power loss can lose what was not yet
-// synced, as the level allows. Either may leave a torn last line, and a
-// crash may leave pre-zeroed space at the end of the file. A power loss
-// during a write over pre-zeroed space may also keep a later page of the
-// write and lose an earlier one, which then reads as NULs: a hole, maybe
-// with lines after it. No record holds a NUL, and at most 1 MiB of content
-// is ever unsynced over pre-zeroed space, so the first NUL in the last MiB
-// is where the certain content ends; the torn bytes are everything from
-// the start of its line, lines after the hole included. Open never
-// rewrites or truncates existing bytes but that space's NULs, which it
+// A crash leaves what package segment describes; Open continues it.
+// Open never rewrites or truncates existing bytes but that space's NULs, which it
 // writes over: it ends a torn line with '\n' and writes a recovery record
 // (torn_bytes, torn_digest: of the torn bytes, lines joined by '\n') whose
 // prev chains to the last intact line, followed by the new session's
@@ -127,7 +56,7 @@
 //
 // Open continues only what a log, or a crash of one, can be: a file whose
 // content begins with a record (`{"v":2,"seq":`) or, within the last
-// maxUnsynced bytes, with a hole; whose last intact line is a record; and
+// segment.MaxUnsynced bytes, with a hole; whose last intact line is a record; and
 // whose torn bytes begin as a record does (or with a hole) and hold no
 // byte below 0x20 but NUL and '\n' (the encoder escapes every other). Any
 // other non-empty file (a binary, text, JSON that is no record, a log
@@ -137,28 +66,10 @@
 // file this process wrote to). A path that is not a regular file is
 // refused with ErrNotRegular without being opened.
 //
-// # Segments
+// # Rotation
 //
-// With rotation (Options.MaxSize) a log is a set of files: sealed segments
-// and the live file FILE that records are appended to. A sealed segment is
-// named for the seqs of its first and last records:
-//
-//	FILE.<first>-<last>.jsonl        e.g. audit.jsonl.0-181233.jsonl
-//	FILE.<first>-<last>.jsonl.zst    the same bytes, zstd-compressed
-//
-// (decimal, no leading zeros). seq and prev run on across the files: the
-// first record of each segment and of the live file chains to the last
-// record of the segment before, exactly as if the files were one. A segment
-// ends with a complete, signed line (it is sealed between two commit
-// groups), so each file verifies on its own given the one before.
-// Two more names may appear beside a log, never holding the only copy of a
-// record but, for FILE.next, during a rotation:
-//
-//	FILE.next                the spare: an empty file made ahead of time,
-//	                         which the next rotation swaps in as FILE
-//	FILE.<f>-<l>.jsonl.zst.tmp  a compressed copy still being written
-//
-// Rotation, in order (rotate.go); the reason for each step is what a crash
+// With rotation (Options.MaxSize) a log is a set of files, named as
+// package segment says. Rotation, in order (rotate.go); the reason for each step is what a crash
 // right after it leaves:
 //
 //  1. The sealer (a background goroutine) creates FILE.next: empty, locked,
@@ -198,30 +109,21 @@
 // every record is under exactly one of FILE, FILE.next or a segment name.
 //
 // Compression (Options.Compress), one segment at a time in another
-// goroutine, on a thread at the lowest CPU priority: write FILE.<f>-<l>.jsonl.zst.tmp; fdatasync it; read it back,
-// decompressing, and compare every byte with the segment; rename it to
-// .jsonl.zst (never replacing) and sync the directory; remove the .jsonl.
-// A crash leaves a partial .tmp (removed by Open), or both copies (equal:
-// verify reads one and says so; the next Open with compression checks them
-// and removes the plain one). Its failures (ENOSPC, …) do not fail the journal: the plain
+// goroutine, on a thread at the lowest CPU priority: write
+// FILE.<f>-<l>.jsonl.zst.tmp; fdatasync it; read it back, decompressing,
+// and compare every byte with the segment; rename it to .jsonl.zst (never
+// replacing) and sync the directory; remove the .jsonl. A crash leaves a
+// partial .tmp (removed by Open), or both copies (equal: verify reads one
+// and says so; the next Open with compression checks them and removes the
+// plain one). Its failures (ENOSPC, …) do not fail the journal: the plain
 // segment stays.
-//
-// verify takes a set of these files in any order, orders them by the
-// ranges their names state, and reports by seq range a range in no file (a
-// missing segment), in two (a duplicated one), or a segment that does not
-// hold the range its name states (a cut segment, or an older copy of it).
 //
 // # Head file
 //
-// With Options.HeadFile the journal keeps a signed head there, for
-// operators who ship it off the machine: one line,
-//
-//	{"v":2,"kind":"head","seq":N,"hash":"sha256:<hex>","ts":"<ts>","key":"ed25519:<base64>","sig":"ed25519:<base64>"}
-//
-// where seq and hash name the last line written (as Journal.Head) and sig
-// signs the bytes before `,"sig":` with the log's key. "head" is no record
-// kind, so the line cannot pass for a record. It is replaced atomically
-// (write FILE.tmp, fdatasync, rename, sync the directory) every
+// With Options.HeadFile the journal keeps a signed head of the log there
+// (its one line is package record's; ReadHead in record reads it). It is
+// replaced atomically (write FILE.tmp, fdatasync, rename, sync the
+// directory) every
 // Options.HeadEvery while records are written, and at Close; the records it
 // names are fdatasynced first, at every level, so a head file never names a
 // record that a power loss could take back.

@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// Level is how soon a record is forced to stable storage (SPEC §4).
+// Level is how soon a record is forced to stable storage.
 type Level uint8
 
-// The durability levels, weakest first. The seeds call them G0–G3.
+// The durability levels, weakest first.
 const (
 	None     Level = iota // written; the OS decides when it reaches the disk
 	Interval              // written; synced in the background every Durability.Every

@@ -46,7 +46,7 @@ type Options struct {
 	// StandardSignatures signs with crypto/ed25519 alone, whose nonces
 	// derive from the record, so the same records always make the same
 	// bytes (what reproducible tests need), at the full cost of a
-	// signature (~24 µs here) on the path of the group it signs. Default
+	// signature on the path of the group it signs. Default
 	// false: nonces drawn at random and precomputed off that path
 	// (sign.go). verify accepts both; it cannot tell them apart.
 	StandardSignatures bool
@@ -432,13 +432,13 @@ func (j *Journal) encode(q *queue) []byte {
 }
 
 // Spare does up to n signatures' worth of the signing work ahead of time
-// (sign.go), on the caller's goroutine, about 20 µs each, and returns at
+// (sign.go), on the caller's goroutine, and returns at
 // once when none is needed. It is for a caller that is about to wait for
 // input anyway, as a relay pump is after it has relayed what it recorded:
 // the work then falls in time that is idle. Otherwise a background
-// goroutine does it, and on this project's 2-vCPU machine that goroutine,
-// running while a sync completes, costs the sync more than the work
-// (BenchmarkAppend/reply). Safe for concurrent use.
+// goroutine does it, and where CPUs are few that goroutine, running while
+// a sync completes, costs the sync more than the work (BenchmarkAppend/reply
+// measures it). Safe for concurrent use.
 func (j *Journal) Spare(n int) { j.sign.topUp(n) }
 
 // Head returns the last line written: what to keep elsewhere so that a cut

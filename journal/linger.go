@@ -33,12 +33,11 @@ import (
 // sleep, and its commit_siblings rule (no delay without other calls in
 // flight) built in.
 //
-// Two syncs, not one: over pre-zeroed space a sync costs ~100 µs here,
-// less than the 32 goroutines or the client's calls that a group releases
-// take to come back on 2 vCPUs. With relay's pumps reading on while they
-// wait, one sync's bound measured 15.69–15.75 calls per fdatasync of 16
-// at 32 in flight through wrap, two syncs' 15.81–15.94 (aegis-bench -only
-// inflight, 3 interleaved pairs); lone calls never wait either way.
+// Two syncs, not one: over pre-zeroed space a sync can take less time
+// than the goroutines or the client's calls that a group releases take to
+// come back when CPUs are few, and a bound of one sync then splits groups
+// that two keep whole (aegis-bench -only inflight measures it;
+// BENCHMARKS.md has the figures); lone calls never wait either way.
 //
 // Go's timers wake no sooner than about a millisecond here (the netpoller
 // sleeps in whole milliseconds), so the bound is a timerfd read through

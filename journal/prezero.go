@@ -7,13 +7,12 @@ import (
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 
-// Pre-zeroed space (SPEC §4: "preallocated or pre-zeroed segments").
+// Pre-zeroed space.
 //
 // An fdatasync after an append must also commit the file's new size (on
 // ext4 a journal commit); after a write over blocks already written and
-// synced it only writes the data back. On this project's machine the
-// first cost 138 µs and the second 103 µs in one harness run, measured
-// side by side (BENCHMARKS.md). So at
+// synced it only writes the data back, which costs less (BENCHMARKS.md
+// has the two side by side). So at
 // strict and reply, where a sync is on every call's path, a log keeps
 // preZeroChunk..2×preZeroChunk bytes of zeros, written and synced by a
 // background goroutine, ahead of its content, and records overwrite them.
@@ -21,7 +20,7 @@ import (
 // The content of a log file ends at its last byte that is not NUL: no
 // record holds a NUL byte (JSON escapes it), so a run of NULs at the end
 // of a file is space not yet used. Readers skip it (ContentReader,
-// readTail); Open writes over it; Close and sealing truncate it away.
+// segment.ReadTail); Open writes over it; Close and sealing truncate it away.
 
 // preZeroChunk is how much the zeroer writes at a time, once less than
 // half of it is left ahead of the content.

@@ -12,9 +12,9 @@ import (
 // nonces is how many precomputed nonces a signer keeps ready. A commit
 // group takes one. The pool is refilled in bursts, once half of it is
 // used: waking the refilling goroutine for every signature costs the
-// path more than the signature it saves (on a 2-vCPU VM, a goroutine woken
-// on the other CPU during each fdatasync added ~25 µs per record; measured
-// in BenchmarkAppend). A burst of more groups than the pool holds signs the
+// path more than the signature it saves (a goroutine woken on another CPU
+// during each fdatasync delays the records the sync releases; see
+// BenchmarkAppend and BENCHMARKS.md). A burst of more groups than the pool holds signs the
 // rest the slow way, which is still correct.
 const nonces = 64
 

@@ -7,8 +7,7 @@ import (
 	"time"
 )
 
-// The canonical scanner: the fast path of decoding, and so of verify
-// (SPEC §7). Nearly every line of a log is an intent or an outcome; scan
+// The canonical scanner: the fast path of decoding, and so of verify. Nearly every line of a log is an intent or an outcome; scan
 // reads such a line in the order the encoder writes it, straight into a
 // slot, without building a JSON tree, turning bytes into strings that
 // are not interned, or allocating.

@@ -194,20 +194,26 @@ func (d Digest) AppendText(dst []byte) ([]byte, error) { return d.Append(dst), n
 // String returns "sha256:<hex>".
 func (d Digest) String() string { return string(d.Append(nil)) }
 
+// Append appends "sha256:<hex>" to dst, as AppendText does, without the
+// error.
 func (d Digest) Append(dst []byte) []byte {
 	dst = append(dst, digestPrefix...)
 	return hex.AppendEncode(dst, d[:])
 }
 
+// AppendDigestField appends `,"name":"sha256:<hex>"` to dst.
 func AppendDigestField(dst []byte, name string, d Digest) []byte {
 	dst = append(appendKey(dst, name), '"')
 	return append(d.Append(dst), '"')
 }
 
+// AppendTime appends t in UTC as TimeLayout writes it, the form of "ts".
 func AppendTime(dst []byte, t time.Time) []byte {
 	return t.UTC().AppendFormat(dst, TimeLayout)
 }
 
+// AppendSig ends a line with its signature: `,"sig":"ed25519:<base64>"}`.
+// The signature covers the bytes before it (doc.go, Signatures).
 func AppendSig(dst, sig []byte) []byte {
 	dst = append(dst, SigField...)
 	dst = base64.StdEncoding.AppendEncode(dst, sig)

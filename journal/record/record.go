@@ -8,7 +8,8 @@ import (
 // Kind is a record's kind. The names are part of the format.
 type Kind uint8
 
-// The record kinds, in the order they are documented in SPEC §3.
+// The record kinds. Their names (Kind.String) are part
+// of the format.
 const (
 	KindSessionStart Kind = iota + 1
 	KindEnforcement

@@ -7,7 +7,7 @@ import (
 	"testing/iotest"
 )
 
-// nulTail passes everything but a NUL run that reaches the end, however
+// NulTail passes everything but a NUL run that reaches the end, however
 // the reads split it.
 func TestNULTail(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{

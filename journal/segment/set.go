@@ -17,7 +17,7 @@ import (
 )
 
 // A Set is the files of one log: its sealed segments, plain or compressed,
-// and its live file. VerifySet checks them as one chain, whatever order they
+// and its live file. verify.Set checks them as one chain, whatever order they
 // were given in; OrderedFiles lists them in seq order for reading.
 type Set struct {
 	// Base is the log's live file, which need not be among Paths.
@@ -223,6 +223,8 @@ func notALog(path string) (string, error) {
 }
 
 // SetFile is one file of a set as planned for reading.
+// SetFile is one file of a Set as Plan orders it: where it is, the seqs it
+// holds, and whether records are missing before it.
 type SetFile struct {
 	Path        string
 	seg         Info
@@ -237,7 +239,8 @@ type SetFile struct {
 
 // Plan orders the files of s and finds what is missing, doubled or set
 // aside, before any record is checked. problems are set-level findings
-// (Invalid); notes are not findings.
+// (verify reports them as Invalid); notes are not findings. Package verify
+// reads the files in the order returned.
 func (s *Set) Plan() (files []SetFile, problems, notes []string, err error) {
 	var unranged []SetFile
 	for _, p := range s.Paths {
@@ -484,10 +487,10 @@ func (z zstdErrors) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// OrderedFiles returns the files of s in seq order, as VerifySet reads
+// OrderedFiles returns the files of s in seq order, as verify.Set reads
 // them (one copy of a segment kept in two forms; unfinished copies, an
 // empty spare and files that are not logs left out), with notes on what
-// was left out and on what VerifySet would find missing or doubled. For
+// was left out and on what verify.Set would find missing or doubled. For
 // reading the log; it checks nothing.
 func (s *Set) OrderedFiles() (paths, notes []string, err error) {
 	files, problems, notes, err := s.Plan()

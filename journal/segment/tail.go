@@ -10,7 +10,8 @@ import (
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
-// Tail describes the end of an existing audit file.
+// Tail describes the end of a log file (ReadTail, StreamTail): its last
+// intact line and what follows it.
 type Tail struct {
 	Intact     bool          // there is a last intact line
 	Seq        uint64        // its seq

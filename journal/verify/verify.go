@@ -33,7 +33,7 @@ func (s Status) String() string {
 	return "incomplete"
 }
 
-// Options configure Verify.
+// Options configure Stream and Set.
 type Options struct {
 	// Key pins the log: every session must be signed by it. Nil verifies
 	// unpinned, each session against the key its session_start names.
@@ -64,9 +64,9 @@ type Report struct {
 	Problems []Problem
 	Gaps     []Problem
 	Dropped  int
-	// Files are the files of a set in the order verified (VerifySet).
+	// Files are the files of a set in the order verified (Set).
 	Files []FileReport
-	// Notes say what VerifySet set aside without it being wrong: an
+	// Notes say what Set set aside without it being wrong: an
 	// unfinished compressed copy, an empty spare, a second equal copy.
 	Notes []string
 }
@@ -210,7 +210,7 @@ type verifier struct {
 	fileRecs uint64
 	fileSeqs [2]uint64
 	// resync: the set is missing records before the next one (reported
-	// once, by VerifySet): take its seq and prev as they come. gapEnd: the
+	// once, by Set): take its seq and prev as they come. gapEnd: the
 	// lowest seq after every missing range so far; sessions and intents
 	// from before it may have begun in the missing records.
 	resync bool
@@ -353,7 +353,7 @@ func (v *verifier) process(r *record.Record, derr error, hash record.Digest, aft
 }
 
 // gap tells the verifier that the records from seq on (up to end) are in no
-// file of the set; VerifySet reports it. The next record is taken as it
+// file of the set; Set reports it. The next record is taken as it
 // comes, and what the missing records would have held (a session's start,
 // an intent's outcome, a session's counts) is not held against the rest.
 func (v *verifier) gap(end uint64) {

@@ -15,7 +15,7 @@ import (
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 
-// Reading for Verify and VerifySet, on every core. Decoding a line (parse,
+// Reading for Stream and Set, on every core. Decoding a line (parse,
 // canonical re-encoding) and hashing it is the per-record cost of verify,
 // and each line's is independent of the others': a reader cuts the input
 // — the files of a set one after the other — into chunks of whole lines,

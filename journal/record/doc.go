@@ -1,0 +1,86 @@
+// Package record is the format of aegis's audit log: the bytes of every
+// line, the record kinds and their fields, the hash chain, the signature
+// rules, and the head file's one line. It encodes records (Body's
+// AppendFields, AppendTime, AppendSig, …) and decodes them (Decoder), and
+// reads and writes the keys that sign them. It does no I/O on logs:
+// package journal writes them, package segment reads their files, package
+// verify judges them.
+//
+// The constants marked as part of the format (Version, TimeLayout,
+// MaxLine, MaxValueBytes, PrefixBytes, the kind names, verdicts, statuses
+// and end reasons) cannot change without making every existing log
+// unverifiable; the golden files in testdata/ (kept by package journal's
+// TestRecordTestdata) show any change to what is written as a diff.
+//
+// # Format
+//
+// The log is UTF-8 text, one record per line, each line ended by a single
+// '\n'. Every record is written by aegis's own encoder (never a copy of client
+// JSON) in one canonical form: no white space, fields in a fixed order, strings
+// escaping only '"', '\\' and bytes below 0x20 (as \n, \r, \t or \u00XX),
+// invalid UTF-8 replaced by U+FFFD. Because the form is canonical, verify
+// decodes every line and re-encodes it; a line that does not come back byte for
+// byte (an unknown field, another order, other escapes, white space) is
+// rejected.
+//
+// The common fields, in order:
+//
+//	{"v":2,"seq":N,"ts":"2006-01-02T15:04:05.000000000Z","sid":"<32 hex>",
+//	 "kind":"<kind>","prev":"sha256:<64 hex>", <kind fields>[,"sig":"ed25519:<base64>"]}
+//
+// seq counts 0,1,2,… per log with no gaps (across its segments, below). prev
+// is the SHA-256 of the previous line's bytes without its '\n'; for seq 0 it
+// is 64 zeros. The kind fields of
+// every kind are listed on the types that encode them (SessionStart,
+// Enforcement, Intent, Outcome, Anomaly, PolicyReload, Recovery, SessionEnd).//
+// # Bounded values
+//
+// No line is longer than MaxLine (1 MiB, without its '\n'): that is the
+// longest line verify and the writer read, and the writer never writes a
+// longer one. What a client controls is bounded in the record itself:
+// an intent's and an outcome's "call" (the JSON-RPC id) and an intent's
+// "tool" (params.name); so is an intent's policy "rule" (a policy file's
+// text), which a call may not fail for. Such a value of at most
+// MaxValueBytes (256) bytes as recorded (a number's literal, a string's
+// canonical text) is written whole; a longer one is written abbreviated,
+// as an object, which no genuine value is (a JSON-RPC id is never an
+// object, a tool name and a rule are strings):
+//
+//	"call":{"type":"number"|"string","prefix":"<text>","bytes":N,"sha256":"sha256:<64 hex>"}
+//	"tool":{"prefix":"<text>","bytes":N,"sha256":"sha256:<64 hex>"}
+//	"rule":{"prefix":"<text>","bytes":N,"sha256":"sha256:<64 hex>"}
+//
+// in that order, where N is the value's length in bytes (a number's
+// literal as the client wrote it, a string as decoded from the frame),
+// sha256 the SHA-256 of those bytes, and prefix, a JSON string in the
+// canonical form, its longest leading run of whole characters whose
+// canonical text takes at most PrefixBytes (64) bytes (an invalid byte
+// counting as the 3 of U+FFFD). Equal values are abbreviated equally, so
+// an outcome's call matches its intent's whether whole or abbreviated.
+// With the bound, an intent or an outcome takes a few KiB at most,
+// whatever a client sends. The other fields hold what aegis itself
+// supplies (argv, environment names, confinement paths, statuses, …):
+// Append refuses, writing nothing, a record whose kind fields would make
+// a line longer than MaxLine, with an error matching ErrRecord.
+//
+// # Signatures
+//
+// sig, when present, is always the last field: an Ed25519 signature, by the
+// key named in the session's session_start, over the line's bytes before
+// `,"sig":`. Through prev it covers every line before it. The writer signs
+// the last record of every write (every commit group) and every session_end,
+// so a record that is written is, from the moment its group is written, covered
+// by a signature at or after it. Records after a session's last signature are
+// an unsigned tail: what a torn write leaves, reported and not trusted.
+//
+// # Head file
+//
+// A head file (package journal's Options.HeadFile) holds a signed head
+// of a log, for operators who ship it off the machine: one line,
+//
+//	{"v":2,"kind":"head","seq":N,"hash":"sha256:<hex>","ts":"<ts>","key":"ed25519:<base64>","sig":"ed25519:<base64>"}
+//
+// where seq and hash name the last line written (as Journal.Head) and sig
+// signs the bytes before `,"sig":` with the log's key. "head" is no record
+// kind, so the line cannot pass for a record.
+package record
