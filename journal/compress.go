@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
-	"golang.org/x/sys/unix"
 
 	"github.com/aegisrelay/aegis/journal/segment"
 )
@@ -71,7 +70,7 @@ func (z *compressor) run() {
 	// it idle. (The encoder and decoder run in this goroutine: concurrency
 	// 1. A thread locked to a goroutine that returns is ended, not reused.)
 	runtime.LockOSThread()
-	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
+	lowerThreadPriority()
 	defer func() {
 		if z.enc != nil {
 			z.enc.Close()

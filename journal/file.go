@@ -170,25 +170,6 @@ func (f *osFile) Sync() error {
 	return fdatasync(f.f)
 }
 
-func fdatasync(f *os.File) error {
-	sc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := sc.Control(func(fd uintptr) {
-		for {
-			serr = unix.Fdatasync(int(fd))
-			if serr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	return serr
-}
-
 // OpenAppend implements FS.
 func (OSFS) OpenAppend(path string) (File, error) {
 	return openLocked(path, true)
@@ -271,16 +252,10 @@ func (OSFS) Create(path string) (File, error) {
 // safe because the journal holds the log's lock — and RenameExchange
 // reports errors.ErrUnsupported, for the caller to fall back on.
 func (OSFS) Rename(oldpath, newpath string, mode RenameMode) error {
-	var flags uint
-	switch mode {
-	case RenameNoReplace:
-		flags = unix.RENAME_NOREPLACE
-	case RenameExchange:
-		flags = unix.RENAME_EXCHANGE
-	default:
+	if mode != RenameNoReplace && mode != RenameExchange {
 		return os.Rename(oldpath, newpath)
 	}
-	err := unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, flags)
+	err := renameat2(oldpath, newpath, mode)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
 		if mode == RenameExchange {
 			return &os.LinkError{Op: "rename-exchange", Old: oldpath, New: newpath, Err: errors.ErrUnsupported}
