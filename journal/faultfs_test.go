@@ -2,6 +2,7 @@ package journal
 
 import (
 	"errors"
+	"os"
 	"sync"
 	"syscall"
 )
@@ -9,21 +10,25 @@ import (
 // faultFS wraps OSFS and fails chosen operations, in the manner of pebble's
 // errorfs: the Nth write (1-based) or the Nth sync fails with err; a short
 // write writes half of its bytes first. The Nth rename and the Nth
-// directory sync (rotation) fail likewise.
+// directory sync (rotation) fail likewise. With failPreZeroSync every sync
+// of pre-zeroed space (which File.Sync does not cover) fails with it, and
+// the other faults do not apply: a wrapped file is not pre-zeroed.
+// Every error-path test of the journal's file I/O uses it.
 type faultFS struct {
 	OSFS
-	mu          sync.Mutex
-	failWrite   int // fail the Nth write; 0: never
-	failSync    int // fail the Nth sync; 0: never
-	failRename  int // fail the Nth rename; 0: never
-	failSyncDir int // fail the Nth directory sync; 0: never
-	noExchange  bool
-	short       bool
-	err         error
-	writes      int
-	syncs       int
-	renames     int
-	syncDirs    int
+	mu              sync.Mutex
+	failPreZeroSync error // fail every sync of pre-zeroing; nil: never
+	failWrite       int   // fail the Nth write; 0: never
+	failSync        int   // fail the Nth sync; 0: never
+	failRename      int   // fail the Nth rename; 0: never
+	failSyncDir     int   // fail the Nth directory sync; 0: never
+	noExchange      bool
+	short           bool
+	err             error
+	writes          int
+	syncs           int
+	renames         int
+	syncDirs        int
 }
 
 func (fs *faultFS) Rename(oldpath, newpath string, mode RenameMode) error {
@@ -61,6 +66,11 @@ func (fs *faultFS) OpenAppend(path string) (File, error) {
 	f, err := OSFS{}.OpenAppend(path)
 	if err != nil {
 		return nil, err
+	}
+	if err := fs.failPreZeroSync; err != nil {
+		// Unwrapped: pre-zeroing runs only on the OS's own files.
+		f.(*osFile).z.zeroSync = func(*os.File) error { return err }
+		return f, nil
 	}
 	return &faultFile{File: f, fs: fs}, nil
 }

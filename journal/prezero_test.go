@@ -205,7 +205,7 @@ func TestNULsInsideALog(t *testing.T) {
 // error once per open file).
 func TestPreZeroSyncFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: failZeroFS{}})
+	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: &faultFS{failPreZeroSync: syscall.EIO}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,16 +230,6 @@ func TestPreZeroSyncFails(t *testing.T) {
 	if got := fileSize(t, path); got > size {
 		t.Fatalf("the file grew from %d to %d bytes after the failure", size, got)
 	}
-}
-
-type failZeroFS struct{ OSFS }
-
-func (failZeroFS) OpenAppend(path string) (File, error) {
-	f, err := OSFS{}.OpenAppend(path)
-	if err == nil {
-		f.(*osFile).z.zeroSync = func(*os.File) error { return syscall.EIO }
-	}
-	return f, err
 }
 
 // Over pre-zeroed space no more than maxUnsynced bytes are ever unsynced,

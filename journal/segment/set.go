@@ -292,7 +292,13 @@ func (s *Set) Plan() (files []SetFile, problems, notes []string, err error) {
 		if c := cmp.Compare(b.Last, a.Last); c != 0 {
 			return c
 		}
-		return cmpBool(a.zst, b.zst)
+		switch { // the plain copy of a segment before the compressed one
+		case a.zst == b.zst:
+			return 0
+		case !a.zst:
+			return -1
+		}
+		return 1
 	})
 	var out []SetFile
 	var next uint64
@@ -335,16 +341,6 @@ func (s *Set) Plan() (files []SetFile, problems, notes []string, err error) {
 		next = max(next, f.Last+1)
 	}
 	return append(out, unranged...), problems, notes, nil
-}
-
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case !a:
-		return -1
-	}
-	return 1
 }
 
 // copyOf: f and g are the plain and compressed copies of one segment.
