@@ -52,6 +52,16 @@ func buildGenuineLog() ([]byte, error) {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "audit.jsonl")
+	if err := writeGenuineLog(path, 0); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// writeGenuineLog writes the genuine log at path, rotated at maxSize if
+// it is positive. With a fixed clock, key and session ids and
+// deterministic signatures, it writes the same bytes every time.
+func writeGenuineLog(path string, maxSize int64) error {
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	now := func() time.Time {
 		clock = clock.Add(time.Millisecond + 7)
@@ -60,7 +70,7 @@ func buildGenuineLog() ([]byte, error) {
 	// Each group is appended together and waited for once: one write, one
 	// signature on its last record.
 	write := func(sid byte, groups ...[]record.Body) error {
-		j, err := Open(path, Options{Durability: Durability{Level: None}, Key: fuzzKey, Now: now, SID: [16]byte{sid, 1, 2, 3}, StandardSignatures: true})
+		j, err := Open(path, Options{Durability: Durability{Level: None}, Key: fuzzKey, Now: now, SID: [16]byte{sid, 1, 2, 3}, StandardSignatures: true, MaxSize: maxSize})
 		if err != nil {
 			return err
 		}
@@ -74,6 +84,9 @@ func buildGenuineLog() ([]byte, error) {
 			if err := j.Wait(seq, BeforeResponse); err != nil {
 				return err
 			}
+			if j.rot != nil {
+				j.rot.waitIdle() // each rotation where the same bytes put it
+			}
 		}
 		return j.Close()
 	}
@@ -82,7 +95,7 @@ func buildGenuineLog() ([]byte, error) {
 	d := func(s string) record.Digest { return sha256.Sum256([]byte(s)) }
 	batch := d(`[{"id":"b-1",…},{"id":2.0,…},{…}]`)
 	odd := str("ü\"\n\u2028\x01")
-	err = write(0xa1,
+	err := write(0xa1,
 		[]record.Body{&record.SessionStart{Aegis: "fuzz", Argv: []string{"server", "ünï\"code\n", ""}, Durability: "none", PolicySet: record.PassThroughSet,
 			Confine: &record.ConfineRequest{Read: []string{"/srv"}, Net: []string{"example.com:443"}, BestEffort: true}, Env: []string{"HOME"}}},
 		[]record.Body{&record.Enforcement{LandlockABI: 6, FS: []record.FSRule{{Path: "/srv", Access: []string{"read"}}}, NetPorts: []int{443},
@@ -101,18 +114,18 @@ func buildGenuineLog() ([]byte, error) {
 			&record.SessionEnd{Reason: record.EndChildExit, ExitCode: 1, Counts: record.Counts{FramesIn: 9, FramesOut: 4, Intents: 5, Outcomes: 4, Unanswered: 1, Anomalies: 1}}},
 	)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	_, err = f.WriteString(tornLine)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	err = write(0xb2,
 		[]record.Body{&record.SessionStart{Aegis: "fuzz", Argv: []string{"server"}, Durability: "none", PolicySet: "sha256:ef"}},
@@ -121,9 +134,9 @@ func buildGenuineLog() ([]byte, error) {
 		[]record.Body{&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{FramesIn: 1, FramesOut: 1, Intents: 1, Outcomes: 1}}},
 	)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return os.ReadFile(path)
+	return nil
 }
 
 func mustGenuine(tb testing.TB) []byte {
