@@ -307,6 +307,12 @@ func (v *verifier) flush(p *pending) {
 	v.process(p.rec, p.err, p.hash, false)
 }
 
+// process judges one record in log order: a line that did not decode is
+// one problem, and the chain goes on past it; a record's seq and prev must
+// continue the chain (but after records reported missing: resync), a
+// recovery must follow torn bytes (afterTorn), the kept head must match
+// the record of its seq, and session checks the record against its
+// session.
 func (v *verifier) process(r *record.Record, derr error, hash record.Digest, afterTorn bool) {
 	v.rep.Records++
 	if derr != nil {
@@ -369,7 +375,20 @@ func (v *verifier) gap(end uint64) {
 	}
 }
 
+// session checks r against the session it belongs to, then counts it
+// there (record) and queues its signature, if any, for the signature
+// workers.
 func (v *verifier) session(r *record.Record) {
+	if v.enter(r) {
+		v.record(r)
+	}
+}
+
+// enter moves to the session r belongs to: a recovery closes the current
+// one and names the next, a session_start opens it (checking the id and
+// the pinned key), and any other record must fall inside an open session.
+// It reports whether r is to be counted in v.cur.
+func (v *verifier) enter(r *record.Record) bool {
 	switch r.Kind {
 	case record.KindRecovery:
 		v.closeSession()
@@ -379,7 +398,7 @@ func (v *verifier) session(r *record.Record) {
 		if r.Sig != nil {
 			v.invalid(r, "signed recovery: its key is named only by the session_start after it")
 		}
-		return
+		return false
 	case record.KindSessionStart:
 		if v.expectSID != nil && *v.expectSID != r.SID {
 			v.invalid(r, "session_start after a recovery carries another session id")
@@ -419,12 +438,18 @@ func (v *verifier) session(r *record.Record) {
 		// the map up only for a record of another session.
 		if v.cur == nil || v.cur.sid != r.SID && v.sessions[r.SID] != v.cur {
 			v.invalid(r, "%s record outside its session", r.Kind)
-			return
+			return false
 		}
 		if v.cur.Ended {
 			v.invalid(r, "%s record after session_end", r.Kind)
 		}
 	}
+	return true
+}
+
+// record counts r in its session, v.cur: its calls opened and answered,
+// its end checked against what the session holds, its signature queued.
+func (v *verifier) record(r *record.Record) {
 	s := v.cur
 	s.Records++
 	s.LastSeq = r.Seq
