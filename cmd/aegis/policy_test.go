@@ -521,6 +521,11 @@ func TestPolicyReloadLongRejection(t *testing.T) {
 	f := newFixture(t)
 	path, _ := f.writePolicy(t, "policy.yaml", denyDelete)
 	s := f.start(t, []string{"--policy", path, "--durability", "none"}, nil, policyChildArgv()...)
+	// An answer means wrap is relaying, its watcher set up before it.
+	s.send(call("1", "delete_all"))
+	if got := s.recv(); got != refusal("1", "POLICY_DENIED", "rules[1] delete_*") {
+		t.Fatalf("before the reload: %s; want delete_all refused", got)
+	}
 	bad := "version: 1\ndefault: allow\nrules:\n  - tool: \"" + strings.Repeat("a", 2_000_000) + "[\"\n    action: deny\n"
 	setBad := replacePolicy(t, path, bad)
 	recs := waitRecords(t, f, record.KindPolicyReload, 1)
