@@ -60,7 +60,7 @@ func BenchmarkVerifySet(b *testing.B) {
 	files, _, _ := sets[0].OrderedFiles()
 	var raw bytes.Buffer
 	for _, f := range files {
-		rc, err := segment.OpenSegment(f, nil)
+		rc, err := segment.Open(f, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

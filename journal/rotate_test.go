@@ -80,7 +80,7 @@ func setLines(t testing.TB, path string) [][]byte {
 	}
 	var lines [][]byte
 	for _, p := range paths {
-		rc, err := segment.OpenSegment(p, nil)
+		rc, err := segment.Open(p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +236,7 @@ func TestRotate(t *testing.T) {
 			// Pre-zeroed space is never sealed (nor compressed), and a
 			// closed live file holds none.
 			for _, n := range names {
-				rc, err := segment.OpenSegment(filepath.Join(dir, n), nil)
+				rc, err := segment.Open(filepath.Join(dir, n), nil)
 				if err != nil {
 					t.Fatal(err)
 				}

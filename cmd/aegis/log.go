@@ -148,7 +148,7 @@ func (p *logPrinter) set(s *segment.Set) error {
 	}
 	defer bar.done()
 	for _, name := range files {
-		rc, err := segment.OpenSegment(name, bar.add)
+		rc, err := segment.Open(name, bar.add)
 		if err != nil {
 			return err
 		}

@@ -250,7 +250,7 @@ func TestRotateWrap(t *testing.T) {
 		if name != middle {
 			return data
 		}
-		rc, _ := segment.OpenSegment(zst[len(zst)/2], nil)
+		rc, _ := segment.Open(zst[len(zst)/2], nil)
 		plain, _ := io.ReadAll(rc)
 		rc.Close()
 		lines := bytes.SplitAfter(plain, []byte("\n"))
@@ -570,7 +570,7 @@ func TestRotateSoak(t *testing.T) {
 	var rawBytes int64
 	var sigs int
 	for _, p := range append(zst, f.audit) {
-		rc, _ := segment.OpenSegment(p, nil)
+		rc, _ := segment.Open(p, nil)
 		data, _ := io.ReadAll(rc)
 		rc.Close()
 		if p != f.audit {

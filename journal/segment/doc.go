@@ -1,7 +1,7 @@
 // Package segment reads the files of an audit log: it finds the files a
 // log is made of (Collect, Sets, Siblings), names and parses sealed
 // segments (Name, ParseName), opens a segment for reading whether plain or
-// compressed (OpenSegment), reads lines (LineReader: the one line reader
+// compressed (Open), reads lines (LineReader: the one line reader
 // of the log's readers) and the content of a file written over
 // pre-zeroed space (ContentReader), finds the end of a file (ReadTail,
 // StreamTail), and follows a live log across rotations (Follow). It

@@ -17,7 +17,7 @@ var (
 	// than a torn write leaves).
 	ErrNotLog = errors.New("journal: existing file is not an aegis audit log")
 	// ErrCorruptSegment matches the error of reading a compressed segment
-	// that does not decode (OpenSegment).
+	// that does not decode (Open).
 	ErrCorruptSegment = errors.New("journal: compressed segment does not decode")
 )
 

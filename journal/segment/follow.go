@@ -135,7 +135,7 @@ func (f *follower) segments(base string) (relist bool, err error) {
 			if s, ok := ParseName(name); ok && f.seenAny && s.Last <= f.seen {
 				continue
 			}
-			rc, oerr := OpenSegment(name, nil)
+			rc, oerr := Open(name, nil)
 			if oerr != nil {
 				if errors.Is(oerr, os.ErrNotExist) {
 					return true, nil

@@ -15,8 +15,8 @@ import (
 // Segment file names. They are part of the format: verify finds a log's
 // sealed segments, and the range each must hold, by these names.
 const (
-	// SegmentExt ends the name of a sealed segment: FILE.<first>-<last>.jsonl.
-	SegmentExt = ".jsonl"
+	// Ext ends the name of a sealed segment: FILE.<first>-<last>.jsonl.
+	Ext = ".jsonl"
 	// CompressedExt is added to a segment compressed with zstd.
 	CompressedExt = ".zst"
 	// TmpExt ends a compressed copy still being written; it is never the
@@ -31,7 +31,7 @@ const (
 // Name returns the name under which the records first..last of the
 // log at path are sealed: path.<first>-<last>.jsonl.
 func Name(path string, first, last uint64) string {
-	return path + "." + strconv.FormatUint(first, 10) + "-" + strconv.FormatUint(last, 10) + SegmentExt
+	return path + "." + strconv.FormatUint(first, 10) + "-" + strconv.FormatUint(last, 10) + Ext
 }
 
 // Info is what a sealed segment's name says.
@@ -47,7 +47,7 @@ func ParseName(path string) (Info, bool) {
 	var s Info
 	name, ok := strings.CutSuffix(path, CompressedExt)
 	s.Compressed = ok
-	name, ok = strings.CutSuffix(name, SegmentExt)
+	name, ok = strings.CutSuffix(name, Ext)
 	if !ok {
 		return s, false
 	}

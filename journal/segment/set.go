@@ -197,7 +197,7 @@ func companion(path string, st os.FileInfo) string {
 // so a file that is not a log (a key, a binary) is never decoded line by
 // line into a report that would quote it.
 func notALog(path string) (string, error) {
-	rc, err := OpenSegment(path, nil)
+	rc, err := Open(path, nil)
 	if err != nil {
 		return "", err
 	}
@@ -367,7 +367,7 @@ func sameContent(f, g SetFile) (bool, error) {
 
 func hashFile(f SetFile) (record.Digest, error) {
 	var d record.Digest
-	rc, err := OpenSegment(f.Path, nil)
+	rc, err := Open(f.Path, nil)
 	if err != nil {
 		return d, err
 	}
@@ -382,7 +382,7 @@ func hashFile(f SetFile) (record.Digest, error) {
 
 // contentRange reads the seqs of a file's first and last records.
 func contentRange(path string, zst bool) (first, last uint64, ok bool, err error) {
-	rc, err := OpenSegment(path, nil)
+	rc, err := Open(path, nil)
 	if err != nil {
 		return 0, 0, false, err
 	}
@@ -393,7 +393,7 @@ func contentRange(path string, zst bool) (first, last uint64, ok bool, err error
 	}
 	var t Tail
 	if zst {
-		rc, err := OpenSegment(path, nil)
+		rc, err := Open(path, nil)
 		if err != nil {
 			return 0, 0, false, err
 		}
@@ -419,10 +419,10 @@ func contentRange(path string, zst bool) (first, last uint64, ok bool, err error
 	return first, t.Seq, true, nil
 }
 
-// OpenSegment opens a file of a set for reading its lines: a .zst file is
+// Open opens a file of a set for reading its lines: a .zst file is
 // decompressed as it is read. progress, if not nil, is called with the
 // bytes read from the file itself (compressed bytes for .zst).
-func OpenSegment(path string, progress func(n int)) (io.ReadCloser, error) {
+func Open(path string, progress func(n int)) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
