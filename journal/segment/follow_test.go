@@ -25,7 +25,10 @@ func TestFollowAcrossRotations(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	const records = 400
+	sealed := func() int {
+		m, _ := filepath.Glob(path + ".*.jsonl*")
+		return len(m)
+	}
 	appendOne := func(i int) {
 		t.Helper()
 		var b record.Body = &record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, Tool: []byte("read_file"), HasTool: true}
@@ -40,41 +43,47 @@ func TestFollowAcrossRotations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i := range records / 2 {
-		appendOne(i)
+	// Rotations happen when the sealer has a spare ready: append until
+	// they have, before Follow starts and while it runs.
+	const most = 1 << 16
+	n := 0
+	for ; sealed() < 2 && n < most/2; n++ {
+		appendOne(n)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	seqs := make(chan uint64, records)
+	seqs := make(chan uint64, most)
 	done := make(chan error, 1)
 	go func() {
 		done <- segment.Follow(ctx, path, segment.FollowOptions{Poll: time.Millisecond}, func(r *record.Record) error {
 			seqs <- r.Seq
-			if r.Seq == records-1 {
-				cancel()
-			}
 			return nil
 		})
 	}()
-	for i := records / 2; i < records; i++ {
-		appendOne(i)
+	for before := sealed(); sealed() < before+2 && n < most; n++ {
+		appendOne(n)
 	}
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Follow = %v; want context.Canceled after seq %d", err, records-1)
+	if sealed() < 4 {
+		t.Fatalf("%d sealed segments after %d records; want rotations before and while Follow runs", sealed(), n)
 	}
-	close(seqs)
-	var want uint64
-	for s := range seqs {
-		if s != want {
-			t.Fatalf("Follow passed seq %d; want %d (each once, in order)", s, want)
+	for want := uint64(0); want < uint64(n); want++ {
+		select {
+		case s := <-seqs:
+			if s != want {
+				t.Fatalf("Follow passed seq %d; want %d (each once, in order)", s, want)
+			}
+		case err := <-done:
+			t.Fatalf("Follow = %v before seq %d", err, want)
 		}
-		want++
 	}
-	if want != records {
-		t.Fatalf("Follow passed %d records; want %d", want, records)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Follow = %v; want context.Canceled", err)
 	}
-	if m, _ := filepath.Glob(path + ".*.jsonl*"); len(m) < 2 {
-		t.Fatalf("%d sealed segments; want rotations to have happened", len(m))
+	select {
+	case s := <-seqs:
+		t.Fatalf("Follow passed seq %d; the log ends at %d", s, n-1)
+	default:
 	}
 }
