@@ -133,7 +133,7 @@ func (s *syncFloor) op(b *testing.B) {
 	if _, err := unix.Write(s.fd, s.line); err != nil {
 		b.Fatal(err)
 	}
-	if err := unix.Fdatasync(s.fd); err != nil {
+	if err := fdatasync(s.fd); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -12,12 +12,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-	"golang.org/x/sys/unix"
 
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
@@ -423,31 +421,6 @@ func TestRotateFlags(t *testing.T) {
 	}
 }
 
-// openPTY returns the two ends of a new pseudo-terminal.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		m.Close()
-		t.Skipf("unlockpt: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		m.Close()
-		t.Skipf("ptsname: %v", err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		m.Close()
-		t.Skipf("open pts: %v", err)
-	}
-	t.Cleanup(func() { s.Close(); m.Close() })
-	return m, s
-}
-
 // TestRotateProgress: the progress bar is drawn on a terminal for a large
 // input, and never on a pipe or for a small input.
 func TestRotateProgress(t *testing.T) {
@@ -588,12 +561,4 @@ func TestRotateSoak(t *testing.T) {
 	t.Logf("verify --key (all %d cores): %d bytes uncompressed in %v: %.1f MB/s; %v of CPU: %.1f MB per CPU-second",
 		cpuCount(), rawBytes+liveBytes, vtime.Round(time.Millisecond), float64(rawBytes+liveBytes)/vtime.Seconds()/1e6,
 		vcpu.Round(time.Millisecond), float64(rawBytes+liveBytes)/vcpu.Seconds()/1e6)
-}
-
-func cpuCount() int {
-	var set unix.CPUSet
-	if unix.SchedGetaffinity(0, &set) != nil {
-		return 0
-	}
-	return set.Count()
 }
