@@ -10,8 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fdatasync is fsync where the system has none: the floor then includes
-// the metadata an fdatasync could skip, as the journal's sync does here.
+// fdatasync is fsync off Linux: the floor then includes the metadata an
+// fdatasync could skip.
 func fdatasync(fd int) error { return unix.Fsync(fd) }
 
 // openPTY skips: the tests open pseudo-terminals the Linux way.
