@@ -36,7 +36,7 @@ func (g *Gate) Current() *Policy { return g.cur.Load() }
 // Begin implements relay.Gate: it takes the rule set in force now for one
 // frame. The Frame it returns is the Gate's own and valid until the next
 // Begin; it allocates nothing.
-func (g *Gate) Begin(now time.Time) relay.Frame {
+func (g *Gate) Begin(now time.Time) relay.FrameDecider {
 	g.fd.reset(g.cur.Load(), now)
 	return &g.fd
 }
@@ -100,7 +100,7 @@ func rejected(err error) string {
 	return statusRejected + err.Error()
 }
 
-// frameDecider decides the calls of one frame (relay.Frame). tally counts
+// frameDecider decides the calls of one frame (relay.FrameDecider). tally counts
 // the calls decided so far under each rate-limited rule, so that a batch of
 // k calls to a rule needs k tokens; Commit takes them.
 type frameDecider struct {

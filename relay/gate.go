@@ -37,11 +37,6 @@ type FrameDecider interface {
 	Commit()
 }
 
-// Frame is the former name of FrameDecider.
-//
-// Deprecated: use FrameDecider; frame.Frame is the classified line.
-type Frame = FrameDecider
-
 // Decision is a verdict as the intent's "policy" records it, and, for a
 // refusal, what the refusal frame says.
 type Decision struct {
