@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -438,165 +437,43 @@ func (g *getter) bounded(name string) (s []byte, n int, sum Digest) {
 	return s, n, sum
 }
 
+// decodeBody reads the kind fields of a record of kind k from g: each
+// kind's decodeFields (record.go, beside its AppendFields) does it.
 func decodeBody(k Kind, g getter) (Body, error) {
-	var b Body
+	var b decodable
 	switch k {
 	case KindSessionStart:
-		s := &SessionStart{}
-		s.Key = g.key("key", ed25519.PublicKeySize)
-		if g.err == nil {
-			if err := checkPublicKey(s.Key); err != nil {
-				return nil, fmt.Errorf("%w: session_start: %v", ErrRecord, err)
-			}
-		}
-		s.Aegis = string(g.str("aegis"))
-		s.Argv = g.strs("argv")
-		s.Durability = string(g.str("durability"))
-		s.PolicySet = string(g.str("policy_set"))
-		if v := g.get("confine"); v != nil && v.Type() != fastjson.TypeNull {
-			c := g.obj("confine")
-			s.Confine = &ConfineRequest{
-				Read: c.strs("read"), Write: c.strs("write"), Net: c.strs("net"),
-				ExecSupport: c.bool("exec_support"), UDP: c.bool("udp"), BestEffort: c.bool("best_effort"),
-			}
-			g.merge(c)
-		}
-		if g.has("env") {
-			s.Env = g.strs("env")
-		}
-		b = s
+		b = &SessionStart{}
 	case KindEnforcement:
-		e := &Enforcement{}
-		e.LandlockABI = int(g.int("landlock_abi"))
-		if v := g.get("fs"); v != nil {
-			a, err := v.Array()
-			if err != nil {
-				g.fail("field \"fs\" is not an array")
-			}
-			for _, r := range a {
-				o, err := r.Object()
-				if err != nil {
-					g.fail("field \"fs\" holds a non-object")
-					break
-				}
-				rg := getter{o: o}
-				e.FS = append(e.FS, FSRule{Path: string(rg.str("path")), Access: rg.strs("access")})
-				g.merge(&rg)
-			}
-		}
-		n := g.obj("net")
-		e.TCP = string(n.str("tcp"))
-		if v := n.get("ports"); v != nil {
-			a, err := v.Array()
-			if err != nil {
-				n.fail("field \"ports\" is not an array")
-			}
-			for _, p := range a {
-				port, err := p.Int()
-				if err != nil {
-					n.fail("field \"ports\" holds a non-integer")
-				}
-				e.NetPorts = append(e.NetPorts, port)
-			}
-		}
-		e.UDP = string(n.str("udp"))
-		e.HostsEnforced = n.bool("hosts_enforced")
-		g.merge(n)
-		e.Scopes = g.strs("scopes")
-		e.SeccompApplied = g.bool("seccomp_applied")
-		e.SeccompNetworkDenied = g.bool("seccomp_network_denied")
-		e.IOURingDenied = g.bool("io_uring_denied")
-		be := g.obj("best_effort")
-		e.BestEffort = be.bool("enabled")
-		e.Dropped = be.strs("dropped")
-		g.merge(be)
-		e.NotCovered = g.strs("not_covered")
-		b = e
+		b = &Enforcement{}
 	case KindIntent:
-		in := &Intent{}
-		in.Call = g.call()
-		if v := g.get("tool"); v != nil && v.Type() != fastjson.TypeNull {
-			in.Tool, in.ToolLen, in.ToolSum = g.bounded("tool")
-			in.HasTool = true
-		}
-		in.RequestDigest = g.digest("request_digest")
-		if g.has("batch") {
-			bt := g.obj("batch")
-			in.BatchIndex, in.BatchSize = int(bt.int("index")), int(bt.int("size"))
-			g.merge(bt)
-			if g.err == nil && in.BatchSize <= 0 {
-				g.fail("batch size %d", in.BatchSize)
-			}
-		}
-		if g.has("malformed") {
-			in.Malformed = string(g.str("malformed"))
-		}
-		p := g.obj("policy")
-		in.Verdict = string(p.str("verdict"))
-		if v := p.get("rule"); v != nil && v.Type() == fastjson.TypeObject {
-			var rule []byte
-			rule, in.RuleLen, in.RuleSum = p.bounded("rule")
-			in.Rule = string(rule)
-		} else {
-			in.Rule = p.nstr("rule")
-		}
-		in.Set = string(p.str("set"))
-		g.merge(p)
-		c := g.obj("capability")
-		if c.str("grant"); c.has("status") {
-			in.Refused = true
-			c.str("status")
-			c.str("reason")
-		}
-		g.merge(c)
-		b = in
+		b = &Intent{}
 	case KindOutcome:
-		o := &Outcome{}
-		o.Call = g.call()
-		o.Intent = g.uint("intent")
-		if v := g.get("response_digest"); v != nil && v.Type() != fastjson.TypeNull {
-			o.ResponseDigest, o.HasResponse = g.digest("response_digest"), true
-		}
-		e := g.obj("execution")
-		o.Status, o.Reason = string(e.str("status")), e.nstr("reason")
-		g.merge(e)
-		o.LatencyNS = g.int("latency_ns")
-		b = o
+		b = &Outcome{}
 	case KindAnomaly:
-		a := &Anomaly{}
-		if g.has("response_digest") {
-			a.Digest, a.Response = g.digest("response_digest"), true
-		} else {
-			a.Digest = g.digest("request_digest")
-		}
-		a.Bytes, a.Reason, a.Forwarded = int(g.int("bytes")), string(g.str("reason")), g.bool("forwarded")
-		b = a
+		b = &Anomaly{}
 	case KindPolicyReload:
-		b = &PolicyReload{Set: string(g.str("set")), Status: string(g.str("status"))}
+		b = &PolicyReload{}
 	case KindRecovery:
-		b = &Recovery{TornBytes: int(g.int("torn_bytes")), TornDigest: g.digest("torn_digest")}
+		b = &Recovery{}
 	case KindSessionEnd:
-		e := &SessionEnd{Reason: string(g.str("reason"))}
-		if g.has("detail") {
-			e.Detail = string(g.str("detail"))
-		}
-		x := g.obj("exit")
-		if x.has("signal") {
-			e.ExitSignal = string(x.str("signal"))
-		} else {
-			e.ExitCode = int(x.int("code"))
-		}
-		g.merge(x)
-		e.SeccompKilled = g.bool("seccomp_killed")
-		c := g.obj("counts")
-		e.Counts = Counts{FramesIn: c.uint("frames_in"), FramesOut: c.uint("frames_out"),
-			Intents: c.uint("intents"), Outcomes: c.uint("outcomes"), Unanswered: c.uint("unanswered"),
-			Refused: c.uint("refused"), Anomalies: c.uint("anomalies")}
-		g.merge(c)
-		b = e
+		b = &SessionEnd{}
+	default:
+		return nil, g.err
+	}
+	if err := b.decodeFields(&g); err != nil {
+		return nil, err
 	}
 	if g.err != nil {
 		return nil, g.err
 	}
 	return b, nil
+}
+
+// decodable is a Body the general decoder fills: each kind's
+// decodeFields sits beside its AppendFields (record.go), so that a kind's
+// fields are written and read in one place.
+type decodable interface {
+	Body
+	decodeFields(g *getter) error
 }

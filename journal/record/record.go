@@ -2,7 +2,10 @@ package record
 
 import (
 	"crypto/ed25519"
+	"fmt"
 	"strconv"
+
+	"github.com/valyala/fastjson"
 )
 
 // Kind is a record's kind. The names are part of the format.
@@ -187,6 +190,33 @@ func (s *SessionStart) AppendFields(dst []byte) []byte {
 	return dst
 }
 
+// decodeFields reads the kind fields of SessionStart from g, as AppendFields
+// writes them; g.err holds what is wrong with them.
+func (s *SessionStart) decodeFields(g *getter) error {
+	s.Key = g.key("key", ed25519.PublicKeySize)
+	if g.err == nil {
+		if err := checkPublicKey(s.Key); err != nil {
+			return fmt.Errorf("%w: session_start: %v", ErrRecord, err)
+		}
+	}
+	s.Aegis = string(g.str("aegis"))
+	s.Argv = g.strs("argv")
+	s.Durability = string(g.str("durability"))
+	s.PolicySet = string(g.str("policy_set"))
+	if v := g.get("confine"); v != nil && v.Type() != fastjson.TypeNull {
+		c := g.obj("confine")
+		s.Confine = &ConfineRequest{
+			Read: c.strs("read"), Write: c.strs("write"), Net: c.strs("net"),
+			ExecSupport: c.bool("exec_support"), UDP: c.bool("udp"), BestEffort: c.bool("best_effort"),
+		}
+		g.merge(c)
+	}
+	if g.has("env") {
+		s.Env = g.strs("env")
+	}
+	return nil
+}
+
 // Enforcement states what confinement was actually enforced:
 //
 //	"landlock_abi":N,"fs":[{"path":…,"access":[…]}],
@@ -256,6 +286,56 @@ func (e *Enforcement) AppendFields(dst []byte) []byte {
 	dst = appendStrings(dst, "dropped", e.Dropped)
 	dst = append(dst, '}')
 	return appendStrings(dst, "not_covered", e.NotCovered)
+}
+
+// decodeFields reads the kind fields of Enforcement from g, as AppendFields
+// writes them; g.err holds what is wrong with them.
+func (e *Enforcement) decodeFields(g *getter) error {
+	e.LandlockABI = int(g.int("landlock_abi"))
+	if v := g.get("fs"); v != nil {
+		a, err := v.Array()
+		if err != nil {
+			g.fail("field \"fs\" is not an array")
+		}
+		for _, r := range a {
+			o, err := r.Object()
+			if err != nil {
+				g.fail("field \"fs\" holds a non-object")
+				break
+			}
+			rg := getter{o: o}
+			e.FS = append(e.FS, FSRule{Path: string(rg.str("path")), Access: rg.strs("access")})
+			g.merge(&rg)
+		}
+	}
+	n := g.obj("net")
+	e.TCP = string(n.str("tcp"))
+	if v := n.get("ports"); v != nil {
+		a, err := v.Array()
+		if err != nil {
+			n.fail("field \"ports\" is not an array")
+		}
+		for _, p := range a {
+			port, err := p.Int()
+			if err != nil {
+				n.fail("field \"ports\" holds a non-integer")
+			}
+			e.NetPorts = append(e.NetPorts, port)
+		}
+	}
+	e.UDP = string(n.str("udp"))
+	e.HostsEnforced = n.bool("hosts_enforced")
+	g.merge(n)
+	e.Scopes = g.strs("scopes")
+	e.SeccompApplied = g.bool("seccomp_applied")
+	e.SeccompNetworkDenied = g.bool("seccomp_network_denied")
+	e.IOURingDenied = g.bool("io_uring_denied")
+	be := g.obj("best_effort")
+	e.BestEffort = be.bool("enabled")
+	e.Dropped = be.strs("dropped")
+	g.merge(be)
+	e.NotCovered = g.strs("not_covered")
+	return nil
 }
 
 // Policy verdicts, as written in an intent's "policy".
@@ -345,6 +425,47 @@ func (in *Intent) AppendFields(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// decodeFields reads the kind fields of Intent from g, as AppendFields
+// writes them; g.err holds what is wrong with them.
+func (in *Intent) decodeFields(g *getter) error {
+	in.Call = g.call()
+	if v := g.get("tool"); v != nil && v.Type() != fastjson.TypeNull {
+		in.Tool, in.ToolLen, in.ToolSum = g.bounded("tool")
+		in.HasTool = true
+	}
+	in.RequestDigest = g.digest("request_digest")
+	if g.has("batch") {
+		bt := g.obj("batch")
+		in.BatchIndex, in.BatchSize = int(bt.int("index")), int(bt.int("size"))
+		g.merge(bt)
+		if g.err == nil && in.BatchSize <= 0 {
+			g.fail("batch size %d", in.BatchSize)
+		}
+	}
+	if g.has("malformed") {
+		in.Malformed = string(g.str("malformed"))
+	}
+	p := g.obj("policy")
+	in.Verdict = string(p.str("verdict"))
+	if v := p.get("rule"); v != nil && v.Type() == fastjson.TypeObject {
+		var rule []byte
+		rule, in.RuleLen, in.RuleSum = p.bounded("rule")
+		in.Rule = string(rule)
+	} else {
+		in.Rule = p.nstr("rule")
+	}
+	in.Set = string(p.str("set"))
+	g.merge(p)
+	c := g.obj("capability")
+	if c.str("grant"); c.has("status") {
+		in.Refused = true
+		c.str("status")
+		c.str("reason")
+	}
+	g.merge(c)
+	return nil
+}
+
 // Execution statuses, as written in an outcome's "execution".
 const (
 	StatusOK            = "ok"
@@ -386,6 +507,21 @@ func (o *Outcome) AppendFields(dst []byte) []byte {
 	return appendIntField(dst, "latency_ns", o.LatencyNS)
 }
 
+// decodeFields reads the kind fields of Outcome from g, as AppendFields
+// writes them; g.err holds what is wrong with them.
+func (o *Outcome) decodeFields(g *getter) error {
+	o.Call = g.call()
+	o.Intent = g.uint("intent")
+	if v := g.get("response_digest"); v != nil && v.Type() != fastjson.TypeNull {
+		o.ResponseDigest, o.HasResponse = g.digest("response_digest"), true
+	}
+	e := g.obj("execution")
+	o.Status, o.Reason = string(e.str("status")), e.nstr("reason")
+	g.merge(e)
+	o.LatencyNS = g.int("latency_ns")
+	return nil
+}
+
 // Anomaly records a line that the readers on the other side may read
 // differently from aegis: from the client, a line that is not exactly one
 // JSON value or that some reader splits or reads otherwise; from the child
@@ -417,6 +553,18 @@ func (a *Anomaly) AppendFields(dst []byte) []byte {
 	return appendBoolField(dst, "forwarded", a.Forwarded)
 }
 
+// decodeFields reads the kind fields of Anomaly from g, as AppendFields
+// writes them; g.err holds what is wrong with them.
+func (a *Anomaly) decodeFields(g *getter) error {
+	if g.has("response_digest") {
+		a.Digest, a.Response = g.digest("response_digest"), true
+	} else {
+		a.Digest = g.digest("request_digest")
+	}
+	a.Bytes, a.Reason, a.Forwarded = int(g.int("bytes")), string(g.str("reason")), g.bool("forwarded")
+	return nil
+}
+
 // PolicyReload records a policy reload: "set":"sha256:…","status":"applied"|"rejected: …"
 type PolicyReload struct {
 	Set    string
@@ -428,6 +576,13 @@ func (*PolicyReload) Kind() Kind { return KindPolicyReload }
 func (p *PolicyReload) AppendFields(dst []byte) []byte {
 	dst = appendStringField(dst, "set", p.Set)
 	return appendStringField(dst, "status", p.Status)
+}
+
+// decodeFields reads the kind fields of PolicyReload from g, as AppendFields
+// writes them; g.err holds what is wrong with them.
+func (p *PolicyReload) decodeFields(g *getter) error {
+	p.Set, p.Status = string(g.str("set")), string(g.str("status"))
+	return nil
 }
 
 // Recovery records a torn last line left by an earlier session:
@@ -443,6 +598,13 @@ func (*Recovery) Kind() Kind { return KindRecovery }
 func (r *Recovery) AppendFields(dst []byte) []byte {
 	dst = appendIntField(dst, "torn_bytes", int64(r.TornBytes))
 	return AppendDigestField(dst, "torn_digest", r.TornDigest)
+}
+
+// decodeFields reads the kind fields of Recovery from g, as AppendFields
+// writes them; g.err holds what is wrong with them.
+func (r *Recovery) decodeFields(g *getter) error {
+	r.TornBytes, r.TornDigest = int(g.int("torn_bytes")), g.digest("torn_digest")
+	return nil
 }
 
 // Session end reasons.
@@ -507,4 +669,27 @@ func (e *SessionEnd) AppendFields(dst []byte) []byte {
 	dst = appendUintField(dst, "refused", c.Refused)
 	dst = appendUintField(dst, "anomalies", c.Anomalies)
 	return append(dst, '}')
+}
+
+// decodeFields reads the kind fields of SessionEnd from g, as AppendFields
+// writes them; g.err holds what is wrong with them.
+func (e *SessionEnd) decodeFields(g *getter) error {
+	e.Reason = string(g.str("reason"))
+	if g.has("detail") {
+		e.Detail = string(g.str("detail"))
+	}
+	x := g.obj("exit")
+	if x.has("signal") {
+		e.ExitSignal = string(x.str("signal"))
+	} else {
+		e.ExitCode = int(x.int("code"))
+	}
+	g.merge(x)
+	e.SeccompKilled = g.bool("seccomp_killed")
+	c := g.obj("counts")
+	e.Counts = Counts{FramesIn: c.uint("frames_in"), FramesOut: c.uint("frames_out"),
+		Intents: c.uint("intents"), Outcomes: c.uint("outcomes"), Unanswered: c.uint("unanswered"),
+		Refused: c.uint("refused"), Anomalies: c.uint("anomalies")}
+	g.merge(c)
+	return nil
 }
