@@ -440,40 +440,40 @@ func (g *getter) bounded(name string) (s []byte, n int, sum Digest) {
 // decodeBody reads the kind fields of a record of kind k from g: each
 // kind's decodeFields (record.go, beside its AppendFields) does it.
 func decodeBody(k Kind, g getter) (Body, error) {
-	var b decodable
+	// Direct calls, not through an interface, so that g stays on the stack.
+	var b Body
+	var err error
 	switch k {
 	case KindSessionStart:
-		b = &SessionStart{}
+		x := &SessionStart{}
+		b, err = x, x.decodeFields(&g)
 	case KindEnforcement:
-		b = &Enforcement{}
+		x := &Enforcement{}
+		b, err = x, x.decodeFields(&g)
 	case KindIntent:
-		b = &Intent{}
+		x := &Intent{}
+		b, err = x, x.decodeFields(&g)
 	case KindOutcome:
-		b = &Outcome{}
+		x := &Outcome{}
+		b, err = x, x.decodeFields(&g)
 	case KindAnomaly:
-		b = &Anomaly{}
+		x := &Anomaly{}
+		b, err = x, x.decodeFields(&g)
 	case KindPolicyReload:
-		b = &PolicyReload{}
+		x := &PolicyReload{}
+		b, err = x, x.decodeFields(&g)
 	case KindRecovery:
-		b = &Recovery{}
+		x := &Recovery{}
+		b, err = x, x.decodeFields(&g)
 	case KindSessionEnd:
-		b = &SessionEnd{}
-	default:
-		return nil, g.err
+		x := &SessionEnd{}
+		b, err = x, x.decodeFields(&g)
 	}
-	if err := b.decodeFields(&g); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if g.err != nil {
 		return nil, g.err
 	}
 	return b, nil
-}
-
-// decodable is a Body the general decoder fills: each kind's
-// decodeFields sits beside its AppendFields (record.go), so that a kind's
-// fields are written and read in one place.
-type decodable interface {
-	Body
-	decodeFields(g *getter) error
 }
