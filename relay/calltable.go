@@ -7,17 +7,17 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/cespare/xxhash/v2"
 )
 
 // call is a tools/call waiting for its response.
 type call struct {
-	key     []byte       // frame.ID.Key: ids match by value
-	id      journal.Call // the id as its intent recorded it; the outcome repeats it
-	seq     uint64       // the intent's seq
-	written time.Time    // when the intent was as durable as the level asks
-	order   uint64       // insertion order, for eviction of the oldest
+	key     []byte      // frame.ID.Key: ids match by value
+	id      record.Call // the id as its intent recorded it; the outcome repeats it
+	seq     uint64      // the intent's seq
+	written time.Time   // when the intent was as durable as the level asks
+	order   uint64      // insertion order, for eviction of the oldest
 }
 
 // callTable is the table of calls in flight, keyed by id value. Duplicate ids
@@ -26,7 +26,7 @@ type call struct {
 //
 // Its memory is bounded in bytes whatever the ids: a key longer than
 // maxKey is held as its SHA-256 (keyOf), and an id's text as the bounded
-// form its records encode (journal.Call.Bound), so a call holds at most a
+// form its records encode (record.Call.Bound), so a call holds at most a
 // few hundred bytes and the table at most max of them.
 type callTable struct {
 	byKey map[uint64][]*call
@@ -62,7 +62,7 @@ func newCallTable(max int) *callTable {
 
 // add inserts a call. When the table is full it first evicts the oldest
 // call and returns it, so that the caller records it rather than drop it.
-func (p *callTable) add(key []byte, id journal.Call, seq uint64) (*call, *call) {
+func (p *callTable) add(key []byte, id record.Call, seq uint64) (*call, *call) {
 	var evicted *call
 	if p.n >= p.max {
 		evicted = p.removeOldest()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 )
 
@@ -59,7 +59,7 @@ func TestPendingBoundedInBytes(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	counts, err := r.End(journal.StatusUnanswered, "test")
+	counts, err := r.End(record.StatusUnanswered, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestPendingBoundedInBytes(t *testing.T) {
 		t.Errorf("counts = %+v; want %d intents and outcomes, none unanswered", counts, calls)
 	}
 	for _, rec := range records(t, j, path) {
-		if o, ok := rec.Body.(*journal.Outcome); ok && (o.Status != journal.StatusOK || !o.Call.Abbreviated()) {
+		if o, ok := rec.Body.(*record.Outcome); ok && (o.Status != record.StatusOK || !o.Call.Abbreviated()) {
 			t.Fatalf("outcome %+v; want ok, with the id abbreviated", o)
 		}
 	}

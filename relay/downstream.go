@@ -7,6 +7,7 @@ import (
 
 	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // Downstream relays child→client until the child's EOF (nil) or an error:
@@ -153,7 +154,7 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 			}
 		}
 		if reason != "" {
-			seq, err := r.j.Append(&journal.Anomaly{Digest: digest(line), Response: true, Bytes: len(line), Reason: reason, Forwarded: true})
+			seq, err := r.j.Append(&record.Anomaly{Digest: digest(line), Response: true, Bytes: len(line), Reason: reason, Forwarded: true})
 			if err != nil {
 				return 0, 0, err
 			}
@@ -189,12 +190,12 @@ func (r *Relay) answer(m *frame.Message, clean bool, line []byte, st *downstream
 		if st.now.IsZero() {
 			st.now = r.cfg.Clock()
 		}
-		status := journal.StatusOK
+		status := record.StatusOK
 		switch {
 		case m.IsError:
-			status = journal.StatusRPCError
+			status = record.StatusRPCError
 		case m.ToolError:
-			status = journal.StatusToolError
+			status = record.StatusToolError
 		}
 		seq, err := r.appendOutcome(c, line, status, "", st.now)
 		return seq, err == nil, "", err

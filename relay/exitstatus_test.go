@@ -8,6 +8,7 @@ import (
 
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // TestExitStatus: how a session ended decides wrap's exit status, the
@@ -16,62 +17,62 @@ import (
 func TestExitStatus(t *testing.T) {
 	tooLarge := fmt.Errorf("read: %w", ErrFrameTooLarge)
 	auditIO := fmt.Errorf("sync: %w", journal.ErrIO)
-	unanswered := journal.StatusUnanswered
+	unanswered := record.StatusUnanswered
 	tests := []struct {
 		name       string
 		e          ending
 		wantExit   int
-		wantEnd    journal.SessionEnd
+		wantEnd    record.SessionEnd
 		wantStatus string
 		wantWhy    string
 	}{
 		{
 			name:     "child exits 0 on its own",
 			e:        ending{},
-			wantExit: 0, wantEnd: journal.SessionEnd{Reason: journal.EndChildExit},
+			wantExit: 0, wantEnd: record.SessionEnd{Reason: record.EndChildExit},
 			wantStatus: unanswered, wantWhy: "the child exited before answering",
 		},
 		{
 			name:     "client EOF, child exits 3",
-			e:        ending{reason: journal.EndClientEOF, code: 3},
-			wantExit: 3, wantEnd: journal.SessionEnd{Reason: journal.EndClientEOF, ExitCode: 3},
+			e:        ending{reason: record.EndClientEOF, code: 3},
+			wantExit: 3, wantEnd: record.SessionEnd{Reason: record.EndClientEOF, ExitCode: 3},
 			wantStatus: unanswered, wantWhy: "the child exited before answering",
 		},
 		{
 			name:     "signal forwarded, child dies of SIGTERM",
-			e:        ending{reason: journal.EndSignal, signal: syscall.SIGTERM},
-			wantExit: 128 + 15, wantEnd: journal.SessionEnd{Reason: journal.EndSignal, ExitSignal: "SIGTERM"},
+			e:        ending{reason: record.EndSignal, signal: syscall.SIGTERM},
+			wantExit: 128 + 15, wantEnd: record.SessionEnd{Reason: record.EndSignal, ExitSignal: "SIGTERM"},
 			wantStatus: unanswered, wantWhy: "the child was killed by SIGTERM before answering",
 		},
 		{
 			name:     "SIGSYS under the seccomp filter",
 			e:        ending{signal: syscall.SIGSYS, seccomp: true},
-			wantExit: 128 + int(syscall.SIGSYS), wantEnd: journal.SessionEnd{Reason: journal.EndChildExit, ExitSignal: "SIGSYS", SeccompKilled: true, Detail: SIGSYSFiltered},
-			wantStatus: journal.StatusSeccompKilled, wantWhy: "the child died of SIGSYS under the seccomp filter (a seccomp kill, or a SIGSYS sent to it)",
+			wantExit: 128 + int(syscall.SIGSYS), wantEnd: record.SessionEnd{Reason: record.EndChildExit, ExitSignal: "SIGSYS", SeccompKilled: true, Detail: SIGSYSFiltered},
+			wantStatus: record.StatusSeccompKilled, wantWhy: "the child died of SIGSYS under the seccomp filter (a seccomp kill, or a SIGSYS sent to it)",
 		},
 		{
 			name:     "SIGSYS with no filter is an ordinary signal",
 			e:        ending{signal: syscall.SIGSYS},
-			wantExit: 128 + int(syscall.SIGSYS), wantEnd: journal.SessionEnd{Reason: journal.EndChildExit, ExitSignal: "SIGSYS", Detail: SIGSYSUnfiltered},
+			wantExit: 128 + int(syscall.SIGSYS), wantEnd: record.SessionEnd{Reason: record.EndChildExit, ExitSignal: "SIGSYS", Detail: SIGSYSUnfiltered},
 			wantStatus: unanswered, wantWhy: "the child was killed by SIGSYS before answering",
 		},
 		{
 			name:     "frame too large overrides the child's status",
-			e:        ending{reason: journal.EndFrameTooLarge, code: 0, failure: tooLarge},
-			wantExit: exitcode.FrameTooLarge, wantEnd: journal.SessionEnd{Reason: journal.EndFrameTooLarge, Detail: tooLarge.Error()},
+			e:        ending{reason: record.EndFrameTooLarge, code: 0, failure: tooLarge},
+			wantExit: exitcode.FrameTooLarge, wantEnd: record.SessionEnd{Reason: record.EndFrameTooLarge, Detail: tooLarge.Error()},
 			wantStatus: unanswered, wantWhy: "session ended: " + tooLarge.Error(),
 		},
 		{
 			name:     "audit I/O failure, child then killed by SIGTERM",
-			e:        ending{reason: journal.EndAuditIOError, signal: syscall.SIGTERM, failure: auditIO},
-			wantExit: exitcode.AuditIO, wantEnd: journal.SessionEnd{Reason: journal.EndAuditIOError, ExitSignal: "SIGTERM", Detail: auditIO.Error()},
+			e:        ending{reason: record.EndAuditIOError, signal: syscall.SIGTERM, failure: auditIO},
+			wantExit: exitcode.AuditIO, wantEnd: record.SessionEnd{Reason: record.EndAuditIOError, ExitSignal: "SIGTERM", Detail: auditIO.Error()},
 			wantStatus: unanswered, wantWhy: "session ended: " + auditIO.Error(),
 		},
 		{
 			name:     "frame too large, SIGSYS under the filter: the failure's detail wins",
-			e:        ending{reason: journal.EndFrameTooLarge, signal: syscall.SIGSYS, seccomp: true, failure: tooLarge},
-			wantExit: exitcode.FrameTooLarge, wantEnd: journal.SessionEnd{Reason: journal.EndFrameTooLarge, ExitSignal: "SIGSYS", SeccompKilled: true, Detail: tooLarge.Error()},
-			wantStatus: journal.StatusSeccompKilled, wantWhy: "session ended: " + tooLarge.Error(),
+			e:        ending{reason: record.EndFrameTooLarge, signal: syscall.SIGSYS, seccomp: true, failure: tooLarge},
+			wantExit: exitcode.FrameTooLarge, wantEnd: record.SessionEnd{Reason: record.EndFrameTooLarge, ExitSignal: "SIGSYS", SeccompKilled: true, Detail: tooLarge.Error()},
+			wantStatus: record.StatusSeccompKilled, wantWhy: "session ended: " + tooLarge.Error(),
 		},
 	}
 	for _, tt := range tests {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 )
 
@@ -93,7 +94,7 @@ func TestSessionFailsClosedWhileReading(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer j.Close()
-			seq, err := j.Append(&journal.SessionStart{Aegis: "test", Argv: []string{"sh"}, Durability: "strict", PolicySet: "pass-through"})
+			seq, err := j.Append(&record.SessionStart{Aegis: "test", Argv: []string{"sh"}, Durability: "strict", PolicySet: "pass-through"})
 			if err == nil {
 				err = j.Wait(seq, journal.BeforeResponse)
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 )
 
@@ -89,7 +90,7 @@ type fuzzJournal struct {
 	rf   *os.File // reads back what j writes
 	size int64    // bytes read back from the current file
 	base uint64   // seq of the next record: one past the last marker
-	dec  journal.Decoder
+	dec  record.Decoder
 }
 
 var fuzzEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -115,7 +116,7 @@ func (fj *fuzzJournal) open() error {
 	if err != nil {
 		return err
 	}
-	seq, err := j.Append(&journal.SessionStart{Aegis: "fuzz", Argv: []string{"FuzzRelay"}, Durability: "none", PolicySet: journal.PassThroughSet})
+	seq, err := j.Append(&record.SessionStart{Aegis: "fuzz", Argv: []string{"FuzzRelay"}, Durability: "none", PolicySet: record.PassThroughSet})
 	if err == nil {
 		err = j.Wait(seq, journal.BeforeRequest)
 	}
@@ -151,8 +152,8 @@ func (fj *fuzzJournal) readNew() ([]byte, error) {
 
 // records appends a marker, waits for it (so that every record before it
 // is in the file) and returns the records written since the last marker.
-func (fj *fuzzJournal) records() ([]*journal.Record, error) {
-	seq, err := fj.j.Append(&journal.PolicyReload{Set: "fuzz", Status: "marker"})
+func (fj *fuzzJournal) records() ([]*record.Record, error) {
+	seq, err := fj.j.Append(&record.PolicyReload{Set: "fuzz", Status: "marker"})
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func (fj *fuzzJournal) records() ([]*journal.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	var recs []*journal.Record
+	var recs []*record.Record
 	for len(b) > 0 {
 		line, rest, ok := bytes.Cut(b, []byte{'\n'})
 		if !ok {
@@ -177,7 +178,7 @@ func (fj *fuzzJournal) records() ([]*journal.Record, error) {
 		r.Signed = nil // aliases line
 		recs = append(recs, r)
 	}
-	if n := len(recs); n == 0 || recs[n-1].Seq != seq || recs[n-1].Kind != journal.KindPolicyReload {
+	if n := len(recs); n == 0 || recs[n-1].Seq != seq || recs[n-1].Kind != record.KindPolicyReload {
 		return nil, fmt.Errorf("the marker (seq %d) is not the last record written", seq)
 	}
 	if recs[0].Seq != fj.base {
@@ -201,7 +202,7 @@ func (fj *fuzzJournal) check(t *testing.T, up, down, splits []byte, maxFrame, ma
 
 	gotUp, upErr := pump(t, r.Upstream, up, splits)
 	gotDown, downErr := pump(t, r.Downstream, down, splits)
-	counts, endErr := r.End(journal.StatusUnanswered, "fuzz: session ended")
+	counts, endErr := r.End(record.StatusUnanswered, "fuzz: session ended")
 	recs, recErr := fj.records()
 
 	if !bytes.Equal(gotUp, want.up) {
@@ -243,12 +244,12 @@ func (fj *fuzzJournal) check(t *testing.T, up, down, splits []byte, maxFrame, ma
 	for _, l := range want.short {
 		t.Errorf("client line %.200q: %s", l.line, l.why)
 	}
-	recorded := map[journal.Digest]bool{}
+	recorded := map[record.Digest]bool{}
 	for _, r := range recs {
 		switch b := r.Body.(type) {
-		case *journal.Outcome:
+		case *record.Outcome:
 			recorded[b.ResponseDigest] = b.HasResponse
-		case *journal.Anomaly:
+		case *record.Anomaly:
 			recorded[b.Digest] = true
 		}
 	}
@@ -259,7 +260,7 @@ func (fj *fuzzJournal) check(t *testing.T, up, down, splits []byte, maxFrame, ma
 	}
 }
 
-func render(k journal.Kind, b journal.Body) string {
+func render(k record.Kind, b record.Body) string {
 	return k.String() + " " + string(b.AppendFields(nil))
 }
 
@@ -319,8 +320,8 @@ type want struct {
 	up, down       []byte
 	upErr, downErr error
 	base           uint64 // seq of the first record
-	recs           []journal.Body
-	counts         journal.Counts
+	recs           []record.Body
+	counts         record.Counts
 	short          []shortLine // lines with fewer intents than encoding/json finds calls
 	answered       []answeredLine
 }
@@ -328,7 +329,7 @@ type want struct {
 // answeredLine is a child's line that a client takes as the answer to a
 // call in flight: the record must hold its digest.
 type answeredLine struct {
-	digest journal.Digest
+	digest record.Digest
 	client string
 }
 
@@ -340,7 +341,7 @@ type shortLine struct {
 // refCall is a call in the reference's table of calls in flight.
 type refCall struct {
 	key  string
-	call journal.Call
+	call record.Call
 	seq  uint64
 }
 
@@ -356,12 +357,12 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 	}
 	w := &want{base: base}
 	var inflight []*refCall // oldest first
-	add := func(b journal.Body) uint64 {
+	add := func(b record.Body) uint64 {
 		w.recs = append(w.recs, b)
 		return base + uint64(len(w.recs)-1)
 	}
 	unanswered := func(c *refCall, reason string) {
-		add(&journal.Outcome{Call: c.call, Intent: c.seq, Status: journal.StatusUnanswered, Reason: reason})
+		add(&record.Outcome{Call: c.call, Intent: c.seq, Status: record.StatusUnanswered, Reason: reason})
 		w.counts.Outcomes++
 		w.counts.Unanswered++
 	}
@@ -372,7 +373,7 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 		frame.NewClassifier().Classify(line, &f)
 		anomaly := f.Anomaly != ""
 		if anomaly {
-			add(&journal.Anomaly{Digest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: true})
+			add(&record.Anomaly{Digest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: true})
 			w.counts.Anomalies++
 		}
 		intents := 0
@@ -382,7 +383,7 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 				if !m.IsToolCall {
 					continue
 				}
-				in := &journal.Intent{Call: callOf(m), Tool: bytes.Clone(m.Tool), HasTool: m.HasTool,
+				in := &record.Intent{Call: callOf(m), Tool: bytes.Clone(m.Tool), HasTool: m.HasTool,
 					RequestDigest: digest(line), Malformed: m.Malformed}
 				if k == 0 && f.Kind == frame.Batch {
 					in.BatchIndex, in.BatchSize = i, len(f.Msgs)
@@ -393,7 +394,7 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 				seq := add(in)
 				intents++
 				w.counts.Intents++
-				if in.Call.Type == journal.IDNull {
+				if in.Call.Type == record.IDNull {
 					continue // nothing can answer it
 				}
 				if len(inflight) == maxPending {
@@ -446,13 +447,13 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 					if !other {
 						c := inflight[at]
 						inflight = append(inflight[:at:at], inflight[at+1:]...)
-						status := journal.StatusOK
+						status := record.StatusOK
 						if m.IsError {
-							status = journal.StatusRPCError
+							status = record.StatusRPCError
 						} else if m.ToolError {
-							status = journal.StatusToolError
+							status = record.StatusToolError
 						}
-						add(&journal.Outcome{Call: c.call, Intent: c.seq, ResponseDigest: digest(line), HasResponse: true, Status: status})
+						add(&record.Outcome{Call: c.call, Intent: c.seq, ResponseDigest: digest(line), HasResponse: true, Status: status})
 						w.counts.Outcomes++
 						continue
 					}
@@ -482,7 +483,7 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 			}
 		}
 		if reason != "" {
-			add(&journal.Anomaly{Digest: digest(line), Response: true, Bytes: len(line), Reason: reason, Forwarded: true})
+			add(&record.Anomaly{Digest: digest(line), Response: true, Bytes: len(line), Reason: reason, Forwarded: true})
 			w.counts.Anomalies++
 		}
 	})
@@ -510,21 +511,21 @@ func lines(data []byte, max int, fn func(line []byte)) ([]byte, error) {
 }
 
 // digest is the SHA-256 of a line without its '\n'.
-func digest(line []byte) journal.Digest {
+func digest(line []byte) record.Digest {
 	return sha256.Sum256(bytes.TrimSuffix(line, []byte{'\n'}))
 }
 
 // callOf is the id as an intent records it: a number as written, a string
 // decoded, anything else (absent, null, not an id) null.
-func callOf(m *frame.Message) journal.Call {
+func callOf(m *frame.Message) record.Call {
 	switch {
 	case !m.HasID:
 	case m.ID.Type == frame.IDNumber:
-		return journal.Call{Type: journal.IDNumber, Text: bytes.Clone(m.ID.Raw)}
+		return record.Call{Type: record.IDNumber, Text: bytes.Clone(m.ID.Raw)}
 	case m.ID.Type == frame.IDString:
-		return journal.Call{Type: journal.IDString, Text: bytes.Clone(m.ID.Str)}
+		return record.Call{Type: record.IDString, Text: bytes.Clone(m.ID.Str)}
 	}
-	return journal.Call{Type: journal.IDNull}
+	return record.Call{Type: record.IDNull}
 }
 
 // jsonToolCalls counts the messages of line that encoding/json reads as a
@@ -579,11 +580,11 @@ func clientsAccepting(line []byte, inflight []*refCall) []string {
 	strs := map[string]bool{}
 	for _, c := range inflight {
 		switch c.call.Type {
-		case journal.IDNumber:
+		case record.IDNumber:
 			if f, err := strconv.ParseFloat(string(c.call.Text), 64); err == nil {
 				numbers = append(numbers, f)
 			}
-		case journal.IDString:
+		case record.IDString:
 			strs[string(c.call.Text)] = true
 		}
 	}

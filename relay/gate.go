@@ -3,7 +3,7 @@ package relay
 import (
 	"time"
 
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // Gate is the tool-identity policy the relay enforces. A nil Gate
@@ -111,7 +111,7 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 		r.counts.Refused++
 		// An outcome needs an id to name: verify matches outcomes to
 		// intents with one. A refused notification is its intent alone.
-		if st.in.Call.Type != journal.IDNull {
+		if st.in.Call.Type != record.IDNull {
 			st.refs = append(st.refs, refusal{seq: seq, call: st.in.Call, own: d.Refused()})
 		}
 	}
@@ -120,7 +120,7 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 		return last, n, nil
 	}
 	for _, rc := range st.refs {
-		o := journal.Outcome{Call: rc.call, Intent: rc.seq, Status: journal.StatusHostDenied, Reason: ReasonSibling}
+		o := record.Outcome{Call: rc.call, Intent: rc.seq, Status: record.StatusHostDenied, Reason: ReasonSibling}
 		if rc.own {
 			o.Reason = ReasonNotExecuted
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/policy"
 	"github.com/aegisrelay/aegis/relay"
 )
@@ -61,16 +62,16 @@ func testJournal(t *testing.T) (*journal.Journal, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := j.Append(&journal.SessionStart{Aegis: "test", Argv: []string{"x"}, Durability: "none", PolicySet: "sha256:x"}); err != nil {
+	if _, err := j.Append(&record.SessionStart{Aegis: "test", Argv: []string{"x"}, Durability: "none", PolicySet: "sha256:x"}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
 	return j, path
 }
 
-func records(t *testing.T, j *journal.Journal, path string) []*journal.Record {
+func records(t *testing.T, j *journal.Journal, path string) []*record.Record {
 	t.Helper()
-	seq, err := j.Append(&journal.PolicyReload{Set: "sha256:flush", Status: "applied"})
+	seq, err := j.Append(&record.PolicyReload{Set: "sha256:flush", Status: "applied"})
 	if err == nil {
 		err = j.Wait(seq, journal.BeforeRequest)
 	}
@@ -78,8 +79,8 @@ func records(t *testing.T, j *journal.Journal, path string) []*journal.Record {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
-	var d journal.Decoder
-	var out []*journal.Record
+	var d record.Decoder
+	var out []*record.Record
 	for _, l := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 		r, err := d.Decode(l)
 		if err != nil {
@@ -159,11 +160,11 @@ func TestUpstreamGate(t *testing.T) {
 	var kinds []string
 	for _, rec := range recs[1:] {
 		switch b := rec.Body.(type) {
-		case *journal.Intent:
+		case *record.Intent:
 			kinds = append(kinds, "intent "+b.Verdict+" "+strconv.FormatBool(b.Refused))
-		case *journal.Outcome:
+		case *record.Outcome:
 			kinds = append(kinds, "outcome "+b.Status+" "+b.Reason)
-		case *journal.Anomaly:
+		case *record.Anomaly:
 			kinds = append(kinds, "anomaly forwarded="+strconv.FormatBool(b.Forwarded))
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 )
 
@@ -45,7 +45,7 @@ func TestUpstreamReadsAhead(t *testing.T) {
 	}
 	intents, signed := 0, 0
 	for _, rec := range records(t, j, path) {
-		if rec.Kind == journal.KindIntent {
+		if rec.Kind == record.KindIntent {
 			intents++
 			if rec.Sig != nil {
 				signed++

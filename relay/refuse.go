@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/frame"
-	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // refusal is a call of a refused frame: its intent's seq, its id, and
 // whether it was refused itself or for a sibling's sake.
 type refusal struct {
 	seq  uint64
-	call journal.Call
+	call record.Call
 	own  bool
 }
 
@@ -107,7 +107,7 @@ const (
 // Refusals of calls no rule is asked about: a parser differential could
 // make the child run another tool than the one aegis would judge.
 func refuseMalformed(set string) Decision {
-	return Decision{Verdict: journal.VerdictDenied, Set: set, Code: CodePolicyDenied}
+	return Decision{Verdict: record.VerdictDenied, Set: set, Code: CodePolicyDenied}
 }
 
 const refusalHead = `{"jsonrpc":"2.0","id":`

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // Errors of the relay; classify with errors.Is. Journal failures arrive as
@@ -35,7 +36,7 @@ type Config struct {
 	// MaxPending bounds the calls in flight tracked; default
 	// DefaultMaxPending. A call holds at most about 512 bytes whatever its
 	// id (a key of at most 64 bytes, longer ones held as their SHA-256, and
-	// the id as its record abbreviates it, at most journal.MaxValueBytes),
+	// the id as its record abbreviates it, at most record.MaxValueBytes),
 	// so the table holds at most MaxPending × 512 bytes: 32 MiB by default.
 	// A call past the bound evicts the oldest, recorded unanswered.
 	MaxPending int
@@ -58,8 +59,8 @@ type Relay struct {
 	mu       sync.Mutex // guards what follows
 	inFlight *callTable
 	ended    bool
-	counts   journal.Counts
-	out      journal.Outcome // reused: Append encodes it at once
+	counts   record.Counts
+	out      record.Outcome // reused: Append encodes it at once
 
 	// returning counts the answers released to the client that no call
 	// has followed yet (under mu too): a client with calls in flight
@@ -89,7 +90,7 @@ func New(cfg Config) *Relay {
 }
 
 // digest is the SHA-256 of a frame's bytes without the '\n' that ends it.
-func digest(line []byte) journal.Digest {
+func digest(line []byte) record.Digest {
 	if n := len(line); n > 0 && line[n-1] == '\n' {
 		line = line[:n-1]
 	}
@@ -165,24 +166,24 @@ func (r *Relay) live() error {
 }
 
 // callOf is the id of m as the journal records it.
-func callOf(m *frame.Message) journal.Call {
+func callOf(m *frame.Message) record.Call {
 	if !m.HasID {
-		return journal.Call{Type: journal.IDNull}
+		return record.Call{Type: record.IDNull}
 	}
 	switch m.ID.Type {
 	case frame.IDNumber:
-		return journal.Call{Type: journal.IDNumber, Text: m.ID.Raw}
+		return record.Call{Type: record.IDNumber, Text: m.ID.Raw}
 	case frame.IDString:
-		return journal.Call{Type: journal.IDString, Text: m.ID.Str}
+		return record.Call{Type: record.IDString, Text: m.ID.Str}
 	}
-	return journal.Call{Type: journal.IDNull}
+	return record.Call{Type: record.IDNull}
 }
 
 // appendOutcome appends the outcome of c. Called with mu held. resp is the
 // response frame, or nil when none came back.
 func (r *Relay) appendOutcome(c *call, resp []byte, status, reason string, now time.Time) (uint64, error) {
 	o := &r.out
-	*o = journal.Outcome{Call: c.id, Intent: c.seq, Status: status, Reason: reason}
+	*o = record.Outcome{Call: c.id, Intent: c.seq, Status: status, Reason: reason}
 	if resp != nil {
 		o.ResponseDigest, o.HasResponse = digest(resp), true
 	}
@@ -194,7 +195,7 @@ func (r *Relay) appendOutcome(c *call, resp []byte, status, reason string, now t
 		return 0, err
 	}
 	r.counts.Outcomes++
-	if status == journal.StatusUnanswered || status == journal.StatusSeccompKilled {
+	if status == record.StatusUnanswered || status == record.StatusSeccompKilled {
 		r.counts.Unanswered++
 	}
 	r.inFlight.release(c)
@@ -205,7 +206,7 @@ func (r *Relay) appendOutcome(c *call, resp []byte, status, reason string, now t
 // still in flight gets an outcome with status and reason (unanswered or
 // seccomp_killed). It returns the session's counts and the last seq
 // appended (ok false if none).
-func (r *Relay) End(status, reason string) (journal.Counts, error) {
+func (r *Relay) End(status, reason string) (record.Counts, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ended = true
@@ -221,7 +222,7 @@ func (r *Relay) End(status, reason string) (journal.Counts, error) {
 // policy_reload), in order with the pumps' records, and waits until it is
 // written. It fails with ErrEnded once End has run, so that nothing follows
 // session_end.
-func (r *Relay) Note(b journal.Body) error {
+func (r *Relay) Note(b record.Body) error {
 	r.mu.Lock()
 	if r.ended {
 		r.mu.Unlock()
@@ -236,7 +237,7 @@ func (r *Relay) Note(b journal.Body) error {
 }
 
 // Counts returns the session's counts so far.
-func (r *Relay) Counts() journal.Counts {
+func (r *Relay) Counts() record.Counts {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.counts

@@ -12,6 +12,7 @@ import (
 	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,7 +44,7 @@ type Session struct {
 
 // Result is how a session ended.
 type Result struct {
-	End journal.SessionEnd
+	End record.SessionEnd
 	// Exit is wrap's exit status: the child's, 128+N for signal N, or one
 	// of package exitcode's for wrap's own failures (package documentation,
 	// "Lifecycle").
@@ -120,7 +121,7 @@ func (s *Session) startChild() (c *child, res Result, ok bool) {
 	cmd.Env = s.Env
 	if s.Confine != nil {
 		if cmd, launch, err = confine.Command(*s.Confine, s.Argv, s.Env); err != nil {
-			return failed(Result{Exit: exitcode.Confinement, Err: err, End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: err.Error(), ExitCode: exitcode.Confinement}})
+			return failed(Result{Exit: exitcode.Confinement, Err: err, End: record.SessionEnd{Reason: record.EndConfinementRefused, Detail: err.Error(), ExitCode: exitcode.Confinement}})
 		}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, s.Stderr
@@ -150,7 +151,7 @@ func (s *Session) startChild() (c *child, res Result, ok bool) {
 // startFailed is the Result of a child that could not be started: err is
 // the session's error, cause what session_end records.
 func startFailed(code int, err, cause error) Result {
-	return Result{Exit: code, Err: err, End: journal.SessionEnd{Reason: journal.EndChildStartFailed, Detail: cause.Error(), ExitCode: code}}
+	return Result{Exit: code, Err: err, End: record.SessionEnd{Reason: record.EndChildStartFailed, Detail: cause.Error(), ExitCode: code}}
 }
 
 // stopStage is how far the supervisor has gone in ending the child. Each
@@ -233,7 +234,7 @@ func (sv *supervisor) upstreamEnded(err error) {
 	switch {
 	case err == nil:
 		if sv.reason == "" {
-			sv.reason = journal.EndClientEOF
+			sv.reason = record.EndClientEOF
 		}
 		if sv.state == nil {
 			sv.stop(false)
@@ -274,8 +275,8 @@ func (sv *supervisor) childExited(ex exited, draining bool) {
 // passed on (and reloads a policy) but does not by itself end the session:
 // if the child lives on, so does it.
 func (sv *supervisor) signalled(sig os.Signal) {
-	if sig != syscall.SIGHUP && (sv.reason == "" || sv.reason == journal.EndClientEOF) {
-		sv.reason = journal.EndSignal
+	if sig != syscall.SIGHUP && (sv.reason == "" || sv.reason == record.EndClientEOF) {
+		sv.reason = record.EndSignal
 	}
 	if sv.state == nil {
 		sv.signal(sig.(syscall.Signal))
@@ -326,9 +327,9 @@ func (sv *supervisor) pumpFailed(err error) {
 	}
 	switch {
 	case errors.Is(err, ErrFrameTooLarge):
-		sv.reason, sv.failure = journal.EndFrameTooLarge, err
+		sv.reason, sv.failure = record.EndFrameTooLarge, err
 	case errors.Is(err, journal.ErrIO):
-		sv.reason, sv.failure = journal.EndAuditIOError, err
+		sv.reason, sv.failure = record.EndAuditIOError, err
 	default:
 		return
 	}
@@ -368,11 +369,11 @@ type ending struct {
 // is the child's, 128+N for signal N; a failure's own status overrides it,
 // while session_end still records how the child ended.
 func exitStatus(e ending) (res Result, status, why string) {
-	res = Result{Err: e.failure, End: journal.SessionEnd{Reason: e.reason}}
+	res = Result{Err: e.failure, End: record.SessionEnd{Reason: e.reason}}
 	if res.End.Reason == "" {
-		res.End.Reason = journal.EndChildExit
+		res.End.Reason = record.EndChildExit
 	}
-	status, why = journal.StatusUnanswered, "the child exited before answering"
+	status, why = record.StatusUnanswered, "the child exited before answering"
 	if e.signal != 0 {
 		res.Exit = 128 + int(e.signal)
 		res.End.ExitSignal = unix.SignalName(e.signal)
@@ -386,7 +387,7 @@ func exitStatus(e ending) (res Result, status, why string) {
 			if e.seccomp {
 				res.End.SeccompKilled = true
 				res.End.Detail = SIGSYSFiltered
-				status, why = journal.StatusSeccompKilled, "the child died of SIGSYS under the seccomp filter (a seccomp kill, or a SIGSYS sent to it)"
+				status, why = record.StatusSeccompKilled, "the child died of SIGSYS under the seccomp filter (a seccomp kill, or a SIGSYS sent to it)"
 			} else {
 				res.End.Detail = SIGSYSUnfiltered
 			}
@@ -427,10 +428,10 @@ func (s *Session) enforce(c *child, launch *confine.Launch) (res Result, seccomp
 	switch {
 	case err != nil:
 		res = Result{Exit: exitcode.Confinement, Err: fmt.Errorf("confinement refused: %w", err),
-			End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: err.Error(), ExitCode: exitcode.Confinement}}
+			End: record.SessionEnd{Reason: record.EndConfinementRefused, Detail: err.Error(), ExitCode: exitcode.Confinement}}
 	case rep.Refused != "":
 		res = Result{Exit: exitcode.Confinement, Err: fmt.Errorf("confinement refused: %s", rep.Refused),
-			End: journal.SessionEnd{Reason: journal.EndConfinementRefused, Detail: rep.Refused, ExitCode: exitcode.Confinement}}
+			End: record.SessionEnd{Reason: record.EndConfinementRefused, Detail: rep.Refused, ExitCode: exitcode.Confinement}}
 	}
 	if res.Err == nil && rep.Enforced != nil {
 		seq, err := s.Journal.Append(rep.Enforced.Record())
@@ -451,7 +452,7 @@ func (s *Session) enforce(c *child, launch *confine.Launch) (res Result, seccomp
 			detail = "the confinement helper reported nothing enforced"
 		}
 		res = Result{Err: fmt.Errorf("cannot start %q under --confine: %s", s.Argv[0], detail),
-			End: journal.SessionEnd{Reason: journal.EndChildStartFailed, Detail: detail}}
+			End: record.SessionEnd{Reason: record.EndChildStartFailed, Detail: detail}}
 	}
 	if res.Err == nil {
 		return Result{}, rep.Enforced.SeccompApplied, true
@@ -483,7 +484,7 @@ func (s *Session) finish(res Result) Result {
 	if errors.Is(res.Err, journal.ErrIO) {
 		return res
 	}
-	if res.End.Counts == (journal.Counts{}) {
+	if res.End.Counts == (record.Counts{}) {
 		res.End.Counts = s.Relay.Counts()
 	}
 	seq, err := s.Journal.Append(&res.End)

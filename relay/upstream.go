@@ -7,13 +7,14 @@ import (
 
 	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // upstream is the client→child pump's state, reused from run to run.
 type upstream struct {
 	cl    frame.Classifier
 	f     frame.Frame
-	in    journal.Intent
+	in    record.Intent
 	calls []*call // calls this run added to the table of calls in flight
 
 	// With a Gate only.
@@ -196,7 +197,7 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 		// reading finds; with one it is dropped, so that nothing reaches
 		// the child that was not judged.
 		if f.Anomaly != "" {
-			seq, err := r.j.Append(&journal.Anomaly{Digest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: !gated})
+			seq, err := r.j.Append(&record.Anomaly{Digest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: !gated})
 			if err != nil {
 				return 0, 0, err
 			}
@@ -230,7 +231,7 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 }
 
 // intent fills st.in for message i of the frame in st.f.
-func (st *upstream) intent(i int, d journal.Digest) {
+func (st *upstream) intent(i int, d record.Digest) {
 	st.in = intentOf(&st.f.Msgs[i], d, "")
 	if st.f.Kind == frame.Batch {
 		st.in.BatchIndex, st.in.BatchSize = i, len(st.f.Msgs)
@@ -239,11 +240,11 @@ func (st *upstream) intent(i int, d journal.Digest) {
 
 // intentOf is the intent of call m of a frame with digest d; malformed is
 // the reason to record when m is not itself malformed ("" for none).
-func intentOf(m *frame.Message, d journal.Digest, malformed string) journal.Intent {
+func intentOf(m *frame.Message, d record.Digest, malformed string) record.Intent {
 	if m.Malformed != "" {
 		malformed = m.Malformed
 	}
-	return journal.Intent{Call: callOf(m), Tool: m.Tool, HasTool: m.HasTool, RequestDigest: d, Malformed: malformed}
+	return record.Intent{Call: callOf(m), Tool: m.Tool, HasTool: m.HasTool, RequestDigest: d, Malformed: malformed}
 }
 
 // recordFrame records the calls of a frame that is relayed without a
@@ -251,7 +252,7 @@ func intentOf(m *frame.Message, d journal.Digest, malformed string) journal.Inte
 // readings find (frame.Frame.Hidden), which are recorded as malformed for the
 // line's anomaly.
 func (r *Relay) recordFrame(line []byte, st *upstream, last uint64, n int) (uint64, int, error) {
-	var d journal.Digest
+	var d record.Digest
 	hashed := false
 	for k, msgs := range [2][]frame.Message{st.f.Msgs, st.f.Hidden} {
 		for i := range msgs {
@@ -284,13 +285,13 @@ func (r *Relay) recordFrame(line []byte, st *upstream, last uint64, n int) (uint
 // track adds the call just recorded (st.in, at seq) to the table of calls in flight,
 // if an answer can come back to match it.
 func (r *Relay) track(m *frame.Message, st *upstream, seq, last uint64) (uint64, error) {
-	if st.in.Call.Type == journal.IDNull || m.Malformed != "" && m.ID.Type == frame.IDInvalid {
+	if st.in.Call.Type == record.IDNull || m.Malformed != "" && m.ID.Type == frame.IDInvalid {
 		return last, nil // no answer will come back to match
 	}
 	c, evicted := r.inFlight.add(m.ID.Key, st.in.Call, seq)
 	st.calls = append(st.calls, c)
 	if evicted != nil {
-		seq, err := r.appendOutcome(evicted, nil, journal.StatusUnanswered, "evicted: more calls in flight than the pending table holds", time.Time{})
+		seq, err := r.appendOutcome(evicted, nil, record.StatusUnanswered, "evicted: more calls in flight than the pending table holds", time.Time{})
 		if err != nil {
 			return 0, err
 		}
