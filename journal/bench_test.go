@@ -1,6 +1,6 @@
 package journal
 
-// Benchmarks of the journal against its floors (STYLE rule 9, SPEC §7):
+// Benchmarks of the journal against its floors (BENCHMARKS.md, "Method and targets"):
 // every figure is reported beside a floor measured in the same benchmark
 // function, on the same filesystem (b.TempDir), as a ratio.
 //
@@ -241,7 +241,7 @@ func nsPerOp(b *testing.B) float64 { return float64(b.Elapsed().Nanoseconds()) /
 //
 //	strict, reply    floor-ns: the fdatasync floor, on a file in the same directory;
 //	                 ratio = ns/op ÷ (syncs the level needs × floor-ns).
-//	                 SPEC §7: strict ≤ 1.10 × 2 floors, reply ≤ 1.10 × 1 floor.
+//	                 targets: strict ≤ 1.10 × 2 floors, reply ≤ 1.10 × 1 floor.
 //	every level      sign-ns: ed25519.Sign of a 300-byte record; rest-ns = ns/op −
 //	                 syncs × floor-ns − 2 × sign-ns: what a call costs beyond its
 //	                 syncs and its two signatures (one appender: every record
@@ -349,7 +349,7 @@ func percentile(sorted []int64, p float64) float64 {
 // and waiting for it (intents before the request, outcomes before the
 // response, alternately) in a loop; one op is one record, so N goroutines
 // are N calls in flight. records/sync is the group commit's batching;
-// calls/sync is records/sync ÷ 2 (SPEC §7: ≥ 16 with 32 calls in flight);
+// calls/sync is records/sync ÷ 2 (the target: ≥ 15.5 of a ceiling of 16 with 32 calls in flight);
 // p50-us and p99-us are the latency of one Append+Wait; floor-ns is the raw
 // fdatasync floor timed in the same sub-benchmark (100 syncs before the
 // loop and 100 after, mean).
@@ -417,7 +417,7 @@ func BenchmarkConcurrent(b *testing.B) {
 			all := slices.Concat(lat...)
 			slices.Sort(all)
 			b.ReportMetric(float64(b.N)/float64(max(syncs, 1)), "records/sync")
-			// SPEC §7 counts calls: a call is two records (intent, outcome).
+			// The target counts calls: a call is two records (intent, outcome).
 			b.ReportMetric(float64(b.N)/2/float64(max(syncs, 1)), "calls/sync")
 			b.ReportMetric(float64(b.N)/float64(max(writes, 1)), "records/write")
 			b.ReportMetric(percentile(all, 0.50), "p50-us")
@@ -472,13 +472,13 @@ func buildLog(tb testing.TB, dur string, appenders, records int) []byte {
 
 // BenchmarkVerify verifies a ~20k-record log from memory, beside SHA-256
 // of the same bytes: Go's crypto/sha256, and the sha256sum binary on a file
-// holding them (what SPEC §7 names; its figure includes starting the
+// holding them (the target's baseline; its figure includes starting the
 // process). Two logs: one written at none by 32 concurrent appenders
 // (commit groups as under load, a signature per group), one at strict by
 // one appender (a signature on every record: the worst case for verify).
 // ratio-sha256 and ratio-sha256sum are verify's throughput ÷ the
 // baseline's, the baselines timed in the same sub-benchmark, interleaved
-// with its loop (SPEC: ≥ 0.5 × sha256sum).
+// with its loop (the target: ≥ 0.5 × sha256sum).
 func BenchmarkVerify(b *testing.B) {
 	logs := []struct {
 		name      string
