@@ -390,12 +390,14 @@ func (c *Classifier) message(b []byte, i, depth int) int {
 	if i < 0 {
 		return i
 	}
-	m := st.finish()
+	// Filled in place: a Message is a few hundred bytes, copied once less.
+	*c.out = append(*c.out, Message{})
+	m := &(*c.out)[len(*c.out)-1]
+	st.finish(m)
 	m.Off = c.base + start
 	if n := st.id.exact + st.id.variant; n > 1 {
 		m.AltIDs = c.altIDs(&m.ID)
 	}
-	*c.out = append(*c.out, m)
 	return i
 }
 
@@ -706,13 +708,9 @@ func looseEqual(s []byte, target string) bool {
 	return j == len(target)
 }
 
-// finish turns the accumulated state into a Message.
-func (st *msgState) finish() Message {
-	m := Message{
-		Method:     st.methodVal,
-		IsToolCall: st.toolCall,
-		HasID:      st.id.any(),
-	}
+// finish fills m, a zero Message, from the accumulated state.
+func (st *msgState) finish(m *Message) {
+	m.Method, m.IsToolCall, m.HasID = st.methodVal, st.toolCall, st.id.any()
 	if m.HasID {
 		m.ID = st.idVal
 	}
@@ -739,7 +737,6 @@ func (st *msgState) finish() Message {
 		m.IsError = st.errorf.any()
 		m.ToolError = st.isErrTrue
 	}
-	return m
 }
 
 func (st *msgState) toolCallReason() string {
