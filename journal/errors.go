@@ -3,7 +3,7 @@ package journal
 import (
 	"errors"
 
-	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/internal/regular"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/internal/regular"
 )
 
 // File is the journal's view of the audit file. All of the journal's I/O

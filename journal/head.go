@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/internal/regular"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 )

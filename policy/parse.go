@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/aegisrelay/aegis/internal/regular"
 )
 
 // MaxFileSize bounds a policy file: a policy is a list of names, and a
@@ -26,7 +28,7 @@ const MaxFileSize = 4 << 20
 // what was opened is checked again.
 func ReadFile(path string) ([]byte, error) {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, path, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, path, regular.Describe(st.Mode()))
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
@@ -44,21 +46,6 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s is over %d bytes", ErrTooLarge, path, MaxFileSize)
 	}
 	return data, nil
-}
-
-// fileKind says what a file that is not regular is.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO (named pipe)"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
 }
 
 // Load reads and parses the policy file at path.

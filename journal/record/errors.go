@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/internal/regular"
 )
 
 // Errors of the package. Classify with errors.Is.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/internal/regular"
 )
 
 // Head names the last line of a log: its seq and the SHA-256 of its bytes.

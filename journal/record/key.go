@@ -11,7 +11,7 @@ import (
 
 	"filippo.io/edwards25519"
 
-	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/internal/regular"
 )
 
 // GenerateKey returns a new Ed25519 private key.

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aegisrelay/aegis/journal/internal/regular"
+	"github.com/aegisrelay/aegis/internal/regular"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 

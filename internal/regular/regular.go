@@ -1,8 +1,8 @@
 // Package regular refuses paths that do not name regular files and reads
 // small regular files (keys, head files) whole. A FIFO would block the
 // reader, a device may never end, a directory cannot be renamed over: the
-// journal's writer and readers refuse them before opening, naming what
-// the path is.
+// journal's writer and readers, and the policy loader, refuse them before
+// opening, naming what the path is (Describe).
 package regular
 
 import (
