@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/aegisrelay/aegis/demo"
+	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -68,7 +69,7 @@ func runDemo(args []string) int {
 	}
 
 	fmt.Printf("\n$ aegis log %s\n", auditPath)
-	if code := runLog([]string{auditPath}); code != exitOK {
+	if code := runLog([]string{auditPath}); code != exitcode.OK {
 		return code
 	}
 	fmt.Printf("\n$ aegis verify --key @%s.pub %s\n", keyPath, auditPath)
@@ -109,5 +110,5 @@ func runDemoServer(args []string) int {
 	if err := demo.Serve(os.Stdin, os.Stdout); err != nil {
 		return fail(1, "demo server: %v", err)
 	}
-	return exitOK
+	return exitcode.OK
 }

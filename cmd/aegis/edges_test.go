@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 )
@@ -92,7 +93,7 @@ func TestVerifyNoInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		code, _, stderr := edgeRun(t, "", append([]string{"verify"}, tt.args...)...)
-		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+		if code != exitcode.Usage || !strings.Contains(stderr, tt.want) {
 			t.Errorf("verify %s = exit %d, stderr %q; want 2 and %q", tt.name, code, stderr, tt.want)
 		}
 	}
@@ -133,7 +134,7 @@ func TestVerifyDirectory(t *testing.T) {
 	syscall.Mkfifo(filepath.Join(logs, "pipe"), 0o600)
 
 	code, out, stderr := edgeRun(t, "", "verify", "--key", f.pub, logs)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("verify (a log, its head, its key, a subdirectory, a FIFO) = exit %d; want 0\n%s%s", code, out, stderr)
 	}
 	for _, want := range []string{"audit.head: a head file", "signing.key.pub: a public key", "real.key: a private key", "archive: a directory: not read", "pipe: a FIFO (named pipe): not read"} {
@@ -144,7 +145,7 @@ func TestVerifyDirectory(t *testing.T) {
 
 	put("audit.log", tampered, 0o600)
 	code, out, _ = edgeRun(t, "", "verify", "--key", f.pub, logs)
-	if code != exitInvalid || !strings.Contains(out, "audit.log: INVALID") {
+	if code != exitcode.Invalid || !strings.Contains(out, "audit.log: INVALID") {
 		t.Errorf("verify DIR with a tampered audit.log = exit %d; want 1 naming audit.log\n%s", code, out)
 	}
 	os.Remove(filepath.Join(logs, "audit.log"))
@@ -153,7 +154,7 @@ func TestVerifyDirectory(t *testing.T) {
 	put("signing.key", []byte("-----BEGIN PRIVATE KEY-----\n"+secret+"\n-----END PRIVATE KEY-----\n"), 0o600)
 	put("notes.txt", []byte("remember the milk\n"), 0o600)
 	code, out, stderr = edgeRun(t, "", "verify", "--key", f.pub, logs)
-	if code != exitInvalid || !strings.Contains(out, "notes.txt: not an aegis audit log") || !strings.Contains(out, "signing.key: not an aegis audit log") {
+	if code != exitcode.Invalid || !strings.Contains(out, "notes.txt: not an aegis audit log") || !strings.Contains(out, "signing.key: not an aegis audit log") {
 		t.Errorf("verify DIR with files that are not logs = exit %d; want 1 naming each as not a log\n%s", code, out)
 	}
 	keyBody := strings.Split(string(priv), "\n")[1]
@@ -161,7 +162,7 @@ func TestVerifyDirectory(t *testing.T) {
 		t.Errorf("verify quoted a file that is not a log:\n%s%s", out, stderr)
 	}
 	code, out, _ = edgeRun(t, "", "verify", "--json", "--key", f.pub, logs)
-	if code != exitInvalid || strings.Count(out, "\n") != 3 || !strings.Contains(out, `"status":"invalid"`) {
+	if code != exitcode.Invalid || strings.Count(out, "\n") != 3 || !strings.Contains(out, `"status":"invalid"`) {
 		t.Errorf("verify --json DIR = exit %d; want 1, one object per log (3)\n%s", code, out)
 	}
 }
@@ -173,7 +174,7 @@ func TestVerifyNotRegular(t *testing.T) {
 	edges := edgeFiles(t, dir)
 	for _, name := range []string{"a FIFO", "/dev/zero", "a symlink to /dev/zero"} {
 		code, out, stderr := edgeRun(t, "", "verify", edges[name])
-		if code != exitUsage || !strings.Contains(stderr, "not a regular file") {
+		if code != exitcode.Usage || !strings.Contains(stderr, "not a regular file") {
 			t.Errorf("verify %s = exit %d; want 2, not a regular file\n%s%s", name, code, out, stderr)
 		}
 	}
@@ -199,13 +200,13 @@ func TestVerifyReadWholeCaps(t *testing.T) {
 			if name == "a 2 GiB sparse file" {
 				want = "file too large: " + path + " holds 2147483648 bytes"
 			}
-			if code != exitUsage || !strings.Contains(stderr, path) || !strings.Contains(stderr, want) {
+			if code != exitcode.Usage || !strings.Contains(stderr, path) || !strings.Contains(stderr, want) {
 				t.Errorf("verify %s %s = exit %d, stderr %q; want 2 naming the file and %q", flag[0], name, code, stderr, want)
 			}
 		}
 	}
 	code, _, stderr := edgeRun(t, "", "verify", "--key", "@"+big, f.audit)
-	if code != exitUsage || !strings.Contains(stderr, "at most 4096 bytes") {
+	if code != exitcode.Usage || !strings.Contains(stderr, "at most 4096 bytes") {
 		t.Errorf("verify --key @(8 KiB .pub) = exit %d, stderr %q; want 2 naming the 4096-byte cap", code, stderr)
 	}
 }
@@ -226,7 +227,7 @@ func TestSigningKeyEdges(t *testing.T) {
 		if strings.Contains(name, "sparse") || strings.Contains(name, "KiB") {
 			want = "file too large: " + path
 		}
-		if code != exitUsage || !strings.Contains(stderr, want) || !strings.Contains(stderr, "16384") && want != "not a regular file" {
+		if code != exitcode.Usage || !strings.Contains(stderr, want) || !strings.Contains(stderr, "16384") && want != "not a regular file" {
 			t.Errorf("wrap --signing-key %s = exit %d, stderr %q; want 2 and %q with the cap", name, code, stderr, want)
 		}
 		if _, err := os.Stat(f.audit); err == nil {
@@ -245,7 +246,7 @@ func TestSigningKeyMode(t *testing.T) {
 		}
 		code, _, stderr := edgeRun(t, callLine, "wrap", "--audit", f.audit, "--signing-key", f.key, "--", "cat")
 		want := "permissions " + octal(mode) + " for '" + f.key + "' are too open"
-		if code != exitUsage || !strings.Contains(stderr, want) || !strings.Contains(stderr, "--allow-open-key") || !strings.Contains(stderr, "can sign records") {
+		if code != exitcode.Usage || !strings.Contains(stderr, want) || !strings.Contains(stderr, "--allow-open-key") || !strings.Contains(stderr, "can sign records") {
 			t.Errorf("wrap --signing-key (mode %s) = exit %d, stderr %q; want 2, %q, the reason and the flag", octal(mode), code, stderr, want)
 		}
 		if _, err := os.Stat(f.audit); err == nil {
@@ -262,7 +263,7 @@ func TestSigningKeyMode(t *testing.T) {
 	if code, _, stderr := edgeRun(t, callLine, "wrap", "--allow-open-key", "--audit", f.audit, "--signing-key", f.key, "--", "cat"); code != 0 {
 		t.Errorf("wrap --allow-open-key --signing-key (mode 0644) = exit %d; want 0\n%s", code, stderr)
 	}
-	f.mustVerify(t, exitOK)
+	f.mustVerify(t, exitcode.OK)
 }
 
 func octal(m os.FileMode) string {
@@ -319,7 +320,7 @@ func TestAuditRefusesNonLog(t *testing.T) {
 		old := time.Now().Add(-time.Hour).Truncate(time.Second)
 		os.Chtimes(path, old, old)
 		code, _, stderr := edgeRun(t, callLine, append([]string{"wrap", "--audit", path, "--signing-key", f.key, "--"}, childArgv...)...)
-		if code != exitUsage || !strings.Contains(stderr, "not an aegis audit log") || !strings.Contains(stderr, "left as it was") {
+		if code != exitcode.Usage || !strings.Contains(stderr, "not an aegis audit log") || !strings.Contains(stderr, "left as it was") {
 			t.Errorf("wrap --audit (%s) = exit %d, stderr %q; want 2, not an aegis audit log", tt.name, code, stderr)
 		}
 		st, _ := os.Stat(path)
@@ -345,7 +346,7 @@ func TestAuditRefusesNonLog(t *testing.T) {
 		if before != nil {
 			want = "holds nothing but 2147483648 NUL bytes"
 		}
-		if code != exitUsage || !strings.Contains(stderr, want) {
+		if code != exitcode.Usage || !strings.Contains(stderr, want) {
 			t.Errorf("wrap --audit (%s) = exit %d, stderr %q; want 2 and %q", name, code, stderr, want)
 		}
 		if before != nil {
@@ -381,7 +382,7 @@ func TestAuditContinuesTorn(t *testing.T) {
 	if n := bytes.Count(readAudit(f.audit), []byte(`"kind":"recovery"`)); n != 1 {
 		t.Errorf("%d recovery records after a torn line; want 1", n)
 	}
-	f.mustVerify(t, exitOK)
+	f.mustVerify(t, exitcode.OK)
 }
 
 // TestSIGSYSAttribution: a child that sends itself SIGSYS is recorded as
@@ -405,12 +406,12 @@ func TestSIGSYSAttribution(t *testing.T) {
 				t.Errorf("outcome status %q; want %q", o.Status, record.StatusUnanswered)
 			}
 		}
-		f.mustVerify(t, exitOK)
+		f.mustVerify(t, exitcode.OK)
 	})
 	t.Run("with --confine", func(t *testing.T) {
 		f := newFixture(t)
 		code, _, stderr := edgeRun(t, callLine, append([]string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--confine", "--allow-exec-support", "--"}, self...)...)
-		if code == exitConfine {
+		if code == exitcode.Confinement {
 			t.Skipf("this kernel cannot confine: %s", stderr)
 		}
 		var applied bool
@@ -429,7 +430,7 @@ func TestSIGSYSAttribution(t *testing.T) {
 		if !end.SeccompKilled || end.Detail != relay.SIGSYSFiltered || !strings.Contains(end.Detail, "sent itself") {
 			t.Errorf("session_end = seccomp_killed %v, detail %q; want true, %q", end.SeccompKilled, end.Detail, relay.SIGSYSFiltered)
 		}
-		f.mustVerify(t, exitOK)
+		f.mustVerify(t, exitcode.OK)
 	})
 }
 
@@ -445,7 +446,7 @@ func TestPolicyFileEdges(t *testing.T) {
 			want = "too large"
 		}
 		code, _, stderr := edgeRun(t, callLine, "wrap", "--policy", path, "--audit", f.audit, "--signing-key", f.key, "--", "cat")
-		if code != exitUsage || !strings.Contains(stderr, want) || !strings.Contains(stderr, path) {
+		if code != exitcode.Usage || !strings.Contains(stderr, want) || !strings.Contains(stderr, path) {
 			t.Errorf("wrap --policy %s = exit %d, stderr %q; want 2 and %q naming the file", name, code, stderr, want)
 		}
 		if _, err := os.Stat(f.audit); err == nil {
@@ -502,7 +503,7 @@ func TestWrapHeadFileNotRegular(t *testing.T) {
 	for _, name := range []string{"a directory", "a FIFO", "a symlink to /dev/zero"} {
 		path := edges[name]
 		code, _, stderr := edgeRun(t, callLine, "wrap", "--head-file", path, "--audit", f.audit, "--signing-key", f.key, "--", "cat")
-		if code != exitUsage || !strings.Contains(stderr, "not a regular file") || !strings.Contains(stderr, path) {
+		if code != exitcode.Usage || !strings.Contains(stderr, "not a regular file") || !strings.Contains(stderr, path) {
 			t.Errorf("wrap --head-file %s = exit %d, stderr %q; want 2, not a regular file, naming it", name, code, stderr)
 		}
 		if st, err := os.Lstat(path); err != nil || st.Mode().IsRegular() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -21,7 +22,7 @@ func runKeygen(args []string) int {
 		return code
 	}
 	if *out == "" || fs.NArg() > 0 {
-		return fail(exitUsage, "keygen: --out FILE is required and takes no other arguments")
+		return fail(exitcode.Usage, "keygen: --out FILE is required and takes no other arguments")
 	}
 	key, err := record.GenerateKey()
 	if err != nil {
@@ -48,7 +49,7 @@ func runKeygen(args []string) int {
 		return fail(1, "keygen: %v", err)
 	}
 	fmt.Println(pub)
-	return exitOK
+	return exitcode.OK
 }
 
 // writeSecret writes a new file with mode 0600, refusing to replace one

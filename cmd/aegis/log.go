@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
@@ -41,29 +42,29 @@ judges it.
 		return code
 	}
 	if fs.NArg() == 0 {
-		return fail(exitUsage, "log: no FILE given (see 'aegis log --help')")
+		return fail(exitcode.Usage, "log: no FILE given (see 'aegis log --help')")
 	}
 	paths, err := expandArgs(fs.Args())
 	if err != nil {
-		return fail(exitUsage, "log: %v", err)
+		return fail(exitcode.Usage, "log: %v", err)
 	}
 	in, err := segment.Collect(paths, true)
 	if err != nil {
-		return fail(exitUsage, "log: %v", err)
+		return fail(exitcode.Usage, "log: %v", err)
 	}
 	for _, n := range in.Notes {
 		fmt.Fprintf(os.Stderr, "aegis: log: note: %s\n", n)
 	}
 	sets := in.Sets
 	if len(sets) == 0 {
-		return fail(exitUsage, "log: no log in %s", strings.Join(fs.Args(), ", "))
+		return fail(exitcode.Usage, "log: no log in %s", strings.Join(fs.Args(), ", "))
 	}
 	if *follow && len(sets) != 1 {
-		return fail(exitUsage, "log: -f follows exactly one log (%d given)", len(sets))
+		return fail(exitcode.Usage, "log: -f follows exactly one log (%d given)", len(sets))
 	}
 	if *tool != "" {
 		if _, err := path.Match(*tool, ""); err != nil {
-			return fail(exitUsage, "log: --tool %q: %v", *tool, err)
+			return fail(exitcode.Usage, "log: --tool %q: %v", *tool, err)
 		}
 	}
 	var after time.Time
@@ -73,7 +74,7 @@ judges it.
 		} else if t, err := time.Parse(time.RFC3339Nano, *since); err == nil {
 			after = t
 		} else {
-			return fail(exitUsage, "log: --since %q is neither a duration (90m) nor an RFC 3339 time", *since)
+			return fail(exitcode.Usage, "log: --since %q is neither a duration (90m) nor an RFC 3339 time", *since)
 		}
 	}
 	p := &logPrinter{json: *asJSON, tool: *tool, since: after, pending: map[string]*callRow{}}
@@ -81,7 +82,7 @@ judges it.
 		p.tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(p.tw, "TIME\tSESSION\tCALL\tTOOL\tSTATUS\tLATENCY\tPOLICY")
 	}
-	code := exitOK
+	code := exitcode.OK
 	for _, set := range sets {
 		var err error
 		if *follow {
@@ -90,7 +91,7 @@ judges it.
 			err = p.set(set)
 		}
 		if err != nil {
-			code = fail(exitUsage, "log: %v", err)
+			code = fail(exitcode.Usage, "log: %v", err)
 		}
 	}
 	p.flushOpen()

@@ -14,19 +14,6 @@ import (
 	"github.com/aegisrelay/aegis/exitcode"
 )
 
-// Exit codes shared by the commands: short names for package exitcode's
-// table, which relay (wrap's own failures) and confine (the helper's) use
-// too.
-const (
-	exitOK         = exitcode.OK
-	exitInvalid    = exitcode.Invalid
-	exitUsage      = exitcode.Usage
-	exitIncomplete = exitcode.Incomplete
-	exitFrame      = exitcode.FrameTooLarge
-	exitConfine    = exitcode.Confinement
-	exitAuditIO    = exitcode.AuditIO
-)
-
 // version is set with -ldflags "-X main.version=…"; otherwise the module
 // version go install recorded, or "dev".
 var version = ""
@@ -74,15 +61,15 @@ func main() {
 func run(args []string) int {
 	if len(args) == 0 {
 		usage(os.Stderr)
-		return exitUsage
+		return exitcode.Usage
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		usage(os.Stdout)
-		return exitOK
+		return exitcode.OK
 	case "-version", "--version":
 		fmt.Println("aegis", aegisVersion())
-		return exitOK
+		return exitcode.OK
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
@@ -91,7 +78,7 @@ func run(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "aegis: unknown command %q\n", args[0])
 	usage(os.Stderr)
-	return exitUsage
+	return exitcode.Usage
 }
 
 func usage(w io.Writer) {
@@ -125,11 +112,11 @@ func newFlags(name, synopsis, examples string) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) { // Parse has printed fs.Usage
-		return exitOK, false
+		return exitcode.OK, false
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "aegis %s: %v (see 'aegis %s --help')\n", fs.Name(), err, fs.Name())
-		return exitUsage, false
+		return exitcode.Usage, false
 	}
 	return 0, true
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/policy"
 	"github.com/aegisrelay/aegis/relay"
 )
@@ -38,18 +39,18 @@ Examples:
 func runPolicy(args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, policyUsage)
-		return exitUsage
+		return exitcode.Usage
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		fmt.Print(policyUsage)
-		return exitOK
+		return exitcode.OK
 	case "check":
 		return runPolicyCheck(args[1:])
 	case "explain":
 		return runPolicyExplain(args[1:])
 	}
-	return fail(exitUsage, "policy: unknown subcommand %q (want check or explain; see 'aegis policy --help')", args[0])
+	return fail(exitcode.Usage, "policy: unknown subcommand %q (want check or explain; see 'aegis policy --help')", args[0])
 }
 
 func helpArg(args []string) bool {
@@ -64,22 +65,22 @@ func helpArg(args []string) bool {
 func runPolicyCheck(args []string) int {
 	if helpArg(args) {
 		fmt.Print(policyUsage)
-		return exitOK
+		return exitcode.OK
 	}
 	if len(args) == 0 {
-		return fail(exitUsage, "policy check: no FILE (see 'aegis policy --help')")
+		return fail(exitcode.Usage, "policy check: no FILE (see 'aegis policy --help')")
 	}
-	code := exitOK
+	code := exitcode.OK
 	for _, path := range args {
 		p, err := policy.Load(path)
 		var perr *policy.Error
 		switch {
 		case errors.As(err, &perr):
 			printPolicyError(os.Stderr, "policy check", err)
-			code = max(code, exitInvalid)
+			code = max(code, exitcode.Invalid)
 		case err != nil:
-			fail(exitUsage, "policy check: %v", err)
-			code = exitUsage
+			fail(exitcode.Usage, "policy check: %v", err)
+			code = exitcode.Usage
 		default:
 			fmt.Printf("%s: valid: %d rules, default %s, set %s\n", path, len(p.Rules()), p.Default(), p.Set())
 		}
@@ -90,19 +91,19 @@ func runPolicyCheck(args []string) int {
 func runPolicyExplain(args []string) int {
 	if helpArg(args) {
 		fmt.Print(policyUsage)
-		return exitOK
+		return exitcode.OK
 	}
 	if len(args) < 2 {
-		return fail(exitUsage, "policy explain: want FILE and at least one TOOL (see 'aegis policy --help')")
+		return fail(exitcode.Usage, "policy explain: want FILE and at least one TOOL (see 'aegis policy --help')")
 	}
 	p, err := policy.Load(args[0])
 	if err != nil {
 		var perr *policy.Error
 		if errors.As(err, &perr) {
 			printPolicyError(os.Stderr, "policy explain", err)
-			return exitInvalid
+			return exitcode.Invalid
 		}
-		return fail(exitUsage, "policy explain: %v", err)
+		return fail(exitcode.Usage, "policy explain: %v", err)
 	}
 	for _, tool := range args[1:] {
 		e := p.Explain(tool)
@@ -131,5 +132,5 @@ func runPolicyExplain(args []string) int {
 			fmt.Printf("  %s (line %d, %s) matches too but comes later: first match wins\n", r.Label(), r.Line, r.Action)
 		}
 	}
-	return exitOK
+	return exitcode.OK
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
@@ -57,54 +58,54 @@ no log in it. With several logs, the worst.
 		return code
 	}
 	if fs.NArg() == 0 {
-		return fail(exitUsage, "verify: no FILE given (see 'aegis verify --help')")
+		return fail(exitcode.Usage, "verify: no FILE given (see 'aegis verify --help')")
 	}
 	var opts verify.Options
 	if *keyArg != "" {
 		pub, err := readPublicKey(*keyArg)
 		if err != nil {
-			return fail(exitUsage, "verify: --key: %v", err)
+			return fail(exitcode.Usage, "verify: --key: %v", err)
 		}
 		opts.Key = pub
 	}
 	switch {
 	case *headArg != "" && *headFile != "":
-		return fail(exitUsage, "verify: give --head or --head-file, not both")
+		return fail(exitcode.Usage, "verify: give --head or --head-file, not both")
 	case *headArg != "":
 		h, err := parseHead(*headArg)
 		if err != nil {
-			return fail(exitUsage, "verify: --head: %v", err)
+			return fail(exitcode.Usage, "verify: --head: %v", err)
 		}
 		opts.Head = &h
 	case *headFile != "":
 		sh, err := record.ReadHead(*headFile)
 		if errors.Is(err, record.ErrRecord) {
-			return fail(exitInvalid, "verify: --head-file: %v", err)
+			return fail(exitcode.Invalid, "verify: --head-file: %v", err)
 		}
 		if err != nil {
-			return fail(exitUsage, "verify: --head-file: %v", err)
+			return fail(exitcode.Usage, "verify: --head-file: %v", err)
 		}
 		opts.Head, opts.HeadKey = &sh.Head, sh.Key
 	}
 	paths, err := expandArgs(fs.Args())
 	if err != nil {
-		return fail(exitUsage, "verify: %v", err)
+		return fail(exitcode.Usage, "verify: %v", err)
 	}
 	in, err := segment.Collect(paths, true)
 	if err != nil {
-		return fail(exitUsage, "verify: %v", err)
+		return fail(exitcode.Usage, "verify: %v", err)
 	}
 	for _, n := range in.Notes {
 		fmt.Fprintf(os.Stderr, "aegis: verify: note: %s\n", n)
 	}
 	sets := in.Sets
 	if len(sets) == 0 {
-		return fail(exitUsage, "verify: no log to verify in %s", strings.Join(fs.Args(), ", "))
+		return fail(exitcode.Usage, "verify: no log to verify in %s", strings.Join(fs.Args(), ", "))
 	}
 	if opts.Head != nil && len(sets) > 1 {
-		return fail(exitUsage, "verify: a head names one log; %d given (%s, %s, …)", len(sets), sets[0].Base, sets[1].Base)
+		return fail(exitcode.Usage, "verify: a head names one log; %d given (%s, %s, …)", len(sets), sets[0].Base, sets[1].Base)
 	}
-	worst := exitOK
+	worst := exitcode.OK
 	for _, s := range sets {
 		code := verifySet(s, opts, *asJSON)
 		worst = worse(worst, code)
@@ -135,7 +136,7 @@ func expandArgs(args []string) ([]string, error) {
 
 // worse orders exit codes: usage/unreadable > invalid > incomplete > valid.
 func worse(a, b int) int {
-	rank := map[int]int{exitOK: 0, exitIncomplete: 1, exitInvalid: 2, exitUsage: 3}
+	rank := map[int]int{exitcode.OK: 0, exitcode.Incomplete: 1, exitcode.Invalid: 2, exitcode.Usage: 3}
 	if rank[b] > rank[a] {
 		return b
 	}
@@ -210,11 +211,11 @@ func verifySet(s *segment.Set, opts verify.Options, asJSON bool) int {
 		if asJSON {
 			out.Status, out.Error = "unreadable", err.Error()
 			json.NewEncoder(os.Stdout).Encode(out)
-			return exitUsage
+			return exitcode.Usage
 		}
-		return fail(exitUsage, "verify: %v", err)
+		return fail(exitcode.Usage, "verify: %v", err)
 	}
-	code := map[verify.Status]int{verify.Valid: exitOK, verify.Invalid: exitInvalid, verify.Incomplete: exitIncomplete}[rep.Status]
+	code := map[verify.Status]int{verify.Valid: exitcode.OK, verify.Invalid: exitcode.Invalid, verify.Incomplete: exitcode.Incomplete}[rep.Status]
 	if asJSON {
 		out.Status, out.Records, out.Dropped, out.Notes = rep.Status.String(), rep.Records, rep.Dropped, rep.Notes
 		if rep.HasHead {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
@@ -52,7 +53,7 @@ the mode check.
 		if code, ok := parseFlags(fs, args); !ok {
 			return code
 		}
-		return fail(exitUsage, "wrap: the child command must follow -- (see 'aegis wrap --help')")
+		return fail(exitcode.Usage, "wrap: the child command must follow -- (see 'aegis wrap --help')")
 	}
 	if code, ok := parseFlags(fs, args[:i]); !ok {
 		return code
@@ -60,43 +61,43 @@ the mode check.
 	argv := args[i+1:]
 	switch {
 	case fs.NArg() > 0:
-		return fail(exitUsage, "wrap: unexpected %q before --", fs.Arg(0))
+		return fail(exitcode.Usage, "wrap: unexpected %q before --", fs.Arg(0))
 	case len(argv) == 0:
-		return fail(exitUsage, "wrap: no child command after --")
+		return fail(exitcode.Usage, "wrap: no child command after --")
 	case *audit == "":
-		return fail(exitUsage, "wrap: --audit FILE is required")
+		return fail(exitcode.Usage, "wrap: --audit FILE is required")
 	case *keyPath == "":
-		return fail(exitUsage, "wrap: --signing-key FILE is required (make one with 'aegis keygen --out FILE')")
+		return fail(exitcode.Usage, "wrap: --signing-key FILE is required (make one with 'aegis keygen --out FILE')")
 	}
 	dur, err := journal.ParseDurability(*durability)
 	if err != nil {
-		return fail(exitUsage, "wrap: --durability: %v", err)
+		return fail(exitcode.Usage, "wrap: --durability: %v", err)
 	}
 	frameMax, err := parseSize(*maxFrame)
 	if err != nil {
-		return fail(exitUsage, "wrap: --max-frame: %v", err)
+		return fail(exitcode.Usage, "wrap: --max-frame: %v", err)
 	}
 	key, err := record.ReadPrivateKeyFile(*keyPath, *allowOpenKey)
 	if errors.Is(err, record.ErrKeyMode) {
-		return fail(exitUsage, "wrap: --signing-key: %v; --allow-open-key accepts it anyway", err)
+		return fail(exitcode.Usage, "wrap: --signing-key: %v; --allow-open-key accepts it anyway", err)
 	}
 	if err != nil {
-		return fail(exitUsage, "wrap: --signing-key: %v", err)
+		return fail(exitcode.Usage, "wrap: --signing-key: %v", err)
 	}
 	pol, ok := loadWrapPolicy(*policyPath)
 	if !ok {
-		return exitUsage
+		return exitcode.Usage
 	}
 	prof, childEnv, envNames, err := cf.resolve()
 	if err != nil {
-		return fail(exitUsage, "wrap: %v", err)
+		return fail(exitcode.Usage, "wrap: %v", err)
 	}
 	if code, ok := undumpable(prof); !ok {
 		return code
 	}
 	jopts, err := rf.options(*audit, journal.Options{Durability: dur, Key: key})
 	if err != nil {
-		return fail(exitUsage, "wrap: %v", err)
+		return fail(exitcode.Usage, "wrap: %v", err)
 	}
 
 	// Signals: SIGINT/SIGTERM/SIGHUP go to the child. SIGPIPE is caught so
@@ -109,14 +110,14 @@ the mode check.
 	start := &record.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: pol.set()}
 	start.Confine, start.Env = confineRequest(prof), envNames
 	if err := record.Fits(start); err != nil {
-		return fail(exitUsage, "wrap: the child's command line, --env names and confinement paths are too long to record in one line: %v", err)
+		return fail(exitcode.Usage, "wrap: the child's command line, --env names and confinement paths are too long to record in one line: %v", err)
 	}
 	j, err := journal.Open(*audit, jopts)
 	if errors.Is(err, journal.ErrNotLog) || errors.Is(err, journal.ErrNotRegular) {
-		return fail(exitUsage, "wrap: %v; it is left as it was", err)
+		return fail(exitcode.Usage, "wrap: %v; it is left as it was", err)
 	}
 	if err != nil {
-		return fail(exitAuditIO, "wrap: %v", err)
+		return fail(exitcode.AuditIO, "wrap: %v", err)
 	}
 	seq, err := j.Append(start)
 	if err == nil {
@@ -124,7 +125,7 @@ the mode check.
 	}
 	if err != nil {
 		j.Close()
-		return fail(exitAuditIO, "wrap: %v", err)
+		return fail(exitcode.AuditIO, "wrap: %v", err)
 	}
 	r := relay.New(relay.Config{Journal: j, MaxFrame: frameMax, MaxPending: *maxPending, Gate: pol.relayGate(), Client: os.Stdout})
 	s := &relay.Session{
@@ -142,8 +143,8 @@ the mode check.
 		if res.Err == nil {
 			res.Err = cerr
 		}
-		fail(exitAuditIO, "wrap: audit log failed, nothing more was relayed: %v", res.Err)
-		return exitAuditIO
+		fail(exitcode.AuditIO, "wrap: audit log failed, nothing more was relayed: %v", res.Err)
+		return exitcode.AuditIO
 	case res.Err != nil:
 		fail(res.Exit, "wrap: %v", res.Err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aegisrelay/aegis/confine"
+	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -137,7 +138,7 @@ func undumpable(prof *confine.Profile) (code int, ok bool) {
 	case err == nil:
 		return 0, true
 	case prof != nil:
-		return fail(exitConfine, "wrap: %v", err), false
+		return fail(exitcode.Confinement, "wrap: %v", err), false
 	}
 	fmt.Fprintf(os.Stderr, "aegis: wrap: warning: %v\n", err)
 	return 0, true
