@@ -84,18 +84,16 @@ func (p *callTable) add(key []byte, id record.Call, seq uint64) (*call, *call) {
 	return c, evicted
 }
 
-// take removes and returns the oldest call with this key, or nil.
-func (p *callTable) take(key []byte) *call {
-	key = p.keyOf(key)
-	h := xxhash.Sum64(key)
+// remove takes c, found by find, out of the table.
+func (p *callTable) remove(c *call) {
+	h := xxhash.Sum64(c.key)
 	list := p.byKey[h]
-	for i, c := range list {
-		if bytes.Equal(c.key, key) {
+	for i, d := range list {
+		if d == c {
 			p.unlink(h, list, i)
-			return c
+			return
 		}
 	}
-	return nil
 }
 
 // find returns the oldest call with this key, or nil, and leaves it in

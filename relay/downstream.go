@@ -186,7 +186,7 @@ func (r *Relay) answer(m *frame.Message, clean bool, line []byte, st *downstream
 		if other := r.looseCall(&m.ID, c, st); other {
 			return 0, false, ReasonTwoCalls, nil
 		}
-		r.inFlight.take(m.ID.Key)
+		r.inFlight.remove(c)
 		if st.now.IsZero() {
 			st.now = r.cfg.Clock()
 		}
