@@ -193,6 +193,9 @@ type Classifier struct {
 	rep [4]ID
 	// base is the offset in the line of the segment being scanned.
 	base int
+	// others counts the messages other readings and nested arrays found,
+	// kept in hidden or not.
+	others int
 	// lenient: scanning for other readings, NaN and ±Infinity are numbers
 	// (Python's json reads them).
 	lenient bool
@@ -218,6 +221,7 @@ func (c *Classifier) Classify(line []byte, f *Frame) {
 	c.arena = c.arena[:0]
 	c.msgs = c.msgs[:0]
 	c.hidden = c.hidden[:0]
+	c.others = 0
 	c.ids = c.ids[:0]
 	c.out, c.base = &c.msgs, 0
 	c.failed = failNone
@@ -394,6 +398,15 @@ func (c *Classifier) message(b []byte, i, depth int) int {
 	*c.out = append(*c.out, Message{})
 	m := &(*c.out)[len(*c.out)-1]
 	st.finish(m)
+	if c.out == &c.hidden {
+		// Other readings keep only what the relay records, so that no
+		// run of other objects can crowd a call out of MaxBatch.
+		c.others++
+		if !m.IsToolCall && !m.Answers {
+			c.hidden = c.hidden[:len(c.hidden)-1]
+			return i
+		}
+	}
 	m.Off = c.base + start
 	if n := st.id.exact + st.id.variant; n > 1 {
 		m.AltIDs = c.altIDs(&m.ID)

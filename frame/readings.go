@@ -17,7 +17,7 @@ import (
 // array (nearly every line) costs one IndexByte.
 func (c *Classifier) otherReadings(line []byte, f *Frame) {
 	cr := interiorCR(line)
-	nested := len(c.hidden) > 0 // found in arrays nested in the batch
+	nested := c.others > 0 // messages in arrays nested in the batch
 	if f.Kind != NotJSON && !cr && !nested {
 		return
 	}
@@ -102,16 +102,11 @@ func (c *Classifier) stream(seg []byte, base int) {
 	}
 }
 
-// unseen keeps in c.hidden the tool calls and answers that seen (ordered
-// by Off) does not hold, each object once, ordered by Off, and returns
-// them.
+// unseen keeps in c.hidden the tool calls and answers (all it holds) that
+// seen (ordered by Off) does not hold, each object once, ordered by Off,
+// and returns them.
 func (c *Classifier) unseen(seen []Message) []Message {
-	h := c.hidden[:0]
-	for _, m := range c.hidden {
-		if m.IsToolCall || m.Answers {
-			h = append(h, m)
-		}
-	}
+	h := c.hidden
 	slices.SortStableFunc(h, func(a, b Message) int { return cmp.Compare(a.Off, b.Off) })
 	out, last := h[:0], -1
 	for _, m := range h {

@@ -59,6 +59,7 @@ func TestReadings(t *testing.T) {
 		{"deeply nested array", "[1,[[[" + c2 + "]]]]", AnomalyNested, `@6 request id=2 call tool="b"`},
 		{"call after 5000 numbers in a nested array", "[[" + strings.Repeat("1,", 5000) + c1 + "]]", AnomalyNested, `@10002 request id=1 call tool="a"`},
 		{"call after 5000 numbers in a batch behind a CR", "{\"x\":\r[" + strings.Repeat("1,", 5000) + c1 + "]\r}", AnomalyCR, `@10007 request id=1 call tool="a"`},
+		{"call after 5000 other objects behind CRs", "{\"x\":\r" + strings.Repeat("{}\r", 5000) + c1 + "\r}", AnomalyInvalid, `@15006 request id=1 call tool="a"`},
 		{"nested array without objects", "[[1,[2]],3]", "", ""},
 		{"nested non-call object", `[[{"a":1}]]`, AnomalyNested, ""},
 		{"two values", c1 + c2, AnomalyTail, `@0 request id=1 call tool="a"; @68 request id=2 call tool="b"`},
