@@ -349,7 +349,7 @@ func percentile(sorted []int64, p float64) float64 {
 // and waiting for it (intents before the request, outcomes before the
 // response, alternately) in a loop; one op is one record, so N goroutines
 // are N calls in flight. records/sync is the group commit's batching;
-// calls/sync is records/sync ÷ 2 (the target: ≥ 15.5 of a ceiling of 16 with 32 calls in flight);
+// calls/sync is records/sync ÷ 2 (the target: ≥ 16, the most possible, with 32 calls in flight);
 // p50-us and p99-us are the latency of one Append+Wait; floor-ns is the raw
 // fdatasync floor timed in the same sub-benchmark (100 syncs before the
 // loop and 100 after, mean).
