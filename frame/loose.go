@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"bytes"
 	"math"
 	"math/big"
 	"strconv"
@@ -16,7 +17,7 @@ import (
 // jsNumber returns Number(s) as JavaScript's StringToNumber computes it,
 // and false for NaN and the infinities (which answer no call).
 func jsNumber(s []byte) (float64, bool) {
-	s = trimFunc(s, isJSSpace)
+	s = bytes.TrimFunc(s, isJSSpace)
 	if len(s) == 0 {
 		return 0, true // Number("") and Number("  ") are 0
 	}
@@ -146,31 +147,12 @@ func isPySpace(r rune) bool {
 	return 0x2000 <= r && r <= 0x200a
 }
 
-// trimFunc trims the runes for which space is true from both ends of s.
-func trimFunc(s []byte, space func(rune) bool) []byte {
-	for len(s) > 0 {
-		r, n := utf8.DecodeRune(s)
-		if !space(r) {
-			break
-		}
-		s = s[n:]
-	}
-	for len(s) > 0 {
-		r, n := utf8.DecodeLastRune(s)
-		if !space(r) {
-			break
-		}
-		s = s[:len(s)-n]
-	}
-	return s
-}
-
 // appendPyInt appends to dst the JSON literal of int(s) as Python reads a
 // string: white space around, an optional sign, decimal digits of any
 // script (Unicode category Nd) with single underscores between them. It
 // returns false (and dst unchanged) for anything else.
 func appendPyInt(dst, s []byte) ([]byte, bool) {
-	s = trimFunc(s, isPySpace)
+	s = bytes.TrimFunc(s, isPySpace)
 	start := len(dst)
 	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
 		if s[0] == '-' {
