@@ -94,6 +94,17 @@ run() {
 	local rc=0
 	go test -run '^$' -fuzz "^${target}\$" -fuzztime "$duration" -fuzzminimizetime "$minimize" \
 		-parallel "$workers" "$rel" >"$log" 2>&1 || rc=$?
+	# Go's fuzzing coordinator can report its own -fuzztime deadline as
+	# a failure ("context deadline exceeded", no input written) when a
+	# worker is mid-execution as the time runs out: go.dev/issue/75804.
+	# The target ran its whole budget and no input failed, so that one
+	# signature is a pass, and the report says so.
+	if [ $rc != 0 ] && ! grep -q 'Failing input written' "$log" &&
+		[ "$(grep -A1 -E '^--- FAIL' "$log" | sed -n '2p' | tr -d '[:space:]')" = contextdeadlineexceeded ] &&
+		[ "$(grep -cE '^--- FAIL' "$log")" = 1 ] && [[ $duration != *x ]]; then
+		touch "$logs/$target.deadline"
+		rc=0
+	fi
 	echo $rc >"$logs/$target.rc"
 	echo "fuzz: done  $target (exit $rc)"
 }
@@ -136,6 +147,9 @@ for t in "${targets[@]}"; do
 			copied=$((copied + 1))
 		done
 		echo "    saved $copied new entries to $dst"
+	fi
+	if [ -e "$logs/$target.deadline" ]; then
+		echo "    stopped by Go's own deadline race (go.dev/issue/75804), not by an input: $log"
 	fi
 	if [ "$rc" != 0 ]; then
 		failed=1
