@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 
 	"github.com/aegisrelay/aegis/journal/record"
@@ -28,12 +29,13 @@ func (e *LongLineError) Is(target error) bool { return target == ErrLongLine }
 
 // LineReader reads the '\n'-terminated lines of a log, from a file that
 // is complete or from one still being written. It is the one line reader
-// of the log's readers but verify's, which cuts its input into chunks for
-// parallel decoding. A LineReader is not safe for concurrent use.
+// of the log's readers (verify, log, tails, follow). A LineReader is not
+// safe for concurrent use.
 type LineReader struct {
 	br      *bufio.Reader
 	partial []byte // a line not ended at the last io.EOF
 	long    int64  // > 0: the bytes read so far of a line too long to keep
+	lh      hash.Hash
 }
 
 // NewLineReader returns a LineReader of r with a 64 KiB buffer.
@@ -57,6 +59,17 @@ func (l *LineReader) Next() ([]byte, error) {
 			n--
 		}
 		if l.long > 0 || n > record.MaxLine {
+			if l.lh != nil {
+				if l.long == 0 {
+					l.lh.Reset()
+				}
+				l.lh.Write(l.partial)
+				if err == nil {
+					l.lh.Write(line[:len(line)-1])
+				} else {
+					l.lh.Write(line)
+				}
+			}
 			l.long += int64(len(l.partial) + len(line))
 			l.partial = l.partial[:0]
 			if err == nil {
@@ -83,6 +96,14 @@ func (l *LineReader) Next() ([]byte, error) {
 	}
 }
 
+// HashLongLines makes Next write the bytes of every line too long to be a
+// record (without its '\n') to h, which it resets where such a line
+// begins: once Next has answered the line with a *LongLineError, h holds
+// all of it, so that a reader can check the chain across a line it does
+// not hold (the next record's prev is the line's SHA-256). Call it before
+// the first Next; nil (the default) hashes nothing.
+func (l *LineReader) HashLongLines(h hash.Hash) { l.lh = h }
+
 // Partial returns the bytes of a line not ended at the last io.EOF, valid
 // until the next call to Next.
 func (l *LineReader) Partial() []byte { return l.partial }
@@ -90,6 +111,10 @@ func (l *LineReader) Partial() []byte { return l.partial }
 // Long reports whether the last io.EOF came within a line too long to be
 // a record.
 func (l *LineReader) Long() bool { return l.long > 0 }
+
+// LongLen is the count of bytes read so far of a line too long to be a
+// record, not yet ended: 0 unless Long.
+func (l *LineReader) LongLen() int64 { return l.long }
 
 // Rest returns the line not ended and all that is left to read of r.
 func (l *LineReader) Rest() ([]byte, error) {
