@@ -32,7 +32,27 @@
 // is the SHA-256 of the previous line's bytes without its '\n'; for seq 0 it
 // is 64 zeros. The kind fields of
 // every kind are listed on the types that encode them (SessionStart,
-// Enforcement, Intent, Outcome, Anomaly, PolicyReload, Recovery, SessionEnd).//
+// Enforcement, Intent, Outcome, Anomaly, PolicyReload, Recovery, SessionEnd).
+//
+// # Outcome statuses
+//
+// An outcome's execution.status says how its call ended:
+//
+//	ok              the child answered with a result
+//	tool_error      … with a result that has isError true
+//	rpc_error       … with a JSON-RPC error
+//	host_denied     not executed: the policy refused it or a sibling in its batch
+//	unanswered      no answer: the session ended first, or the call was evicted
+//	seccomp_killed  no answer: the child died of SIGSYS under the seccomp filter
+//	timeout         no answer within wrap's --call-timeout: aegis answered the
+//	                client with an error of its own (CALL_TIMEOUT)
+//
+// Only ok, tool_error and rpc_error have a response_digest. A timed-out
+// call is over for the client, which has aegis's answer; if the child
+// answers it later, that line is an anomaly with its response_digest and
+// forwarded false: it is not relayed (unless it also answers a call still
+// in flight, a batch: then forwarded true).
+//
 // # Bounded values
 //
 // No line is longer than MaxLine (1 MiB, without its '\n'): that is the

@@ -466,7 +466,8 @@ func (in *Intent) decodeFields(g *getter) error {
 	return nil
 }
 
-// Execution statuses, as written in an outcome's "execution".
+// Execution statuses, as written in an outcome's "execution". Part of the
+// format.
 const (
 	StatusOK            = "ok"
 	StatusToolError     = "tool_error"
@@ -474,6 +475,11 @@ const (
 	StatusHostDenied    = "host_denied"
 	StatusUnanswered    = "unanswered"
 	StatusSeccompKilled = "seccomp_killed"
+	// StatusTimeout: the child had not answered within wrap's
+	// --call-timeout, and aegis answered the client itself (an error with
+	// the call's id); response_digest is null. An answer the child sends
+	// later is recorded as an anomaly with its response_digest (doc.go).
+	StatusTimeout = "timeout"
 )
 
 // Outcome records the answer to an intent, before the answer moves on:
@@ -639,7 +645,8 @@ type SessionEnd struct {
 }
 
 // Counts are a session's totals. frames_in are client→child frames,
-// frames_out child→client.
+// frames_out child→client. unanswered counts the outcomes of calls the
+// child did not answer: unanswered, seccomp_killed and timeout.
 type Counts struct {
 	FramesIn, FramesOut, Intents, Outcomes, Unanswered, Refused, Anomalies uint64
 }
