@@ -22,6 +22,7 @@ import (
 type compressor struct {
 	fs   DirFS
 	logf func(format string, args ...any)
+	step stepHook
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -35,11 +36,11 @@ type compressor struct {
 	bufA, bufB []byte
 }
 
-func newCompressor(fsys DirFS, logf func(string, ...any)) *compressor {
+func newCompressor(fsys DirFS, logf func(string, ...any), step stepHook) *compressor {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	z := &compressor{fs: fsys, logf: logf, done: make(chan struct{})}
+	z := &compressor{fs: fsys, logf: logf, step: step, done: make(chan struct{})}
 	z.cond.L = &z.mu
 	go z.run()
 	return z
@@ -154,16 +155,16 @@ func (z *compressor) one(path string) error {
 		if err := z.fs.Rename(tmp, zpath, RenameNoReplace); err != nil {
 			return err
 		}
-		hook(stepZstRenamed)
+		z.step.at(stepZstRenamed)
 		if err := z.fs.SyncDir(dir); err != nil {
 			return err
 		}
-		hook(stepZstDir)
+		z.step.at(stepZstDir)
 	}
 	if err := z.fs.Remove(path); err != nil {
 		return err
 	}
-	hook(stepZstRemoved)
+	z.step.at(stepZstRemoved)
 	// The removal needs no sync of its own: undone by a power loss, it
 	// leaves two equal copies, which verify accepts and Open finishes.
 	return nil
@@ -191,11 +192,11 @@ func (z *compressor) write(tmp string, src File, size int64) error {
 	if err := z.enc.Close(); err != nil {
 		return err
 	}
-	hook(stepZstWritten)
+	z.step.at(stepZstWritten)
 	if err := dst.Sync(); err != nil {
 		return err
 	}
-	hook(stepZstSynced)
+	z.step.at(stepZstSynced)
 	same, err := z.same(dst, src, size)
 	if err != nil {
 		return err
@@ -203,7 +204,7 @@ func (z *compressor) write(tmp string, src File, size int64) error {
 	if !same {
 		return fmt.Errorf("%s does not decompress to the segment", tmp)
 	}
-	hook(stepZstChecked)
+	z.step.at(stepZstChecked)
 	return nil
 }
 

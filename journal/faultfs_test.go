@@ -2,117 +2,95 @@ package journal
 
 import (
 	"errors"
-	"os"
-	"sync"
-	"syscall"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
-// faultFS wraps OSFS and fails chosen operations, in the manner of pebble's
-// errorfs: the Nth write (1-based) or the Nth sync fails with err; a short
-// write writes half of its bytes first. The Nth rename and the Nth
-// directory sync (rotation) fail likewise. With failPreZeroSync every sync
-// of pre-zeroed space (which File.Sync does not cover) fails with it, and
-// the other faults do not apply: a wrapped file is not pre-zeroed.
+// faultOS returns the real filesystem with an Injector of rules at its
+// Fault hook, and the Injector, which counts every operation by kind.
 // Every error-path test of the journal's file I/O uses it.
-type faultFS struct {
-	OSFS
-	mu              sync.Mutex
-	failPreZeroSync error // fail every sync of pre-zeroing; nil: never
-	failWrite       int   // fail the Nth write; 0: never
-	failSync        int   // fail the Nth sync; 0: never
-	failRename      int   // fail the Nth rename; 0: never
-	failSyncDir     int   // fail the Nth directory sync; 0: never
-	noExchange      bool
-	short           bool
-	err             error
-	writes          int
-	syncs           int
-	renames         int
-	syncDirs        int
+func faultOS(rules ...faultfs.Rule) (OSFS, *faultfs.Injector) {
+	in := faultfs.New(rules...)
+	return OSFS{Fault: in.Hook}, in
 }
 
-func (fs *faultFS) Rename(oldpath, newpath string, mode RenameMode) error {
-	fs.mu.Lock()
-	fs.renames++
-	fail := fs.renames == fs.failRename
-	noExchange := fs.noExchange
-	fs.mu.Unlock()
-	if fail {
-		return fs.err
-	}
-	if noExchange && mode == RenameExchange {
-		return errors.ErrUnsupported
-	}
-	return fs.OSFS.Rename(oldpath, newpath, mode)
-}
+// opKinds is every kind OSFS names to its Fault hook.
+var opKinds = []string{fsOpen, fsCreate, fsRead, fsWrite, fsSync, fsPreZero, fsPreZeroSync, fsTruncate, fsClose,
+	fsRename, fsRenameNoReplace, fsRenameExchange, fsRemove, fsSyncDir, fsReadDir}
 
-func (fs *faultFS) SyncDir(dir string) error {
-	fs.mu.Lock()
-	fs.syncDirs++
-	fail := fs.syncDirs == fs.failSyncDir
-	fs.mu.Unlock()
-	if fail {
-		return fs.err
-	}
-	return fs.OSFS.SyncDir(dir)
-}
+// renames matches a rename of any mode.
+var renames = faultfs.Kind(fsRename, fsRenameNoReplace, fsRenameExchange)
 
-type faultFile struct {
-	File
-	fs *faultFS
-}
-
-func (fs *faultFS) OpenAppend(path string) (File, error) {
-	f, err := OSFS{}.OpenAppend(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := fs.failPreZeroSync; err != nil {
-		// Unwrapped: pre-zeroing runs only on the OS's own files.
-		f.(*osFile).z.zeroSync = func(*os.File) error { return err }
-		return f, nil
-	}
-	return &faultFile{File: f, fs: fs}, nil
-}
-
-func (f *faultFile) Write(p []byte) (int, error) {
-	f.fs.mu.Lock()
-	f.fs.writes++
-	fail := f.fs.writes == f.fs.failWrite
-	short, err := f.fs.short, f.fs.err
-	f.fs.mu.Unlock()
-	if !fail {
-		return f.File.Write(p)
-	}
-	if short {
-		n, _ := f.File.Write(p[:len(p)/2])
-		if err == nil {
-			return n, nil // a short write that reports no error
+// TestFaultKinds: a journal that rotates, compresses, keeps a head file
+// and pre-zeroes does every kind of operation the Fault hook's doc names,
+// through the hook; and the hook sees nothing else.
+func TestFaultKinds(t *testing.T) {
+	var unknown []string
+	fsys, in := faultOS(faultfs.Fail(faultfs.PredicateFunc(func(op faultfs.Op) bool {
+		if !slices.Contains(opKinds, op.Kind) {
+			unknown = append(unknown, op.Kind) // under the Injector's lock
 		}
-		return n, err
+		return false
+	}), nil))
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	key := testKey(t)
+	opts := Options{Durability: mustDurability(t, "strict"), Key: key, FS: fsys, MaxSize: 2048, Compress: true,
+		HeadFile: filepath.Join(dir, "head"), HeadEvery: time.Millisecond}
+	for range 2 { // the second Open reads the first's tail
+		j, err := Open(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet})
+		for i := range 40 {
+			seq, _ = j.Append(&record.Intent{RequestDigest: record.Digest{byte(i)}})
+			if err := j.Wait(seq, BeforeRequest); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return 0, err
-}
-
-func (f *faultFile) Sync() error {
-	f.fs.mu.Lock()
-	f.fs.syncs++
-	fail := f.fs.syncs == f.fs.failSync
-	err := f.fs.err
-	f.fs.mu.Unlock()
-	if fail {
-		return err
+	for _, k := range opKinds {
+		if in.Count(k) == 0 {
+			t.Errorf("no %q operation reached the Fault hook", k)
+		}
 	}
-	return f.File.Sync()
+	if len(unknown) > 0 {
+		t.Errorf("the Fault hook saw kinds %q; want only those of OSFS.Fault's doc", unknown)
+	}
 }
 
-func (fs *faultFS) counts() (writes, syncs int) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	return fs.writes, fs.syncs
+// TestFaultOpen: a failed open or create is the journal's error, with the
+// injected one inside.
+func TestFaultOpen(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		rule faultfs.Rule
+		want error
+	}{
+		{"open", faultfs.Fail(faultfs.Kind(fsOpen), faultfs.EROFS), faultfs.EROFS},
+		{"directory sync of a new file", faultfs.Fail(faultfs.Kind(fsSyncDir), faultfs.EIO), faultfs.EIO},
+		{"reading the tail", faultfs.Fail(faultfs.Kind(fsRead), faultfs.EIO), faultfs.EIO},
+	} {
+		fsys, _ := faultOS(tt.rule)
+		path := filepath.Join(t.TempDir(), "audit.jsonl")
+		if tt.name == "reading the tail" {
+			session(t, path, testKey(t), 1)
+		}
+		j, err := Open(path, Options{Key: testKey(t), FS: fsys})
+		if err == nil {
+			j.Close()
+		}
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: Open = %v; want %v", tt.name, err, tt.want)
+		}
+	}
 }
-
-var (
-	eio    error = syscall.EIO
-	enospc error = syscall.ENOSPC
-)

@@ -12,7 +12,7 @@ import (
 )
 
 // File is the journal's view of the audit file. All of the journal's I/O
-// goes through it, so tests can inject failures (see FS).
+// goes through it (see FS).
 type File interface {
 	io.Writer // appends at Size
 	io.ReaderAt
@@ -23,8 +23,8 @@ type File interface {
 	Close() error
 }
 
-// FS opens audit files. OSFS is the real one; tests wrap it to fail the Nth
-// write or sync.
+// FS opens audit files. OSFS is the real one; tests inject failures
+// through its Fault hook.
 type FS interface {
 	// OpenAppend opens path for appending and reading, creating it (mode
 	// 0600, with a sync of its directory so the new entry survives a crash)
@@ -34,8 +34,7 @@ type FS interface {
 
 // DirFS is the rest of the filesystem that rotation, compression and the
 // head file use. An FS that does not implement it gets OSFS's methods for
-// these (so a test FS that only counts writes need not spell them out);
-// tests that inject faults into rotation embed OSFS and override.
+// these (so an FS that only wraps OpenAppend need not spell them out).
 type DirFS interface {
 	FS
 	// OpenRead opens an existing file for reading only; its Write fails.
@@ -90,12 +89,73 @@ const (
 	RenameExchange
 )
 
-// OSFS is the operating system's filesystem.
-type OSFS struct{}
+// OSFS is the operating system's filesystem: the zero value is the one
+// aegis uses; with Fault set, the same with failures injected.
+type OSFS struct {
+	// Fault, when not nil, is asked before each operation OSFS does and
+	// each one the files it opens do, so that tests can fail any of them
+	// (package internal/faultfs's Injector.Hook is one). It is given the
+	// operation's kind, its path (a file, or a directory for readdir and
+	// syncdir; the old path of a rename) and n, the length of a write (0
+	// for every other kind), and returns how many of the n bytes to write
+	// and the error to return in place of the operation's own; (n, nil)
+	// lets the operation run. A write cut short writes its first bytes and
+	// returns their count with the error, which may be nil. The kinds:
+	//
+	//	open              OpenAppend, OpenRead
+	//	create            CreateLocked, Create
+	//	read              File.ReadAt
+	//	write             File.Write: records appended at the content end
+	//	sync              fdatasync of the records (File.Sync, or a long
+	//	                  write over pre-zeroed space bounding what is unsynced)
+	//	prezero           a write of zeros ahead of the content (prezero.go)
+	//	prezero-sync      the fdatasync of those zeros
+	//	truncate          the pre-zeroed space trimmed off (Close, sealing)
+	//	close             File.Close (the file is closed all the same)
+	//	rename, rename-noreplace, rename-exchange
+	//	                  Rename, by RenameMode
+	//	remove, syncdir, readdir
+	//
+	// Nil in every use but tests: it costs a nil check per operation.
+	Fault func(kind, path string, n int) (int, error)
+}
+
+// The kinds of operation OSFS names to its Fault hook.
+const (
+	fsOpen            = "open"
+	fsCreate          = "create"
+	fsRead            = "read"
+	fsWrite           = "write"
+	fsSync            = "sync"
+	fsPreZero         = "prezero"
+	fsPreZeroSync     = "prezero-sync"
+	fsTruncate        = "truncate"
+	fsClose           = "close"
+	fsRename          = "rename"
+	fsRenameNoReplace = "rename-noreplace"
+	fsRenameExchange  = "rename-exchange"
+	fsRemove          = "remove"
+	fsSyncDir         = "syncdir"
+	fsReadDir         = "readdir"
+)
+
+// faultHook is OSFS.Fault, with a check for the operations that write
+// nothing.
+type faultHook func(kind, path string, n int) (int, error)
+
+func (h faultHook) check(kind, path string) error {
+	if h == nil {
+		return nil
+	}
+	_, err := h(kind, path, 0)
+	return err
+}
 
 type osFile struct {
-	f *os.File
-	z *zeroer // nil for files opened only to read
+	f     *os.File
+	path  string
+	fault faultHook
+	z     *zeroer // nil for files opened only to read
 	// wrote: Write has been called. Set and read by the one goroutine
 	// that writes, then closes, the file.
 	wrote bool
@@ -106,21 +166,38 @@ func (f *osFile) Write(p []byte) (int, error) {
 		return 0, errors.New("journal: file opened for reading only")
 	}
 	f.wrote = true
+	if f.fault != nil {
+		if k, err := f.fault(fsWrite, f.path, len(p)); k < len(p) || err != nil {
+			n, werr := f.z.write(p[:max(k, 0)])
+			if werr != nil {
+				return n, werr
+			}
+			return n, err
+		}
+	}
 	return f.z.write(p)
 }
 
-func (f *osFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
+func (f *osFile) ReadAt(p []byte, off int64) (int, error) {
+	if err := f.fault.check(fsRead, f.path); err != nil {
+		return 0, err
+	}
+	return f.f.ReadAt(p, off)
+}
 
 // Close truncates the pre-zeroed space away, but only from a file this
 // process wrote to: a file Open refuses, or one it opened and never wrote,
 // is closed exactly as it was found.
 func (f *osFile) Close() error {
-	if f.z == nil || !f.wrote {
-		return f.f.Close()
+	var err error
+	if f.z != nil && f.wrote {
+		_, err = f.z.trim()
 	}
-	_, err := f.z.trim()
 	if cerr := f.f.Close(); err == nil {
 		err = cerr
+	}
+	if ferr := f.fault.check(fsClose, f.path); err == nil {
+		err = ferr
 	}
 	return err
 }
@@ -167,17 +244,26 @@ func (f *osFile) Sync() error {
 	if f.z != nil {
 		return f.z.syncContent()
 	}
+	if err := f.fault.check(fsSync, f.path); err != nil {
+		return err
+	}
 	return fdatasync(f.f)
 }
 
 // OpenAppend implements FS.
-func (OSFS) OpenAppend(path string) (File, error) {
-	return openLocked(path, true)
+func (fs OSFS) OpenAppend(path string) (File, error) {
+	if err := faultHook(fs.Fault).check(fsOpen, path); err != nil {
+		return nil, err
+	}
+	return openLocked(path, true, fs.Fault)
 }
 
 // CreateLocked implements DirFS.
-func (OSFS) CreateLocked(path string) (File, error) {
-	return openLocked(path, false)
+func (fs OSFS) CreateLocked(path string) (File, error) {
+	if err := faultHook(fs.Fault).check(fsCreate, path); err != nil {
+		return nil, err
+	}
+	return openLocked(path, false, fs.Fault)
 }
 
 // openLocked opens path for appending and locks it: creating it if need
@@ -186,7 +272,7 @@ func (OSFS) CreateLocked(path string) (File, error) {
 //
 // An existing path that is not a regular file is refused (ErrNotRegular)
 // before it is opened: opening a device can have effects of its own.
-func openLocked(path string, syncNew bool) (File, error) {
+func openLocked(path string, syncNew bool, fault faultHook) (File, error) {
 	created := true
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) && syncNew {
@@ -216,42 +302,61 @@ func openLocked(path string, syncNew bool) (File, error) {
 		}
 	}
 	if err == nil && created && syncNew {
-		err = syncDir(filepath.Dir(path))
+		dir := filepath.Dir(path)
+		if err = fault.check(fsSyncDir, dir); err == nil {
+			err = syncDir(dir)
+		}
 	}
 	var z *zeroer
 	if err == nil {
-		z, err = newZeroer(f)
+		z, err = newZeroer(f, path, fault)
 	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &osFile{f: f, z: z}, nil
+	return &osFile{f: f, path: path, fault: fault, z: z}, nil
 }
 
 // OpenRead implements FS.
-func (OSFS) OpenRead(path string) (File, error) {
+func (fs OSFS) OpenRead(path string) (File, error) {
+	if err := faultHook(fs.Fault).check(fsOpen, path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	return &osFile{f: f}, nil
+	return &osFile{f: f, path: path, fault: fs.Fault}, nil
 }
 
 // Create implements FS.
-func (OSFS) Create(path string) (File, error) {
+func (fs OSFS) Create(path string) (File, error) {
+	if err := faultHook(fs.Fault).check(fsCreate, path); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	return &osFile{f: f, z: newZeroerAt(f, 0, 0)}, nil
+	return &osFile{f: f, path: path, fault: fs.Fault, z: newZeroerAt(f, path, fs.Fault, 0, 0)}, nil
 }
 
 // Rename implements FS with renameat2(2). Where the filesystem refuses its
 // flags (EINVAL), RenameNoReplace falls back to a check and rename(2) —
 // safe because the journal holds the log's lock — and RenameExchange
 // reports errors.ErrUnsupported, for the caller to fall back on.
-func (OSFS) Rename(oldpath, newpath string, mode RenameMode) error {
+func (fs OSFS) Rename(oldpath, newpath string, mode RenameMode) error {
+	kind := fsRename
+	switch mode {
+	case RenameNoReplace:
+		kind = fsRenameNoReplace
+	case RenameExchange:
+		kind = fsRenameExchange
+	}
+	if err := faultHook(fs.Fault).check(kind, oldpath); err != nil {
+		return err
+	}
 	if mode != RenameNoReplace && mode != RenameExchange {
 		return os.Rename(oldpath, newpath)
 	}
@@ -272,13 +377,26 @@ func (OSFS) Rename(oldpath, newpath string, mode RenameMode) error {
 }
 
 // Remove implements FS.
-func (OSFS) Remove(path string) error { return os.Remove(path) }
+func (fs OSFS) Remove(path string) error {
+	if err := faultHook(fs.Fault).check(fsRemove, path); err != nil {
+		return err
+	}
+	return os.Remove(path)
+}
 
 // SyncDir implements FS.
-func (OSFS) SyncDir(dir string) error { return syncDir(dir) }
+func (fs OSFS) SyncDir(dir string) error {
+	if err := faultHook(fs.Fault).check(fsSyncDir, dir); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
 
 // ReadDir implements FS.
-func (OSFS) ReadDir(dir string) ([]string, error) {
+func (fs OSFS) ReadDir(dir string) ([]string, error) {
+	if err := faultHook(fs.Fault).check(fsReadDir, dir); err != nil {
+		return nil, err
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return nil, err

@@ -53,6 +53,11 @@ type Options struct {
 	// Logf reports what goes wrong in the background without failing the
 	// journal (a segment that could not be compressed). Default: discard.
 	Logf func(format string, args ...any)
+
+	// onStep, set only by tests, is called at each step of sealing and
+	// compressing (rotate.go's step names): the crash tests SIGKILL their
+	// own process there.
+	onStep stepHook
 }
 
 // Journal appends records to one audit file. Its methods are safe for

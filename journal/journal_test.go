@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/faultfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/verify"
 )
@@ -339,8 +339,8 @@ func TestCrashedSessionIncomplete(t *testing.T) {
 func TestGroupCommit(t *testing.T) {
 	for _, n := range []int{1, 8, 32, 128} {
 		path := filepath.Join(t.TempDir(), "audit.jsonl")
-		fs := &faultFS{}
-		j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: fs})
+		fsys, in := faultOS()
+		j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: fsys})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +364,7 @@ func TestGroupCommit(t *testing.T) {
 		}
 		wg.Wait()
 		j.Close()
-		writes, syncs := fs.counts()
+		writes, syncs := in.Count(fsWrite), in.Count(fsSync)
 		if syncs > n*per || writes > n*per {
 			t.Errorf("%d appenders: %d writes, %d syncs for %d records; want at most one each per record", n, writes, syncs, n*per)
 		}
@@ -388,17 +388,17 @@ func TestDurabilityBarriers(t *testing.T) {
 		{"interval:1h", false, false}, {"none", false, false}, {"G0", false, false},
 	}
 	for _, tt := range tests {
-		fs := &faultFS{}
-		j, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), Options{Durability: mustDurability(t, tt.level), Key: testKey(t), FS: fs})
+		fsys, in := faultOS()
+		j, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), Options{Durability: mustDurability(t, tt.level), Key: testKey(t), FS: fsys})
 		if err != nil {
 			t.Fatal(err)
 		}
 		seq, _ := j.Append(&record.Intent{})
 		j.Wait(seq, BeforeRequest)
-		_, s1 := fs.counts()
+		s1 := in.Count(fsSync)
 		seq, _ = j.Append(&record.Outcome{Intent: seq, Status: record.StatusOK})
 		j.Wait(seq, BeforeResponse)
-		_, s2 := fs.counts()
+		s2 := in.Count(fsSync)
 		if (s1 == 1) != tt.reqSync || (s2-s1 == 1) != tt.rspSync {
 			t.Errorf("%s: syncs before request %d, before response %d; want %v, %v", tt.level, s1, s2-s1, tt.reqSync, tt.rspSync)
 		}
@@ -432,22 +432,26 @@ func TestFaults(t *testing.T) {
 	pub := key.Public().(ed25519.PublicKey)
 	type fault struct {
 		name  string
-		fs    *faultFS
-		errIs error
+		kind  string // fsWrite or fsSync
+		nth   int    // the kind's nth operation fails
+		short bool
+		err   error
 	}
 	var faults []fault
 	for i := 1; i <= records+1; i++ {
 		faults = append(faults,
-			fault{"EIO write " + strconv.Itoa(i), &faultFS{failWrite: i, err: eio}, syscall.EIO},
-			fault{"ENOSPC write " + strconv.Itoa(i), &faultFS{failWrite: i, err: enospc}, syscall.ENOSPC},
-			fault{"short write " + strconv.Itoa(i), &faultFS{failWrite: i, short: true}, nil},
-			fault{"short write ENOSPC " + strconv.Itoa(i), &faultFS{failWrite: i, short: true, err: enospc}, syscall.ENOSPC},
-			fault{"EIO sync " + strconv.Itoa(i), &faultFS{failSync: i, err: eio}, syscall.EIO},
+			fault{"EIO write " + strconv.Itoa(i), fsWrite, i, false, faultfs.EIO},
+			fault{"ENOSPC write " + strconv.Itoa(i), fsWrite, i, false, faultfs.ENOSPC},
+			fault{"short write " + strconv.Itoa(i), fsWrite, i, true, nil},
+			fault{"short write ENOSPC " + strconv.Itoa(i), fsWrite, i, true, faultfs.ENOSPC},
+			fault{"EIO sync " + strconv.Itoa(i), fsSync, i, false, faultfs.EIO},
 		)
 	}
 	for _, f := range faults {
+		rule := faultfs.Rule{When: faultfs.Nth(f.nth, faultfs.Kind(f.kind)), Fault: faultfs.Fault{Err: f.err, Short: f.short}}
+		fsys, in := faultOS(rule)
 		path := filepath.Join(t.TempDir(), "audit.jsonl")
-		j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: key, FS: f.fs})
+		j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: key, FS: fsys})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -478,21 +482,23 @@ func TestFaults(t *testing.T) {
 			acked = append(acked, seq)
 		}
 		cerr := j.Close()
-		writes, syncs := f.fs.counts()
-		faulted := (f.fs.failWrite > 0 && f.fs.failWrite <= writes) || (f.fs.failSync > 0 && f.fs.failSync <= syncs)
+		faulted := in.Injected() > 0
+		if faulted != (in.Count(f.kind) >= f.nth) {
+			t.Errorf("%s: %d faults injected in %d %s operations", f.name, in.Injected(), in.Count(f.kind), f.kind)
+		}
 		if faulted {
 			if firstErr == nil && cerr == nil {
 				t.Errorf("%s: no error reported", f.name)
 			}
-			if firstErr != nil && f.errIs != nil && !errors.Is(firstErr, f.errIs) {
-				t.Errorf("%s: error %v; want it to wrap %v", f.name, firstErr, f.errIs)
+			if firstErr != nil && f.err != nil && !errors.Is(firstErr, f.err) {
+				t.Errorf("%s: error %v; want it to wrap %v", f.name, firstErr, f.err)
 			}
 			if firstErr != nil && !strings.Contains(firstErr.Error(), path) {
 				t.Errorf("%s: error %q does not name the file", f.name, firstErr)
 			}
 		}
 		// Nothing is written or synced after the fault.
-		if faulted && (writes > max(f.fs.failWrite, 0) && f.fs.failWrite > 0 || syncs > f.fs.failSync && f.fs.failSync > 0) {
+		if writes, syncs := in.Count(fsWrite), in.Count(fsSync); faulted && in.Count(f.kind) > f.nth {
 			t.Errorf("%s: %d writes, %d syncs: I/O after the fault", f.name, writes, syncs)
 		}
 		data, _ := os.ReadFile(path)
@@ -518,8 +524,8 @@ func TestFaults(t *testing.T) {
 // TestIntervalSyncs: at interval:D a written record is synced in the
 // background without anyone waiting for it.
 func TestIntervalSyncs(t *testing.T) {
-	fs := &faultFS{}
-	j, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), Options{Durability: mustDurability(t, "interval:5ms"), Key: testKey(t), FS: fs})
+	fsys, in := faultOS()
+	j, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), Options{Durability: mustDurability(t, "interval:5ms"), Key: testKey(t), FS: fsys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,11 +534,11 @@ func TestIntervalSyncs(t *testing.T) {
 	if err := j.Wait(seq, BeforeResponse); err != nil {
 		t.Fatal(err)
 	}
-	if _, syncs := fs.counts(); syncs != 0 {
+	if syncs := in.Count(fsSync); syncs != 0 {
 		t.Fatalf("interval: %d syncs before the response; want none on the hot path", syncs)
 	}
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if _, syncs := fs.counts(); syncs > 0 {
+		if syncs := in.Count(fsSync); syncs > 0 {
 			return
 		}
 	}

@@ -88,10 +88,10 @@ func TestCallsExpected(t *testing.T) {
 func TestLoneCallsNeverLinger(t *testing.T) {
 	for _, tt := range []struct {
 		level string
-		syncs int64 // per call
+		syncs int // per call
 	}{{"strict", 2}, {"reply", 1}} {
-		fs := &countFS{}
-		j, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), Options{Durability: mustDurability(t, tt.level), Key: testKey(t), FS: fs})
+		fsys, in := faultOS()
+		j, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), Options{Durability: mustDurability(t, tt.level), Key: testKey(t), FS: fsys})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestLoneCallsNeverLinger(t *testing.T) {
 		if lingers != 0 {
 			t.Errorf("%s: 50 lone calls: the leader lingered %d times; want 0", tt.level, lingers)
 		}
-		if got := fs.syncs.Load(); got != 50*tt.syncs {
+		if got := in.Count(fsSync); got != 50*tt.syncs {
 			t.Errorf("%s: 50 lone calls: %d fdatasyncs; want %d", tt.level, got, 50*tt.syncs)
 		}
 		if err := j.Close(); err != nil {
@@ -120,9 +120,9 @@ func TestLoneCallsNeverLinger(t *testing.T) {
 // expects, and every record still becomes durable (no waiter is stranded
 // by a leader that lingers).
 func TestLingerMerges(t *testing.T) {
-	fs := &countFS{}
+	fsys, in := faultOS()
 	path := filepath.Join(t.TempDir(), "a.jsonl")
-	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: fs})
+	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: fsys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestLingerMerges(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if syncs := fs.syncs.Load(); syncs >= workers*each*2 {
+	if syncs := in.Count(fsSync); syncs >= workers*each*2 {
 		t.Errorf("%d records took %d fdatasyncs; want fewer than one each", workers*each*2, syncs)
 	}
 	rep := verifyFile(t, path, verify.Options{Key: j.PublicKey()})

@@ -68,8 +68,9 @@ func trimToContent(f File, synced bool) error {
 // ahead of it once preZero is called. One goroutine writes at a time (the
 // journal's leader); the zeroer's own goroutine extends the space.
 type zeroer struct {
-	f        *os.File
-	zeroSync func(*os.File) error // the extensions' fdatasync; tests fail it
+	f     *os.File
+	path  string
+	fault faultHook // OSFS.Fault
 
 	mu     sync.Mutex
 	cond   sync.Cond
@@ -87,7 +88,7 @@ type zeroer struct {
 
 // newZeroer returns the zeroer of a log file opened to append to, its
 // content end found past any NUL run at the end.
-func newZeroer(f *os.File) (*zeroer, error) {
+func newZeroer(f *os.File, path string, fault faultHook) (*zeroer, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -96,13 +97,13 @@ func newZeroer(f *os.File) (*zeroer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newZeroerAt(f, end, st.Size()), nil
+	return newZeroerAt(f, path, fault, end, st.Size()), nil
 }
 
 // newZeroerAt returns the zeroer of f, whose content ends at end and which
 // holds zeros from there to size.
-func newZeroerAt(f *os.File, end, size int64) *zeroer {
-	z := &zeroer{f: f, zeroSync: fdatasync, end: end, synced: end, zeroed: size}
+func newZeroerAt(f *os.File, path string, fault faultHook, end, size int64) *zeroer {
+	z := &zeroer{f: f, path: path, fault: fault, end: end, synced: end, zeroed: size}
 	z.cond.L = &z.mu
 	return z
 }
@@ -150,6 +151,9 @@ func (z *zeroer) syncContent() error {
 	if err != nil {
 		return err
 	}
+	if err := z.fault.check(fsSync, z.path); err != nil {
+		return err
+	}
 	if err := fdatasync(z.f); err != nil {
 		return err
 	}
@@ -192,7 +196,7 @@ func (z *zeroer) preZero(chunk int64) {
 // every later Sync: it may have taken the error of a record's page with
 // it (the kernel reports a writeback error once per open file).
 func (z *zeroer) extend(from, n int64) {
-	var err error
+	err := z.fault.check(fsPreZero, z.path)
 	done := int64(0)
 	for done < n && err == nil {
 		var k int
@@ -201,7 +205,9 @@ func (z *zeroer) extend(from, n int64) {
 	}
 	var serr error
 	if err == nil {
-		serr = z.zeroSync(z.f)
+		if serr = z.fault.check(fsPreZeroSync, z.path); serr == nil {
+			serr = fdatasync(z.f)
+		}
 	}
 	z.mu.Lock()
 	z.busy = false
@@ -229,6 +235,9 @@ func (z *zeroer) trim() (trimmed bool, err error) {
 	z.mu.Unlock()
 	st, err := z.f.Stat()
 	if err != nil || st.Size() <= end {
+		return false, err
+	}
+	if err := z.fault.check(fsTruncate, z.path); err != nil {
 		return false, err
 	}
 	return true, z.f.Truncate(end)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/aegisrelay/aegis/internal/faultfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
@@ -205,7 +206,7 @@ func TestNULsInsideALog(t *testing.T) {
 // error once per open file).
 func TestPreZeroSyncFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: &faultFS{failPreZeroSync: syscall.EIO}})
+	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: OSFS{Fault: faultfs.New(faultfs.Fail(faultfs.Kind(fsPreZeroSync), faultfs.EIO)).Hook}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,17 +30,18 @@ import (
 // A crash between any two steps leaves every record under exactly one of
 // path, path.next or a segment name; Open (reconcile) finishes the step.
 
-// testHook, set only by tests, is called at each step of sealing and
-// compressing; the crash tests SIGKILL their own process there.
-var testHook func(step string)
+// stepHook is Options.onStep: called, if set, at each step of sealing and
+// compressing.
+type stepHook func(step string)
 
-func hook(step string) {
-	if testHook != nil {
-		testHook(step)
+func (h stepHook) at(step string) {
+	if h != nil {
+		h(step)
 	}
 }
 
-// The steps of sealing and compressing, as named to testHook, in order.
+// The steps of sealing and compressing, as named to Options.onStep, in
+// order.
 const (
 	stepSpare      = "spare"       // spare created, locked, directory synced
 	stepSwap       = "swap"        // live file and spare exchanged; the old file is path.next
@@ -68,6 +69,7 @@ type rotator struct {
 	dir   string
 	spare string // path + spareExt
 	max   int64  // 0: no rotation (the rotator only compresses)
+	step  stepHook
 
 	// Owned by the leader, like Journal.f.
 	size  int64  // bytes in the live file
@@ -97,7 +99,7 @@ type sealTask struct {
 
 func newRotator(j *Journal, opts Options, fsys DirFS, live File, first uint64) (*rotator, error) {
 	r := &rotator{j: j, fs: fsys, path: j.path, dir: filepath.Dir(j.path), spare: j.path + segment.SpareExt,
-		max: opts.MaxSize, first: first, done: make(chan struct{})}
+		max: opts.MaxSize, first: first, step: opts.onStep, done: make(chan struct{})}
 	r.cond.L = &r.mu
 	size, err := live.Size()
 	if err != nil {
@@ -112,7 +114,7 @@ func newRotator(j *Journal, opts Options, fsys DirFS, live File, first uint64) (
 		}
 	}
 	if opts.Compress {
-		r.z = newCompressor(fsys, opts.Logf)
+		r.z = newCompressor(fsys, opts.Logf, opts.onStep)
 		entries, err := segment.Siblings(fsys, j.path)
 		if err != nil {
 			return nil, &IOError{Op: "readdir", Path: r.dir, Err: err}
@@ -215,7 +217,7 @@ func (r *rotator) swap(spare File, last uint64, synced bool) error {
 		preZeroOn(spare, preZeroChunkFor(r.max))
 	}
 	r.size, r.first, r.asked = 0, last+1, false
-	hook(stepSwap)
+	r.step.at(stepSwap)
 	r.enqueue(t)
 	return nil
 }
@@ -312,7 +314,7 @@ func (r *rotator) createSpare() (File, error) {
 }
 
 func (r *rotator) spareReady(f File) {
-	hook(stepSpare)
+	r.step.at(stepSpare)
 	r.mu.Lock()
 	r.ready = f
 	r.mu.Unlock()
@@ -330,7 +332,7 @@ func (r *rotator) seal(t sealTask) error {
 		r.unsynced = false
 		r.cond.Broadcast()
 		r.mu.Unlock()
-		hook(stepOldSynced)
+		r.step.at(stepOldSynced)
 	}
 	name := segment.Name(r.path, t.first, t.last)
 	if !t.renamed {
@@ -338,7 +340,7 @@ func (r *rotator) seal(t sealTask) error {
 			t.old.Close()
 			return &IOError{Op: "seal", Path: name, Err: err}
 		}
-		hook(stepSealed)
+		r.step.at(stepSealed)
 	}
 	// The next spare now, so that one directory sync makes both it and the
 	// seal durable (step 1 of the next rotation, folded into step 4): a
@@ -361,7 +363,7 @@ func (r *rotator) seal(t sealTask) error {
 		}
 		return err
 	}
-	hook(stepSealDir)
+	r.step.at(stepSealDir)
 	if spare != nil {
 		r.spareReady(spare)
 	}

@@ -26,7 +26,7 @@ import (
 // and compression until it is killed, printing the seq of every record
 // whose Wait returned. With JOURNAL_ROTATE_STEP set it SIGKILLs itself the
 // JOURNAL_ROTATE_NTH time that step of sealing or compressing is reached
-// (testHook); if that never happens within 20s it exits 0 and prints
+// (Options.onStep); if that never happens within 20s it exits 0 and prints
 // "unreached".
 func rotateChild(path string) {
 	key, err := record.ParsePrivateKey([]byte(os.Getenv("JOURNAL_ROTATE_KEY")))
@@ -37,7 +37,7 @@ func rotateChild(path string) {
 	nth, _ := strconv.Atoi(os.Getenv("JOURNAL_ROTATE_NTH"))
 	var mu sync.Mutex
 	seen := 0
-	testHook = func(s string) {
+	onStep := func(s string) {
 		if s != step {
 			return
 		}
@@ -54,7 +54,7 @@ func rotateChild(path string) {
 	if err != nil {
 		panic(err)
 	}
-	j, err := Open(path, Options{Durability: dur, Key: key, MaxSize: 2048, Compress: true})
+	j, err := Open(path, Options{Durability: dur, Key: key, MaxSize: 2048, Compress: true, onStep: onStep})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -192,7 +192,7 @@ func dirNames(t *testing.T, dir string) []string {
 }
 
 // TestRotateCrashSteps kills an appender with SIGKILL at every step of
-// sealing and compressing (through testHook), at none and at strict:
+// sealing and compressing (through Options.onStep), at none and at strict:
 // the set left behind verifies (valid or incomplete) with every
 // acknowledged record exactly once; the next Open finishes the step, and
 // after its Close the set has no spare, no unfinished copy and no

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/faultfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
@@ -431,7 +432,7 @@ func TestVerifySetDetects(t *testing.T) {
 		d, paths := copyTo(keep)
 		p1 := filepath.Join(d, filepath.Base(segs[1]))
 		plain, _ := os.ReadFile(p1)
-		z := newCompressor(OSFS{}, nil)
+		z := newCompressor(OSFS{}, nil, nil)
 		z.add(p1) // compresses, then removes the plain copy
 		z.close()
 		os.WriteFile(p1, edit(plain), 0o600)
@@ -577,18 +578,21 @@ func TestRotateFaults(t *testing.T) {
 	pub := key.Public().(ed25519.PublicKey)
 	tests := []struct {
 		name    string
-		fs      *faultFS
+		rule    faultfs.Rule
 		wantErr bool
 	}{
-		{"swap fails", &faultFS{failRename: 1, err: eio}, true},
-		{"seal fails", &faultFS{failRename: 2, err: eio}, true},
-		{"later seal fails", &faultFS{failRename: 5, err: eio}, true},
-		{"directory sync fails", &faultFS{failSyncDir: 3, err: eio}, true},
-		{"no RENAME_EXCHANGE", &faultFS{noExchange: true}, false},
+		{"swap fails", faultfs.Fail(faultfs.Nth(1, renames), faultfs.EIO), true},
+		{"seal fails", faultfs.Fail(faultfs.Nth(2, renames), faultfs.EIO), true},
+		{"later seal fails", faultfs.Fail(faultfs.Nth(5, renames), faultfs.EIO), true},
+		// The first directory sync is Open's, making the new file's
+		// name durable; the fourth is rotation's third.
+		{"directory sync fails", faultfs.Fail(faultfs.Nth(4, faultfs.Kind(fsSyncDir)), faultfs.EIO), true},
+		{"no RENAME_EXCHANGE", noExchange, false},
 	}
 	for _, tt := range tests {
+		fsys, in := faultOS(tt.rule)
 		path := filepath.Join(t.TempDir(), "audit.jsonl")
-		j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: key, FS: tt.fs, MaxSize: 1024})
+		j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: key, FS: fsys, MaxSize: 1024})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -614,6 +618,9 @@ func TestRotateFaults(t *testing.T) {
 			j.rot.waitIdle()
 		}
 		cerr := j.Close()
+		if in.Injected() == 0 {
+			t.Errorf("%s: no fault injected", tt.name)
+		}
 		if tt.wantErr {
 			if firstErr == nil && cerr == nil {
 				t.Errorf("%s: no error", tt.name)
@@ -632,6 +639,9 @@ func TestRotateFaults(t *testing.T) {
 		checkSet(t, tt.name+", reopened", path, pub, acked)
 	}
 }
+
+// noExchange is a filesystem without renameat2's RENAME_EXCHANGE.
+var noExchange = faultfs.Fail(faultfs.Kind(fsRenameExchange), errors.ErrUnsupported)
 
 func cmpOr(a, b error) error {
 	if a != nil {
@@ -669,7 +679,7 @@ func TestReconcile(t *testing.T) {
 		// The undone swap again, on a filesystem without RENAME_EXCHANGE.
 		var fs FS = OSFS{}
 		if i == len(tests) {
-			fs, tt.name = &faultFS{noExchange: true}, tt.name+", no RENAME_EXCHANGE"
+			fs, tt.name = OSFS{Fault: faultfs.New(noExchange).Hook}, tt.name+", no RENAME_EXCHANGE"
 		}
 		dir := t.TempDir()
 		path := filepath.Join(dir, "audit.jsonl")
