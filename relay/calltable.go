@@ -18,6 +18,13 @@ type call struct {
 	seq     uint64      // the intent's seq
 	written time.Time   // when the intent was as durable as the level asks
 	order   uint64      // insertion order, for eviction of the oldest
+
+	// With Config.CallTimeout only (timeout.go).
+	answerID []byte // the id token a timeout answer carries; empty: never timed out
+	queued   bool   // on its table's deadline queue
+	inTable  bool   // in a table, not answered, evicted or drained
+	qprev    *call  // the deadline queue's links
+	qnext    *call
 }
 
 // callTable is the table of calls in flight, keyed by id value. Duplicate ids
@@ -35,6 +42,11 @@ type callTable struct {
 	next  uint64
 	free  []*call
 	kbuf  []byte // keyOf's result for a long key
+
+	// The deadline queue (timeout.go): the calls released to the child
+	// that a timeout can answer, in the order released, which with one
+	// timeout for every call is the order of their deadlines.
+	qhead, qtail *call
 }
 
 // maxKey is the longest id key held as it is; a longer one is held as
@@ -77,6 +89,7 @@ func (p *callTable) add(key []byte, id record.Call, seq uint64) (*call, *call) {
 	}
 	c.id = b
 	c.seq, c.written, c.order = seq, time.Time{}, p.next
+	c.answerID, c.inTable = c.answerID[:0], true
 	p.next++
 	h := xxhash.Sum64(key)
 	p.byKey[h] = append(p.byKey[h], c)
@@ -109,6 +122,8 @@ func (p *callTable) find(key []byte) *call {
 }
 
 func (p *callTable) unlink(h uint64, list []*call, i int) {
+	p.dequeue(list[i])
+	list[i].inTable = false
 	copy(list[i:], list[i+1:])
 	list[len(list)-1] = nil
 	list = list[:len(list)-1]
@@ -144,9 +159,45 @@ func (p *callTable) drain() []*call {
 		out = append(out, list...)
 	}
 	slices.SortFunc(out, func(a, b *call) int { return cmp.Compare(a.order, b.order) })
+	for _, c := range out {
+		c.queued, c.inTable, c.qprev, c.qnext = false, false, nil, nil
+	}
 	clear(p.byKey)
-	p.n = 0
+	p.n, p.qhead, p.qtail = 0, nil, nil
 	return out
+}
+
+// enqueue puts c, a call in the table just released to the child, at the
+// tail of the deadline queue.
+func (p *callTable) enqueue(c *call) {
+	if c.queued || !c.inTable {
+		return
+	}
+	c.queued, c.qprev, c.qnext = true, p.qtail, nil
+	if p.qtail != nil {
+		p.qtail.qnext = c
+	} else {
+		p.qhead = c
+	}
+	p.qtail = c
+}
+
+// dequeue takes c off the deadline queue, if it is on it.
+func (p *callTable) dequeue(c *call) {
+	if !c.queued {
+		return
+	}
+	if c.qprev != nil {
+		c.qprev.qnext = c.qnext
+	} else {
+		p.qhead = c.qnext
+	}
+	if c.qnext != nil {
+		c.qnext.qprev = c.qprev
+	} else {
+		p.qtail = c.qprev
+	}
+	c.queued, c.qprev, c.qnext = false, nil, nil
 }
 
 // release returns a call's memory for reuse.

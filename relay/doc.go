@@ -16,7 +16,8 @@
 // Without a Gate (pass-through) each side receives every byte the other
 // wrote, in the order written. The one exception is a line longer than
 // Config.MaxFrame: none of it is relayed, and the session ends
-// (ErrFrameTooLarge).
+// (ErrFrameTooLarge). Config.CallTimeout makes another ("Call timeouts"
+// below).
 //
 // With a Gate, the child receives exactly the client's lines that are one
 // JSON value (white space around it aside), read alike by every reader,
@@ -96,6 +97,26 @@
 //     line's digest or a later answer's outcome;
 //   - lines that could answer nothing are relayed without a record.
 //
+// # Call timeouts
+//
+// With Config.CallTimeout, a tools/call request that the child has not
+// answered CallTimeout after its request was released to it is answered
+// by the relay: a refusal frame (AppendRefusal) with the request's own id
+// as it was sent and data.aegis.code CodeCallTimeout, written to the
+// client once the call's timeout outcome passes journal.BeforeResponse,
+// as a whole line between two of the child's lines. The call leaves the
+// table of calls in flight. A line from the child that is then a clean
+// answer to it (as above) is recorded as an anomaly (ReasonLateAnswer,
+// with its digest) and not relayed, since the client already has an
+// answer for that id; if the line also answers a call still in flight (a
+// batch), it is relayed, and the anomaly says forwarded. Any other line
+// that could answer it for some client is an anomaly, relayed, as for a
+// call in flight. Each call of a batch times out on its own. Calls whose
+// line some reader reads differently, malformed calls and calls with an
+// id token longer than 256 bytes are never timed out (timeout.go says
+// why). The client then receives every byte the child wrote but those
+// lines, in order, and the timeout frames.
+//
 // # Gating and refusals
 //
 // With a Gate (which requires Config.Client), every frame that carries a
@@ -113,8 +134,13 @@
 // # Memory
 //
 // The table of calls in flight holds at most Config.MaxPending calls of at
-// most about 512 bytes each, whatever their ids. A call beyond it evicts
-// the oldest, which is recorded unanswered at once. A pump holds at most
+// most about 512 bytes each (768 with a CallTimeout, which keeps the id
+// token to answer with), whatever their ids. A call beyond it evicts the
+// oldest, which is recorded unanswered at once. With a CallTimeout, the
+// calls that timed out are remembered, for their late answers, in a table
+// as bounded (MaxPending calls of a few hundred bytes); beyond it the
+// oldest is forgotten, and its late answer is relayed as one that answers
+// nothing. A pump holds at most
 // the longest line (Config.MaxFrame) plus the read-ahead bound.
 //
 // # Failing closed
@@ -124,7 +150,10 @@
 // blocked in a read, and drop what they hold unwritten. Session then ends
 // the child and exits with exitcode.AuditIO, without session_end, which
 // could not be written. After End, the pumps fail with ErrEnded and Note
-// refuses, so that nothing follows session_end.
+// refuses, so that nothing follows session_end. A failure that the
+// timeout timer meets (Config.CallTimeout) writes nothing to the client
+// and reaches Session directly, which ends the session the same way; the
+// pumps fail at their next line.
 //
 // # Lifecycle
 //
@@ -155,5 +184,7 @@
 //
 // A Relay's methods are safe for its two pumps and one controller (the
 // goroutine calling End, Note and Counts). Each pump runs on the goroutine
-// that calls it and one more that it starts to read.
+// that calls it and one more that it starts to read. With a CallTimeout,
+// one timer (time.AfterFunc) answers the calls that time out, on its own
+// goroutine; End stops it.
 package relay

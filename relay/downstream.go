@@ -15,28 +15,30 @@ import (
 // journal.BeforeResponse. It reads on while it waits, and returns as soon
 // as it fails, as Upstream does. If the client is gone, Downstream keeps
 // reading and recording until the child's EOF, so that every answer the
-// child gave is in the record, and then returns the write error.
+// child gave is in the record, and then returns the write error. With a
+// Config.CallTimeout, the late answers to calls that timed out are not
+// written (timeout.go).
 func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 	// werr is the first write error. The reader writes (a run without
 	// records) only while the forwarder holds nothing, and fw.mu orders
 	// their turns.
 	var werr error
-	write := func(chunk []byte) {
+	write := func(chunk []byte, drops [][2]int) {
 		if werr != nil {
 			return
 		}
-		if r.cfg.Gate != nil {
+		if r.shared {
 			r.wmu.Lock()
 		}
-		_, werr = dst.Write(chunk)
-		if r.cfg.Gate != nil {
+		werr = writeKept(dst, chunk, drops)
+		if r.shared {
 			r.wmu.Unlock()
 		}
 		if werr != nil {
 			werr = fmt.Errorf("relay: write to client: %w", werr)
 		}
 	}
-	fw := newForwarder(r, func(h *heldRun) error { write(h.chunk); return nil }, readable(src))
+	fw := newForwarder(r, func(h *heldRun) error { write(h.chunk, h.drops); return nil }, readable(src))
 	go r.readResponses(src, fw, write)
 	err := fw.writeRuns()
 	if err == nil {
@@ -46,7 +48,7 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 }
 
 // readResponses is Downstream's reader, as readRequests is Upstream's.
-func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte)) {
+func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte, [][2]int)) {
 	defer close(fw.readerDone)
 	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
 	more := readable(src)
@@ -71,7 +73,7 @@ func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte)) 
 					fw.abortWith(err)
 					return
 				}
-				write(chunk)
+				write(chunk, st.drops)
 				r.precomputeSigning(n, more)
 			default:
 				h := fw.take(chunk, long)
@@ -79,6 +81,7 @@ func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte)) 
 					return
 				}
 				h.n, h.last, h.barrier, h.answers = n, last, journal.BeforeResponse, n
+				h.drops = append(h.drops, st.drops...)
 				if !fw.send(h, !long && err == nil && more != nil && more()) {
 					return
 				}
@@ -113,7 +116,9 @@ const (
 
 // recordResponses records the outcomes of the calls that the lines of
 // chunk answer, and an anomaly for each line that could answer a call in
-// flight but is not a clean answer to it (see answer).
+// flight but is not a clean answer to it (see answer), or that answers a
+// call that timed out. st.drops receives the lines not to relay: those
+// that answer calls that timed out and no call in flight.
 func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -123,16 +128,20 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 	var last uint64
 	n := 0
 	st.now = time.Time{}
+	st.drops = st.drops[:0]
 	f := &st.f
-	for rest := chunk; len(rest) > 0; {
-		var line []byte
-		line, rest = frame.NextLine(rest)
+	for off := 0; off < len(chunk); {
+		line, _ := frame.NextLine(chunk[off:])
+		start := off
+		off += len(line)
 		r.counts.FramesOut++
-		if r.inFlight.n == 0 {
+		if r.inFlight.n == 0 && r.late.n == 0 {
 			continue // nothing to match: no need to parse
 		}
 		st.cl.Classify(line, f)
 		reason := ""
+		st.late = 0
+		answered := 0
 		for k, msgs := range [2][]frame.Message{f.Msgs, f.Hidden} {
 			for i := range msgs {
 				m := &msgs[i]
@@ -144,7 +153,7 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 					return 0, 0, err
 				}
 				if ok {
-					last, n = seq, n+1
+					last, n, answered = seq, n+1, answered+1
 				} else if reason == "" && why != "" {
 					reason = why
 					if f.Anomaly != "" {
@@ -153,8 +162,19 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 				}
 			}
 		}
+		forwarded := true
+		if st.late > 0 {
+			// The client has had aegis's answer for that id: a second one
+			// must not reach it. A line that answers a call in flight too
+			// carries an answer the client waits for, and is relayed.
+			reason = ReasonLateAnswer
+			if answered == 0 {
+				forwarded = false
+				st.drops = appendDrop(st.drops, start, off)
+			}
+		}
 		if reason != "" {
-			seq, err := r.j.Append(&record.Anomaly{Digest: digest(line), Response: true, Bytes: len(line), Reason: reason, Forwarded: true})
+			seq, err := r.j.Append(&record.Anomaly{Digest: digest(line), Response: true, Bytes: len(line), Reason: reason, Forwarded: forwarded})
 			if err != nil {
 				return 0, 0, err
 			}
@@ -167,10 +187,12 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 
 // downstream is the child→client pump's state, reused from run to run.
 type downstream struct {
-	cl   frame.Classifier
-	f    frame.Frame
-	now  time.Time // when the run's first answer was matched
-	kbuf []byte    // scratch for frame.ID.LooseKeys
+	cl    frame.Classifier
+	f     frame.Frame
+	now   time.Time // when the run's first answer was matched
+	kbuf  []byte    // scratch for frame.ID.LooseKeys
+	late  int       // the current line's answers to calls that timed out
+	drops [][2]int  // byte ranges of the run that must not reach the client
 }
 
 // answer records the outcome of the call that m, a message with an id and
@@ -182,6 +204,17 @@ type downstream struct {
 // answers none.
 func (r *Relay) answer(m *frame.Message, clean bool, line []byte, st *downstream) (seq uint64, ok bool, why string, err error) {
 	clean = clean && m.Type == frame.Response && m.Malformed == ""
+	if clean && r.late.n > 0 {
+		// A call that timed out is older than any call in flight with the
+		// same id (every call waits the same timeout), and duplicate ids
+		// are answered in the order they were sent.
+		if c := r.late.find(m.ID.Key); c != nil {
+			r.late.remove(c)
+			r.late.release(c)
+			st.late++
+			return 0, false, "", nil
+		}
+	}
 	if c := r.inFlight.find(m.ID.Key); c != nil && clean {
 		if other := r.looseCall(&m.ID, c, st); other {
 			return 0, false, ReasonTwoCalls, nil
@@ -224,17 +257,20 @@ func (r *Relay) looseCall(id *frame.ID, c *call, st *downstream) bool {
 }
 
 // mayAnswer reports whether some client could take m as the answer to a
-// call in flight: any value of its id member, read exactly or as any
-// client reads ids, names one.
+// call in flight, or to one that timed out: any value of its id member,
+// read exactly or as any client reads ids, names one.
 func (r *Relay) mayAnswer(m *frame.Message, st *downstream) bool {
 	hit := false
+	named := func(key []byte) bool {
+		return r.inFlight.find(key) != nil || r.late.n > 0 && r.late.find(key) != nil
+	}
 	try := func(id *frame.ID) {
-		if id.Key != nil && r.inFlight.find(id.Key) != nil {
+		if id.Key != nil && named(id.Key) {
 			hit = true
 			return
 		}
 		st.kbuf = id.LooseKeys(st.kbuf, func(key []byte) {
-			hit = hit || r.inFlight.find(key) != nil
+			hit = hit || named(key)
 		})
 	}
 	try(&m.ID)

@@ -38,13 +38,23 @@ type Config struct {
 	// id (a key of at most 64 bytes, longer ones held as their SHA-256, and
 	// the id as its record abbreviates it, at most record.MaxValueBytes),
 	// so the table holds at most MaxPending × 512 bytes: 32 MiB by default.
-	// A call past the bound evicts the oldest, recorded unanswered.
+	// With a CallTimeout a call also keeps the id token its timeout answer
+	// carries (at most 256 bytes), and as many calls that timed out are
+	// remembered for their late answers (a key each). A call past the
+	// bound evicts the oldest, recorded unanswered.
 	MaxPending int
 	// Gate enforces a policy; nil is pass-through. With a Gate,
 	// Client is required: the writer the Downstream pump writes to, where
 	// refusal frames go too (the relay serialises the two writers' lines).
 	Gate   Gate
 	Client io.Writer
+	// CallTimeout, when positive, is how long a tools/call may go
+	// unanswered after its request was released to the child: then the
+	// relay answers the client itself, with a CALL_TIMEOUT error, records
+	// the outcome timeout, and drops the child's late answer (timeout.go).
+	// Zero, the default, never times a call out and runs no timer. With a
+	// CallTimeout, Client is required, as with a Gate.
+	CallTimeout time.Duration
 	// Clock times latency_ns and rate limits; default time.Now (monotonic).
 	Clock func() time.Time
 }
@@ -67,9 +77,16 @@ type Relay struct {
 	// answers responses with calls, which are then on their way (alone).
 	returning int
 
-	// With a Gate, every write to the client (a run of the child's lines,
-	// or refusal frames) holds wmu, so lines never interleave.
-	wmu sync.Mutex
+	// With a Gate or a CallTimeout, every write to the client (a run of
+	// the child's lines, refusal or timeout frames) holds wmu, so lines
+	// never interleave.
+	wmu    sync.Mutex
+	shared bool // the relay writes to the client too: writes hold wmu
+
+	// With a CallTimeout (timeout.go): the calls that timed out, whose
+	// late answers are dropped (under mu), and the expiry timer.
+	late *callTable
+	tm   timeouts
 }
 
 // New returns a Relay.
@@ -86,7 +103,15 @@ func New(cfg Config) *Relay {
 	if cfg.Gate != nil && cfg.Client == nil {
 		panic("relay: Config.Gate without Config.Client")
 	}
-	return &Relay{cfg: cfg, j: cfg.Journal, inFlight: newCallTable(cfg.MaxPending)}
+	if cfg.CallTimeout > 0 && cfg.Client == nil {
+		panic("relay: Config.CallTimeout without Config.Client")
+	}
+	r := &Relay{cfg: cfg, j: cfg.Journal, inFlight: newCallTable(cfg.MaxPending),
+		shared: cfg.Gate != nil || cfg.CallTimeout > 0, late: newCallTable(cfg.MaxPending)}
+	if cfg.CallTimeout > 0 {
+		r.tm.init(cfg.CallTimeout)
+	}
+	return r
 }
 
 // digest is the SHA-256 of a frame's bytes without the '\n' that ends it.
@@ -113,6 +138,9 @@ func (r *Relay) release(n int, last uint64, b journal.Barrier, calls []*call, an
 		now := r.cfg.Clock()
 		for _, c := range calls {
 			c.written = now
+		}
+		if r.cfg.CallTimeout > 0 {
+			r.startTimers(calls, now)
 		}
 		r.returning += answers
 		r.mu.Unlock()
@@ -195,7 +223,7 @@ func (r *Relay) appendOutcome(c *call, resp []byte, status, reason string, now t
 		return 0, err
 	}
 	r.counts.Outcomes++
-	if status == record.StatusUnanswered || status == record.StatusSeccompKilled {
+	if status == record.StatusUnanswered || status == record.StatusSeccompKilled || status == record.StatusTimeout {
 		r.counts.Unanswered++
 	}
 	r.inFlight.release(c)
@@ -210,6 +238,7 @@ func (r *Relay) End(status, reason string) (record.Counts, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ended = true
+	r.tm.stop()
 	for _, c := range r.inFlight.drain() {
 		if _, err := r.appendOutcome(c, nil, status, reason, time.Time{}); err != nil {
 			return r.counts, err

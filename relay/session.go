@@ -222,6 +222,10 @@ func (sv *supervisor) supervise() {
 			sv.downstreamEnded(err)
 		case ex := <-exit:
 			sv.childExited(ex, downDone != nil)
+		case err := <-s.Relay.tm.fault:
+			// A timeout's records could not be written: as when a pump
+			// fails, though both may be blocked in reads.
+			sv.pumpFailed(err)
 		case sig := <-s.Signals:
 			sv.signalled(sig)
 		case <-sv.timer:

@@ -26,12 +26,16 @@ type upstream struct {
 }
 
 // drop marks chunk[start:end] as not to be relayed.
-func (st *upstream) drop(start, end int) {
-	if n := len(st.drops); n > 0 && st.drops[n-1][1] == start {
-		st.drops[n-1][1] = end
-		return
+func (st *upstream) drop(start, end int) { st.drops = appendDrop(st.drops, start, end) }
+
+// appendDrop adds the byte range [start, end) of a run to drops, merged
+// with the last range if they meet.
+func appendDrop(drops [][2]int, start, end int) [][2]int {
+	if n := len(drops); n > 0 && drops[n-1][1] == start {
+		drops[n-1][1] = end
+		return drops
 	}
-	st.drops = append(st.drops, [2]int{start, end})
+	return append(drops, [2]int{start, end})
 }
 
 // Upstream relays client→child until the client's EOF (nil) or an error,
@@ -289,6 +293,9 @@ func (r *Relay) track(m *frame.Message, st *upstream, seq, last uint64) (uint64,
 		return last, nil // no answer will come back to match
 	}
 	c, evicted := r.inFlight.add(m.ID.Key, st.in.Call, seq)
+	if r.cfg.CallTimeout > 0 {
+		r.timeable(c, m, &st.f)
+	}
 	st.calls = append(st.calls, c)
 	if evicted != nil {
 		seq, err := r.appendOutcome(evicted, nil, record.StatusUnanswered, "evicted: more calls in flight than the pending table holds", time.Time{})
