@@ -10,10 +10,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,7 +46,7 @@ import (
 //
 // maxFrame 0 is the default limit; maxPending 0 the default table size.
 func FuzzRelay(f *testing.F) {
-	fj := openFuzzJournal(f)
+	fj := openFuzzJournal(f, "FuzzRelay")
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`+"\n"),
 		[]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`+"\n"), []byte{3, 200, 7}, uint16(0), uint8(0))
 	f.Add([]byte("[{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}},{\"id\":2,\"method\":\"tools/call\"}]\n{\"id\":3,\n\"method\":\"tools/call\"}\n\n"),
@@ -76,78 +76,47 @@ const (
 	// goes in one write (a 64 KiB stream in 1-byte writes is slow to no
 	// purpose once the reads have been shaken).
 	maxWrites = 1024
-	// rotateAt: past this size the audit file is removed and a fresh one
-	// opened, so that a campaign of days does not fill the disk.
-	rotateAt = 64 << 20
 )
 
 // fuzzJournal is the one journal of a fuzz process, at durability none,
-// with a deterministic key, session id and clock.
+// with a deterministic key, session id and clock, writing into memory
+// (memFile): opening a journal, with its file, lock and directory scans,
+// costs more than an exec, so every exec of the process appends to this
+// one, and reads back only what it appended.
 type fuzzJournal struct {
-	dir  string
-	path string
 	j    *journal.Journal
-	rf   *os.File // reads back what j writes
-	size int64    // bytes read back from the current file
-	base uint64   // seq of the next record: one past the last marker
+	file *memFile
+	base uint64 // seq of the next record: one past the last marker
 	dec  record.Decoder
 }
 
 var fuzzEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func openFuzzJournal(f *testing.F) *fuzzJournal {
-	fj := &fuzzJournal{dir: f.TempDir()}
-	if err := fj.open(); err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { fj.close() })
-	return fj
-}
-
-func (fj *fuzzJournal) open() error {
-	seed := sha256.Sum256([]byte("aegis FuzzRelay"))
-	fj.path = filepath.Join(fj.dir, "audit.jsonl")
-	j, err := journal.Open(fj.path, journal.Options{
+// openFuzzJournal opens the fuzz process's journal and writes its
+// session_start. name is the fuzz target's, for that record.
+func openFuzzJournal(f *testing.F, name string) *fuzzJournal {
+	seed := sha256.Sum256([]byte("aegis " + name))
+	file := &memFile{}
+	j, err := journal.Open("/fuzz/audit.jsonl", journal.Options{
 		Durability: journal.Durability{Level: journal.None},
 		Key:        ed25519.NewKeyFromSeed(seed[:]),
+		FS:         memFS{file},
 		Now:        func() time.Time { return fuzzEpoch },
 		SID:        [16]byte{'f', 'u', 'z', 'z'},
 	})
 	if err != nil {
-		return err
+		f.Fatal(err)
 	}
-	seq, err := j.Append(&record.SessionStart{Aegis: "fuzz", Argv: []string{"FuzzRelay"}, Durability: "none", PolicySet: record.PassThroughSet})
+	f.Cleanup(func() { j.Close() })
+	seq, err := j.Append(&record.SessionStart{Aegis: "fuzz", Argv: []string{name}, Durability: "none", PolicySet: record.PassThroughSet})
 	if err == nil {
 		err = j.Wait(seq, journal.BeforeRequest)
 	}
 	if err != nil {
-		j.Close()
-		return err
+		f.Fatal(err)
 	}
-	rf, err := os.Open(fj.path)
-	if err != nil {
-		j.Close()
-		return err
-	}
-	fj.j, fj.rf, fj.size, fj.base = j, rf, 0, seq+1
-	if _, err := fj.readNew(); err != nil { // skip session_start
-		fj.close()
-		return err
-	}
-	return nil
-}
-
-func (fj *fuzzJournal) close() {
-	fj.j.Close()
-	fj.rf.Close()
-	os.Remove(fj.path)
-}
-
-// readNew returns the bytes the journal wrote since the last call.
-func (fj *fuzzJournal) readNew() ([]byte, error) {
-	b, err := io.ReadAll(fj.rf)
-	fj.size += int64(len(b))
-	return b, err
+	file.take() // the session_start
+	return &fuzzJournal{j: j, file: file, base: seq + 1}
 }
 
 // records appends a marker, waits for it (so that every record before it
@@ -160,10 +129,7 @@ func (fj *fuzzJournal) records() ([]*record.Record, error) {
 	if err := fj.j.Wait(seq, journal.BeforeResponse); err != nil {
 		return nil, err
 	}
-	b, err := fj.readNew()
-	if err != nil {
-		return nil, err
-	}
+	b := fj.file.take()
 	var recs []*record.Record
 	for len(b) > 0 {
 		line, rest, ok := bytes.Cut(b, []byte{'\n'})
@@ -188,13 +154,78 @@ func (fj *fuzzJournal) records() ([]*record.Record, error) {
 	return recs[:len(recs)-1], nil
 }
 
-func (fj *fuzzJournal) check(t *testing.T, up, down, splits []byte, maxFrame, maxPending int) {
-	if fj.size > rotateAt {
-		fj.close()
-		if err := fj.open(); err != nil {
-			t.Fatal(err)
-		}
+// memFile is an audit file in memory that forgets what has been read
+// back (take), so that a fuzz process of days holds one exec's records,
+// not all of them. The journal reads its file only when it opens it
+// (empty then); a read of forgotten bytes fails, so that a journal that
+// read more would not pass unnoticed.
+type memFile struct {
+	mu   sync.Mutex
+	buf  []byte // written and not yet taken
+	size int64  // every byte ever written
+}
+
+func (m *memFile) Write(p []byte) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.buf = append(m.buf, p...)
+	m.size += int64(len(p))
+	return len(p), nil
+}
+
+func (m *memFile) ReadAt(p []byte, off int64) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	kept := m.size - int64(len(m.buf))
+	if off < kept {
+		return 0, fmt.Errorf("memFile: read at %d of bytes already taken (below %d)", off, kept)
 	}
+	if off >= m.size {
+		return 0, io.EOF
+	}
+	n := copy(p, m.buf[off-kept:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (m *memFile) Size() (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.size, nil
+}
+
+func (m *memFile) Sync() error  { return nil }
+func (m *memFile) Close() error { return nil }
+
+// take returns the bytes written since the last take and forgets them.
+// The slice stays valid: the next write appends to a new array.
+func (m *memFile) take() []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := m.buf
+	m.buf = nil
+	return b
+}
+
+// memFS holds one memFile in a folder of its own: the journal's FS for a
+// log that is not rotated, compressed or given a head file, which need
+// nothing more than OpenAppend and an empty directory listing.
+type memFS struct{ f *memFile }
+
+var errMemFS = errors.New("memFS: not a rotating journal's file system")
+
+func (m memFS) OpenAppend(string) (journal.File, error)         { return m.f, nil }
+func (m memFS) ReadDir(string) ([]string, error)                { return nil, nil }
+func (m memFS) OpenRead(string) (journal.File, error)           { return nil, errMemFS }
+func (m memFS) CreateLocked(string) (journal.File, error)       { return nil, errMemFS }
+func (m memFS) Create(string) (journal.File, error)             { return nil, errMemFS }
+func (m memFS) Rename(string, string, journal.RenameMode) error { return errMemFS }
+func (m memFS) Remove(string) error                             { return errMemFS }
+func (m memFS) SyncDir(string) error                            { return errMemFS }
+
+func (fj *fuzzJournal) check(t *testing.T, up, down, splits []byte, maxFrame, maxPending int) {
 	fixed := fuzzEpoch.Add(time.Hour)
 	r := relay.New(relay.Config{Journal: fj.j, MaxFrame: maxFrame, MaxPending: maxPending,
 		Clock: func() time.Time { return fixed }})

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/policy"
@@ -252,12 +253,22 @@ func refusalStr(id, code, rule string) string {
 }
 
 // FuzzGate runs Upstream under a policy that denies delete_* over any
-// client stream and checks what reaches the child against encoding/json,
-// read both as Go structs read it (keys matched case-insensitively, the
-// last duplicate winning) and as a map (case-sensitive): no line that
-// reaches the child is anything but one JSON value, and no tools/call in
-// it names a denied tool under either reading. Every line either reaches
-// the child whole, or is answered or dropped; nothing else is written.
+// client stream and holds it to both halves of the gate's contract
+// (package documentation, "Byte identity" and "Gating and refusals").
+//
+// Safety: what reaches the child is lines of the input, whole and in
+// order, and none is anything but one JSON value, nor carries a tools/call
+// that names a denied tool under encoding/json, read both as Go structs
+// read it (keys matched case-insensitively, the last duplicate winning)
+// and as a map (case-sensitive).
+//
+// Liveness: every line is accounted for, in order. It reaches the child;
+// or it is white space only, dropped without a record; or it is dropped
+// with a record naming it (its digest): an anomaly not forwarded, or its
+// refused intents with a host_denied outcome for each call with an id;
+// and if it holds a request, it is answered with one refusal frame (an
+// array for a batch) carrying each request's id, or null. The client
+// reads nothing else and the journal holds nothing else.
 func FuzzGate(f *testing.F) {
 	for _, s := range []string{
 		tcall("1", "delete_all"),
@@ -269,42 +280,176 @@ func FuzzGate(f *testing.F) {
 		`[` + tcall("1", "read") + `,` + tcall("2", "delete_x") + `]`,
 		tcall("1", "read") + " " + tcall("2", "delete_all"),
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call",` + "\n" + `"params":{"name":"delete_all"}}`,
+		tcall("1", "s") + "\n" + tcall("2", "s") + "\n" + tcall("3", "s") + "\n \t\r\n" + `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"delete_x"}}`,
+		`[{"jsonrpc":"2.0","id":"a","method":"ping"},` + tcall("2", "delete_x") + `,{"jsonrpc":"2.0","method":"tools/call","params":{"name":"s"}}]`,
 	} {
 		f.Add([]byte(s + "\n"))
 	}
+	// One journal and one parsed policy for every exec of the process:
+	// both cost more to make than an exec. The policy's rate buckets are
+	// its state; each exec runs a day after the last, when every bucket
+	// of testPolicy is full again, so that an exec's verdicts depend on
+	// its input alone.
+	fj := openFuzzJournal(f, "FuzzGate")
+	pol := mustPolicy(f, testPolicy)
+	now := fuzzEpoch
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) > 1<<16 {
 			return
 		}
-		path := filepath.Join(t.TempDir(), "audit.jsonl")
-		seed := sha256.Sum256([]byte("aegis FuzzGate"))
-		j, err := journal.Open(path, journal.Options{Durability: journal.Durability{Level: journal.None}, Key: ed25519.NewKeyFromSeed(seed[:])})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer j.Close()
+		now = now.Add(24 * time.Hour)
+		at := now
 		var child, client bytes.Buffer
-		r := relay.New(relay.Config{Journal: j, Gate: policy.NewGate(mustPolicy(t, testPolicy)), Client: &client})
+		r := relay.New(relay.Config{Journal: fj.j, Gate: policy.NewGate(pol), Client: &client,
+			Clock: func() time.Time { return at }})
 		if err := r.Upstream(bytes.NewReader(in), &child); err != nil {
 			t.Fatalf("Upstream = %v", err)
 		}
-		// The child's stream is input lines, whole and in order.
-		rest := in
-		for out := child.Bytes(); len(out) > 0; {
-			k := bytes.IndexByte(out, '\n')
-			line := out
-			if k >= 0 {
-				line = out[:k+1]
-			}
-			out = out[len(line):]
-			i := bytes.Index(rest, line)
-			if i < 0 {
-				t.Fatalf("the child read %q, which is not a line of the input in order", line)
-			}
-			rest = rest[i+len(line):]
-			checkForwarded(t, line)
+		recs, err := fj.records()
+		if err != nil {
+			t.Fatalf("reading the journal back: %v", err)
 		}
+		checkGate(t, in, child.Bytes(), client.Bytes(), recs)
 	})
+}
+
+// checkGate holds one run of Upstream under testPolicy over in to the
+// contract FuzzGate states: out is what the child read, answers what the
+// client read, recs the records the run appended.
+func checkGate(t *testing.T, in, out, answers []byte, recs []*record.Record) {
+	t.Helper()
+	for rest := in; len(rest) > 0; {
+		line, next := frame.NextLine(rest)
+		rest = next
+		d := digest(line)
+		// A line the child reads next is relayed. A dropped line equal to
+		// a later relayed one cannot be: verdicts depend on the bytes, and
+		// a rate only ever turns an allowed line into a refused one.
+		if bytes.HasPrefix(out, line) {
+			out = out[len(line):]
+			checkForwarded(t, line)
+			for len(recs) > 0 {
+				in, ok := recs[0].Body.(*record.Intent)
+				if !ok || in.RequestDigest != d {
+					break
+				}
+				if in.Refused {
+					t.Fatalf("line %.200q reached the child, and its intent says refused", line)
+				}
+				recs = recs[1:]
+			}
+			continue
+		}
+		if len(bytes.Trim(line, " \t\r\n")) == 0 {
+			continue // white space carries nothing: dropped without a record
+		}
+		if len(recs) == 0 {
+			t.Fatalf("line %.200q did not reach the child, and no record says why", line)
+		}
+		switch b := recs[0].Body.(type) {
+		case *record.Anomaly:
+			if b.Digest != d || b.Bytes != len(line) || b.Forwarded || b.Response {
+				t.Fatalf("line %.200q (sha256 %x, %d bytes) did not reach the child; the next record is %s", line, d, len(line), render(recs[0].Kind, b))
+			}
+			recs = recs[1:]
+		case *record.Intent:
+			refused := map[uint64]bool{}
+			for len(recs) > 0 {
+				in, ok := recs[0].Body.(*record.Intent)
+				if !ok || in.RequestDigest != d {
+					break
+				}
+				if !in.Refused {
+					t.Fatalf("line %.200q did not reach the child; its intent %s does not say refused", line, render(recs[0].Kind, in))
+				}
+				if in.Call.Type != record.IDNull {
+					refused[recs[0].Seq] = true
+				}
+				recs = recs[1:]
+			}
+			for len(recs) > 0 {
+				o, ok := recs[0].Body.(*record.Outcome)
+				if !ok || !refused[o.Intent] {
+					break
+				}
+				if o.Status != record.StatusHostDenied {
+					t.Fatalf("refused line %.200q: outcome %s; want host_denied", line, render(recs[0].Kind, o))
+				}
+				delete(refused, o.Intent)
+				recs = recs[1:]
+			}
+			if len(refused) > 0 {
+				t.Fatalf("refused line %.200q: %d of its calls with an id have no host_denied outcome", line, len(refused))
+			}
+			answers = checkAnswered(t, line, answers)
+		default:
+			t.Fatalf("line %.200q did not reach the child; the next record is %s, which does not name it", line, render(recs[0].Kind, recs[0].Body))
+		}
+	}
+	if len(out) > 0 {
+		t.Fatalf("the child read %.200q, which is no line of the input in its place", out)
+	}
+	if len(answers) > 0 {
+		t.Fatalf("the client read %.200q, which answers no refused line", answers)
+	}
+	if len(recs) > 0 {
+		t.Fatalf("%d records name no line of the input, the first %s", len(recs), render(recs[0].Kind, recs[0].Body))
+	}
+}
+
+// checkAnswered checks that the refused line is answered at the head of
+// answers, if it holds a request (as a fresh Classifier reads it), and
+// returns the rest of answers. The answer is one line: a refusal for a
+// single request, an array of one refusal per request for a batch, each
+// carrying its request's id as sent, or null.
+func checkAnswered(t *testing.T, line, answers []byte) []byte {
+	t.Helper()
+	var f frame.Frame
+	frame.NewClassifier().Classify(line, &f)
+	var ids [][]byte
+	for i := range f.Msgs {
+		if m := &f.Msgs[i]; m.Type == frame.Request {
+			ids = append(ids, m.ID.Raw)
+		}
+	}
+	if len(ids) == 0 {
+		return answers
+	}
+	answer, rest, ok := bytes.Cut(answers, []byte{'\n'})
+	if !ok {
+		t.Fatalf("refused line %.200q holds %d requests; the client read no whole line for it (%.200q)", line, len(ids), answers)
+	}
+	type refusal struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code int `json:"code"`
+			Data struct {
+				Aegis struct {
+					Layer string `json:"layer"`
+					Code  string `json:"code"`
+				} `json:"aegis"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	var got []refusal
+	var err error
+	if f.Kind == frame.Batch {
+		err = json.Unmarshal(answer, &got)
+	} else {
+		got = make([]refusal, 1)
+		err = json.Unmarshal(answer, &got[0])
+	}
+	if err != nil || len(got) != len(ids) {
+		t.Fatalf("refused line %.200q holds %d requests; the client read %.300q (%v)", line, len(ids), answer, err)
+	}
+	for i, g := range got {
+		if g.JSONRPC != "2.0" || g.Error.Code != relay.RefusalCode || g.Error.Data.Aegis.Layer != relay.RefusalLayer || g.Error.Data.Aegis.Code == "" ||
+			string(g.ID) != "null" && !bytes.Equal(g.ID, ids[i]) {
+			t.Fatalf("refused line %.200q: refusal %d is %.300q; want a refusal of the request with id %s (or null)", line, i, answer, ids[i])
+		}
+	}
+	return rest
 }
 
 // checkForwarded fails if a line that reached the child could run a
