@@ -9,50 +9,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"testing/iotest"
 	"time"
 
 	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/faultfs"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 )
-
-// syncFaultFS is the real filesystem but for the Nth sync of the audit
-// file, which fails with EIO.
-type syncFaultFS struct {
-	journal.OSFS
-	failSync int
-	mu       sync.Mutex
-	syncs    int
-}
-
-type syncFaultFile struct {
-	journal.File
-	fs *syncFaultFS
-}
-
-func (fs *syncFaultFS) OpenAppend(path string) (journal.File, error) {
-	f, err := fs.OSFS.OpenAppend(path)
-	if err != nil {
-		return nil, err
-	}
-	return &syncFaultFile{File: f, fs: fs}, nil
-}
-
-func (f *syncFaultFile) Sync() error {
-	f.fs.mu.Lock()
-	f.fs.syncs++
-	fail := f.fs.syncs == f.fs.failSync
-	f.fs.mu.Unlock()
-	if fail {
-		return syscall.EIO
-	}
-	return f.File.Sync()
-}
 
 // TestSessionFailsClosedWhileReading: when the sync of a record fails,
 // the session ends at once with exit 74 and nothing of the frame reaches
@@ -88,7 +55,9 @@ func TestSessionFailsClosedWhileReading(t *testing.T) {
 			j, err := journal.Open(path, journal.Options{
 				Durability: journal.Durability{Level: journal.Strict},
 				Key:        ed25519.NewKeyFromSeed(seed[:]),
-				FS:         &syncFaultFS{failSync: tc.failSync},
+				// The real filesystem, but for the failSync-th fdatasync of
+				// the records, which fails with EIO.
+				FS: journal.OSFS{Fault: faultfs.New(faultfs.Fail(faultfs.Nth(tc.failSync, faultfs.Kind("sync")), faultfs.EIO)).Hook},
 			})
 			if err != nil {
 				t.Fatal(err)

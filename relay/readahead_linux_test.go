@@ -15,7 +15,9 @@ import (
 // TestUpstreamReadsAhead: requests already waiting in the pipe when a run
 // has been recorded are read and recorded before the pump waits, so that
 // one commit group (one write, one signature) covers them all; the child
-// still gets every byte, in order.
+// still gets every byte, in order. Linux only: every request must be in
+// the pipe before the pump reads, and only Linux lets a pipe grow
+// (F_SETPIPE_SZ) to hold them all.
 func TestUpstreamReadsAhead(t *testing.T) {
 	j, path := testJournal(t)
 	pr, pw, err := os.Pipe()
