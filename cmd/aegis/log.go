@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/aegisrelay/aegis/exitcode"
@@ -23,21 +25,36 @@ import (
 )
 
 func runLog(args []string) int {
-	fs := newFlags("log", "aegis log [--json] [-f] [--tool T] [--since D] FILE…", `  aegis log audit.jsonl                     every call: time, tool, status, latency, policy verdict
+	const synopsis = "aegis log [--json [--sessions]] [-f] [--tool T] [--since D] FILE…"
+	const examples = `  aegis log audit.jsonl                     every session and its calls
   aegis log --tool 'fs_*' --since 1h audit.jsonl
   aegis log --json audit.jsonl | jq .       one JSON object per call
+  aegis log --json --sessions audit.jsonl   and one per session start and end ("type")
   aegis log -f audit.jsonl                  follow a live log, across rotations
   aegis log 'audit.jsonl.*.jsonl.zst'       sealed segments, read in seq order
+
+Each session is a line when it starts (the child's command, its policy,
+its confinement), its calls, and a line when it ends (why, the exit
+status, a seccomp kill, its counts), or a line saying it has no end (still
+running, or aegis was killed, or the log was cut): a session whose child
+died before any call still shows. A call's columns: TIME it was made,
+SESSION (the first 8 hex digits of the session id), CALL (its JSON-RPC
+id), TOOL, STATUS (its outcome: ok, tool_error, rpc_error, unanswered, …),
+LATENCY (from request to response), POLICY (the verdict: pass-through
+means no --policy was given, so every call was forwarded unjudged).
 
 A FILE stands for its whole log: FILE and every sealed segment
 FILE.<first>-<last>.jsonl[.zst] beside it, read in seq order (compressed
 ones decompressed as they are read). log shows what it can read; verify
 judges it.
-`)
+`
+	fs := newFlags("log", synopsis, examples)
 	asJSON := fs.Bool("json", false, "print one JSON object per call")
+	sessions := fs.Bool("sessions", false, "with --json: also one object per session start and end (\"type\": \"session_start\", \"session_end\", or \"session_open\" for a session with no end); calls have \"type\": \"call\"")
 	follow := fs.Bool("f", false, "follow: keep reading as the log grows")
-	tool := fs.String("tool", "", "only calls of this tool (`NAME` or glob, e.g. 'fs_*')")
-	since := fs.String("since", "", "only calls after `D`: a duration back from now (90m) or an RFC 3339 time")
+	tool := fs.String("tool", "", "only calls of this tool (`NAME` or glob, e.g. 'fs_*'); sessions are still shown")
+	since := fs.String("since", "", "only calls and session lines after `D`: a duration back from now (90m) or an RFC 3339 time")
+	fs.Usage = func() { logUsage(fs, synopsis, examples) }
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -77,10 +94,13 @@ judges it.
 			return fail(exitcode.Usage, "log: --since %q is neither a duration (90m) nor an RFC 3339 time", *since)
 		}
 	}
-	p := &logPrinter{json: *asJSON, tool: *tool, since: after, pending: map[string]*callRow{}}
+	if *sessions && !*asJSON {
+		return fail(exitcode.Usage, "log: --sessions is for --json; the table always shows sessions")
+	}
+	p := &logPrinter{json: *asJSON, sessions: *sessions || !*asJSON, tool: *tool, since: after,
+		pending: map[string]*callRow{}, needHeader: true}
 	if !p.json {
 		p.tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(p.tw, "TIME\tSESSION\tCALL\tTOOL\tSTATUS\tLATENCY\tPOLICY")
 	}
 	code := exitcode.OK
 	for _, set := range sets {
@@ -93,16 +113,41 @@ judges it.
 		if err != nil {
 			code = fail(exitcode.Usage, "log: %v", err)
 		}
+		p.endOfSet()
 	}
 	p.flushOpen()
 	if p.tw != nil {
 		p.tw.Flush()
+		if p.passThrough {
+			fmt.Println("\nPOLICY pass-through: no --policy was given, so every call was forwarded unjudged.")
+		}
 	}
 	return code
 }
 
+// logUsage is log's --help: newFlags' layout, with -f written with the
+// one dash a one-letter flag takes (printFlags writes two).
+func logUsage(fs *flag.FlagSet, synopsis, examples string) {
+	w := os.Stdout
+	fmt.Fprintf(w, "Usage: %s\n\nFlags:\n", synopsis)
+	fs.VisitAll(func(f *flag.Flag) {
+		one := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		one.Var(f.Value, f.Name, f.Usage)
+		one.Lookup(f.Name).DefValue = f.DefValue
+		if len(f.Name) > 1 {
+			printFlags(w, one)
+			return
+		}
+		var b strings.Builder
+		printFlags(&b, one)
+		fmt.Fprint(w, strings.Replace(b.String(), "  --"+f.Name, "  -"+f.Name, 1))
+	})
+	fmt.Fprintf(w, "\nExamples:\n%s", examples)
+}
+
 // callRow is one tools/call: its intent and, once seen, its outcome.
 type callRow struct {
+	Type      string    `json:"type"` // "call"
 	TS        time.Time `json:"ts"`
 	SID       string    `json:"sid"`
 	Seq       uint64    `json:"seq"`
@@ -124,14 +169,80 @@ type callRow struct {
 	done bool
 }
 
+// sessionRow is a line about a session: its start, its end, or that it
+// has no end. JSON is what --json --sessions prints, Text the table's line.
+type sessionRow struct {
+	JSON any
+	Text string
+	TS   time.Time // zero: shown whatever --since says
+}
+
+// logSessionJSON is a session object of --json --sessions. Type says which
+// fields it has: session_start the command, policy and confinement;
+// session_end how it ended (reason, the child's exit code or signal,
+// wrap's exit status, seccomp_killed, counts); session_open, a session
+// with no session_end at the end of what was read, only a note.
+type logSessionJSON struct {
+	Type string     `json:"type"`
+	TS   *time.Time `json:"ts,omitempty"`
+	SID  string     `json:"sid"`
+	Seq  *uint64    `json:"seq,omitempty"`
+
+	Argv      []string `json:"argv,omitempty"`
+	PolicySet string   `json:"policy_set,omitempty"` // "pass-through": no --policy, every call forwarded
+	Confine   *bool    `json:"confine,omitempty"`
+
+	Reason        string      `json:"reason,omitempty"`
+	Detail        string      `json:"detail,omitempty"`
+	ExitCode      *int        `json:"exit_code,omitempty"`
+	Signal        string      `json:"signal,omitempty"`
+	Exit          *int        `json:"exit,omitempty"` // wrap's exit status
+	SeccompKilled *bool       `json:"seccomp_killed,omitempty"`
+	Counts        *countsJSON `json:"counts,omitempty"`
+
+	Note string `json:"note,omitempty"`
+}
+
+// countsJSON is session_end's counts, under the record's own names.
+type countsJSON struct {
+	FramesIn   uint64 `json:"frames_in"`
+	FramesOut  uint64 `json:"frames_out"`
+	Intents    uint64 `json:"intents"`
+	Outcomes   uint64 `json:"outcomes"`
+	Unanswered uint64 `json:"unanswered"`
+	Refused    uint64 `json:"refused"`
+	Anomalies  uint64 `json:"anomalies"`
+}
+
+// logItem is one line to print, in the order of the records: a call or a
+// session line.
+type logItem struct {
+	call *callRow
+	sess *sessionRow
+}
+
+func (it logItem) done() bool { return it.call == nil || it.call.done }
+
 type logPrinter struct {
-	json    bool
-	tool    string
-	since   time.Time
-	tw      *tabwriter.Writer
-	pending map[string]*callRow // sid/seq of intents waiting for outcomes
-	order   []*callRow          // calls not yet printed, in the order they were made
-	dec     record.Decoder
+	json     bool
+	sessions bool // print session lines (always in the table; --sessions with --json)
+	tool     string
+	since    time.Time
+	tw       *tabwriter.Writer
+	pending  map[string]*callRow // sid/seq of intents waiting for outcomes
+	order    []logItem           // lines not yet printed, in the order of their records
+	dec      record.Decoder
+
+	// open is the session whose session_start was read and whose
+	// session_end was not (yet); "" if none. A log holds one session at a
+	// time (wrap locks it), so a session_start while another is open
+	// means that one never got its end.
+	open string
+	// needHeader: the table's column header is due before the next call,
+	// at the start and after every session line, which ends the
+	// tabwriter's column block.
+	needHeader  bool
+	passThrough bool // a call shown said pass-through: the legend is due
 }
 
 // set prints the calls of one log, its files read in seq order.
@@ -218,8 +329,19 @@ func (p *logPrinter) line(line []byte) {
 func (p *logPrinter) record(r *record.Record, follow bool) {
 	sid := hex.EncodeToString(r.SID[:])
 	switch b := r.Body.(type) {
+	case *record.SessionStart:
+		if p.open != "" && p.open != sid {
+			p.unended(p.open, "aegis stopped without ending it (it was killed, or the machine stopped); the next session follows")
+		}
+		p.open = sid
+		p.order = append(p.order, logItem{sess: startRow(r, b)})
+	case *record.SessionEnd:
+		if p.open == sid {
+			p.open = ""
+		}
+		p.order = append(p.order, logItem{sess: endRow(r, b)})
 	case *record.Intent:
-		row := &callRow{TS: r.TS, SID: sid, Seq: r.Seq, Call: callString(b.Call), Malformed: b.Malformed,
+		row := &callRow{Type: "call", TS: r.TS, SID: sid, Seq: r.Seq, Call: callString(b.Call), Malformed: b.Malformed,
 			Verdict: b.Verdict, Rule: abbreviated(b.Rule, b.RuleLen), Status: "in flight"}
 		if b.Call.Abbreviated() {
 			row.CallSHA256 = b.Call.Sum.String()
@@ -239,7 +361,7 @@ func (p *logPrinter) record(r *record.Record, follow bool) {
 		} else {
 			p.pending[sid+"/"+strconv.FormatUint(r.Seq, 10)] = row
 		}
-		p.order = append(p.order, row)
+		p.order = append(p.order, logItem{call: row})
 	case *record.Outcome:
 		k := sid + "/" + strconv.FormatUint(b.Intent, 10)
 		row := p.pending[k]
@@ -258,42 +380,77 @@ func (p *logPrinter) record(r *record.Record, follow bool) {
 	p.flushDone(follow)
 }
 
-// flushDone prints the calls at the front of the order that have their
-// outcome, so that the table keeps the order the calls were made in. When
-// following, a call is printed as soon as it is done.
+// unended notes that the session sid has no session_end, why, and ends
+// its calls still in flight as "no outcome": a session's outcomes come
+// before its end, so none will follow.
+func (p *logPrinter) unended(sid, why string) {
+	for k, row := range p.pending {
+		if row.SID == sid {
+			row.Status, row.done = "no outcome", true
+			delete(p.pending, k)
+		}
+	}
+	p.order = append(p.order, logItem{sess: &sessionRow{
+		JSON: &logSessionJSON{Type: "session_open", SID: sid, Note: "no session_end: " + why},
+		Text: fmt.Sprintf("session %s has no session_end: %s", sid[:8], why),
+	}})
+	if p.open == sid {
+		p.open = ""
+	}
+}
+
+// endOfSet ends the reading of one log: a session still open there has no
+// session_end yet.
+func (p *logPrinter) endOfSet() {
+	if p.open != "" {
+		p.unended(p.open, "it is still running, or aegis was killed, or the log was cut")
+	}
+	p.flushDone(false)
+}
+
+// flushDone prints the lines at the front of the order that are done (a
+// call with its outcome, any session line), so that the output keeps the
+// order of the records. When following, a call is printed as soon as it
+// is done.
 func (p *logPrinter) flushDone(follow bool) {
 	if follow {
 		kept := p.order[:0]
-		for _, row := range p.order {
-			if row.done {
-				p.emit(row)
+		for _, it := range p.order {
+			if it.done() {
+				p.emit(it)
 			} else {
-				kept = append(kept, row)
+				kept = append(kept, it)
 			}
 		}
 		clear(p.order[len(kept):])
 		p.order = kept
 		return
 	}
-	for len(p.order) > 0 && p.order[0].done {
+	for len(p.order) > 0 && p.order[0].done() {
 		p.emit(p.order[0])
-		p.order[0] = nil
+		p.order[0] = logItem{}
 		p.order = p.order[1:]
 	}
 }
 
-// flushOpen prints the calls still without an outcome at the end.
+// flushOpen prints the lines still waiting at the end: calls without an
+// outcome.
 func (p *logPrinter) flushOpen() {
-	for _, row := range p.order {
-		if !row.done {
-			row.Status = "no outcome"
+	for _, it := range p.order {
+		if !it.done() {
+			it.call.Status = "no outcome"
 		}
-		p.emit(row)
+		p.emit(it)
 	}
 	p.order = nil
 }
 
-func (p *logPrinter) emit(row *callRow) {
+func (p *logPrinter) emit(it logItem) {
+	if it.sess != nil {
+		p.emitSession(it.sess)
+		return
+	}
+	row := it.call
 	if p.tool != "" {
 		if row.Tool == nil {
 			return
@@ -308,6 +465,10 @@ func (p *logPrinter) emit(row *callRow) {
 	if p.json {
 		json.NewEncoder(os.Stdout).Encode(row)
 		return
+	}
+	if p.needHeader {
+		fmt.Fprintln(p.tw, "TIME\tSESSION\tCALL\tTOOL\tSTATUS\tLATENCY\tPOLICY")
+		p.needHeader = false
 	}
 	tool := "(none)"
 	if row.Tool != nil {
@@ -331,9 +492,103 @@ func (p *logPrinter) emit(row *callRow) {
 	if row.Rule != "" {
 		verdict += " (" + row.Rule + ")"
 	}
-	fmt.Fprintf(p.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.TS.Local().Format("2006-01-02 15:04:05.000"),
+	if row.Verdict == record.VerdictPassThrough {
+		p.passThrough = true
+	}
+	fmt.Fprintf(p.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", fmtTime(row.TS),
 		row.SID[:8], row.Call, tool, status, latency, verdict)
 }
+
+// emitSession prints a session line. In the table it holds no tab, so it
+// takes no part in the columns' widths, and the calls after it get the
+// column header again.
+func (p *logPrinter) emitSession(s *sessionRow) {
+	if !p.sessions || !s.TS.IsZero() && !p.since.IsZero() && s.TS.Before(p.since) {
+		return
+	}
+	if p.json {
+		json.NewEncoder(os.Stdout).Encode(s.JSON)
+		return
+	}
+	fmt.Fprintln(p.tw, s.Text)
+	p.needHeader = true
+}
+
+// startRow is the line of a session_start: when, the child's command,
+// the policy and the confinement.
+func startRow(r *record.Record, b *record.SessionStart) *sessionRow {
+	sid := hex.EncodeToString(r.SID[:])
+	ts, seq, confined := r.TS, r.Seq, b.Confine != nil
+	policy := "policy " + b.PolicySet + " (--policy: each call judged by its rules)"
+	if b.PolicySet == record.PassThroughSet {
+		policy = "policy pass-through (no --policy: every call forwarded)"
+	}
+	confinement := "confinement off"
+	if confined {
+		confinement = "confinement on (--confine)"
+	}
+	return &sessionRow{
+		JSON: &logSessionJSON{Type: "session_start", TS: &ts, SID: sid, Seq: &seq, Argv: b.Argv, PolicySet: b.PolicySet, Confine: &confined},
+		Text: fmt.Sprintf("session %s started %s: child %s; %s; %s", sid[:8], fmtTime(ts), shortArgv(b.Argv), policy, confinement),
+		TS:   ts,
+	}
+}
+
+// endRow is the line of a session_end: when, and how (endSummary).
+func endRow(r *record.Record, b *record.SessionEnd) *sessionRow {
+	sid := hex.EncodeToString(r.SID[:])
+	ts, seq, killed := r.TS, r.Seq, b.SeccompKilled
+	exit := wrapExit(b)
+	c := b.Counts
+	j := &logSessionJSON{Type: "session_end", TS: &ts, SID: sid, Seq: &seq, Reason: b.Reason, Detail: b.Detail,
+		Signal: b.ExitSignal, Exit: &exit, SeccompKilled: &killed,
+		Counts: &countsJSON{c.FramesIn, c.FramesOut, c.Intents, c.Outcomes, c.Unanswered, c.Refused, c.Anomalies}}
+	if b.ExitSignal == "" {
+		code := b.ExitCode
+		j.ExitCode = &code
+	}
+	return &sessionRow{
+		JSON: j,
+		Text: fmt.Sprintf("session %s ended %s: %s", sid[:8], fmtTime(ts), endSummary(b)),
+		TS:   ts,
+	}
+}
+
+// wrapExit is the exit status wrap gave for a session that ended so
+// (relay's exitStatus): a failure's own, else the child's, 128+N for
+// signal N.
+func wrapExit(e *record.SessionEnd) int {
+	switch {
+	case e.Reason == record.EndFrameTooLarge:
+		return exitcode.FrameTooLarge
+	case e.Reason == record.EndAuditIOError:
+		return exitcode.AuditIO
+	case e.ExitSignal != "":
+		return 128 + int(unix.SignalNum(e.ExitSignal))
+	}
+	return e.ExitCode
+}
+
+// shortArgv is the child's command for a line: each argument Go-quoted if
+// it holds a space, a quote or a control character, the whole cut at 80
+// characters.
+func shortArgv(argv []string) string {
+	const max = 80
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = a
+		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return r <= ' ' || r == '"' || r == '\'' || r == '\\' || r == 0x7f }) {
+			q[i] = strconv.Quote(a)
+		}
+	}
+	s := []rune(strings.Join(q, " "))
+	if len(s) > max {
+		return string(s[:max-1]) + "…"
+	}
+	return string(s)
+}
+
+func fmtTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05.000") }
 
 func fmtLatency(d time.Duration) string {
 	switch {
