@@ -5,9 +5,31 @@
 // before, every signature verifies against the session's key (or
 // Options' pinned key), and no record lies after the last signature
 // of its session; Incomplete when the only fault is a cut or torn tail,
-// which a crash leaves; Invalid otherwise. Problems are reported by line
-// and seq. Verify reads a log once, in chunks decoded in parallel, and
-// holds no more of it than the chunks in flight.
+// which a crash leaves; Invalid otherwise.
+//
+// # Problems
+//
+// Problems are reported by line and seq, in file order: the set-level
+// ones (a missing or duplicated segment) first, then the lines' in the
+// order of the files (sealed segments in seq order, then the live file)
+// and of the lines in each, a file's own (it does not hold what its name
+// says) after its lines, and the kept head's last; at most 100 problems
+// and 100 gaps, the first in that order, the rest counted. Verify reads
+// a log once, in chunks of lines (segment.LineReader) decoded and hashed
+// in parallel, and holds no more of it than the chunks and signature
+// batches in flight.
+//
+// # Signatures
+//
+// A signature is valid when crypto/ed25519 accepts it. Signatures are
+// checked in batches on every core: one multi-scalar multiplication
+// (filippo.io/edwards25519) checks a batch of up to 64 with the
+// cofactored equation RFC 8032 allows, and a batch that fails is checked
+// again signature by signature with crypto/ed25519, so that each bad
+// one is named. The two equations differ only for a signature made, by
+// the holder of its key, to hold for one and not the other (a
+// small-order component in R or the key); no forger can make one, and
+// no aegis signer does.
 //
 // # Torn writes
 //

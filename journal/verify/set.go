@@ -2,34 +2,38 @@ package verify
 
 import (
 	"errors"
-	"github.com/aegisrelay/aegis/journal/segment"
 	"io"
+
+	"github.com/aegisrelay/aegis/journal/segment"
 )
 
-// endSegment judges what a file of a set held against what its name says.
+// endSegment judges what a file of a set held against what its name
+// says, once its last line is judged: problems of the file as a whole
+// (line 0), reported after those of its lines.
 func (v *verifier) endSegment(f segment.SetFile, end readEnd) {
+	out := &v.out
 	if errors.Is(end.err, segment.ErrCorruptSegment) {
-		v.line = 0
-		v.invalid(nil, "%v", end.err)
+		out.line = 0
+		out.invalid(nil, "%v", end.err)
 		v.gap(f.Last + 1)
 	}
-	fr := FileReport{Path: f.Path, Records: v.fileRecs, First: v.fileSeqs[0], Last: v.fileSeqs[1]}
+	fr := FileReport{Path: f.Path, Records: v.in.fileRecs, First: v.in.fileSeqs[0], Last: v.in.fileSeqs[1]}
 	v.rep.Files = append(v.rep.Files, fr)
 	if !f.Named {
 		return
 	}
-	v.line = 0
+	out.line = 0
 	switch {
 	case fr.Records == 0:
-		v.invalid(nil, "holds no records; its name says seqs %d–%d", f.First, f.Last)
+		out.invalid(nil, "holds no records; its name says seqs %d–%d", f.First, f.Last)
 		v.gap(f.Last + 1)
 	case fr.First != f.First:
-		v.invalid(nil, "begins at seq %d; its name says %d", fr.First, f.First)
+		out.invalid(nil, "begins at seq %d; its name says %d", fr.First, f.First)
 	case fr.Last < f.Last:
-		v.invalid(nil, "ends at seq %d; its name says %d: seqs %d–%d are missing (a cut segment, or an older copy of it)", fr.Last, f.Last, fr.Last+1, f.Last)
+		out.invalid(nil, "ends at seq %d; its name says %d: seqs %d–%d are missing (a cut segment, or an older copy of it)", fr.Last, f.Last, fr.Last+1, f.Last)
 		v.gap(f.Last + 1)
 	case fr.Last > f.Last:
-		v.invalid(nil, "ends at seq %d, after the seq %d its name says", fr.Last, f.Last)
+		out.invalid(nil, "ends at seq %d, after the seq %d its name says", fr.Last, f.Last)
 	}
 }
 
@@ -45,14 +49,11 @@ func Set(s *segment.Set, opts Options) (*Report, error) {
 		return nil, err
 	}
 	v := newVerifier(opts)
-	defer func() {
-		if v.jobs != nil {
-			v.finish()
-		}
-	}()
 	v.rep.Notes = notes
+	// Set-level problems (Plan's: a missing, duplicated or foreign file)
+	// come first: they are about no line.
 	for _, p := range problems {
-		v.problem(&v.rep.Problems, 0, false, "%s", p)
+		v.out.invalid(nil, "%s", p)
 	}
 	srcs := make([]source, len(files))
 	for i, f := range files {
@@ -62,16 +63,15 @@ func Set(s *segment.Set, opts Options) (*Report, error) {
 				if f.GapBefore {
 					v.gap(f.GapEnd)
 				}
-				v.file, v.fileRecs = f.Path, 0
+				v.out.file, v.in.fileRecs = f.Path, 0
 			},
 			end: func(end readEnd) { v.endSegment(f, end) },
 		}
 	}
 	if err := v.run(srcs, nil); err != nil {
+		v.sigs.close()
 		return nil, err
 	}
 	v.finish()
-	rep := v.rep
-	v.jobs = nil
-	return rep, nil
+	return v.rep, nil
 }

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/ed25519"
 	"os"
@@ -49,7 +48,7 @@ func TestOpenCallLong(t *testing.T) {
 }
 
 // TestVerifyTornAtChunkEdge: a torn line and the recovery that answers it
-// on either side of the edge between two chunks (verifyread.go), and
+// on either side of the edge between two chunks (read.go), and
 // next to it. The torn line is pending while the next line is judged, its
 // record in its chunk, so verify must hold that chunk until then.
 func TestVerifyTornAtChunkEdge(t *testing.T) {
@@ -157,8 +156,7 @@ func end(t *testing.T, j *journal.Journal, calls uint64) {
 func TestVerifyHoldsChunk(t *testing.T) {
 	g := mustGenuine(t)
 	chunkOf := func(b []byte) *chunk {
-		cr := chunkReader{br: bufio.NewReader(bytes.NewReader(b))}
-		c, _ := cr.next()
+		c, _ := newChunkReader(bytes.NewReader(b)).next()
 		return c
 	}
 	for i := range len(g) {

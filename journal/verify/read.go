@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"errors"
@@ -18,13 +17,13 @@ import (
 // Reading for Stream and Set, on every core. Decoding a line (parse,
 // canonical re-encoding) and hashing it is the per-record cost of verify,
 // and each line's is independent of the others': a reader cuts the input
-// — the files of a set one after the other — into chunks of whole lines,
-// decoders on every core decode and hash them, and the verifier takes the
-// results chunk by chunk, in order, for what must be sequential (the
-// chain, seqs, sessions, the torn-line lookahead, where a file begins and
-// ends). Signatures are checked by the verifier's own workers (checkSigs).
-// One pipeline spans every file of a set, so that many small segments
-// keep every core busy as well as one big file does.
+// — the files of a set one after the other — into chunks of whole lines
+// (segment.LineReader), decoders on every core decode and hash them, and
+// the verifier takes the results chunk by chunk, in order, for what must
+// be sequential (the chain, seqs, sessions, the torn-line lookahead,
+// where a file begins and ends). Signatures are checked by the
+// sigChecker's workers. One pipeline spans every file of a set, so that
+// many small segments keep every core busy as well as one big file does.
 //
 // Memory: at most 4×workers chunks in flight, each about chunkSize bytes
 // of input and its decoded records, and the chunk the verifier holds
@@ -45,8 +44,8 @@ type chunk struct {
 	ends  []int  // end of each line in buf
 	recs  []decoded
 	ready chan struct{} // closed once recs is filled
-	// long, if on, is the chunk's last line: one longer than maxLine,
-	// which buf holds none of (chunkReader.skipLong).
+	// long, if on, is the chunk's last line: one longer than
+	// record.MaxLine, which buf holds none of (chunkReader.next).
 	long longLine
 
 	mark  mark
@@ -65,8 +64,8 @@ const (
 )
 
 // decoded is one line decoded: its record (valid if err is nil) and the
-// SHA-256 of its bytes. long: the line is longer than maxLine, not held
-// and not decoded (err says so).
+// SHA-256 of its bytes. long: the line is longer than record.MaxLine,
+// not held and not decoded (err says so).
 type decoded struct {
 	record.Slot
 	err  error
@@ -74,9 +73,10 @@ type decoded struct {
 	long bool
 }
 
-// longLine is a line longer than any record (maxLine): what the reader
-// keeps of it, its length and the SHA-256 of its bytes, so that the chain
-// is checked across it (the next line's prev) without holding it.
+// longLine is a line longer than any record (record.MaxLine): what the
+// reader keeps of it, its length and the SHA-256 of its bytes, so that
+// the chain is checked across it (the next line's prev) without holding
+// it.
 type longLine struct {
 	on   bool
 	n    int64
@@ -100,7 +100,7 @@ var chunkPool = sync.Pool{New: func() any { return &chunk{} }}
 type readEnd struct {
 	err     error  // a read error (not io.EOF)
 	torn    []byte // bytes after the last '\n'
-	tooLong int64  // > 0: the bytes after the last '\n' (not in torn) are this many, more than maxLine
+	tooLong int64  // > 0: the bytes after the last '\n' (not in torn) are this many, more than record.MaxLine
 }
 
 // source is one input of a verification: the one reader of Verify, or a
@@ -113,10 +113,36 @@ type source struct {
 	end   func(readEnd)
 }
 
+// reading is where the verifier is in the file it reads: the line read
+// but not yet judged, a torn run being read, the lines read, the records
+// and the seqs of its first and last records, and the chunk whose records
+// it may still use.
+type reading struct {
+	p        pending
+	torn     tornRun
+	n        uint64 // lines of the file read
+	fileRecs uint64
+	fileSeqs [2]uint64
+	held     *chunk
+}
+
+// pending is a line read but not yet judged: whether it is a torn line
+// depends on the line after it. buf and rec are in the chunk the verifier
+// holds (take).
+type pending struct {
+	buf  []byte
+	rec  *record.Record
+	err  error
+	hash record.Digest
+	line uint64
+	ok   bool
+	long bool // a line longer than record.MaxLine: buf holds none of it
+}
+
 // runFile verifies one reader as a whole log (Verify). An input of one
 // chunk is decoded right here: no goroutine is worth starting for it.
 func (v *verifier) runFile(r io.Reader) error {
-	v.n = 0
+	v.in.n = 0
 	cr := newChunkReader(r)
 	c, more := cr.next()
 	if !more {
@@ -204,7 +230,7 @@ func (v *verifier) run(srcs []source, pre *begun) error {
 			<-c.ready
 			v.take(c)
 		case markBegin:
-			v.n = 0
+			v.in.n = 0
 			if f := srcs[c.file].begin; f != nil {
 				f()
 			}
@@ -241,24 +267,24 @@ func (v *verifier) take(c *chunk) {
 	for i, e := range c.ends {
 		line := c.buf[start:e]
 		start = e
-		v.n++
-		v.judge(&v.p, line, &c.recs[i])
+		v.in.n++
+		v.judge(line, &c.recs[i])
 	}
 	if len(c.ends) == 0 {
 		chunkPool.Put(c)
 		return
 	}
 	v.release()
-	v.held = c
+	v.in.held = c
 }
 
 // release recycles the chunk the verifier holds. No pending line may be
 // in it: take calls it once the lines of the next chunk are judged,
 // endFile once the last line is.
 func (v *verifier) release() {
-	if v.held != nil {
-		chunkPool.Put(v.held)
-		v.held = nil
+	if v.in.held != nil {
+		chunkPool.Put(v.in.held)
+		v.in.held = nil
 	}
 }
 
@@ -266,36 +292,37 @@ func (v *verifier) release() {
 // it is the last file: a torn last line is what a crash leaves at the end
 // of a log (a gap), but never inside a set (a problem).
 func (v *verifier) endFile(end readEnd, last bool) error {
-	v.flush(&v.p)
+	in, out := &v.in, &v.out
+	v.flush()
 	v.release()
-	if v.torn.on {
-		v.torn.on = false
-		v.line = v.torn.line
-		n := v.torn.n + int64(len(end.torn))
+	if in.torn.on {
+		in.torn.on = false
+		out.line = in.torn.line
+		n := in.torn.n + int64(len(end.torn))
 		switch {
 		case !last:
-			v.invalid(nil, "NUL bytes at line %d of a file that is not the last of its set", v.torn.line)
-		case v.torn.signed:
+			out.invalid(nil, "NUL bytes at line %d of a file that is not the last of its set", in.torn.line)
+		case in.torn.signed:
 			// Never let NULs pass signed records off as torn (a hole in
 			// a group whose signed last record reached the disk reads so
 			// until the next Open answers it).
-			v.invalid(nil, "NUL bytes at line %d, and signatures in or after its line", v.torn.line)
+			out.invalid(nil, "NUL bytes at line %d, and signatures in or after its line", in.torn.line)
 		default:
-			v.problem(&v.rep.Gaps, 0, false, "torn write at the end (%d bytes from line %d on, with NUL bytes: a power loss during a write over pre-zeroed space); the next aegis wrap on this file records its recovery", n, v.torn.line)
+			out.incomplete(0, false, "torn write at the end (%d bytes from line %d on, with NUL bytes: a power loss during a write over pre-zeroed space); the next aegis wrap on this file records its recovery", n, in.torn.line)
 		}
 		return end.err
 	}
 	switch {
 	case end.tooLong > 0:
-		// No crash leaves this: no record is longer than maxLine.
-		v.line = v.n + 1
-		v.invalid(nil, "last line (%d bytes without a line end) is longer than any record (%d bytes)", end.tooLong, record.MaxLine)
+		// No crash leaves this: no record is longer than record.MaxLine.
+		out.line = in.n + 1
+		out.invalid(nil, "last line (%d bytes without a line end) is longer than any record (%d bytes)", end.tooLong, record.MaxLine)
 	case len(end.torn) > 0 && end.err == nil:
-		v.line = v.n + 1
+		out.line = in.n + 1
 		if last {
-			v.problem(&v.rep.Gaps, 0, false, "torn last line (%d bytes without a line end): a crash during a write; the next aegis wrap on this file records its recovery", len(end.torn))
+			out.incomplete(0, false, "torn last line (%d bytes without a line end): a crash during a write; the next aegis wrap on this file records its recovery", len(end.torn))
 		} else {
-			v.invalid(nil, "torn line (%d bytes without a line end) at the end of a file that is not the last of its set", len(end.torn))
+			out.invalid(nil, "torn line (%d bytes without a line end) at the end of a file that is not the last of its set", len(end.torn))
 		}
 	}
 	return end.err
@@ -303,50 +330,63 @@ func (v *verifier) endFile(end readEnd, last bool) error {
 
 // judge takes the next line and its decoding, in order. Both stay valid
 // while pending, until the next line is judged (take).
-func (v *verifier) judge(p *pending, line []byte, d *decoded) {
+func (v *verifier) judge(line []byte, d *decoded) {
+	in, p, out := &v.in, &v.in.p, &v.out
 	rec := d.record()
-	if v.torn.on {
-		if rec != nil && v.torn.answeredBy(rec) {
-			v.torn.on = false
-			v.line = v.n
+	if in.torn.on {
+		if rec != nil && in.torn.answeredBy(rec) {
+			in.torn.on = false
+			out.line = in.n
 			v.process(rec, d.err, d.hash, true)
 			return
 		}
-		if !d.long && v.torn.add(line) {
+		if !d.long && in.torn.add(line) {
 			return
 		}
-		v.torn.on = false
-		v.line = v.torn.line
-		v.invalid(nil, "NUL bytes in a line, and no recovery record answers them within %d bytes", maxTornRun)
-		v.resync = true // one problem, not one per line after it
+		in.torn.on = false
+		out.line = in.torn.line
+		out.invalid(nil, "NUL bytes in a line, and no recovery record answers them within %d bytes", maxTornRun)
+		v.chain.resync = true // one problem, not one per line after it
 	}
 	if rec != nil && rec.Kind == record.KindRecovery && p.ok && !p.long {
 		if rv := rec.Body.(*record.Recovery); int64(rv.TornBytes) == int64(len(p.buf)) && rv.TornDigest == p.hash {
 			// The line before was torn by a crash and is answered by
 			// this recovery, which chains past it: not tampering.
 			p.ok = false
-			v.line = v.n
+			out.line = in.n
 			v.process(rec, d.err, d.hash, true)
 			return
 		}
 	}
-	v.flush(p)
+	v.flush()
 	if d.err != nil && bytes.IndexByte(line, 0) >= 0 {
-		v.torn.start(line, v.n)
+		in.torn.start(line, in.n)
 		return
 	}
-	p.buf, p.rec, p.err, p.hash, p.line, p.ok, p.long = line, rec, d.err, d.hash, v.n, true, d.long
+	p.buf, p.rec, p.err, p.hash, p.line, p.ok, p.long = line, rec, d.err, d.hash, in.n, true, d.long
+}
+
+// flush judges the pending line, if any, as an ordinary line.
+func (v *verifier) flush() {
+	p := &v.in.p
+	if !p.ok {
+		return
+	}
+	p.ok = false
+	v.out.line = p.line
+	v.process(p.rec, p.err, p.hash, false)
 }
 
 // maxTornRun bounds a torn run: the unsynced bytes a power loss may have
-// left holes in (maxUnsynced), from the start of the line they begin in.
+// left holes in (segment.MaxUnsynced), from the start of the line they
+// begin in.
 const maxTornRun = segment.MaxUnsynced + record.MaxLine
 
 // tornRun is a run of lines whose first holds a NUL byte: what a power
 // loss during a write over pre-zeroed space leaves, a hole and maybe lines
-// of a later page after it (readTail). A recovery record whose torn_bytes
-// and torn_digest are those of the whole run, its lines joined by '\n',
-// answers it.
+// of a later page after it (segment.ReadTail). A recovery record whose
+// torn_bytes and torn_digest are those of the whole run, its lines joined
+// by '\n', answers it.
 type tornRun struct {
 	on     bool
 	line   uint64 // its first line
@@ -355,6 +395,7 @@ type tornRun struct {
 	signed bool // a line of it carries a signature
 }
 
+// start begins a run at line, line n of its file.
 func (t *tornRun) start(line []byte, n uint64) {
 	if t.h == nil {
 		t.h = sha256.New()
@@ -373,6 +414,8 @@ func (t *tornRun) add(line []byte) bool {
 	return t.n <= maxTornRun
 }
 
+// answeredBy reports whether r is the recovery record of the run: its
+// torn_bytes and torn_digest those of the run.
 func (t *tornRun) answeredBy(r *record.Record) bool {
 	rv, ok := r.Body.(*record.Recovery)
 	if !ok || int64(rv.TornBytes) != t.n {
@@ -385,7 +428,8 @@ func (t *tornRun) answeredBy(r *record.Record) bool {
 
 // decode decodes and hashes every line of c into c.recs, reusing the
 // slots a recycled chunk holds, then marks it ready. A line longer than
-// maxLine (c.long) is not decoded: it is no record the journal writes.
+// record.MaxLine (c.long) is not decoded: it is no record the journal
+// writes.
 func (c *chunk) decode(d *record.Decoder) {
 	c.recs = slices.Grow(c.recs[:0], len(c.ends))[:len(c.ends)]
 	start := 0
@@ -404,87 +448,54 @@ func (c *chunk) decode(d *record.Decoder) {
 	close(c.ready)
 }
 
-// chunkReader cuts its input into chunks of whole lines.
+// chunkReader cuts its input into chunks of whole lines, read by a
+// segment.LineReader, which hashes the lines too long to hold.
 type chunkReader struct {
-	br  *bufio.Reader
+	lr  *segment.LineReader
+	lh  hash.Hash // the SHA-256 of the last line too long to hold
 	end readEnd   // how the input ended, once next has said so
-	h   hash.Hash // for skipLong, made on first use
 }
 
 // newChunkReader reads r's content: a NUL run at its end is pre-zeroed
-// space (prezero.go), not a torn line.
+// space (segment.NewNulTail), not a torn line.
 func newChunkReader(r io.Reader) *chunkReader {
-	return &chunkReader{br: bufio.NewReaderSize(segment.NewNulTail(r), 64<<10)}
+	cr := &chunkReader{lr: segment.NewLineReader(segment.NewNulTail(r)), lh: sha256.New()}
+	cr.lr.HashLongLines(cr.lh)
+	return cr
 }
 
 // next returns the next chunk, and false if the input ended with it (cr.end
-// says how).
+// says how). A line longer than record.MaxLine ends its chunk (c.long),
+// and reading goes on after it: the lines after it are checked as if it
+// were any line that does not decode.
 func (cr *chunkReader) next() (*chunk, bool) {
 	c := newChunk()
-	lineStart := 0
 	for {
-		frag, err := cr.br.ReadSlice('\n')
-		n := len(frag)
+		line, err := cr.lr.Next()
 		if err == nil {
-			n-- // the '\n'
-		}
-		if len(c.buf)-lineStart+n > record.MaxLine {
-			return cr.skipLong(c, lineStart, frag, err)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			c.buf = append(c.buf, frag...)
+			c.buf = append(c.buf, line...)
+			c.ends = append(c.ends, len(c.buf))
+			if len(c.buf) >= chunkSize {
+				return c, true
+			}
 			continue
 		}
-		if err != nil {
-			c.buf = append(c.buf, frag...)
-			cr.end.torn = append([]byte(nil), c.buf[lineStart:]...)
-			c.buf = c.buf[:lineStart]
-			if err != io.EOF {
-				cr.end.err = err
-			}
-			return c, false
-		}
-		c.buf = append(c.buf, frag[:len(frag)-1]...)
-		c.ends = append(c.ends, len(c.buf))
-		lineStart = len(c.buf)
-		if len(c.buf) >= chunkSize {
+		if le, ok := err.(*segment.LongLineError); ok {
+			c.long.on, c.long.n = true, le.N
+			cr.lh.Sum(c.long.hash[:0])
+			c.ends = append(c.ends, len(c.buf))
 			return c, true
 		}
-	}
-}
-
-// skipLong reads the rest of a line longer than maxLine — its first bytes
-// in c.buf from lineStart, then frag and err, what ReadSlice returned —
-// hashing it as it goes and holding none of it. A line ended by '\n' is
-// c's last line (c.long), and reading goes on after it: the lines after
-// it are checked as if it were any line that does not decode. One not
-// ended is the end of the input (readEnd.tooLong).
-func (cr *chunkReader) skipLong(c *chunk, lineStart int, frag []byte, err error) (*chunk, bool) {
-	if cr.h == nil {
-		cr.h = sha256.New()
-	}
-	h := cr.h
-	h.Reset()
-	h.Write(c.buf[lineStart:])
-	n := int64(len(c.buf) - lineStart)
-	c.buf = c.buf[:lineStart]
-	for errors.Is(err, bufio.ErrBufferFull) {
-		h.Write(frag)
-		n += int64(len(frag))
-		frag, err = cr.br.ReadSlice('\n')
-	}
-	if err != nil {
-		cr.end = readEnd{tooLong: n + int64(len(frag))}
+		if cr.lr.Long() {
+			cr.end.tooLong = cr.lr.LongLen()
+		} else {
+			cr.end.torn = bytes.Clone(cr.lr.Partial())
+		}
 		if err != io.EOF {
 			cr.end.err = err
 		}
 		return c, false
 	}
-	h.Write(frag[:len(frag)-1])
-	c.long.on, c.long.n = true, n+int64(len(frag)-1)
-	h.Sum(c.long.hash[:0])
-	c.ends = append(c.ends, len(c.buf))
-	return c, true
 }
 
 func newChunk() *chunk {
