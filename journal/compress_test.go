@@ -1,0 +1,87 @@
+package journal
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/verify"
+)
+
+// TestCompressFaults: compression that fails at any of its steps fails
+// nothing but itself. The journal acknowledges every record and closes
+// without error, says what failed through Logf, leaves no partial copy,
+// and the set verifies with every record; the next Open with compression
+// finishes the work.
+func TestCompressFaults(t *testing.T) {
+	key := testKey(t)
+	pub := key.Public().(ed25519.PublicKey)
+	zstTmp := faultfs.Base("*" + segment.CompressedExt + segment.TmpExt)
+	plain := faultfs.Base("audit.jsonl.*-*" + segment.Ext)
+	tests := []struct {
+		name string
+		rule faultfs.Rule
+	}{
+		{"the copy cannot be created", faultfs.Fail(faultfs.And(faultfs.Kind(fsCreate), zstTmp), faultfs.EROFS)},
+		{"the disk is full", faultfs.Fail(faultfs.And(faultfs.Kind(fsWrite), zstTmp), faultfs.ENOSPC)},
+		{"a write cut short", faultfs.ShortWrite(faultfs.And(faultfs.Kind(fsWrite), zstTmp), faultfs.ENOSPC)},
+		{"a write cut short, reporting no error", faultfs.ShortWrite(faultfs.And(faultfs.Kind(fsWrite), zstTmp), nil)},
+		{"the copy's sync fails", faultfs.Fail(faultfs.And(faultfs.Kind(fsSync), zstTmp), faultfs.EIO)},
+		{"reading the copy back fails", faultfs.Fail(faultfs.And(faultfs.Kind(fsRead), zstTmp), faultfs.EIO)},
+		{"the copy cannot be renamed", faultfs.Fail(faultfs.And(faultfs.Kind(fsRenameNoReplace), zstTmp), faultfs.EIO)},
+		{"the plain segment cannot be removed", faultfs.Fail(faultfs.And(faultfs.Kind(fsRemove), plain), faultfs.EROFS)},
+	}
+	for _, tt := range tests {
+		fsys, in := faultOS(tt.rule)
+		dir := t.TempDir()
+		path := filepath.Join(dir, "audit.jsonl")
+		var mu sync.Mutex
+		var logs []string
+		logf := func(format string, args ...any) {
+			mu.Lock()
+			logs = append(logs, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		}
+		const calls = 20
+		opts := Options{Durability: mustDurability(t, "strict"), FS: fsys, MaxSize: 2048, Compress: true, Logf: logf}
+		rotSession(t, path, key, opts, calls) // fails the test on any error
+		if in.Injected() == 0 {
+			t.Fatalf("%s: no fault injected (files %v)", tt.name, dirNames(t, dir))
+		}
+		if len(logs) == 0 || !strings.Contains(logs[0], "compressing") {
+			t.Errorf("%s: Logf got %q; want what failed in compressing", tt.name, logs)
+		}
+		plains := 0
+		for _, n := range dirNames(t, dir) {
+			if strings.HasSuffix(n, segment.TmpExt) {
+				t.Errorf("%s: %s left behind", tt.name, n)
+			}
+			if strings.HasSuffix(n, segment.Ext) && n != "audit.jsonl" {
+				plains++
+			}
+		}
+		if plains == 0 {
+			t.Errorf("%s: no plain segment left (files %v); want the one that failed to compress kept", tt.name, dirNames(t, dir))
+		}
+		rep := verifySetPath(t, path, verify.Options{Key: pub})
+		if rep.Status != verify.Valid || rep.Records != 2+2*calls {
+			t.Errorf("%s: VerifySet = %v, %d records, %v; want valid, %d", tt.name, rep.Status, rep.Records, rep.Problems, 2+2*calls)
+		}
+
+		// The next session, without faults, compresses what was left.
+		rotSession(t, path, key, Options{Durability: mustDurability(t, "strict"), MaxSize: 2048, Compress: true}, 1)
+		for _, n := range dirNames(t, dir) {
+			if strings.HasSuffix(n, segment.Ext) && n != "audit.jsonl" {
+				t.Errorf("%s: %s still uncompressed after a session without faults", tt.name, n)
+			}
+		}
+		if rep := verifySetPath(t, path, verify.Options{Key: pub}); rep.Status != verify.Valid || len(rep.Sessions) != 2 {
+			t.Errorf("%s, reopened: VerifySet = %v, %d sessions, %v; want valid, 2", tt.name, rep.Status, len(rep.Sessions), rep.Problems)
+		}
+	}
+}
