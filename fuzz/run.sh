@@ -17,14 +17,17 @@
 # testdata/fuzz/<FuzzXxx>/ (review and trim them before committing).
 #
 # For each target it prints executions per second (the average over the
-# run), the entries it found and the corpus size; for a failure, the
+# run, minimisation included), the worker-seconds spent minimising new
+# inputs, the entries it found and the corpus size; for a failure, the
 # crasher Go wrote to testdata/fuzz/<FuzzXxx>/ and the command that
 # reproduces it. Full logs are kept in DIR (-l; default a new temporary
 # directory). Exits 1 if any target failed.
 #
 #   -j JOBS      targets run at once (default: the core count)
 #   -p WORKERS   worker processes per target (default: cores / JOBS, at least 1)
-#   -m MINIMIZE  -fuzzminimizetime for new inputs and crashers (default 10s)
+#   -m MINIMIZE  -fuzzminimizetime for new inputs and crashers (default: a
+#                tenth of DURATION, at least 1s and at most 10s; 10s for a
+#                count of executions)
 #   -t REGEXP    only targets whose name matches (default: all)
 #   -s           copy the new corpus entries into testdata/fuzz/
 #   -l DIR       keep the logs in DIR
@@ -33,7 +36,7 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
-jobs="" workers="" minimize=10s only="." save=0 logs=""
+jobs="" workers="" minimize="" only="." save=0 logs=""
 usage() { sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 while getopts "j:p:m:t:sl:h" opt; do
 	case $opt in
@@ -49,6 +52,26 @@ done
 shift $((OPTIND - 1))
 [ $# -eq 1 ] || usage
 duration=$1
+
+# secs DURATION: a Go duration (1h2m3.5s, 10s, 500ms) in seconds.
+secs() {
+	awk -v d="$1" 'BEGIN { s = 0; while (match(d, /^[0-9.]+(ms|[hms])/)) { v = substr(d, 1, RLENGTH - 1); u = substr(d, RLENGTH, 1)
+		if (substr(d, RLENGTH - 1, 2) == "ms") { v = substr(d, 1, RLENGTH - 2); u = "ms" }
+		s += v * (u == "h" ? 3600 : u == "m" ? 60 : u == "ms" ? 0.001 : 1); d = substr(d, RLENGTH + 1) } print s }'
+}
+
+# A worker that minimises an input does not fuzz meanwhile, and a new
+# input of kilobytes, at milliseconds an execution, takes the whole
+# budget. Go finds new inputs at once in a fresh run, so a budget of 10s
+# (Go's own is 60s) would leave a 10-second run (CI's) nothing but
+# minimisation; a tenth of the run leaves it nine tenths to fuzz.
+if [ -z "$minimize" ]; then
+	if [[ $duration == *x ]]; then
+		minimize=10s
+	else
+		minimize=$(awk -v s="$(secs "$duration")" 'BEGIN { m = int(s / 10); print (m < 1 ? 1 : m > 10 ? 10 : m) "s" }')
+	fi
+fi
 
 module=$(go list -m)
 cache=$(go env GOCACHE)/fuzz
@@ -80,7 +103,7 @@ fi
 n=${#targets[@]}
 jobs=${jobs:-$((cores < n ? cores : n))}
 workers=${workers:-$((cores / jobs > 0 ? cores / jobs : 1))}
-echo "fuzz: ${n} targets, ${duration} each, ${jobs} at a time with ${workers} worker(s) each; logs in ${logs}"
+echo "fuzz: ${n} targets, ${duration} each, ${jobs} at a time with ${workers} worker(s) each, minimising for up to ${minimize}; logs in ${logs}"
 
 # run PKG TARGET: fuzz one target, write its log and a marker of the
 # cache entries that existed before.
@@ -92,7 +115,10 @@ run() {
 	ls "$dir" >"$logs/$target.before"
 	echo "fuzz: start $target ($rel)"
 	local rc=0
-	go test -run '^$' -fuzz "^${target}\$" -fuzztime "$duration" -fuzzminimizetime "$minimize" \
+	# fuzzdebug=1 makes the coordinator log, with timestamps, when it
+	# sends an input to be minimised and when the result comes back:
+	# the report's "minimizing" column.
+	GODEBUG=fuzzdebug=1${GODEBUG:+,$GODEBUG} go test -run '^$' -fuzz "^${target}\$" -fuzztime "$duration" -fuzzminimizetime "$minimize" \
 		-parallel "$workers" "$rel" >"$log" 2>&1 || rc=$?
 	# Go's fuzzing coordinator can report its own -fuzztime deadline as
 	# a failure ("context deadline exceeded", no input written) when a
@@ -100,7 +126,7 @@ run() {
 	# The target ran its whole budget and no input failed, so that one
 	# signature is a pass, and the report says so.
 	if [ $rc != 0 ] && ! grep -q 'Failing input written' "$log" &&
-		[ "$(grep -A1 -E '^--- FAIL' "$log" | sed -n '2p' | tr -d '[:space:]')" = contextdeadlineexceeded ] &&
+		[ "$(grep -v ' DEBUG ' "$log" | grep -A1 -E '^--- FAIL' | sed -n '2p' | tr -d '[:space:]')" = contextdeadlineexceeded ] &&
 		[ "$(grep -cE '^--- FAIL' "$log")" = 1 ] && [[ $duration != *x ]]; then
 		touch "$logs/$target.deadline"
 		rc=0
@@ -122,7 +148,7 @@ wait || true
 
 # Report.
 failed=0
-printf '\n%-20s %-10s %10s %12s %10s %8s %8s\n' target package execs "execs/sec" elapsed new corpus
+printf '\n%-20s %-15s %10s %10s %8s %11s %6s %7s\n' target package execs "execs/sec" elapsed minimizing new corpus
 for t in "${targets[@]}"; do
 	read -r pkg target <<<"$t"
 	rel=./${pkg#"$module"/}
@@ -134,9 +160,25 @@ for t in "${targets[@]}"; do
 	elapsed=$(sed -nE 's/^fuzz: elapsed: ([^,]+),.*/\1/p' <<<"$last")
 	new=$(sed -nE 's/.*new interesting: ([0-9]+).*/\1/p' <<<"$last")
 	total=$(sed -nE 's/.*\(total: ([0-9]+)\).*/\1/p' <<<"$last")
-	secs=$(awk -v d="${elapsed:-0s}" 'BEGIN { s = 0; while (match(d, /^[0-9.]+[hms]/)) { v = substr(d, 1, RLENGTH - 1); u = substr(d, RLENGTH, 1); s += v * (u == "h" ? 3600 : u == "m" ? 60 : 1); d = substr(d, RLENGTH + 1) } print s }')
-	rate=$(awk -v e="${execs:-0}" -v s="$secs" 'BEGIN { if (s > 0) printf "%d", e / s; else print "-" }')
-	printf '%-20s %-10s %10s %12s %10s %8s %8s\n' "$target" "${rel#./}" "${execs:--}" "$rate" "${elapsed:--}" "${new:--}" "${total:--}"
+	rate=$(awk -v e="${execs:-0}" -v s="$(secs "${elapsed:-0s}")" 'BEGIN { if (s > 0) printf "%d", e / s; else print "-" }')
+	# Seconds spent minimising, from the coordinator's timestamps: each
+	# minimisation from when its input is queued, or when the one before
+	# it comes back if that is later, until it comes back; one the end of
+	# the run cut short, until the log's last timestamp. A worker
+	# minimises one input at a time, so with one worker this is about
+	# the time it did not fuzz (a little more: the fuzzing call it was in
+	# when an input was queued ends first).
+	minimizing=$(awk '
+		/ DEBUG / { split($2, c, ":"); t = c[1] * 3600 + c[2] * 60 + c[3]; if (last != "" && t < last) t += 86400; last = t }
+		/ DEBUG queueing input for minimization/ && match($0, /id: [^,]+/) { q[substr($0, RSTART + 4, RLENGTH - 4)] = t }
+		/ DEBUG input minimized/ && match($0, /original id: [^,]+/) {
+			id = substr($0, RSTART + 13, RLENGTH - 13); s = (id in q) ? q[id] : t; delete q[id]
+			if (s < end) s = end
+			busy += t - s; end = t }
+		END { first = ""; for (id in q) if (first == "" || q[id] < first) first = q[id]
+			if (first != "") { if (first < end) first = end; if (last > first) busy += last - first }
+			printf "%.1fs", busy }' "$log")
+	printf '%-20s %-15s %10s %10s %8s %11s %6s %7s\n' "$target" "${rel#./}" "${execs:--}" "$rate" "${elapsed:--}" "$minimizing" "${new:--}" "${total:--}"
 	if [ "$save" = 1 ]; then
 		dir=$cache/$pkg/$target
 		dst=${rel#./}/testdata/fuzz/$target
