@@ -1,0 +1,426 @@
+package clientconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Errors of package clientconfig; classify with errors.Is.
+var (
+	// ErrSyntax: the file is not JSONC.
+	ErrSyntax = errors.New("clientconfig: not JSON")
+	// ErrShape: the file is JSONC but not a configuration the rewrite
+	// can read unambiguously (doc.go, "Refusals").
+	ErrShape = errors.New("clientconfig: unexpected shape")
+	// ErrNotRegular: the path is not a regular file.
+	ErrNotRegular = errors.New("clientconfig: not a regular file")
+	// ErrChanged: the file changed between reading and replacing it.
+	ErrChanged = errors.New("clientconfig: the file changed while it was rewritten")
+)
+
+// Kind says what an entry is.
+type Kind int
+
+const (
+	// Stdio is a stdio server that does not run through aegis.
+	Stdio Kind = iota
+	// Wrapped is a stdio server that runs through aegis wrap.
+	Wrapped
+	// Remote is a server the client reaches over the network (a "url",
+	// or a type other than stdio); it is never rewritten.
+	Remote
+	// Other is an entry with neither a command nor a url; it is never
+	// rewritten.
+	Other
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Stdio:
+		return "stdio"
+	case Wrapped:
+		return "wrapped"
+	case Remote:
+		return "remote"
+	}
+	return "other"
+}
+
+// Entry is one server of a configuration file.
+type Entry struct {
+	// Path names the entry as keys from the top: ["mcpServers", NAME], or
+	// ["projects", DIR, "mcpServers", NAME].
+	Path []string
+	Name string
+	Kind Kind
+	// Argv is the command and its arguments as the client runs them (for
+	// a Remote entry, the url).
+	Argv []string
+	// Changed reports whether the rewrite changed the entry; Note says
+	// why an entry that could be rewritten was not.
+	Changed bool
+	Note    string
+}
+
+// Options configure Wrap and Unwrap. The zero value wraps with "aegis"
+// (looked up on the client's PATH).
+type Options struct {
+	// Aegis is the command written into wrapped entries (an absolute path,
+	// so that the client need not find aegis on its PATH). An entry whose
+	// command is this path, or any file named aegis, counts as aegis.
+	Aegis string
+}
+
+// Result is the outcome of Wrap, Unwrap or Scan. Out holds the rewritten
+// file (Src itself when nothing changed); it and Src stay valid as long
+// as the caller keeps them.
+type Result struct {
+	Src, Out []byte
+	Entries  []Entry
+	edits    []edit
+}
+
+// Changed reports whether the rewrite changed any byte.
+func (r *Result) Changed() bool { return len(r.edits) > 0 }
+
+// edit replaces src[start:end] by text.
+type edit struct {
+	start, end int
+	text       string
+}
+
+// Scan reads src and lists its entries without changing anything.
+func Scan(src []byte, o Options) (*Result, error) { return rewrite(src, o, nil) }
+
+// Wrap rewrites every stdio entry of src that does not already run through
+// aegis so that it does (doc.go, "Entries"). It never changes a wrapped or
+// remote entry, so wrapping twice changes nothing the second time.
+func Wrap(src []byte, o Options) (*Result, error) { return rewrite(src, o, wrapEntry) }
+
+// Unwrap rewrites every wrapped entry of src back to the command it wraps.
+func Unwrap(src []byte, o Options) (*Result, error) { return rewrite(src, o, unwrapEntry) }
+
+// entryFunc returns the edits that rewrite one entry, or a note saying why
+// it cannot.
+type entryFunc func(src []byte, o Options, e *entryNodes) ([]edit, string)
+
+// entryNodes is one entry's nodes, checked: cmd and args are nil when
+// absent.
+type entryNodes struct {
+	name      string
+	obj       *node
+	cmd, args *member
+	cmdStr    string
+	argStrs   []string
+	kind      Kind
+}
+
+func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
+	root, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	if root.kind != '{' {
+		return nil, fmt.Errorf("%w: the top level is not an object", ErrShape)
+	}
+	var maps []struct {
+		path []string
+		obj  *node
+	}
+	for _, key := range []string{"mcpServers", "servers"} {
+		m, err := object(root, key, nil)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			maps = append(maps, struct {
+				path []string
+				obj  *node
+			}{[]string{key}, m})
+		}
+	}
+	projects, err := object(root, "projects", nil)
+	if err != nil {
+		return nil, err
+	}
+	if projects != nil {
+		for _, p := range projects.members {
+			path := []string{"projects", p.key}
+			if p.val.kind != '{' {
+				return nil, fmt.Errorf("%w: %s is not an object", ErrShape, dotted(path))
+			}
+			m, err := object(p.val, "mcpServers", path)
+			if err != nil {
+				return nil, err
+			}
+			if m != nil {
+				maps = append(maps, struct {
+					path []string
+					obj  *node
+				}{append(path, "mcpServers"), m})
+			}
+		}
+	}
+	if err := unique(root, nil); err != nil {
+		return nil, err
+	}
+	r := &Result{Src: src, Out: src}
+	for _, m := range maps {
+		if err := unique(m.obj, m.path); err != nil {
+			return nil, err
+		}
+		for _, mem := range m.obj.members {
+			path := append(slices.Clip(m.path), mem.key)
+			e, err := readEntry(src, mem, path, o)
+			if err != nil {
+				return nil, err
+			}
+			entry := Entry{Path: path, Name: mem.key, Kind: e.kind, Argv: append([]string{e.cmdStr}, e.argStrs...)}
+			if e.kind == Remote {
+				entry.Argv = nil
+				if u, _ := e.obj.get("url"); u != nil && u.val.kind == '"' {
+					var s string
+					json.Unmarshal(src[u.val.start:u.val.end], &s)
+					entry.Argv = []string{s}
+				}
+			}
+			if f != nil && (e.kind == Stdio || e.kind == Wrapped) {
+				edits, note := f(src, o, e)
+				entry.Changed, entry.Note = len(edits) > 0, note
+				r.edits = append(r.edits, edits...)
+			}
+			r.Entries = append(r.Entries, entry)
+		}
+	}
+	if len(r.edits) > 0 {
+		r.Out = apply(src, r.edits)
+	}
+	return r, nil
+}
+
+// object returns the value of obj's member key if it is an object, nil if
+// there is no such member, and ErrShape if it is something else.
+func object(obj *node, key string, path []string) (*node, error) {
+	m, _ := obj.get(key)
+	if m == nil {
+		return nil, nil
+	}
+	if m.val.kind != '{' {
+		return nil, fmt.Errorf("%w: %s is not an object", ErrShape, dotted(append(slices.Clip(path), key)))
+	}
+	return m.val, nil
+}
+
+// unique refuses an object with a key written twice: JSON readers differ
+// on which of the two counts.
+func unique(obj *node, path []string) error {
+	seen := make(map[string]bool, len(obj.members))
+	for _, m := range obj.members {
+		if seen[m.key] {
+			return fmt.Errorf("%w: %s is written twice", ErrShape, dotted(append(slices.Clip(path), m.key)))
+		}
+		seen[m.key] = true
+	}
+	return nil
+}
+
+// readEntry checks one entry and classifies it.
+func readEntry(src []byte, mem member, path []string, o Options) (*entryNodes, error) {
+	if mem.val.kind != '{' {
+		return nil, fmt.Errorf("%w: %s is not an object", ErrShape, dotted(path))
+	}
+	if err := unique(mem.val, path); err != nil {
+		return nil, err
+	}
+	e := &entryNodes{name: mem.key, obj: mem.val}
+	e.cmd, _ = mem.val.get("command")
+	e.args, _ = mem.val.get("args")
+	typ, _ := mem.val.get("type")
+	url, _ := mem.val.get("url")
+	text := func(n *node) []byte { return src[n.start:n.end] }
+	typeStr := ""
+	if typ != nil {
+		if typ.val.kind != '"' {
+			return nil, fmt.Errorf("%w: %s.type is not a string", ErrShape, dotted(path))
+		}
+		json.Unmarshal(text(typ.val), &typeStr)
+	}
+	if e.cmd != nil {
+		if e.cmd.val.kind != '"' {
+			return nil, fmt.Errorf("%w: %s.command is not a string", ErrShape, dotted(path))
+		}
+		json.Unmarshal(text(e.cmd.val), &e.cmdStr)
+	}
+	if e.args != nil {
+		if e.args.val.kind != '[' {
+			return nil, fmt.Errorf("%w: %s.args is not an array", ErrShape, dotted(path))
+		}
+		for i, a := range e.args.val.elems {
+			if a.kind != '"' {
+				return nil, fmt.Errorf("%w: %s.args[%d] is not a string", ErrShape, dotted(path), i)
+			}
+			var s string
+			json.Unmarshal(text(a), &s)
+			e.argStrs = append(e.argStrs, s)
+		}
+	}
+	switch {
+	case url != nil || typ != nil && typeStr != "stdio":
+		e.kind = Remote
+	case e.cmd == nil:
+		e.kind = Other
+	case isAegis(e.cmdStr, o) && len(e.argStrs) > 0 && e.argStrs[0] == "wrap":
+		e.kind = Wrapped
+	default:
+		e.kind = Stdio
+	}
+	return e, nil
+}
+
+// isAegis reports whether cmd names an aegis binary.
+func isAegis(cmd string, o Options) bool {
+	if o.Aegis != "" && cmd == o.Aegis {
+		return true
+	}
+	base := filepath.Base(strings.ReplaceAll(cmd, `\`, "/"))
+	return base == "aegis" || base == "aegis.exe"
+}
+
+// wrapEntry rewrites a stdio entry to run through aegis.
+func wrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
+	if e.kind == Wrapped {
+		return nil, "already runs through aegis"
+	}
+	aegis := o.Aegis
+	if aegis == "" {
+		aegis = "aegis"
+	}
+	prefix := []string{quote("wrap"), quote("--name"), quote(e.name), quote("--"), string(src[e.cmd.val.start:e.cmd.val.end])}
+	edits := []edit{{e.cmd.val.start, e.cmd.val.end, quote(aegis)}}
+	switch {
+	case e.args == nil:
+		// A new "args" goes just before "command", where Unwrap knows to
+		// remove it again.
+		sep := memberSep(src, e.cmd.keyStart)
+		edits = append(edits, edit{e.cmd.keyStart, e.cmd.keyStart, `"args": [` + strings.Join(prefix, ", ") + `],` + sep})
+	case len(e.args.val.elems) == 0:
+		edits = append(edits, edit{e.args.val.start, e.args.val.end, "[" + strings.Join(prefix, ", ") + "]"})
+	default:
+		sep := elemSep(src, e.args.val)
+		first := e.args.val.elems[0].start
+		edits = append(edits, edit{first, first, strings.Join(prefix, ","+sep) + "," + sep})
+	}
+	return edits, ""
+}
+
+// unwrapEntry rewrites a wrapped entry back to the command it wraps.
+func unwrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
+	if e.kind != Wrapped {
+		return nil, ""
+	}
+	i := slices.Index(e.argStrs, "--")
+	if i < 0 || i+1 >= len(e.argStrs) {
+		return nil, "runs aegis wrap without a command after --; left as it is"
+	}
+	elems := e.args.val.elems
+	cmd := elems[i+1]
+	edits := []edit{{e.cmd.val.start, e.cmd.val.end, string(src[cmd.start:cmd.end])}}
+	k := i + 2
+	switch {
+	case k < len(elems):
+		edits = append(edits, edit{elems[0].start, elems[k].start, ""})
+	case e.args.keyStart < e.cmd.keyStart && isMemberSep(src[e.args.val.end:e.cmd.keyStart]):
+		edits = append(edits, edit{e.args.keyStart, e.cmd.keyStart, ""})
+	default:
+		edits = append(edits, edit{e.args.val.start, e.args.val.end, "[]"})
+	}
+	return edits, ""
+}
+
+// elemSep returns the text to put between elements inserted at the front
+// of arr: what is between its first two elements after the comma, or, for
+// one element on a line of its own, what is before it.
+func elemSep(src []byte, arr *node) string {
+	if len(arr.elems) >= 2 {
+		gap := src[arr.elems[0].end:arr.elems[1].start]
+		if i := bytes.IndexByte(gap, ','); i >= 0 && isSpace(gap[:i]) && isSpace(gap[i+1:]) {
+			return string(gap[i+1:])
+		}
+		return " "
+	}
+	if gap := src[arr.start+1 : arr.elems[0].start]; isSpace(gap) && bytes.IndexByte(gap, '\n') >= 0 {
+		return string(gap[bytes.LastIndexByte(gap, '\n'):])
+	}
+	return " "
+}
+
+// memberSep returns the text to put between a member inserted before the
+// one whose key starts at keyStart and that member: a line break and the
+// same indentation when it starts a line, otherwise a space.
+func memberSep(src []byte, keyStart int) string {
+	i := keyStart
+	for i > 0 && (src[i-1] == ' ' || src[i-1] == '\t') {
+		i--
+	}
+	if i > 0 && src[i-1] == '\n' {
+		j := i - 1
+		if j > 0 && src[j-1] == '\r' {
+			j--
+		}
+		return string(src[j:keyStart])
+	}
+	return " "
+}
+
+// isMemberSep reports whether gap is a comma with only white space around.
+func isMemberSep(gap []byte) bool {
+	i := bytes.IndexByte(gap, ',')
+	return i >= 0 && isSpace(gap[:i]) && isSpace(gap[i+1:])
+}
+
+func isSpace(b []byte) bool {
+	return len(bytes.Trim(b, " \t\r\n")) == 0
+}
+
+// quote encodes s as a JSON string, leaving <, > and & as they are.
+func quote(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// apply returns src with the edits made; edits are in source order and do
+// not overlap.
+func apply(src []byte, edits []edit) []byte {
+	slices.SortStableFunc(edits, func(a, b edit) int { return a.start - b.start })
+	out := make([]byte, 0, len(src)+256*len(edits))
+	at := 0
+	for _, e := range edits {
+		out = append(append(out, src[at:e.start]...), e.text...)
+		at = e.end
+	}
+	return append(out, src[at:]...)
+}
+
+// dotted names a path for a message: mcpServers.everything.args.
+func dotted(path []string) string {
+	var b strings.Builder
+	for i, p := range path {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		if p == "" || strings.ContainsAny(p, ". \t\"") {
+			b.WriteString(quote(p))
+		} else {
+			b.WriteString(p)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,445 @@
+package clientconfig
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+const testAegis = "/usr/local/bin/aegis"
+
+// configs returns the client-shaped example files in testdata.
+func configs(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("testdata/*.json = %v, %v; want the five client examples", files, err)
+	}
+	return files
+}
+
+// golden compares got with testdata/golden/name, or writes it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from the golden file:\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+// TestWrapGolden wraps every example file and holds the output and the
+// diff to golden files; unwrapping the output gives back the original
+// bytes, and wrapping it again changes nothing.
+func TestWrapGolden(t *testing.T) {
+	for _, file := range configs(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := Wrap(src, Options{Aegis: testAegis})
+			if err != nil {
+				t.Fatalf("Wrap: %v", err)
+			}
+			if !w.Changed() {
+				t.Fatal("Wrap changed nothing; every example has a stdio server")
+			}
+			base := filepath.Base(file)
+			golden(t, base+".wrapped", w.Out)
+			golden(t, base+".diff", []byte(w.Diff(base, base+" (wrapped)")))
+
+			again, err := Wrap(w.Out, Options{Aegis: testAegis})
+			if err != nil {
+				t.Fatalf("Wrap of the wrapped file: %v", err)
+			}
+			if again.Changed() || string(again.Out) != string(w.Out) {
+				t.Errorf("Wrap of the wrapped file changed it:\n%s", again.Diff("a", "b"))
+			}
+			u, err := Unwrap(w.Out, Options{})
+			if err != nil {
+				t.Fatalf("Unwrap: %v", err)
+			}
+			if string(u.Out) != string(src) {
+				t.Errorf("Unwrap(Wrap(src)) differs from src:\n%s", u.Out)
+			}
+			u2, err := Unwrap(src, Options{})
+			if err != nil || u2.Changed() {
+				t.Errorf("Unwrap of the original = changed %v, %v; want nothing to unwrap", u2 != nil && u2.Changed(), err)
+			}
+		})
+	}
+}
+
+// TestWrapSemantics reads the strict-JSON examples with encoding/json
+// before and after Wrap: every stdio entry runs aegis wrap --name NAME --
+// with its own command and arguments, and nothing else differs.
+func TestWrapSemantics(t *testing.T) {
+	for _, file := range configs(t) {
+		if strings.Contains(file, "vscode") { // JSONC: comments, trailing commas
+			continue
+		}
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			src, _ := os.ReadFile(file)
+			w, err := Wrap(src, Options{Aegis: testAegis})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before, after map[string]any
+			if err := json.Unmarshal(src, &before); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(w.Out, &after); err != nil {
+				t.Fatalf("the wrapped file is not JSON: %v\n%s", err, w.Out)
+			}
+			wrapped := 0
+			for _, e := range w.Entries {
+				b, a := lookup(before, e.Path), lookup(after, e.Path)
+				if e.Kind != Stdio {
+					if !reflect.DeepEqual(a, b) {
+						t.Errorf("%v (%v) changed: %v; want %v", e.Path, e.Kind, a, b)
+					}
+					continue
+				}
+				wrapped++
+				want := map[string]any{}
+				for k, v := range b {
+					want[k] = v
+				}
+				args := []any{"wrap", "--name", e.Name, "--", b["command"]}
+				if old, ok := b["args"].([]any); ok {
+					args = append(args, old...)
+				}
+				want["command"], want["args"] = testAegis, args
+				if !reflect.DeepEqual(a, want) {
+					t.Errorf("%v wrapped = %v; want %v", e.Path, a, want)
+				}
+			}
+			if wrapped == 0 {
+				t.Error("no stdio entry in the example")
+			}
+			// Outside the entries, nothing changed.
+			for _, e := range w.Entries {
+				deletePath(before, e.Path)
+				deletePath(after, e.Path)
+			}
+			if !reflect.DeepEqual(before, after) {
+				t.Errorf("outside the entries, the file changed:\n%v\nwant\n%v", after, before)
+			}
+		})
+	}
+}
+
+func lookup(v map[string]any, path []string) map[string]any {
+	for _, k := range path {
+		v, _ = v[k].(map[string]any)
+	}
+	return v
+}
+
+func deletePath(v map[string]any, path []string) {
+	delete(lookup(v, path[:len(path)-1]), path[len(path)-1])
+}
+
+// TestScanKinds holds the classification of every example entry.
+func TestScanKinds(t *testing.T) {
+	want := map[string]string{
+		"claude.json":                "projects./home/me/src/webapp.mcpServers.playwright=stdio projects./home/me/src/webapp.mcpServers.db=stdio mcpServers.memory=stdio mcpServers.sentry=remote",
+		"claude_desktop_config.json": "mcpServers.filesystem=stdio mcpServers.everything=stdio mcpServers.sqlite=stdio mcpServers.weather=stdio mcpServers.github=stdio",
+		"cursor_mcp.json":            "mcpServers.postgres=stdio mcpServers.linear=remote mcpServers.remote-api=remote mcpServers.local-python=stdio",
+		"dot_mcp.json":               "mcpServers.shared-server=stdio mcpServers.api-server=remote mcpServers.tools=stdio",
+		"vscode_mcp.json":            "servers.Perplexity=stdio servers.fetch=stdio servers.my-server=stdio servers.github=remote servers.legacy-sse=remote",
+	}
+	for _, file := range configs(t) {
+		src, _ := os.ReadFile(file)
+		r, err := Scan(src, Options{})
+		if err != nil {
+			t.Fatalf("Scan(%s): %v", file, err)
+		}
+		var got []string
+		for _, e := range r.Entries {
+			got = append(got, strings.Join(e.Path, ".")+"="+e.Kind.String())
+		}
+		// The map's key order is not the file's: compare as sets.
+		g, w := slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(strings.Fields(want[filepath.Base(file)])))
+		if !slices.Equal(g, w) {
+			t.Errorf("Scan(%s) = %v; want %v", file, g, w)
+		}
+		if r.Changed() || string(r.Out) != string(src) {
+			t.Errorf("Scan(%s) changed the file", file)
+		}
+	}
+}
+
+// TestUnwrapFlags unwraps entries written by hand, with aegis flags
+// before --: the flags go, the command and its arguments stay as written.
+func TestUnwrapFlags(t *testing.T) {
+	tests := []struct {
+		name, in, want, note string
+	}{{
+		name: "README example",
+		in: `{"mcpServers": {"everything": {"command": "aegis", "args": [
+  "wrap", "--audit", "/home/me/aegis/everything.jsonl", "--signing-key", "/home/me/.config/aegis/signing.key",
+  "--", "npx", "-y", "@modelcontextprotocol/server-everything"]}}}`,
+		want: `{"mcpServers": {"everything": {"command": "npx", "args": [
+  "-y", "@modelcontextprotocol/server-everything"]}}}`,
+	}, {
+		name: "policy and name, absolute path",
+		in:   `{"servers": {"fs": {"type": "stdio", "command": "/opt/aegis/bin/aegis", "args": ["wrap", "--policy", "p.yaml", "--name", "fs", "--", "node", "--", "x"], "cwd": "/srv"}}}`,
+		want: `{"servers": {"fs": {"type": "stdio", "command": "node", "args": ["--", "x"], "cwd": "/srv"}}}`,
+	}, {
+		name: "command only",
+		in:   `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "--", "/usr/bin/w"], "env": {"A": "1"}}}}`,
+		want: `{"mcpServers": {"w": {"command": "/usr/bin/w", "args": [], "env": {"A": "1"}}}}`,
+	}, {
+		name: "escapes kept",
+		in:   `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "--", "C:\\bin\\w\u00e9.exe", "\"q\""]}}}`,
+		want: `{"mcpServers": {"w": {"command": "C:\\bin\\w\u00e9.exe", "args": ["\"q\""]}}}`,
+	}, {
+		name: "no command after --",
+		in:   `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "--audit", "a"]}}}`,
+		want: `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "--audit", "a"]}}}`,
+		note: "runs aegis wrap without a command after --; left as it is",
+	}, {
+		name: "aegis but not wrap",
+		in:   `{"mcpServers": {"w": {"command": "aegis", "args": ["log", "--", "x"]}}}`,
+		want: `{"mcpServers": {"w": {"command": "aegis", "args": ["log", "--", "x"]}}}`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Unwrap([]byte(tt.in), Options{})
+			if err != nil {
+				t.Fatalf("Unwrap: %v", err)
+			}
+			if string(r.Out) != tt.want {
+				t.Errorf("Unwrap(%s) =\n%s\nwant\n%s", tt.in, r.Out, tt.want)
+			}
+			if got := r.Entries[0].Note; got != tt.note {
+				t.Errorf("note = %q; want %q", got, tt.note)
+			}
+		})
+	}
+}
+
+// TestWrapIdempotentOtherAegis: an entry wrapped with another aegis path
+// is left alone by Wrap, and unwrapped by Unwrap with that path.
+func TestWrapIdempotentOtherAegis(t *testing.T) {
+	in := `{"mcpServers": {"a": {"command": "/home/me/go/bin/aegis-dev", "args": ["wrap", "--name", "a", "--", "srv"]}, "b": {"command": "srv"}}}`
+	r, err := Wrap([]byte(in), Options{Aegis: "/home/me/go/bin/aegis-dev"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"mcpServers": {"a": {"command": "/home/me/go/bin/aegis-dev", "args": ["wrap", "--name", "a", "--", "srv"]}, "b": {"args": ["wrap", "--name", "b", "--", "srv"], "command": "/home/me/go/bin/aegis-dev"}}}`
+	if string(r.Out) != want {
+		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
+	}
+	if r.Entries[0].Kind != Wrapped || r.Entries[0].Changed || r.Entries[0].Note != "already runs through aegis" {
+		t.Errorf("entry a = %+v; want wrapped, unchanged, noted", r.Entries[0])
+	}
+	// Without the path, aegis-dev is not recognised: nothing to unwrap.
+	if u, _ := Unwrap(r.Out, Options{}); u.Changed() {
+		t.Errorf("Unwrap without Aegis changed %s", u.Out)
+	}
+	u, err := Unwrap(r.Out, Options{Aegis: "/home/me/go/bin/aegis-dev"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"mcpServers": {"a": {"command": "srv", "args": []}, "b": {"command": "srv"}}}`; string(u.Out) != want {
+		t.Errorf("Unwrap =\n%s\nwant\n%s", u.Out, want)
+	}
+}
+
+// TestRefusals: a file the rewrite cannot read unambiguously is refused
+// whole, with the reason.
+func TestRefusals(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     error
+		msg      string
+	}{
+		{"empty", ``, ErrSyntax, "unexpected end of file"},
+		{"truncated", `{"mcpServers": {"a": {"command": "x"`, ErrSyntax, "line 1"},
+		{"unterminated comment", `{"servers": {}} /* end`, ErrSyntax, "unterminated /* comment"},
+		{"trailing garbage", `{"mcpServers": {}} x`, ErrSyntax, "after the top-level value"},
+		{"two values", `{} {}`, ErrSyntax, "after the top-level value"},
+		{"single quotes", `{'mcpServers': {}}`, ErrSyntax, "want a key"},
+		{"bad escape", `{"mcpServers": {"a": {"command": "\q"}}}`, ErrSyntax, "bad string"},
+		{"control byte in string", "{\"mcpServers\": {\"a\": {\"command\": \"a\tb\"}}}", ErrSyntax, "bad string"},
+		{"NaN", `{"x": NaN}`, ErrSyntax, "unexpected"},
+		{"bad literal", `{"x": tru}`, ErrSyntax, "not a JSON value"},
+		{"missing comma", "{\n\"a\": 1\n\"b\": 2}", ErrSyntax, `line 3, column 1: want , or } after the value of "a"`},
+		{"deep", strings.Repeat("[", maxDepth+2) + strings.Repeat("]", maxDepth+2), ErrSyntax, "nested more than"},
+		{"array at top", `[{"mcpServers": {}}]`, ErrShape, "top level is not an object"},
+		{"mcpServers array", `{"mcpServers": []}`, ErrShape, "mcpServers is not an object"},
+		{"servers string", `{"servers": "x"}`, ErrShape, "servers is not an object"},
+		{"projects entry", `{"projects": {"/p": 1}}`, ErrShape, `projects./p is not an object`},
+		{"project mcpServers", `{"projects": {"/p": {"mcpServers": null}}}`, ErrShape, `projects./p.mcpServers is not an object`},
+		{"entry not object", `{"mcpServers": {"a": "npx"}}`, ErrShape, "mcpServers.a is not an object"},
+		{"command number", `{"mcpServers": {"a": {"command": 1}}}`, ErrShape, "mcpServers.a.command is not a string"},
+		{"type bool", `{"mcpServers": {"a": {"command": "x", "type": true}}}`, ErrShape, "mcpServers.a.type is not a string"},
+		{"args string", `{"mcpServers": {"a": {"command": "x", "args": "-y"}}}`, ErrShape, "mcpServers.a.args is not an array"},
+		{"args number", `{"mcpServers": {"a": {"command": "x", "args": ["a", 1]}}}`, ErrShape, "mcpServers.a.args[1] is not a string"},
+		{"duplicate command", `{"mcpServers": {"a": {"command": "x", "command": "y"}}}`, ErrShape, "mcpServers.a.command is written twice"},
+		{"duplicate escaped", `{"mcpServers": {"a": {"command": "x", "comm\u0061nd": "y"}}}`, ErrShape, "mcpServers.a.command is written twice"},
+		{"duplicate entry", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, ErrShape, "mcpServers.a is written twice"},
+		{"duplicate map", `{"mcpServers": {}, "mcpServers": {"a": {"command": "y"}}}`, ErrShape, "mcpServers is written twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, f := range []func([]byte, Options) (*Result, error){Wrap, Unwrap, Scan} {
+				r, err := f([]byte(tt.in), Options{})
+				if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
+					t.Fatalf("Wrap(%.40q) = %v; want %v saying %q", tt.in, err, tt.want, tt.msg)
+				}
+				if r != nil {
+					t.Errorf("a refusal returned a result")
+				}
+			}
+		})
+	}
+}
+
+// TestJSONC: comments and trailing commas everywhere JSONC allows them are
+// read, and kept byte for byte.
+func TestJSONC(t *testing.T) {
+	in := "\uFEFF// top\n{ /* a */ \"servers\" /* b */ : // c\n { \"x\" : { \"command\" /* d */ : \"srv\" , \"args\" : [ /* e */ \"-v\" , ] , } , } , }\n// end"
+	r, err := Wrap([]byte(in), Options{Aegis: "/bin/aegis"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "\uFEFF// top\n{ /* a */ \"servers\" /* b */ : // c\n { \"x\" : { \"command\" /* d */ : \"/bin/aegis\" , \"args\" : [ /* e */ \"wrap\", \"--name\", \"x\", \"--\", \"srv\", \"-v\" , ] , } , } , }\n// end"
+	if string(r.Out) != want {
+		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
+	}
+	u, err := Unwrap(r.Out, Options{})
+	if err != nil || string(u.Out) != in {
+		t.Errorf("Unwrap = %s, %v; want the original", u.Out, err)
+	}
+}
+
+// TestDiff: hunks merge when their context touches, a file without a
+// final line break says so, and line numbers count from one.
+func TestDiff(t *testing.T) {
+	var lines []string
+	for i := range 30 {
+		lines = append(lines, `"k`+string(rune('a'+i%26))+string(rune('a'+i/26))+`": 0,`)
+	}
+	in := "{\n\"mcpServers\": {\"x\": {\"command\": \"c\"}},\n" + strings.Join(lines, "\n") + "\n\"servers\": {\"y\": {\"command\": \"d\"}}}"
+	r, err := Wrap([]byte(in), Options{Aegis: "/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `--- old
++++ new
+@@ -1,5 +1,5 @@
+ {
+-"mcpServers": {"x": {"command": "c"}},
++"mcpServers": {"x": {"args": ["wrap", "--name", "x", "--", "c"], "command": "/a"}},
+ "kaa": 0,
+ "kba": 0,
+ "kca": 0,
+@@ -30,4 +30,4 @@
+ "kbb": 0,
+ "kcb": 0,
+ "kdb": 0,
+-"servers": {"y": {"command": "d"}}}
+\ No newline at end of file
++"servers": {"y": {"args": ["wrap", "--name", "y", "--", "d"], "command": "/a"}}}
+\ No newline at end of file
+`
+	if got := r.Diff("old", "new"); got != want {
+		t.Errorf("Diff =\n%s\nwant\n%s", got, want)
+	}
+	if got := (&Result{Src: []byte("x")}).Diff("a", "b"); got != "" {
+		t.Errorf("Diff of no change = %q; want empty", got)
+	}
+}
+
+// TestDiffApplies applies each example's diff, wrap and unwrap, as patch
+// would, and gets the rewritten file.
+func TestDiffApplies(t *testing.T) {
+	for _, file := range configs(t) {
+		src, _ := os.ReadFile(file)
+		w, err := Wrap(src, Options{Aegis: testAegis})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := Unwrap(w.Out, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []*Result{w, u} {
+			if got := patch(t, r.Src, r.Diff("a", "b")); got != string(r.Out) {
+				t.Errorf("%s: the diff applied gives\n%s\nwant\n%s\ndiff:\n%s", file, got, r.Out, r.Diff("a", "b"))
+			}
+		}
+	}
+}
+
+// patch applies a unified diff to src, checking every context and removed
+// line against src.
+func patch(t *testing.T, src []byte, diff string) string {
+	t.Helper()
+	old := strings.SplitAfter(string(src), "\n")
+	if old[len(old)-1] == "" {
+		old = old[:len(old)-1]
+	}
+	lines := strings.SplitAfter(diff, "\n")
+	var out []string
+	at := 0
+	for i := 2; i < len(lines) && lines[i] != ""; i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, "@@") {
+			var a, n int
+			if _, err := fmt.Sscanf(l, "@@ -%d", &a); err != nil {
+				t.Fatalf("hunk header %q: %v", l, err)
+			}
+			if !strings.Contains(strings.Fields(l)[1], ",") {
+				n = 1
+			} else {
+				fmt.Sscanf(strings.Fields(l)[1], "-%d,%d", &a, &n)
+			}
+			if n > 0 {
+				a--
+			}
+			out = append(out, old[at:a]...)
+			at = a
+			continue
+		}
+		if strings.HasPrefix(l, `\ No newline`) {
+			out[len(out)-1] = strings.TrimSuffix(out[len(out)-1], "\n")
+			continue
+		}
+		switch l[0] {
+		case ' ', '-':
+			if at >= len(old) || strings.TrimSuffix(old[at], "\n") != strings.TrimSuffix(l[1:], "\n") {
+				t.Fatalf("diff line %q does not match line %d of the source", l, at+1)
+			}
+			if l[0] == ' ' {
+				out = append(out, old[at])
+			}
+			at++
+		case '+':
+			out = append(out, l[1:])
+		}
+	}
+	return strings.Join(append(out, old[at:]...), "")
+}
