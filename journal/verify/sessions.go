@@ -118,7 +118,10 @@ func (b *sessionBook) count(r *record.Record, gapEnd uint64, out *findings) ed25
 		case !ok:
 			out.invalid(r, "outcome for intent seq %d, which is not an open intent of this session", body.Intent)
 		case !c.matches(body.Call):
-			out.invalid(r, "outcome call %s does not match intent seq %d's call %s", callText(body.Call), body.Intent, callText(c.call()))
+			// A copy, so that c, whose bytes call returns, stays on the
+			// stack on the path every outcome takes.
+			want := c
+			out.invalid(r, "outcome call %s does not match intent seq %d's call %s", callText(body.Call), body.Intent, callText(want.call()))
 		}
 		delete(s.open, body.Intent)
 	case *record.SessionEnd:
