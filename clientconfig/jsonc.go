@@ -83,6 +83,15 @@ func (p *parser) errorf(format string, args ...any) error {
 	return fmt.Errorf("%w: line %d, column %d: %s", ErrSyntax, line, col, fmt.Sprintf(format, args...))
 }
 
+// want reports what was wanted where something else, or the end of the
+// file, was found.
+func (p *parser) want(what string) error {
+	if p.pos >= len(p.src) {
+		return p.errorf("unexpected end of file; want %s", what)
+	}
+	return p.errorf("unexpected %q; want %s", p.src[p.pos], what)
+}
+
 // space skips white space and comments.
 func (p *parser) space() error {
 	for p.pos < len(p.src) {
@@ -175,7 +184,7 @@ func (p *parser) object(depth int) (*node, error) {
 			return n, nil
 		}
 		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
-			return nil, p.errorf("want a key in quotes or }")
+			return nil, p.want("a key in quotes or }")
 		}
 		keyStart := p.pos
 		_, key, err := p.str()
@@ -186,7 +195,7 @@ func (p *parser) object(depth int) (*node, error) {
 			return nil, err
 		}
 		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
-			return nil, p.errorf("want : after key %q", key)
+			return nil, p.want(fmt.Sprintf(": after key %q", key))
 		}
 		p.pos++
 		if err := p.space(); err != nil {
@@ -203,7 +212,7 @@ func (p *parser) object(depth int) (*node, error) {
 		if p.pos < len(p.src) && p.src[p.pos] == ',' {
 			p.pos++
 		} else if p.pos >= len(p.src) || p.src[p.pos] != '}' {
-			return nil, p.errorf("want , or } after the value of %q", key)
+			return nil, p.want(fmt.Sprintf(", or } after the value of %q", key))
 		}
 	}
 }
@@ -231,7 +240,7 @@ func (p *parser) array(depth int) (*node, error) {
 		if p.pos < len(p.src) && p.src[p.pos] == ',' {
 			p.pos++
 		} else if p.pos >= len(p.src) || p.src[p.pos] != ']' {
-			return nil, p.errorf("want , or ] after an array element")
+			return nil, p.want(", or ] after an array element")
 		}
 	}
 }

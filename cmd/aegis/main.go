@@ -43,6 +43,7 @@ func init() {
 		{name: "verify", summary: "check an audit log's chain, signatures and completeness", run: runVerify},
 		{name: "log", summary: "show the calls recorded in audit logs", run: runLog},
 		{name: "policy", summary: "check a --policy file, or explain which rule decides a tool", run: runPolicy},
+		{name: "config", summary: "make an MCP client's stdio servers run through aegis wrap, and back", run: runConfig},
 		{name: "demo", summary: "record a demo session end to end and verify it", run: runDemo},
 		{name: "version", summary: "print the version", run: func([]string) int { fmt.Println("aegis", aegisVersion()); return 0 }},
 		{name: "__demo-server", hidden: true, run: runDemoServer},

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/aegisrelay/aegis/clientconfig"
+	"github.com/aegisrelay/aegis/exitcode"
+)
+
+const configHelp = `Usage: aegis config wrap|unwrap [--aegis PATH] [--dry-run] [--list] [FILE…]
+
+wrap rewrites an MCP client's configuration so that every stdio server in
+it runs through aegis wrap; unwrap rewrites it back. An entry
+
+  "command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]
+
+becomes
+
+  "command": "/usr/local/bin/aegis",
+  "args": ["wrap", "--name", "everything", "--", "npx", "-y", "@modelcontextprotocol/server-everything"]
+
+where everything is the entry's name, which names its audit log (see
+'aegis wrap --help'). Entries with a "url" or a "type" other than stdio are
+remote and left alone, and so are entries that already run through aegis:
+wrapping twice changes nothing. unwrap puts back the command and arguments
+after the first --, dropping aegis's flags before it (--policy, --audit, …).
+
+Files read: any JSON or JSONC file with "mcpServers" (Claude Desktop,
+Cursor, Claude Code's .mcp.json), "servers" (VS Code's mcp.json) or
+"projects".<path>."mcpServers" (Claude Code's ~/.claude.json). With no
+FILE, the well-known files that exist are used:
+  Claude Desktop  ~/.config/Claude/claude_desktop_config.json
+                  (macOS: ~/Library/Application Support/Claude/…)
+  Cursor          ~/.cursor/mcp.json, .cursor/mcp.json
+  VS Code         ~/.config/Code/User/mcp.json (macOS: ~/Library/Application
+                  Support/Code/User/mcp.json), .vscode/mcp.json
+  Claude Code     ~/.claude.json, .mcp.json
+(the project files in the current folder; ~/.config is $XDG_CONFIG_HOME when
+that is set).
+
+What is kept: everything but the rewritten "command" and "args" values, byte
+for byte: key order, white space, comments and trailing commas (JSONC),
+string escapes, "env", "cwd", "type", "inputs" and every other key. The
+original command and arguments move into "args" exactly as they were
+written, so unwrap gives back the file wrap was given. An entry that had no
+"args" gets one, placed before "command", which unwrap removes again.
+
+Before writing, the original is kept beside the file as
+FILE.aegis-backup-<UTC time>, with the file's permissions; the file is then
+replaced atomically (a synced temporary file renamed over it), keeping its
+permissions. A symlink is followed. The change is printed as a unified diff.
+
+A file is refused whole and left exactly as it was (exit 2) when it is not
+JSON or JSONC, or anything read is not what a client reads: a server map or
+entry that is not an object, a "command" or "type" that is not a string,
+"args" that is not an array of strings, or a key written twice.
+
+Exit status: 0 done (also when nothing needed changing); 2 usage, a file
+that cannot be read or is refused, or no file found; 74 a file could not be
+written (or changed while it was rewritten).
+
+Flags:
+  --aegis PATH
+      the aegis to run (default: this binary's absolute path, symlinks
+      resolved); an entry whose command is PATH counts as wrapped
+  --dry-run
+      print what would change; write nothing
+  --list
+      list each file's servers and whether they run through aegis; write
+      nothing
+
+Examples:
+  aegis config wrap --list
+  aegis config wrap --dry-run
+  aegis config wrap ~/.cursor/mcp.json
+  aegis config unwrap .vscode/mcp.json
+`
+
+func runConfig(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, configHelp)
+		return exitcode.Usage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Print(configHelp)
+		return exitcode.OK
+	case "wrap", "unwrap":
+	default:
+		return fail(exitcode.Usage, "config: unknown subcommand %q; want wrap or unwrap (see 'aegis config --help')", args[0])
+	}
+	sub := args[0]
+	fs := newFlags("config "+sub, "aegis config "+sub+" [--aegis PATH] [--dry-run] [--list] [FILE…]", "")
+	fs.Usage = func() { fmt.Print(configHelp) }
+	aegisPath := fs.String("aegis", "", "the aegis to run (default: this binary's absolute path)")
+	dryRun := fs.Bool("dry-run", false, "print what would change; write nothing")
+	list := fs.Bool("list", false, "list each file's servers; write nothing")
+	if code, ok := parseFlags(fs, args[1:]); !ok {
+		return code
+	}
+	opts := clientconfig.Options{Aegis: *aegisPath}
+	if opts.Aegis == "" {
+		exe, err := os.Executable()
+		if err == nil {
+			exe, err = filepath.EvalSymlinks(exe)
+		}
+		if err != nil {
+			return fail(exitcode.Usage, "config: cannot tell where this aegis is (%v); name it with --aegis PATH", err)
+		}
+		opts.Aegis = exe
+	}
+
+	type target struct{ client, path string }
+	var targets []target
+	for _, p := range fs.Args() {
+		targets = append(targets, target{"", p})
+	}
+	if len(targets) == 0 {
+		found, looked := findConfigs()
+		if len(found) == 0 {
+			return fail(exitcode.Usage, "config: no MCP client configuration found; looked for\n  %s\n(name a FILE to use another)", strings.Join(looked, "\n  "))
+		}
+		fmt.Println("found:")
+		for _, l := range found {
+			fmt.Printf("  %-15s %s\n", l.Client, l.Path)
+			targets = append(targets, target{l.Client, l.Path})
+		}
+	}
+
+	code := exitcode.OK
+	for _, t := range targets {
+		c := configFile(os.Stdout, sub, t.path, opts, *dryRun, *list)
+		// An I/O failure outranks a refusal: both are reported, the
+		// status says the worse.
+		if c == exitcode.AuditIO || code == exitcode.OK {
+			code = c
+		}
+	}
+	return code
+}
+
+// configFile rewrites (or lists) one file and returns its exit status.
+func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun, list bool) int {
+	f, err := clientconfig.ReadFile(path)
+	if err != nil {
+		return fail(exitcode.Usage, "config: %v", err)
+	}
+	rewrite := clientconfig.Wrap
+	if sub == "unwrap" {
+		rewrite = clientconfig.Unwrap
+	}
+	if list {
+		rewrite = clientconfig.Scan
+	}
+	r, err := rewrite(f.Data, opts)
+	if err != nil {
+		return fail(exitcode.Usage, "config: %s: refused, left as it was: %v", f.Path, err)
+	}
+	fmt.Fprintf(w, "\n%s:\n", f.Path)
+	if len(r.Entries) == 0 {
+		fmt.Fprintln(w, "  no MCP servers")
+	}
+	for _, e := range r.Entries {
+		what := e.Kind.String()
+		switch {
+		case e.Changed && sub == "wrap":
+			what = "wraps"
+		case e.Changed:
+			what = "unwraps"
+		}
+		fmt.Fprintf(w, "  %-8s %s: %s", what, strings.Join(e.Path, "."), strings.Join(e.Argv, " "))
+		if e.Note != "" {
+			fmt.Fprintf(w, " (%s)", e.Note)
+		}
+		fmt.Fprintln(w)
+	}
+	if list {
+		return exitcode.OK
+	}
+	if !r.Changed() {
+		fmt.Fprintln(w, "  nothing to change")
+		return exitcode.OK
+	}
+	fmt.Fprint(w, r.Diff(f.Path, f.Path+" ("+sub+"ped)"))
+	if dryRun {
+		fmt.Fprintln(w, "  --dry-run: not written")
+		return exitcode.OK
+	}
+	backup, err := clientconfig.WriteFile(f, r.Out, time.Now())
+	switch {
+	case errors.Is(err, clientconfig.ErrChanged):
+		return fail(exitcode.AuditIO, "config: %s changed while it was rewritten (its client wrote it?); it is left as the client wrote it; run again", f.Path)
+	case err != nil:
+		return fail(exitcode.AuditIO, "config: writing %s: %v; it is left as it was", f.Path, err)
+	}
+	fmt.Fprintf(w, "  written; the original is kept in %s\n", backup)
+	return exitcode.OK
+}
+
+// findConfigs returns the well-known configuration files that exist, each
+// once, and every path looked at.
+func findConfigs() (found []clientconfig.Location, looked []string) {
+	dir, _ := os.Getwd()
+	env := clientconfig.Env{Home: os.Getenv("HOME"), XDGConfigHome: os.Getenv("XDG_CONFIG_HOME"), Dir: dir, GOOS: runtime.GOOS}
+	seen := map[string]bool{}
+	for _, l := range clientconfig.Locations(env) {
+		looked = append(looked, l.Path)
+		real, err := filepath.EvalSymlinks(l.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			real = l.Path // reported when it is read
+		}
+		if !seen[real] {
+			seen[real] = true
+			found = append(found, l)
+		}
+	}
+	return found, looked
+}
