@@ -191,7 +191,7 @@ func TestConfigFinds(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	files := map[string][]byte{
 		filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"): nil,
-		filepath.Join(home, ".claude.json"):                                     nil,
+		filepath.Join(home, ".claude.json"):                                    nil,
 		filepath.Join(project, ".vscode", "mcp.json"):                          nil,
 		filepath.Join(project, ".mcp.json"):                                    nil,
 	}
