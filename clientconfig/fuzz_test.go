@@ -1,0 +1,106 @@
+package clientconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// FuzzWrap checks, for any file: the reader accepts everything
+// encoding/json accepts; Wrap leaves no stdio server unwrapped and
+// wrapping again changes nothing; unwrapping what Wrap wrote gives every
+// server back its command and arguments, and the original bytes when the
+// file had nothing wrapped already.
+func FuzzWrap(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "args": [ ]}, "b": {"args": ["-v"], "command": "y"}}}`))
+	f.Add([]byte(`{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--policy", "p", "--", "z"]}}}`))
+	opts := Options{Aegis: "/opt/bin/aegis"}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		scan, err := Scan(src, opts)
+		if json.Valid(src) && !bytes.HasPrefix(src, []byte("\uFEFF")) {
+			if _, perr := parse(src); perr != nil && bytes.Count(src, []byte("[")) <= maxDepth && bytes.Count(src, []byte("{")) <= maxDepth {
+				t.Fatalf("parse refused what encoding/json accepts: %v", perr)
+			}
+		}
+		if err != nil {
+			if w, werr := Wrap(src, opts); w != nil || werr == nil {
+				t.Fatalf("Scan refused (%v) and Wrap did not (%v)", err, werr)
+			}
+			return
+		}
+		w, err := Wrap(src, opts)
+		if err != nil {
+			t.Fatalf("Scan read the file and Wrap refused it: %v", err)
+		}
+		again, err := Wrap(w.Out, opts)
+		if err != nil {
+			t.Fatalf("Wrap refused its own output: %v\n%s", err, w.Out)
+		}
+		if again.Changed() {
+			t.Fatalf("Wrap of Wrap's output changed it:\n%s", again.Diff("a", "b"))
+		}
+		hadWrapped := false
+		want := map[string][]string{} // stdio entries' argv, by path
+		for _, e := range scan.Entries {
+			hadWrapped = hadWrapped || e.Kind == Wrapped
+			if e.Kind == Stdio {
+				want[dotted(e.Path)] = e.Argv
+			}
+		}
+		for _, e := range again.Entries {
+			if e.Kind == Stdio {
+				t.Fatalf("%v is still a stdio entry after Wrap", e.Path)
+			}
+		}
+		u, err := Unwrap(w.Out, opts)
+		if err != nil {
+			t.Fatalf("Unwrap refused Wrap's output: %v\n%s", err, w.Out)
+		}
+		back, err := Scan(u.Out, opts)
+		if err != nil {
+			t.Fatalf("Scan refused Unwrap's output: %v\n%s", err, u.Out)
+		}
+		for _, e := range back.Entries {
+			if argv, ok := want[dotted(e.Path)]; ok && (e.Kind != Stdio || !slices.Equal(e.Argv, argv)) {
+				t.Fatalf("%v after Wrap and Unwrap = %v %q; want stdio %q", e.Path, e.Kind, e.Argv, argv)
+			}
+		}
+		if !hadWrapped && !oddEmptyArgs(src, scan) && !bytes.Equal(u.Out, src) {
+			t.Fatalf("Unwrap(Wrap(src)) differs from src:\n%s\nwant\n%s", u.Out, src)
+		}
+	})
+}
+
+// oddEmptyArgs reports whether a stdio entry of src has an empty "args"
+// written other than []: Unwrap gives it back as [].
+func oddEmptyArgs(src []byte, scan *Result) bool {
+	root, err := parse(src)
+	if err != nil {
+		return false
+	}
+	for _, e := range scan.Entries {
+		if e.Kind != Stdio {
+			continue
+		}
+		n := root
+		for _, k := range e.Path {
+			m, _ := n.get(k)
+			n = m.val
+		}
+		if a, _ := n.get("args"); a != nil && len(a.val.elems) == 0 && string(src[a.val.start:a.val.end]) != "[]" {
+			return true
+		}
+	}
+	return false
+}
