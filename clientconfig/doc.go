@@ -32,7 +32,7 @@
 //
 //	"command": AEGIS, "args": ["wrap", "--name", NAME, "--", CMD, A1, A2]
 //
-// with NAME the entry's key. Unwrap turns any wrapped entry back: the
+// with NAME the entry's key (or what Options.Name makes of it). Unwrap turns any wrapped entry back: the
 // command is the first argument after the first "--" (where wrap itself
 // ends its flags), the arguments the rest; aegis's own flags before "--"
 // (--policy, --audit, …) are dropped.

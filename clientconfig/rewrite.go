@@ -74,6 +74,11 @@ type Options struct {
 	// so that the client need not find aegis on its PATH). An entry whose
 	// command is this path, or any file named aegis, counts as aegis.
 	Aegis string
+	// Name returns the --name written for an entry from its key; nil
+	// writes the key itself. aegis wrap names the entry's default audit
+	// log after it, so a caller maps keys to what wrap accepts as a file
+	// name.
+	Name func(key string) string
 }
 
 // Result is the outcome of Wrap, Unwrap or Scan. Out holds the rewritten
@@ -300,7 +305,11 @@ func wrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	if aegis == "" {
 		aegis = "aegis"
 	}
-	prefix := []string{quote("wrap"), quote("--name"), quote(e.name), quote("--"), string(src[e.cmd.val.start:e.cmd.val.end])}
+	name := e.name
+	if o.Name != nil {
+		name = o.Name(name)
+	}
+	prefix := []string{quote("wrap"), quote("--name"), quote(name), quote("--"), string(src[e.cmd.val.start:e.cmd.val.end])}
 	edits := []edit{{e.cmd.val.start, e.cmd.val.end, quote(aegis)}}
 	switch {
 	case e.args == nil:

@@ -267,6 +267,19 @@ func TestWrapIdempotentOtherAegis(t *testing.T) {
 	}
 }
 
+// TestWrapName: Options.Name decides the --name written.
+func TestWrapName(t *testing.T) {
+	in := `{"mcpServers": {"Brave Search": {"command": "npx", "args": ["-y", "brave"]}}}`
+	r, err := Wrap([]byte(in), Options{Aegis: "/bin/aegis", Name: func(k string) string { return strings.ReplaceAll(k, " ", "-") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"mcpServers": {"Brave Search": {"command": "/bin/aegis", "args": ["wrap", "--name", "Brave-Search", "--", "npx", "-y", "brave"]}}}`
+	if string(r.Out) != want {
+		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
+	}
+}
+
 // TestRefusals: a file the rewrite cannot read unambiguously is refused
 // whole, with the reason.
 func TestRefusals(t *testing.T) {
