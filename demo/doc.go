@@ -1,5 +1,5 @@
 // Package demo is the two ends of `aegis demo`: a minimal MCP server (Serve,
-// run by the hidden `aegis __demo-server` command as the child of `aegis wrap`)
+// run by `aegis demo --serve` as the child of `aegis wrap`)
 // and a scripted client (Drive) that exercises it through the relay.
 //
 // # Wire

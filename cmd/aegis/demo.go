@@ -14,12 +14,18 @@ import (
 )
 
 func runDemo(args []string) int {
-	fs := newFlags("demo", "aegis demo [--dir DIR]", `  aegis demo              a fresh key and audit log in a new temporary folder
+	fs := newFlags("demo", "aegis demo [--dir DIR] | aegis demo --serve", `  aegis demo              a fresh key and audit log in a new temporary folder
   aegis demo --dir ./d    the same in ./d (appending if it holds a log already)
+  aegis wrap -- aegis demo --serve
+                          the demo's server, to drive by hand or with a client
 `)
 	dir := fs.String("dir", "", "keep the key and the audit log in `DIR` (default: a new temporary folder)")
+	serve := fs.Bool("serve", false, "be the demo's MCP server on stdin and stdout (tools echo, add, slow, fail)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if *serve {
+		return runDemoServer(nil)
 	}
 	if *dir == "" {
 		d, err := os.MkdirTemp("", "aegis-demo-")
@@ -40,10 +46,13 @@ func runDemo(args []string) int {
 	if err != nil {
 		return fail(1, "demo: %v", err)
 	}
+	// The commands shown are ones the user can paste: how this aegis was
+	// run (aegis, go run ./cmd/aegis, or its path).
+	self := selfCommand()
 	fmt.Printf("aegis demo in %s\n  key   %s (public %s)\n  audit %s\n\n", *dir, keyPath, record.FormatPublicKey(pub), auditPath)
-	fmt.Printf("$ aegis wrap --audit %s --signing-key %s -- aegis __demo-server\n", auditPath, keyPath)
+	fmt.Printf("$ %s wrap --audit %s --signing-key %s -- %s demo --serve\n", self, auditPath, keyPath, self)
 
-	cmd := exec.Command(exe, "wrap", "--audit", auditPath, "--signing-key", keyPath, "--grace", "2s", "--", exe, "__demo-server")
+	cmd := exec.Command(exe, "wrap", "--audit", auditPath, "--signing-key", keyPath, "--grace", "2s", "--", exe, "demo", "--serve")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return fail(1, "demo: %v", err)
@@ -68,13 +77,13 @@ func runDemo(args []string) int {
 		return fail(1, "demo: aegis wrap: %v", werr)
 	}
 
-	fmt.Printf("\n$ aegis log %s\n", auditPath)
+	fmt.Printf("\n$ %s log %s\n", self, auditPath)
 	if code := runLog([]string{auditPath}); code != exitcode.OK {
 		return code
 	}
-	fmt.Printf("\n$ aegis verify --key @%s.pub %s\n", keyPath, auditPath)
+	fmt.Printf("\n$ %s verify --key @%s.pub %s\n", self, keyPath, auditPath)
 	code := runVerify([]string{"--key", "@" + keyPath + ".pub", auditPath})
-	fmt.Printf("\nThe files stay in %s: try 'aegis log --json %s' or change a byte and verify again.\n", *dir, auditPath)
+	fmt.Printf("\nThe files stay in %s: try '%s log --json %s', or change a byte and verify again.\n", *dir, self, auditPath)
 	return code
 }
 

@@ -11,18 +11,31 @@ import (
 )
 
 func runKeygen(args []string) int {
-	fs := newFlags("keygen", "aegis keygen --out FILE [--force]", `  aegis keygen --out ~/.config/aegis/signing.key
-      writes the private key (PKCS#8 PEM, mode 0600), signing.key.pub,
-      and prints the public key (ed25519:<base64>) to pin with verify --key
+	fs := newFlags("keygen", "aegis keygen [--out FILE] [--force]", `  aegis keygen
+      writes the private key (PKCS#8 PEM, mode 0600) where wrap looks for
+      it, $XDG_CONFIG_HOME/aegis/signing.key (~/.config/aegis/signing.key),
+      and signing.key.pub beside it, and prints the public key
+      (ed25519:<base64>) to pin with verify --key
+  aegis keygen --out ./ci.key
   openssl pkey -in ~/.config/aegis/signing.key -noout -text
 `)
-	out := fs.String("out", "", "write the private key to `FILE` (and the public key to FILE.pub)")
+	out := fs.String("out", "", "write the private key to `FILE` (and the public key to FILE.pub); missing folders are created, mode 0700 (default: signing.key in $XDG_CONFIG_HOME/aegis)")
 	force := fs.Bool("force", false, "overwrite existing key files")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if *out == "" || fs.NArg() > 0 {
-		return fail(exitcode.Usage, "keygen: --out FILE is required and takes no other arguments")
+	if fs.NArg() > 0 {
+		return fail(exitcode.Usage, "keygen: unexpected %q (keygen takes only flags; see 'aegis keygen --help')", fs.Arg(0))
+	}
+	if *out == "" {
+		p, err := defaultKeyPath()
+		if err != nil {
+			return fail(exitcode.Usage, "keygen: no --out FILE given, and %v", err)
+		}
+		*out = p
+	}
+	if err := ensureParent("keygen", *out); err != nil {
+		return fail(exitcode.Usage, "keygen: cannot create the folder for %s: %v", *out, err)
 	}
 	key, err := record.GenerateKey()
 	if err != nil {
@@ -48,6 +61,7 @@ func runKeygen(args []string) int {
 	if err := writeFile(*out+".pub", []byte(pub+"\n"), 0o644, *force); err != nil {
 		return fail(1, "keygen: %v", err)
 	}
+	fmt.Fprintf(os.Stderr, "aegis keygen: wrote %s (private, mode 0600) and %s.pub\n", *out, *out)
 	fmt.Println(pub)
 	return exitcode.OK
 }

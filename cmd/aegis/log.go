@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -54,7 +53,6 @@ judges it.
 	follow := fs.Bool("f", false, "follow: keep reading as the log grows")
 	tool := fs.String("tool", "", "only calls of this tool (`NAME` or glob, e.g. 'fs_*'); sessions are still shown")
 	since := fs.String("since", "", "only calls and session lines after `D`: a duration back from now (90m) or an RFC 3339 time")
-	fs.Usage = func() { logUsage(fs, synopsis, examples) }
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -123,26 +121,6 @@ judges it.
 		}
 	}
 	return code
-}
-
-// logUsage is log's --help: newFlags' layout, with -f written with the
-// one dash a one-letter flag takes (printFlags writes two).
-func logUsage(fs *flag.FlagSet, synopsis, examples string) {
-	w := os.Stdout
-	fmt.Fprintf(w, "Usage: %s\n\nFlags:\n", synopsis)
-	fs.VisitAll(func(f *flag.Flag) {
-		one := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-		one.Var(f.Value, f.Name, f.Usage)
-		one.Lookup(f.Name).DefValue = f.DefValue
-		if len(f.Name) > 1 {
-			printFlags(w, one)
-			return
-		}
-		var b strings.Builder
-		printFlags(&b, one)
-		fmt.Fprint(w, strings.Replace(b.String(), "  --"+f.Name, "  -"+f.Name, 1))
-	})
-	fmt.Fprintf(w, "\nExamples:\n%s", examples)
 }
 
 // callRow is one tools/call: its intent and, once seen, its outcome.

@@ -129,11 +129,15 @@ func fail(code int, format string, args ...any) int {
 	return code
 }
 
-// printFlags lists the flags the GNU way, with two dashes.
+// printFlags lists the flags the GNU way: two dashes, one for a
+// one-letter flag (-f).
 func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		name, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
+		if len(f.Name) == 1 {
+			line = "  -" + f.Name
+		}
 		if name != "" {
 			line += " " + name
 		}

@@ -405,10 +405,11 @@ func TestRotateFlags(t *testing.T) {
 	if _, err := os.Stat(f.audit); err == nil {
 		t.Errorf("a usage error created the audit file")
 	}
-	// A head file that cannot be written fails at the start, not later.
+	// A head file that cannot be written fails at the start, not later,
+	// as the setup mistake it is.
 	cmd := f.wrapCmd([]string{"--head-file", filepath.Join(f.dir, "no", "such", "dir", "h")}, "true")
-	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 74 || !strings.Contains(string(out), "head file") {
-		t.Errorf("wrap --head-file in a missing directory = exit %d; want 74 naming the head file\n%s", cmd.ProcessState.ExitCode(), out)
+	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "head file") {
+		t.Errorf("wrap --head-file in a missing directory = exit %d; want 2 naming the head file\n%s", cmd.ProcessState.ExitCode(), out)
 	}
 	for _, args := range [][]string{
 		{"verify", "--head", "1:sha256:00", "--head-file", "x", f.audit},

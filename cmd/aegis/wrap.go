@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,15 +16,23 @@ import (
 )
 
 func runWrap(args []string) int {
-	fs := newFlags("wrap", "aegis wrap --audit FILE --signing-key FILE [flags] -- CMD [ARGS…]", `  aegis keygen --out signing.key
-  aegis wrap --audit audit.jsonl --signing-key signing.key -- npx -y @modelcontextprotocol/server-everything
-  aegis wrap --audit audit.jsonl --signing-key signing.key --durability reply -- ./my-server --help
+	fs := newFlags("wrap", "aegis wrap [flags] [--] CMD [ARGS…]", `  aegis keygen                                   once: the signing key wrap uses by default
+  aegis wrap npx -y @modelcontextprotocol/server-everything
+  aegis wrap --name notes --durability reply -- ./my-server --help
+  aegis wrap --audit audit.jsonl --signing-key signing.key -- node server.js
 
-Everything after -- is the child's argv, its own flags included. Exit status:
-the child's; 128+N if it died of signal N; 2 usage, or an --audit or
---signing-key file refused (below); 65 a frame over --max-frame; 69
-confinement refused (--confine); 74 audit I/O failure; 126/127 the child
-could not be started.
+The child command starts at the first argument that is not one of wrap's
+flags, or after --: what follows is the child's argv, its own flags
+included. Without --audit the log is $XDG_STATE_HOME/aegis/NAME.jsonl
+(~/.local/state/aegis/NAME.jsonl), NAME from --name or the child command;
+without --signing-key the key is $XDG_CONFIG_HOME/aegis/signing.key
+(~/.config/aegis/signing.key), made by 'aegis keygen'. Missing folders are
+created with mode 0700. wrap says on stderr where it records.
+
+Exit status: the child's; 128+N if it died of signal N; 2 usage, or an
+--audit or --signing-key file refused (below); 65 a frame over
+--max-frame; 69 confinement refused (--confine); 74 audit I/O failure
+during the session; 126/127 the child could not be started.
 
 An existing --audit file is continued only if it is an aegis log (it begins
 with a record, its last complete line is one, and what follows is what a
@@ -35,39 +42,60 @@ regular file of at most 16 KiB that only its owner may read or write (mode
 0600 or 0400, as ssh requires of private keys); --allow-open-key overrides
 the mode check.
 
-  aegis wrap --audit audit.jsonl --signing-key signing.key --confine --allow-exec-support \
-    --allow-read ./node_modules --allow-write /srv/data --clean-env -- node ./server.js /srv/data
+  aegis wrap --confine --allow-exec-support --allow-read ./node_modules \
+    --allow-write /srv/data --clean-env -- node ./server.js /srv/data
 `)
-	audit := fs.String("audit", "", "append the audit log to `FILE` (required)")
-	keyPath := fs.String("signing-key", "", "sign with the PKCS#8 PEM Ed25519 key in `FILE` (required; see aegis keygen); refused if its group or others have any permission on it")
+	audit := fs.String("audit", "", "append the audit log to `FILE` (default: NAME.jsonl in $XDG_STATE_HOME/aegis)")
+	name := fs.String("name", "", "name the server's default log `NAME`.jsonl (default: from the child command, e.g. server-memory for npx -y @modelcontextprotocol/server-memory)")
+	keyPath := fs.String("signing-key", "", "sign with the PKCS#8 PEM Ed25519 key in `FILE` (default: signing.key in $XDG_CONFIG_HOME/aegis; see aegis keygen); refused if its group or others have any permission on it")
 	allowOpenKey := fs.Bool("allow-open-key", false, "accept a --signing-key file that its group or others may read or write (a named hole: whoever can read the key can sign records as this log's)")
 	durability := fs.String("durability", "strict", "when records reach the disk: strict, reply, interval[:D] or none (or G3..G0)")
 	maxFrame := fs.String("max-frame", "64MiB", "longest frame either way, in bytes (KiB, MiB, GiB suffixes); longer ends the session with exit 65")
 	maxPending := fs.Int("max-pending", relay.DefaultMaxPending, "calls in flight tracked; beyond it the oldest is recorded unanswered")
+	callTimeout := fs.Duration("call-timeout", 0, "answer a tools/call the child has not answered after `D` with a CALL_TIMEOUT error, record it timeout, and drop the late answer (0: never)")
 	grace := fs.Duration("grace", relay.DefaultGrace, "how long the child has to exit after its stdin closes, and after SIGTERM")
 	policyPath := fs.String("policy", "", "enforce the tool policy in `FILE` (see 'aegis policy --help'); SIGHUP or a change of the file reloads it")
 	cf := addConfineFlags(fs)
 	rf := addRotateFlags(fs) // wrap_rotate.go
-	i := slices.Index(args, "--")
-	if i < 0 {
-		if code, ok := parseFlags(fs, args); !ok {
-			return code
-		}
-		return fail(exitcode.Usage, "wrap: the child command must follow -- (see 'aegis wrap --help')")
-	}
-	if code, ok := parseFlags(fs, args[:i]); !ok {
+	// The flag package stops at the first argument that is not a flag
+	// and drops a "--" it stops at: either way, what is left is the
+	// child's argv, exactly as given.
+	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	argv := args[i+1:]
-	switch {
-	case fs.NArg() > 0:
-		return fail(exitcode.Usage, "wrap: unexpected %q before --", fs.Arg(0))
-	case len(argv) == 0:
-		return fail(exitcode.Usage, "wrap: no child command after --")
-	case *audit == "":
-		return fail(exitcode.Usage, "wrap: --audit FILE is required")
-	case *keyPath == "":
-		return fail(exitcode.Usage, "wrap: --signing-key FILE is required (make one with 'aegis keygen --out FILE')")
+	argv := fs.Args()
+	if len(argv) == 0 {
+		return fail(exitcode.Usage, "wrap: no child command (see 'aegis wrap --help')")
+	}
+	prof, childEnv, envNames, err := cf.resolve()
+	if err != nil {
+		return fail(exitcode.Usage, "wrap: %v", err)
+	}
+	if cf.printProfile {
+		return printProfile(os.Stdout, prof, argv)
+	}
+	if *name != "" && safeName(*name) != *name {
+		return fail(exitcode.Usage, "wrap: --name %q: use letters, digits, '.', '_' and '-' only (it names a file)", *name)
+	}
+	if *audit == "" {
+		if *name == "" {
+			*name = serverName(argv)
+		}
+		p, err := defaultAuditPath(*name)
+		if err != nil {
+			return fail(exitcode.Usage, "wrap: no --audit FILE given, and %v", err)
+		}
+		*audit = p
+	}
+	if *keyPath == "" {
+		p, err := defaultKeyPath()
+		if err != nil {
+			return fail(exitcode.Usage, "wrap: no --signing-key FILE given, and %v", err)
+		}
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			return fail(exitcode.Usage, "wrap: no signing key at %s: make it once with 'aegis keygen', or name one with --signing-key FILE", p)
+		}
+		*keyPath = p
 	}
 	dur, err := journal.ParseDurability(*durability)
 	if err != nil {
@@ -87,10 +115,6 @@ the mode check.
 	pol, ok := loadWrapPolicy(*policyPath)
 	if !ok {
 		return exitcode.Usage
-	}
-	prof, childEnv, envNames, err := cf.resolve()
-	if err != nil {
-		return fail(exitcode.Usage, "wrap: %v", err)
 	}
 	if code, ok := undumpable(prof); !ok {
 		return code
@@ -112,13 +136,22 @@ the mode check.
 	if err := record.Fits(start); err != nil {
 		return fail(exitcode.Usage, "wrap: the child's command line, --env names and confinement paths are too long to record in one line: %v", err)
 	}
+	if err := ensureParent("wrap", *audit); err != nil {
+		return fail(exitcode.Usage, "wrap: cannot create the folder for the audit log: %v", err)
+	}
 	j, err := journal.Open(*audit, jopts)
-	if errors.Is(err, journal.ErrNotLog) || errors.Is(err, journal.ErrNotRegular) {
+	switch {
+	case errors.Is(err, journal.ErrNotLog) || errors.Is(err, journal.ErrNotRegular):
 		return fail(exitcode.Usage, "wrap: %v; it is left as it was", err)
+	case errors.Is(err, journal.ErrLocked):
+		return fail(exitcode.Usage, "wrap: %v: another aegis wrap is recording to it; give this one its own log with --name NAME or --audit FILE", err)
+	case err != nil:
+		// Nothing was relayed yet: a log or head file that cannot be
+		// opened is a setup mistake (a folder without write permission,
+		// a read-only file system), not a failure during a session.
+		return fail(exitcode.Usage, "wrap: cannot start recording: %v", err)
 	}
-	if err != nil {
-		return fail(exitcode.AuditIO, "wrap: %v", err)
-	}
+	fmt.Fprintf(os.Stderr, "aegis: recording %s to %s\n", shortArgv(argv), *audit)
 	seq, err := j.Append(start)
 	if err == nil {
 		err = j.Wait(seq, journal.BeforeRequest)
@@ -127,7 +160,7 @@ the mode check.
 		j.Close()
 		return fail(exitcode.AuditIO, "wrap: %v", err)
 	}
-	r := relay.New(relay.Config{Journal: j, MaxFrame: frameMax, MaxPending: *maxPending, Gate: pol.relayGate(), Client: os.Stdout})
+	r := relay.New(relay.Config{Journal: j, MaxFrame: frameMax, MaxPending: *maxPending, Gate: pol.relayGate(), Client: os.Stdout, CallTimeout: *callTimeout})
 	s := &relay.Session{
 		Relay: r, Journal: j, Argv: argv, Grace: *grace,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: sigs,
@@ -138,6 +171,9 @@ the mode check.
 	res := s.Run()
 	stopPolicy()
 	cerr := j.Close()
+	// The technical line first, then one plain sentence for an abnormal
+	// end (explain.go).
+	defer explainEnd(wrapEnd{Result: res, CloseErr: cerr, Argv: argv, Confine: prof, Audit: *audit})
 	switch {
 	case errors.Is(res.Err, journal.ErrIO) || errors.Is(cerr, journal.ErrIO):
 		if res.Err == nil {

@@ -3,8 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/exitcode"
@@ -15,6 +17,7 @@ import (
 // (confine/doc.go).
 type confineFlags struct {
 	confine, execSupport, udp, bestEffort, cleanEnv bool
+	printProfile                                    bool
 	read, write, net, env                           stringList
 }
 
@@ -34,6 +37,7 @@ func addConfineFlags(fs *flag.FlagSet) *confineFlags {
 	fs.BoolVar(&c.udp, "allow-udp", false, "with --confine: allow UDP sockets to every host and port (a named hole; DNS lookups need it)")
 	fs.BoolVar(&c.bestEffort, "best-effort", false, "with --confine: run even if the kernel cannot enforce the whole profile; what was dropped is recorded")
 	fs.BoolVar(&c.cleanEnv, "clean-env", false, "start the child with only HOME, PATH, LANG and what --env adds (the names are recorded, never the values)")
+	fs.BoolVar(&c.printProfile, "print-profile", false, "with --confine: print what the child would be confined to on this kernel, and exit without running anything")
 	fs.Var(&c.env, "env", "with --clean-env: pass `NAME` from aegis's environment, or set NAME=VALUE (repeatable)")
 	return c
 }
@@ -142,4 +146,45 @@ func undumpable(prof *confine.Profile) (code int, ok bool) {
 	}
 	fmt.Fprintf(os.Stderr, "aegis: wrap: warning: %v\n", err)
 	return 0, true
+}
+
+// printProfile shows what --confine would enforce on the child argv on
+// this kernel, the way the enforcement record will state it, without
+// running anything. It returns wrap's exit status: 0, or 69 when the
+// profile would be refused.
+func printProfile(w io.Writer, prof *confine.Profile, argv []string) int {
+	e, err := confine.Preview(*prof, argv)
+	if err != nil {
+		return fail(exitcode.Confinement, "wrap: --print-profile: %v", strings.TrimPrefix(err.Error(), "confine: "))
+	}
+	fmt.Fprintf(w, "aegis wrap --confine would run %s with:\n", strings.Join(argv, " "))
+	if e.LandlockABI == 0 {
+		fmt.Fprintf(w, "  files: not restricted (no Landlock)\n")
+	} else {
+		fmt.Fprintf(w, "  files (Landlock ABI %d): only these paths, with these rights; everything else is denied\n", e.LandlockABI)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, r := range e.FS {
+			fmt.Fprintf(tw, "    %s\t%s\n", r.Path, strings.Join(r.Access, " "))
+		}
+		tw.Flush()
+	}
+	tcp := e.TCP
+	if tcp == confine.NetPorts {
+		tcp = fmt.Sprintf("connect only to port(s) %v (any host); no listening", e.Ports)
+	}
+	fmt.Fprintf(w, "  tcp: %s\n  udp: %s\n", tcp, e.UDP)
+	if e.SeccompApplied {
+		fmt.Fprintf(w, "  seccomp: on (network sockets beyond the above, io_uring, TCP Fast Open refused)\n")
+	}
+	if len(e.Scopes) > 0 {
+		fmt.Fprintf(w, "  scoped: %s (the child cannot reach those of processes outside its sandbox)\n", strings.Join(e.Scopes, ", "))
+	}
+	for _, d := range e.Dropped {
+		fmt.Fprintf(w, "  dropped (--best-effort): %s\n", d)
+	}
+	for _, n := range e.NotCovered {
+		fmt.Fprintf(w, "  not covered: %s\n", n)
+	}
+	fmt.Fprintf(w, "A permission error in the child means a grant is missing: --allow-read, --allow-write, --allow-net, --allow-udp, --allow-exec-support (see 'aegis wrap --help').\n")
+	return exitcode.OK
 }

@@ -401,18 +401,21 @@ func TestWrapErrors(t *testing.T) {
 		wantExit int
 		wantErr  string
 	}{
-		{"no --", []string{"wrap", "--audit", f.audit, "--signing-key", f.key, "cat"}, 2, "must follow --"},
-		{"no audit", []string{"wrap", "--signing-key", f.key, "--", "cat"}, 2, "--audit"},
-		{"no key", []string{"wrap", "--audit", f.audit, "--", "cat"}, 2, "--signing-key"},
+		{"no child", []string{"wrap", "--audit", f.audit, "--signing-key", f.key}, 2, "no child command"},
+		{"no child after --", []string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--"}, 2, "no child command"},
+		{"no key at the default path", []string{"wrap", "--audit", f.audit, "--", "cat"}, 2, "make it once with 'aegis keygen'"},
+		{"misspelt flag", []string{"wrap", "--audti", f.audit, "--signing-key", f.key, "--", "cat"}, 2, "flag provided but not defined"},
 		{"missing key", []string{"wrap", "--audit", f.audit, "--signing-key", f.key + ".nope", "--", "cat"}, 2, "no such file"},
 		{"not a key", []string{"wrap", "--audit", f.audit, "--signing-key", f.key + ".pub", "--", "cat"}, 2, "bad key"},
-		{"unwritable audit", []string{"wrap", "--audit", "/proc/aegis/audit.jsonl", "--signing-key", f.key, "--", "cat"}, 74, "audit"},
+		{"audit folder cannot be made", []string{"wrap", "--audit", "/proc/aegis/audit.jsonl", "--signing-key", f.key, "--", "cat"}, 2, "folder for the audit log"},
+		{"audit cannot be opened", []string{"wrap", "--audit", "/proc/version/audit.jsonl", "--signing-key", f.key, "--", "cat"}, 2, "audit"},
 		{"bad durability", []string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--durability", "fast", "--", "cat"}, 2, "durability"},
 		{"child --help is the child's", []string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--", "true", "--help"}, 0, ""},
 		{"cannot start", []string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--", "/nonexistent/server"}, 127, "cannot start"},
 	}
 	for _, tt := range tests {
 		cmd := exec.Command(aegisBin, tt.args...)
+		cmd.Env = freshHome(t)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		cmd.Stdin = strings.NewReader("")

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aegisrelay/aegis/journal/record"
+)
+
+// freshHome returns the environment of a new account: HOME in a new
+// temporary folder that does not exist yet, and no XDG variables.
+func freshHome(t *testing.T) []string {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home")
+	env := []string{"HOME=" + home}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && !strings.HasPrefix(k, "XDG_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func homeOf(env []string) string {
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
+			return h
+		}
+	}
+	return ""
+}
+
+// TestFirstHour is a new account's first steps with the defaults: keygen
+// with no flag, wrap with no flag but the child (no --), log and verify.
+func TestFirstHour(t *testing.T) {
+	env := freshHome(t)
+	home := homeOf(env)
+
+	kg := exec.Command(aegisBin, "keygen")
+	kg.Env = env
+	var kgErr bytes.Buffer
+	kg.Stderr = &kgErr
+	out, err := kg.Output()
+	if err != nil {
+		t.Fatalf("keygen on a fresh account: %v\n%s", err, kgErr.String())
+	}
+	key := filepath.Join(home, ".config", "aegis", "signing.key")
+	for _, d := range []string{home, filepath.Join(home, ".config"), filepath.Dir(key)} {
+		st, err := os.Stat(d)
+		if err != nil || st.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v, mode %v; want a folder of mode 0700", d, err, st.Mode().Perm())
+		}
+		if !strings.Contains(kgErr.String(), "created folder "+d+" ") {
+			t.Errorf("keygen's stderr does not name the folder it created, %s:\n%s", d, kgErr.String())
+		}
+	}
+	if st, err := os.Stat(key); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("default key %s: %v", key, err)
+	}
+	pub := strings.TrimSpace(string(out))
+	if _, err := record.ParsePublicKey(pub); err != nil {
+		t.Fatalf("keygen stdout %q: %v", out, err)
+	}
+
+	// No --: the first argument that is not a flag of wrap starts the
+	// child, and the child's own flags (--help, --, -x) are its own.
+	argv := append(child("echo"), "--help", "--", "-x")
+	wrap := exec.Command(aegisBin, append([]string{"wrap", "--grace", "5s"}, argv...)...)
+	wrap.Env = env
+	wrap.Stdin = strings.NewReader(call("1", "read_file") + "\n")
+	var stdout, stderr bytes.Buffer
+	wrap.Stdout, wrap.Stderr = &stdout, &stderr
+	runBounded(t, wrap, 30*time.Second)
+	if code := wrap.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("wrap: exit %d\n%s", code, stderr.String())
+	}
+	audit := filepath.Join(home, ".local", "state", "aegis", "env.jsonl") // named after argv[0], env
+	if !strings.Contains(stderr.String(), "recording "+shortArgv(argv)+" to "+audit+"\n") {
+		t.Errorf("wrap's stderr does not say where it records (%s):\n%s", audit, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"id":1`) {
+		t.Errorf("the call was not answered through wrap: %q", stdout.String())
+	}
+	recs := (&fixture{audit: audit}).records(t)
+	start, ok := recs[0].Body.(*record.SessionStart)
+	if !ok || !slices.Equal(start.Argv, argv) {
+		t.Fatalf("session_start argv = %+v; want %q", recs[0].Body, argv)
+	}
+
+	for _, args := range [][]string{{"log", audit}, {"verify", "--key", pub, audit}} {
+		c := exec.Command(aegisBin, args...)
+		c.Env = env
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Errorf("aegis %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+
+	// --name names the log; a second wrap on a log in use is told how to
+	// get its own.
+	named := exec.Command(aegisBin, append([]string{"wrap", "--name", "notes", "--"}, child("echo")...)...)
+	named.Env = env
+	named.Stdin = strings.NewReader("")
+	runBounded(t, named, 30*time.Second)
+	if _, err := os.Stat(filepath.Join(home, ".local", "state", "aegis", "notes.jsonl")); err != nil {
+		t.Errorf("wrap --name notes: %v", err)
+	}
+	bad := exec.Command(aegisBin, "wrap", "--name", "../x", "cat")
+	bad.Env = env
+	if out, _ := bad.CombinedOutput(); bad.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "--name") {
+		t.Errorf("wrap --name ../x: exit %d %s; want 2", bad.ProcessState.ExitCode(), out)
+	}
+}
+
+// TestWrapLogInUse: two wraps of one server share a default log name; the
+// second is refused as a setup mistake, and told what to do.
+func TestWrapLogInUse(t *testing.T) {
+	f := newFixture(t)
+	first := f.wrapCmd(nil, child("echo")...)
+	in, err := first.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errPipe, err := first.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	recording := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "recording") {
+				recording <- true
+			}
+		}
+		close(recording)
+	}()
+	select {
+	case <-recording:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first wrap never said it was recording")
+	}
+	second := f.wrapCmd(nil, "cat")
+	second.Stdin = strings.NewReader("")
+	out, _ := second.CombinedOutput()
+	if code := second.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "--name NAME") {
+		t.Errorf("second wrap on a log in use: exit %d %s; want 2 and a hint at --name", code, out)
+	}
+	in.Close()
+	for range recording {
+	}
+	if err := first.Wait(); err != nil {
+		t.Errorf("first wrap: %v", err)
+	}
+	f.mustVerify(t, 0)
+}
+
+func TestServerName(t *testing.T) {
+	for _, tt := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-memory"}, "server-memory"},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"}, "server-everything"},
+		{[]string{"/usr/bin/node", "/srv/weather/dist/index.js"}, "weather"},
+		{[]string{"node", "./server.js"}, "server"},
+		{[]string{"uvx", "mcp-server-git", "--repository", "."}, "mcp-server-git"},
+		{[]string{"uv", "run", "notes.py"}, "notes"},
+		{[]string{"python3", "-m", "mcp_server_time"}, "mcp_server_time"},
+		{[]string{"./bin/my server"}, "my-server"},
+		{[]string{"/opt/tools/github-mcp-server", "stdio"}, "github-mcp-server"},
+		{[]string{"docker", "run", "-i", "mcp/fetch"}, "docker"},
+		{[]string{"npx"}, "npx"},
+		{[]string{"..."}, "server"},
+	} {
+		if got := serverName(tt.argv); got != tt.want {
+			t.Errorf("serverName(%q) = %q; want %q", tt.argv, got, tt.want)
+		}
+	}
+}
+
+// TestPrintProfile: --print-profile shows the rules a profile gives on
+// this kernel and runs nothing; a grant of a missing path is refused.
+func TestPrintProfile(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	cmd := exec.Command(aegisBin, "wrap", "--confine", "--allow-exec-support", "--allow-write", dir,
+		"--allow-net", "localhost:8443", "--print-profile", "--", "sh", "-c", "touch "+marker)
+	cmd.Env = freshHome(t) // no key anywhere: nothing but the profile is needed
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("--print-profile: %v\n%s", err, out)
+	}
+	for _, want := range []string{dir + "  ", "write_file", "tcp: connect only to port(s) [8443]", "udp: denied", "--allow-read"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("--print-profile output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("--print-profile ran the child")
+	}
+	missing := exec.Command(aegisBin, "wrap", "--confine", "--allow-read", filepath.Join(dir, "nope"), "--print-profile", "--", "sh")
+	if out, _ := missing.CombinedOutput(); missing.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "nope") {
+		t.Errorf("--print-profile of a grant on a missing path: exit %d %s; want 2", missing.ProcessState.ExitCode(), out)
+	}
+}

@@ -1,0 +1,45 @@
+//go:build linux
+
+package confine
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+)
+
+// Preview returns what the helper would enforce for p on this kernel when
+// it runs argv[0], without running anything: the rules, the network
+// verdicts, what best effort would drop and the known gaps. The /proc
+// entry it names is a placeholder for the child's own. It fails with
+// ErrRefused when the profile cannot be enforced whole and p.BestEffort is
+// false, as wrap would.
+func Preview(p Profile, argv []string) (*Enforced, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("confine: no command")
+	}
+	target, err := exec.LookPath(argv[0])
+	if err == nil {
+		target, err = filepath.Abs(target)
+	}
+	if err != nil {
+		return nil, err
+	}
+	kernel, errata := kernelABI()
+	abi := effectiveABI(kernel, errata, testCap())
+	const proc = "/proc/PID"
+	stat := func(path string) (bool, error) {
+		if path == proc {
+			return true, nil
+		}
+		return statDir(path)
+	}
+	pl, err := makePlan(p, target, proc, abi, errata, seccompSupported(), stat)
+	if err != nil {
+		return nil, err
+	}
+	return &pl.rep, nil
+}
