@@ -21,15 +21,16 @@
 //
 // # Signatures
 //
-// A signature is valid when crypto/ed25519 accepts it. Signatures are
-// checked in batches on every core: one multi-scalar multiplication
-// (filippo.io/edwards25519) checks a batch of up to 64 with the
-// cofactored equation RFC 8032 allows, and a batch that fails is checked
-// again signature by signature with crypto/ed25519, so that each bad
-// one is named. The two equations differ only for a signature made, by
-// the holder of its key, to hold for one and not the other (a
-// small-order component in R or the key); no forger can make one, and
-// no aegis signer does.
+// Signatures are checked in batches on every core: one multi-scalar
+// multiplication (filippo.io/edwards25519) checks a batch of up to 64,
+// and a batch that fails is checked again signature by signature with
+// crypto/ed25519, so that each bad one is named. A batch checks the
+// cofactored equation RFC 8032 allows, crypto/ed25519 the cofactorless
+// one, and the encodings as crypto/ed25519 does. The two differ only for
+// a signature its key's holder made, on purpose, to hold for one and not
+// the other (a small-order component in R or in the key): a batch may
+// accept it where crypto/ed25519 rejects it. No one without the key can
+// make one, and no aegis signer does.
 //
 // # Torn writes
 //

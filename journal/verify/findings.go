@@ -11,6 +11,13 @@ import (
 // maxProblems bounds Report.Problems and Report.Gaps each.
 const maxProblems = 100
 
+// maxKept bounds the problems findings keeps before it drops those last
+// in file order down to maxProblems: a signature failure still to come
+// may sort before any of them, so more than maxProblems are kept until
+// the end, and the sort that drops them runs once per maxKept −
+// maxProblems problems.
+const maxKept = 2 * maxProblems
+
 // findings collects what a verification finds, in file order: a problem
 // found while reading is reported where the reader is (file, line), and a
 // signature that does not verify — found later, by a signature worker —
@@ -19,17 +26,16 @@ const maxProblems = 100
 // found it. It is used by the verifier's goroutine only; signature
 // failures reach it through sigChecker.
 type findings struct {
-	rep        *Report
-	file       string // the file being read ("" for the set as a whole)
-	line       uint64 // the line being judged, 1-based; 0 for the file as a whole
-	ord        uint64 // problems reported in order so far: the place of the next one
-	queued     uint64 // signatures queued so far (here)
-	problems   []placed
-	dropped    int // problems past maxProblems, already counted out of problems
-	maxPending int // how many problems are kept before the excess is dropped (2 × maxProblems)
+	rep      *Report
+	file     string // the file being read ("" for the set as a whole)
+	line     uint64 // the line being judged, 1-based; 0 for the file as a whole
+	ord      uint64 // problems reported in order so far: the place of the next one
+	queued   uint64 // signatures queued so far (here)
+	problems []placed
+	dropped  int // problems past maxProblems, already counted out of problems
 }
 
-// placed is a problem and its place in file order (before).
+// placed is a problem and its place in file order.
 type placed struct {
 	at place
 	Problem
@@ -85,23 +91,30 @@ func (f *findings) invalidSeq(seq uint64, format string, args ...any) {
 	f.ord++
 }
 
-// add keeps p among the problems. At most maxPending are kept: beyond
-// that, those last in file order are dropped (counted), down to
-// maxProblems — a signature failure still to come may sort before any
-// of them, so more than maxProblems are kept until the end (done).
+// add keeps p among the problems. Past maxKept, those last in file order
+// are dropped (counted), down to maxProblems.
 func (f *findings) add(p placed) {
 	f.problems = append(f.problems, p)
-	if len(f.problems) > f.maxPending {
+	if len(f.problems) > maxKept {
 		f.trim()
 	}
 }
 
+// trim sorts the problems kept into file order and drops (counts) those
+// past maxProblems.
 func (f *findings) trim() {
-	slices.SortStableFunc(f.problems, func(a, b placed) int { return a.at.compare(b.at) })
-	if len(f.problems) > maxProblems {
-		f.dropped += len(f.problems) - maxProblems
-		f.problems = f.problems[:maxProblems]
+	f.problems, f.dropped = keepFirst(f.problems, f.dropped)
+}
+
+// keepFirst sorts ps into file order and keeps the first maxProblems,
+// adding the count of the rest to dropped.
+func keepFirst(ps []placed, dropped int) ([]placed, int) {
+	slices.SortStableFunc(ps, func(a, b placed) int { return a.at.compare(b.at) })
+	if len(ps) > maxProblems {
+		dropped += len(ps) - maxProblems
+		ps = ps[:maxProblems]
 	}
+	return ps, dropped
 }
 
 // incomplete reports a gap (Incomplete) at the line being judged: what a

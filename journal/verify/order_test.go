@@ -46,6 +46,20 @@ func TestVerifyProblemsInLineOrder(t *testing.T) {
 	for _, n := range many {
 		manyWant = append(manyWant, want{uint64(n), "signature does not verify"}, want{uint64(n + 1), "chain broken"})
 	}
+	// More bad signatures than the checker keeps (maxKept) at once.
+	h = &handLog{key: key}
+	h.session(0xa1, 150, 0) // lines 1-302
+	var most []int
+	for n := 2; n < 302; n++ {
+		most = append(most, n)
+	}
+	// Each line's chain breaks (the line before changed), then its
+	// signature: sig 2, chain 3, sig 3, chain 4, …
+	mostWant := []want{{2, "signature does not verify"}}
+	for n := uint64(3); len(mostWant) < maxProblems; n++ {
+		mostWant = append(mostWant, want{n, "chain broken"}, want{n, "signature does not verify"})
+	}
+	mostWant = mostWant[:maxProblems]
 	tests := []struct {
 		name    string
 		log     []byte
@@ -62,6 +76,7 @@ func TestVerifyProblemsInLineOrder(t *testing.T) {
 		}(), []want{{3, "signature does not verify"}, {4, "chain broken"}, {7, "signature does not verify"}, {8, "chain broken"},
 			{21, "signature does not verify"}, {22, "chain broken"}}, 0},
 		{"more than maxProblems", flipSigs(base, many...), manyWant[:maxProblems], len(manyWant) - maxProblems},
+		{"more than maxKept", flipSigs(h.out, most...), mostWant, 2*len(most) - maxProblems},
 	}
 	for _, tt := range tests {
 		for _, workers := range []int{1, 2, 4} {

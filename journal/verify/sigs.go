@@ -65,12 +65,15 @@ var batches = sync.Pool{New: func() any { return &sigBatch{} }}
 
 // sigChecker queues signatures (add, by the verifier's goroutine) and
 // checks them on workers; close waits for them and returns what failed.
+// Of the signatures that fail it keeps the first maxProblems in file
+// order, and at most maxKept at any time, and counts the rest.
 type sigChecker struct {
-	cur  *sigBatch // being filled
-	jobs chan *sigBatch
-	wg   sync.WaitGroup
-	mu   sync.Mutex // guards bad
-	bad  []placed
+	cur     *sigBatch // being filled
+	jobs    chan *sigBatch
+	wg      sync.WaitGroup
+	mu      sync.Mutex // guards bad and dropped
+	bad     []placed
+	dropped int
 }
 
 func newSigChecker(workers int) *sigChecker {
@@ -109,12 +112,13 @@ func (c *sigChecker) flush() {
 }
 
 // close checks what is queued, stops the workers and returns the
-// signatures that do not verify, in no particular order.
-func (c *sigChecker) close() []placed {
+// signatures that do not verify, in no particular order, and the count
+// of those dropped past maxProblems.
+func (c *sigChecker) close() ([]placed, int) {
 	c.flush()
 	close(c.jobs)
 	c.wg.Wait()
-	return c.bad
+	return c.bad, c.dropped
 }
 
 func (c *sigChecker) work() {
@@ -127,6 +131,9 @@ func (c *sigChecker) work() {
 				if !ed25519.Verify(j.pub, b.msg(i), j.sig[:]) {
 					c.mu.Lock()
 					c.bad = append(c.bad, placed{at: j.at, Problem: Problem{File: j.file, Line: j.line, Seq: j.seq, HasSeq: true, Msg: "signature does not verify"}})
+					if len(c.bad) > maxKept {
+						c.bad, c.dropped = keepFirst(c.bad, c.dropped)
+					}
 					c.mu.Unlock()
 				}
 			}

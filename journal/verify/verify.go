@@ -167,7 +167,7 @@ func newVerifier(opts Options) *verifier {
 		rep:  rep,
 		book: newSessionBook(opts.Key, rep),
 		sigs: newSigChecker(opts.Workers),
-		out:  findings{rep: rep, maxPending: 2 * maxProblems},
+		out:  findings{rep: rep},
 	}
 }
 
@@ -227,9 +227,11 @@ func (v *verifier) finish() {
 	if v.book.expectSID != nil {
 		out.incomplete(0, false, "log ends after a recovery, before its session_start")
 	}
-	for _, p := range v.sigs.close() {
+	bad, dropped := v.sigs.close()
+	for _, p := range bad {
 		out.add(p)
 	}
+	out.dropped += dropped
 	out.file, out.line = "", 0
 	if v.opts.Head != nil && !v.headFound {
 		out.invalid(nil, "log ends before the kept head %s: its tail was cut", v.opts.Head)
