@@ -44,13 +44,6 @@ func accessList(a landlock.AccessFSSet) []string {
 	return out
 }
 
-// Values of Enforced.TCP and Enforced.UDP; part of the record's format.
-const (
-	NetDenied = "denied" // no socket of that kind can reach the network
-	NetPorts  = "ports"  // Landlock allows only Enforced.Ports (TCP connect)
-	NetOpen   = "open"   // not restricted
-)
-
 // grant is one Landlock path-beneath rule.
 type grant struct {
 	path   string

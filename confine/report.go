@@ -48,6 +48,13 @@ type Enforced struct {
 	NotCovered []string `json:"not_covered"`
 }
 
+// Values of Enforced.TCP and Enforced.UDP; part of the record's format.
+const (
+	NetDenied = "denied" // no socket of that kind can reach the network
+	NetPorts  = "ports"  // Landlock allows only Enforced.Ports (TCP connect)
+	NetOpen   = "open"   // not restricted
+)
+
 // FSRule is one Landlock rule as applied: a path and the rights beneath it.
 type FSRule struct {
 	Path   string   `json:"path"`
