@@ -1,9 +1,11 @@
 package clientconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxDepth bounds nesting, so a hostile file cannot exhaust the stack.
@@ -51,7 +53,7 @@ type parser struct {
 // comments around it (a leading UTF-8 byte order mark is allowed).
 func parse(src []byte) (*node, error) {
 	p := &parser{src: src}
-	if strings.HasPrefix(string(src), "\uFEFF") {
+	if bytes.HasPrefix(src, []byte("\uFEFF")) {
 		p.pos = 3
 	}
 	if err := p.space(); err != nil {
@@ -103,7 +105,7 @@ func (p *parser) space() error {
 				p.pos++
 			}
 		case c == '/' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '*':
-			end := strings.Index(string(p.src[p.pos+2:]), "*/")
+			end := bytes.Index(p.src[p.pos+2:], []byte("*/"))
 			if end < 0 {
 				return p.errorf("unterminated /* comment")
 			}
@@ -128,7 +130,7 @@ func (p *parser) value(depth int) (*node, error) {
 	case c == '[':
 		return p.array(depth)
 	case c == '"':
-		n, _, err := p.str()
+		n, _, err := p.str(false)
 		return n, err
 	case c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z':
 		start := p.pos
@@ -146,29 +148,47 @@ func (p *parser) value(depth int) (*node, error) {
 }
 
 // str reads a string, checking it as encoding/json does (escapes, no
-// control bytes), and returns it decoded.
-func (p *parser) str() (*node, string, error) {
+// control bytes), and returns it decoded if decode is set.
+func (p *parser) str(decode bool) (*node, string, error) {
 	start := p.pos
-	p.pos++
-	for {
+	escaped := false
+	for p.pos++; ; p.pos++ {
 		if p.pos >= len(p.src) {
 			p.pos = start
 			return nil, "", p.errorf("unterminated string")
 		}
 		c := p.src[p.pos]
-		p.pos++
-		if c == '\\' {
+		if c < 0x20 {
+			return nil, "", p.errorf("bad string: control byte %q in it", c)
+		}
+		if c == '"' {
 			p.pos++
-		} else if c == '"' {
 			break
 		}
+		if c == '\\' {
+			escaped = true
+			p.pos++
+			if p.pos < len(p.src) && strings.IndexByte(`"\\/bfnrtu`, p.src[p.pos]) < 0 {
+				return nil, "", p.errorf("bad string: escape \\%c", p.src[p.pos])
+			}
+		}
 	}
+	n := &node{kind: '"', start: start, end: p.pos}
+	raw := p.src[start+1 : p.pos-1]
+	if !escaped && utf8.Valid(raw) {
+		if decode {
+			return n, string(raw), nil
+		}
+		return n, "", nil
+	}
+	// Escapes (\uXXXX must be four hex digits) and invalid UTF-8 (read
+	// as U+FFFD, as clients' readers do) are encoding/json's to decode.
 	var s string
 	if err := json.Unmarshal(p.src[start:p.pos], &s); err != nil {
 		p.pos = start
 		return nil, "", p.errorf("bad string: %v", err)
 	}
-	return &node{kind: '"', start: start, end: p.pos}, s, nil
+	return n, s, nil
 }
 
 func (p *parser) object(depth int) (*node, error) {
@@ -187,7 +207,7 @@ func (p *parser) object(depth int) (*node, error) {
 			return nil, p.want("a key in quotes or }")
 		}
 		keyStart := p.pos
-		_, key, err := p.str()
+		_, key, err := p.str(true)
 		if err != nil {
 			return nil, err
 		}

@@ -398,6 +398,13 @@ func isSpace(b []byte) bool {
 
 // quote encodes s as a JSON string, leaving <, > and & as they are.
 func quote(s string) string {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		plain = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\'
+	}
+	if plain { // the common case: nothing to escape
+		return `"` + s + `"`
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
