@@ -18,6 +18,7 @@ import (
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/policy"
 	"github.com/aegisrelay/aegis/relay"
 )
 
@@ -62,7 +63,9 @@ func toJournal(t *testing.T, level journal.Level, fs journal.FS) (*journal.Journ
 	return j, path
 }
 
-func startTimeoutSession(t *testing.T, timeout time.Duration) *toSession {
+// startTimeoutSession starts a session with a CallTimeout, and with a
+// Gate if one is given.
+func startTimeoutSession(t *testing.T, timeout time.Duration, gate ...relay.Gate) *toSession {
 	t.Helper()
 	j, path := toJournal(t, journal.Strict, nil)
 	clientR, clientW := io.Pipe()
@@ -71,7 +74,11 @@ func startTimeoutSession(t *testing.T, timeout time.Duration) *toSession {
 	outR, outW := io.Pipe()
 	s := &toSession{t: t, j: j, path: path, clientW: clientW, childR: bufio.NewReader(childInR), childW: childOutW,
 		toClient: make(chan clientLine, 64), done: make(chan error, 2)}
-	s.r = relay.New(relay.Config{Journal: j, Client: outW, CallTimeout: timeout})
+	cfg := relay.Config{Journal: j, Client: outW, CallTimeout: timeout}
+	if len(gate) > 0 {
+		cfg.Gate = gate[0]
+	}
+	s.r = relay.New(cfg)
 	go func() { s.done <- s.r.Upstream(clientR, childInW); childInW.Close() }()
 	go func() { s.done <- s.r.Downstream(childOutR, outW); outW.Close() }()
 	go func() {
@@ -367,6 +374,39 @@ func TestCallTimeoutSameID(t *testing.T) {
 	}
 	if want := []string{"timeout", "anomaly true", "ok"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("records = %v; want %v", got, want)
+	}
+}
+
+// TestCallTimeoutWithPolicy: under a policy, a refused call is refused at
+// once and never times out (it never reached the child); an allowed one
+// times out as without a policy. Refusal and timeout frames share the
+// client's stream, each a whole line.
+func TestCallTimeoutWithPolicy(t *testing.T) {
+	const d = 500 * time.Millisecond
+	p, err := policy.Parse("p.yaml", []byte("version: 1\ndefault: allow\nrules:\n  - tool: \"delete_*\"\n    action: deny\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startTimeoutSession(t, d, policy.NewGate(p))
+	s.send(tcall("1", "slow"))
+	if got := s.childLine(); got != tcall("1", "slow") {
+		t.Fatalf("the child got %s; want call 1", got)
+	}
+	s.send(tcall("2", "delete_all"))
+	if got, want := s.clientLine().line, string(relay.AppendRefusal(nil, []byte("2"), relay.CodePolicyDenied, "rules[0] delete_*", 0)); got != want {
+		t.Fatalf("the client got %s; want the refusal %s", got, want)
+	}
+	if got, want := s.clientLine().line, timeoutFrame("1"); got != want {
+		t.Fatalf("the client got %s; want %s", got, want)
+	}
+	var got []string
+	for _, rec := range s.records() {
+		if o, ok := rec.Body.(*record.Outcome); ok {
+			got = append(got, string(o.Call.Text)+" "+o.Status)
+		}
+	}
+	if want := []string{"2 host_denied", "1 timeout"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("outcomes = %q; want %q", got, want)
 	}
 }
 
