@@ -79,9 +79,10 @@
 // a response can name enters the table of calls in flight. A line of
 // white space carries nothing and gets no record.
 //
-// From the child, lines are read only while calls are in flight. A
-// message with an id and a result or error, in any reading, is judged
-// against the table:
+// From the child, lines are read only while calls are in flight (or,
+// with Config.CallTimeout, calls that timed out are remembered: "Call
+// timeouts" below). A message with an id and a result or error, in any
+// reading, is judged against the table:
 //
 //   - a clean answer (a response, not malformed, in a line every reader
 //     reads alike) whose id names exactly one call in flight, the same
