@@ -58,7 +58,7 @@ func (f *floorFile) op(tb testing.TB) {
 	if _, err := unix.Write(f.fd, floorLine); err != nil {
 		tb.Fatal(err)
 	}
-	if err := unix.Fdatasync(f.fd); err != nil {
+	if err := floorSync(f.fd); err != nil {
 		tb.Fatal(err)
 	}
 }
