@@ -32,9 +32,11 @@
 //
 //	"command": AEGIS, "args": ["wrap", "--name", NAME, "--", CMD, A1, A2]
 //
-// with NAME the entry's key (or what Options.Name makes of it). Unwrap turns any wrapped entry back: the
-// command is the first argument after the first "--" (where wrap itself
-// ends its flags), the arguments the rest; aegis's own flags before "--"
+// with NAME the entry's key (or what Options.Name makes of it). Unwrap
+// turns any wrapped entry back: it reads wrap's arguments as wrap does
+// (Go's flag package: flags end at "--" or at the first argument that is
+// not a flag, Options.BoolFlag telling which flags take no value), and
+// puts back the child's command and arguments; aegis's own flags
 // (--policy, --audit, …) are dropped.
 //
 // # What is kept

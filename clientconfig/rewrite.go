@@ -79,6 +79,11 @@ type Options struct {
 	// log after it, so a caller maps keys to what wrap accepts as a file
 	// name.
 	Name func(key string) string
+	// BoolFlag reports whether aegis wrap's flag name (without dashes)
+	// is a boolean, which takes no separate value. Unwrap reads a wrapped
+	// entry's arguments as wrap's flag parser does, and needs to know;
+	// nil takes every flag for one with a value.
+	BoolFlag func(name string) bool
 }
 
 // Result is the outcome of Wrap, Unwrap or Scan. Out holds the rewritten
@@ -332,14 +337,14 @@ func unwrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	if e.kind != Wrapped {
 		return nil, ""
 	}
-	i := slices.Index(e.argStrs, "--")
-	if i < 0 || i+1 >= len(e.argStrs) {
-		return nil, "runs aegis wrap without a command after --; left as it is"
+	c, err := childStart(e.argStrs[1:], o.BoolFlag)
+	if err != "" {
+		return nil, err + "; left as it is"
 	}
+	i := c + 1 // in args, after "wrap"
 	elems := e.args.val.elems
-	cmd := elems[i+1]
-	edits := []edit{{e.cmd.val.start, e.cmd.val.end, string(src[cmd.start:cmd.end])}}
-	k := i + 2
+	edits := []edit{{e.cmd.val.start, e.cmd.val.end, string(src[elems[i].start:elems[i].end])}}
+	k := i + 1
 	switch {
 	case k < len(elems):
 		edits = append(edits, edit{elems[0].start, elems[k].start, ""})
@@ -349,6 +354,37 @@ func unwrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 		edits = append(edits, edit{e.args.val.start, e.args.val.end, "[]"})
 	}
 	return edits, ""
+}
+
+// childStart returns the index in args (wrap's arguments) of the child's
+// command, read as Go's flag package reads them: flags end at "--" (which
+// is dropped) or at the first argument that is not a flag; a flag without
+// "=" takes the next argument as its value unless it is a boolean. It
+// returns a reason instead when wrap would refuse the arguments.
+func childStart(args []string, isBool func(string) bool) (int, string) {
+	for i := 0; i < len(args); i++ {
+		s := args[i]
+		if s == "--" {
+			if i+1 == len(args) {
+				return 0, "runs aegis wrap without a command"
+			}
+			return i + 1, ""
+		}
+		if len(s) < 2 || s[0] != '-' {
+			return i, ""
+		}
+		name := strings.TrimPrefix(s[1:], "-")
+		if name == "" || name[0] == '-' || name[0] == '=' {
+			return 0, fmt.Sprintf("runs aegis wrap with a bad flag %q", s)
+		}
+		if strings.Contains(name, "=") || isBool != nil && isBool(name) {
+			continue
+		}
+		if i++; i == len(args) {
+			return 0, fmt.Sprintf("runs aegis wrap with no value for %s", s)
+		}
+	}
+	return 0, "runs aegis wrap without a command"
 }
 
 // elemSep returns the text to put between elements inserted at the front

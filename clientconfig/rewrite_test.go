@@ -217,7 +217,29 @@ func TestUnwrapFlags(t *testing.T) {
 		name: "no command after --",
 		in:   `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "--audit", "a"]}}}`,
 		want: `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "--audit", "a"]}}}`,
-		note: "runs aegis wrap without a command after --; left as it is",
+		note: "runs aegis wrap without a command; left as it is",
+	}, {
+		name: "no value",
+		in:   `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "--name", "w", "--audit"]}}}`,
+		want: `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "--name", "w", "--audit"]}}}`,
+		note: "runs aegis wrap with no value for --audit; left as it is",
+	}, {
+		name: "bad flag",
+		in:   `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "---x", "srv"]}}}`,
+		want: `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "---x", "srv"]}}}`,
+		note: `runs aegis wrap with a bad flag "---x"; left as it is`,
+	}, {
+		name: "without --",
+		in:   `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "--name", "w", "-policy=p.yaml", "npx", "-y", "pkg", "--", "z"]}}}`,
+		want: `{"mcpServers": {"w": {"command": "npx", "args": ["-y", "pkg", "--", "z"]}}}`,
+	}, {
+		name: "boolean flags take no value",
+		in:   `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "--confine", "--clean-env", "node", "--", "x"]}}}`,
+		want: `{"mcpServers": {"w": {"command": "node", "args": ["--", "x"]}}}`,
+	}, {
+		name: "-- after the command is the child's",
+		in:   `{"mcpServers": {"w": {"command": "aegis", "args": ["wrap", "--", "node", "--", "x"]}}}`,
+		want: `{"mcpServers": {"w": {"command": "node", "args": ["--", "x"]}}}`,
 	}, {
 		name: "aegis but not wrap",
 		in:   `{"mcpServers": {"w": {"command": "aegis", "args": ["log", "--", "x"]}}}`,
@@ -225,7 +247,8 @@ func TestUnwrapFlags(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := Unwrap([]byte(tt.in), Options{})
+			isBool := func(name string) bool { return name == "confine" || name == "clean-env" }
+			r, err := Unwrap([]byte(tt.in), Options{BoolFlag: isBool})
 			if err != nil {
 				t.Fatalf("Unwrap: %v", err)
 			}

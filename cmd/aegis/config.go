@@ -27,11 +27,13 @@ becomes
   "command": "/usr/local/bin/aegis",
   "args": ["wrap", "--name", "everything", "--", "npx", "-y", "@modelcontextprotocol/server-everything"]
 
-where everything is the entry's name, which names its audit log (see
-'aegis wrap --help'). Entries with a "url" or a "type" other than stdio are
+where everything is the entry's name (other bytes than letters, digits,
+'.', '_' and '-' made '-'), which names its audit log (see 'aegis wrap
+--help'): ~/.local/state/aegis/everything.jsonl. Entries with a "url" or a "type" other than stdio are
 remote and left alone, and so are entries that already run through aegis:
-wrapping twice changes nothing. unwrap puts back the command and arguments
-after the first --, dropping aegis's flags before it (--policy, --audit, …).
+wrapping twice changes nothing. unwrap reads wrap's arguments as wrap does
+and puts back the command and arguments it would run, dropping aegis's own
+flags (--policy, --audit, …).
 
 Files read: any JSON or JSONC file with "mcpServers" (Claude Desktop,
 Cursor, Claude Code's .mcp.json), "servers" (VS Code's mcp.json) or
@@ -106,7 +108,7 @@ func runConfig(args []string) int {
 	if code, ok := parseFlags(fs, args[1:]); !ok {
 		return code
 	}
-	opts := clientconfig.Options{Aegis: *aegisPath}
+	opts := clientconfig.Options{Aegis: *aegisPath, Name: safeName, BoolFlag: func(name string) bool { return wrapBoolFlags[name] }}
 	if opts.Aegis == "" {
 		exe, err := os.Executable()
 		if err == nil {
@@ -203,6 +205,15 @@ func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun
 	}
 	fmt.Fprintf(w, "  written; the original is kept in %s\n", backup)
 	return exitcode.OK
+}
+
+// wrapBoolFlags are wrap's flags that take no value: unwrap reads a
+// wrapped entry's arguments as wrap's flag parser does, and a flag that
+// takes none must not swallow the child's command. TestConfigWrapBoolFlags
+// holds this to 'aegis wrap --help'.
+var wrapBoolFlags = map[string]bool{
+	"allow-exec-support": true, "allow-open-key": true, "allow-udp": true, "best-effort": true,
+	"clean-env": true, "compress": true, "confine": true, "print-profile": true,
 }
 
 // findConfigs returns the well-known configuration files that exist, each

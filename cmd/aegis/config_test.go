@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -300,4 +301,50 @@ func checkBytes(t *testing.T, path string, want []byte, mode os.FileMode) {
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != mode {
 		t.Errorf("%s mode %v (%v); want %v", path, fi.Mode().Perm(), err, mode)
 	}
+}
+
+// TestConfigWrapBoolFlags: the flags unwrap takes for booleans are
+// exactly those 'aegis wrap --help' lists without a value.
+func TestConfigWrapBoolFlags(t *testing.T) {
+	out, err := exec.Command(aegisBin, "wrap", "--help").Output()
+	if err != nil {
+		t.Fatalf("aegis wrap --help: %v", err)
+	}
+	got := map[string]bool{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); strings.HasPrefix(l, "  --") && len(f) == 1 {
+			got[strings.TrimPrefix(f[0], "--")] = true
+		}
+	}
+	if len(got) == 0 || !maps.Equal(got, wrapBoolFlags) {
+		t.Errorf("aegis wrap --help lists the boolean flags %v; wrapBoolFlags (config.go) holds %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(wrapBoolFlags)))
+	}
+}
+
+// TestConfigUnwrapWithoutDash: an entry written by hand without --, with
+// boolean and valued flags of wrap's, unwraps to the command wrap runs.
+func TestConfigUnwrapWithoutDash(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.json")
+	in := `{"mcpServers": {"fs": {"command": "aegis", "args": ["wrap", "--confine", "--allow-read", "/srv", "--clean-env", "--durability", "reply", "node", "server.js", "--", "/srv"]}}}`
+	os.WriteFile(path, []byte(in), 0o600)
+	code, out, errOut := runConfigCmd(t, dir, dir, "unwrap", path)
+	if code != 0 {
+		t.Fatalf("aegis config unwrap = exit %d\n%s%s", code, out, errOut)
+	}
+	want := `{"mcpServers": {"fs": {"command": "node", "args": ["server.js", "--", "/srv"]}}}`
+	checkBytes(t, path, []byte(want), 0o600)
+}
+
+// TestConfigNameMadeSafe: an entry's name that wrap would not take as
+// --name is written as wrap's default log name makes it.
+func TestConfigNameMadeSafe(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.json")
+	os.WriteFile(path, []byte(`{"mcpServers": {"Brave Search/v2": {"command": "npx"}}}`), 0o600)
+	if code, out, errOut := runConfigCmd(t, dir, dir, "wrap", "--aegis", "/bin/aegis", path); code != 0 {
+		t.Fatalf("aegis config wrap = exit %d\n%s%s", code, out, errOut)
+	}
+	want := `{"mcpServers": {"Brave Search/v2": {"args": ["wrap", "--name", "Brave-Search-v2", "--", "npx"], "command": "/bin/aegis"}}}`
+	checkBytes(t, path, []byte(want), 0o600)
 }
