@@ -1,0 +1,197 @@
+package interop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestConfigNewUser is the flow a new user follows, with nothing but a
+// fresh HOME: aegis keygen (the default key), a Claude Desktop
+// configuration naming server-everything, aegis config wrap (finding it
+// where Claude Desktop keeps it), then the official TypeScript SDK client
+// starts the server exactly as the rewritten configuration says (its
+// command, args and env) and calls tools; aegis log and aegis verify then
+// read the log wrap chose by default, under HOME. aegis config unwrap
+// gives back the file as it was.
+func TestConfigNewUser(t *testing.T) {
+	argv := everythingArgv(t) // node …/server-everything/dist/index.js stdio
+	node := argv[0]
+	dir := t.TempDir()
+	aegis := buildAegis(t, dir)
+	home := filepath.Join(dir, "home")
+	project := filepath.Join(dir, "project")
+	for _, d := range []string{home, project} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The user's environment: this HOME, no XDG_* folders of the machine's.
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && !strings.HasPrefix(k, "XDG_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home)
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		cmd := exec.Command(aegis, args...)
+		cmd.Dir, cmd.Env = project, env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil && cmd.ProcessState == nil {
+			t.Fatalf("aegis %v: %v", args, err)
+		}
+		return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+	}
+
+	code, pub, errOut := run("keygen")
+	if code != 0 {
+		t.Fatalf("aegis keygen = exit %d; want 0\n%s", code, errOut)
+	}
+	pub = strings.TrimSpace(pub)
+	keyPub := filepath.Join(home, ".config", "aegis", "signing.key.pub")
+	if _, err := os.Stat(keyPub); err != nil {
+		t.Fatalf("aegis keygen wrote no %s: %v", keyPub, err)
+	}
+
+	cfgPath := filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+	cfg := `{
+  "mcpServers": {
+    "everything": {
+      "command": ` + quoteJSON(node) + `,
+      "args": [` + quoteJSON(argv[1]) + `, "stdio"],
+      "env": {
+        "AEGIS_INTEROP_MARK": "kept through aegis"
+      }
+    },
+    "remote": {
+      "url": "https://mcp.example.com/mcp"
+    }
+  }
+}
+`
+	if err := os.MkdirAll(filepath.Dir(cfgPath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := run("config", "wrap")
+	if code != 0 || !strings.Contains(out, "Claude Desktop") || !strings.Contains(out, cfgPath) {
+		t.Fatalf("aegis config wrap = exit %d; want 0, finding %s\n%s%s", code, cfgPath, out, errOut)
+	}
+	var wrapped struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+			URL     string            `json:"url"`
+		} `json:"mcpServers"`
+	}
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &wrapped); err != nil {
+		t.Fatalf("the rewritten configuration is not JSON: %v\n%s", err, data)
+	}
+	entry := wrapped.MCPServers["everything"]
+	wantArgs := []string{"wrap", "--name", "everything", "--", node, argv[1], "stdio"}
+	if entry.Command != aegis || !slices.Equal(entry.Args, wantArgs) || entry.Env["AEGIS_INTEROP_MARK"] != "kept through aegis" {
+		t.Fatalf("rewritten entry = %+v; want %s %v with its env", entry, aegis, wantArgs)
+	}
+	if r := wrapped.MCPServers["remote"]; r.URL != "https://mcp.example.com/mcp" || r.Command != "" {
+		t.Errorf("remote entry rewritten: %+v", r)
+	}
+
+	// The client starts the entry as Claude Desktop does: its command and
+	// args, with its env added to the client's (HOME among it).
+	script, err := filepath.Abs("policy_client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientArgv := []string{script, "/usr/bin/env"}
+	for k, v := range entry.Env {
+		clientArgv = append(clientArgv, k+"="+v)
+	}
+	clientArgv = append(append(clientArgv, entry.Command), entry.Args...)
+	calls := `[{"tool":"echo","args":{"message":"through the client's configuration"}},{"tool":"get-env","args":{}}]`
+	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+	defer cancel()
+	client := exec.CommandContext(ctx, node, clientArgv...)
+	client.Dir, client.Env = project, append(slices.Clip(env), "AEGIS_INTEROP_CALLS="+calls)
+	var stdout, stderr bytes.Buffer
+	client.Stdout, client.Stderr = &stdout, &stderr
+	if err := client.Run(); err != nil {
+		t.Fatalf("node policy_client.mjs: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	results := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(results) != 2 || !strings.Contains(results[0], "through the client's configuration") || strings.Contains(results[0], `"error"`) {
+		t.Fatalf("the TS SDK client got\n%s\nwant the echo and get-env results\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	t.Logf("get-env through aegis: %.300s…", results[1])
+	if !strings.Contains(results[1], "kept through aegis") {
+		t.Errorf("get-env through aegis = %s; want the entry's env (AEGIS_INTEROP_MARK) to reach the server", results[1])
+	}
+
+	// The log the defaults chose: the only audit log under HOME.
+	var logs []string
+	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			logs = append(logs, p)
+		}
+		return nil
+	})
+	wantLog := filepath.Join(home, ".local", "state", "aegis", "everything.jsonl")
+	if !slices.Equal(logs, []string{wantLog}) {
+		t.Fatalf("audit logs under HOME: %v; want %s", logs, wantLog)
+	}
+	code, out, errOut = run("log", wantLog)
+	if code != 0 || !strings.Contains(out, "echo") || !strings.Contains(out, "get-env") {
+		t.Errorf("aegis log %s = exit %d; want the echo and get-env calls\n%s%s", wantLog, code, out, errOut)
+	}
+	code, out, errOut = run("verify", "--key", "@"+keyPub, wantLog)
+	if code != 0 || !strings.Contains(out, "pinned") || strings.Contains(out, "unpinned") {
+		t.Errorf("aegis verify --key @%s %s = exit %d; want 0, pinned\n%s%s", keyPub, wantLog, code, out, errOut)
+	}
+	t.Logf("aegis verify: %s", strings.TrimSpace(out))
+	checkAuditKey(t, wantLog, pub)
+
+	code, out, errOut = run("config", "unwrap", cfgPath)
+	if code != 0 {
+		t.Fatalf("aegis config unwrap = exit %d\n%s%s", code, out, errOut)
+	}
+	if data, _ := os.ReadFile(cfgPath); string(data) != cfg {
+		t.Errorf("after unwrap the configuration is\n%s\nwant the original\n%s", data, cfg)
+	}
+}
+
+// checkAuditKey: the log's session was signed with the key keygen made.
+func checkAuditKey(t *testing.T, path, pub string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	var r auditRecord
+	if err := json.Unmarshal(line, &r); err != nil || r.Kind != "session_start" || r.Key != pub {
+		t.Errorf("first record %s (%v); want a session_start with key %s", line, err, pub)
+	}
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
