@@ -138,20 +138,19 @@ func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
 	if root.kind != '{' {
 		return nil, fmt.Errorf("%w: the top level is not an object", ErrShape)
 	}
-	var maps []struct {
+	// The server maps, each with its path from the top.
+	type serverMap struct {
 		path []string
 		obj  *node
 	}
+	var maps []serverMap
 	for _, key := range []string{"mcpServers", "servers"} {
 		m, err := object(root, key, nil)
 		if err != nil {
 			return nil, err
 		}
 		if m != nil {
-			maps = append(maps, struct {
-				path []string
-				obj  *node
-			}{[]string{key}, m})
+			maps = append(maps, serverMap{[]string{key}, m})
 		}
 	}
 	projects, err := object(root, "projects", nil)
@@ -159,20 +158,23 @@ func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
 		return nil, err
 	}
 	if projects != nil {
+		if err := unique(projects, []string{"projects"}); err != nil {
+			return nil, err
+		}
 		for _, p := range projects.members {
 			path := []string{"projects", p.key}
 			if p.val.kind != '{' {
 				return nil, fmt.Errorf("%w: %s is not an object", ErrShape, dotted(path))
+			}
+			if err := unique(p.val, path); err != nil {
+				return nil, err
 			}
 			m, err := object(p.val, "mcpServers", path)
 			if err != nil {
 				return nil, err
 			}
 			if m != nil {
-				maps = append(maps, struct {
-					path []string
-					obj  *node
-				}{append(path, "mcpServers"), m})
+				maps = append(maps, serverMap{append(path, "mcpServers"), m})
 			}
 		}
 	}
@@ -191,7 +193,7 @@ func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
 				return nil, err
 			}
 			entry := Entry{Path: path, Name: mem.key, Kind: e.kind, Argv: append([]string{e.cmdStr}, e.argStrs...)}
-			if e.kind == Remote {
+			if e.kind == Remote || e.kind == Other {
 				entry.Argv = nil
 				if u, _ := e.obj.get("url"); u != nil && u.val.kind == '"' {
 					var s string

@@ -336,6 +336,8 @@ func TestRefusals(t *testing.T) {
 		{"duplicate command", `{"mcpServers": {"a": {"command": "x", "command": "y"}}}`, ErrShape, "mcpServers.a.command is written twice"},
 		{"duplicate escaped", `{"mcpServers": {"a": {"command": "x", "comm\u0061nd": "y"}}}`, ErrShape, "mcpServers.a.command is written twice"},
 		{"duplicate entry", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, ErrShape, "mcpServers.a is written twice"},
+		{"duplicate project", `{"projects": {"/p": {}, "/p": {"mcpServers": {"a": {"command": "y"}}}}}`, ErrShape, "projects./p is written twice"},
+		{"duplicate project map", `{"projects": {"/p": {"mcpServers": {}, "mcpServers": {"a": {"command": "y"}}}}}`, ErrShape, "projects./p.mcpServers is written twice"},
 		{"duplicate map", `{"mcpServers": {}, "mcpServers": {"a": {"command": "y"}}}`, ErrShape, "mcpServers is written twice"},
 	}
 	for _, tt := range tests {
@@ -478,4 +480,21 @@ func patch(t *testing.T, src []byte, diff string) string {
 		}
 	}
 	return strings.Join(append(out, old[at:]...), "")
+}
+
+// TestWrapLeavesOthers: an entry with neither command nor url, and one
+// with a url beside a command, are not rewritten.
+func TestWrapLeavesOthers(t *testing.T) {
+	in := `{"mcpServers": {"x": {"disabled": true}, "y": {"type": "stdio", "command": "s", "url": "http://h/mcp"}, "z": {"type": "local", "command": "s"}}}`
+	r, err := Wrap([]byte(in), Options{Aegis: "/bin/aegis"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range r.Entries {
+		kinds = append(kinds, e.Name+"="+e.Kind.String())
+	}
+	if want := []string{"x=other", "y=remote", "z=remote"}; !slices.Equal(kinds, want) || r.Changed() {
+		t.Errorf("Wrap: entries %v, changed %v; want %v, unchanged", kinds, r.Changed(), want)
+	}
 }
