@@ -49,7 +49,7 @@ type Config struct {
 }
 
 // Sections are the parts of a run, in order.
-var Sections = []string{"fsync", "roundtrip", "durability", "inflight", "sizes", "scan", "verify", "rss", "pprof"}
+var Sections = []string{"fsync", "roundtrip", "durability", "inflight", "sizes", "scan", "verify", "rss", "start", "pprof"}
 
 // harness is one run's state.
 type harness struct {
@@ -105,6 +105,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{"scan", h.scanSection},
 		{"verify", h.verifySection},
 		{"rss", h.rssSection},
+		{"start", h.startSection},
 		{"pprof", h.pprofSection},
 	}
 	t0 := time.Now()

@@ -21,6 +21,7 @@ type iters struct {
 	verifyRuns  int
 	rssInFlight int
 	profile     int // ops per profiled workload
+	starts      int // starts per target
 }
 
 func newIters(quick bool, scale float64) iters {
@@ -33,6 +34,7 @@ func newIters(quick bool, scale float64) iters {
 		verifyCalls: 50000, verifyRuns: 7,
 		rssInFlight: 1000,
 		profile:     3000,
+		starts:      100,
 	}
 	if quick {
 		it.fsync, it.rtLock, it.rtPipe, it.block = 150, 1000, 10000, 25
@@ -41,6 +43,7 @@ func newIters(quick bool, scale float64) iters {
 		it.scanRounds, it.scanFrames = 9, 2000
 		it.verifyCalls, it.verifyRuns = 10000, 3
 		it.profile = 600
+		it.starts = 20
 	}
 	sc := func(n *int, least int) { *n = max(least, int(math.Round(float64(*n)*scale))) }
 	sc(&it.fsync, 5)
@@ -57,5 +60,6 @@ func newIters(quick bool, scale float64) iters {
 	sc(&it.verifyCalls, 100)
 	sc(&it.verifyRuns, 1)
 	sc(&it.profile, 50)
+	sc(&it.starts, 3)
 	return it
 }

@@ -132,6 +132,13 @@ func (res *Results) WriteMarkdown(w io.Writer) {
 		}
 	}
 
+	if len(res.Start) > 0 {
+		p("\n## Start (spawn → initialize answered, pipes)\n\nEach target spawned in turn, the first start of each not counted; a wrap's log is continued from start to start.\n\n| target | median | p99 | overhead (median − direct) |\n|---|---:|---:|---:|\n")
+		for _, r := range res.Start {
+			p("| %s | %s | %s | %s |\n", r.Target, us(r.Stats.Median), us(r.Stats.P99), us(r.Overhead))
+		}
+	}
+
 	if len(res.Profiles) > 0 {
 		p("\n## Where wrap's time goes (pprof -top of wrap's wiring in process)\n")
 		for _, pr := range res.Profiles {

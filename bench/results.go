@@ -25,6 +25,7 @@ type Results struct {
 	Scan       []ScanResult      `json:"scan"`
 	Verify     *VerifyResult     `json:"verify,omitempty"`
 	RSS        []RSSResult       `json:"rss"`
+	Start      []StartResult     `json:"start"`
 	Profiles   []Profile         `json:"profiles,omitempty"`
 
 	// Samples kept for the plots.
@@ -172,6 +173,21 @@ func summarise(res *Results) []TargetRow {
 			Ratio:    v.Ratio,
 		}
 		r.judge("ge", 0.5, true)
+		rows = append(rows, r)
+	}
+	for _, st := range res.Start {
+		limit := map[string]float64{"wrap strict": 1e6, "wrap strict --confine": 5e6}[st.Target]
+		if limit == 0 {
+			continue
+		}
+		r := TargetRow{
+			Figure:   "start (spawn → initialize answered), " + st.Target,
+			Floor:    fmt.Sprintf("the child spawned directly, median %s", us(res.Start[0].Stats.Median)),
+			Target:   "≤ +" + us(limit),
+			Measured: fmt.Sprintf("+%s (median %s)", us(st.Overhead), us(st.Stats.Median)),
+			Ratio:    Ratio(st.Overhead / limit),
+		}
+		r.judge("le", 1, true)
 		rows = append(rows, r)
 	}
 	return rows

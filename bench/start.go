@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// StartResult is the time from spawning a server to its answer to
+// initialize: what a harness pays each time it starts one. Direct is the
+// echo child spawned alone; each wrap row is the same child spawned
+// through aegis wrap, its log continued from one start to the next as a
+// server's default log is.
+type StartResult struct {
+	Target string `json:"target"` // "direct", "wrap none", "wrap strict", "wrap strict --confine"
+	Stats  Stats  `json:"stats"`
+	// Overhead is the difference of medians with the direct start, ns.
+	Overhead float64 `json:"overhead_ns"`
+}
+
+// startTargets are the rows, with wrap's flags.
+var startTargets = []struct {
+	name  string
+	flags []string
+}{
+	{"direct", nil},
+	{"wrap none", []string{"--durability", "none"}},
+	{"wrap strict", []string{"--durability", "strict"}},
+	{"wrap strict --confine", []string{"--durability", "strict", "--confine"}},
+}
+
+var initReq = [2]string{`{"jsonrpc":"2.0","id":`, `,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"aegis-bench","version":"1"}}}` + "\n"}
+
+// startSection spawns each target in turn, rotating who goes first, and
+// times spawn → initialize answered over pipes; each process is then
+// ended (stdin closed, exit awaited) outside the timed part.
+func (h *harness) startSection(ctx context.Context) error {
+	audits := make([]string, len(startTargets))
+	for i, t := range startTargets {
+		if t.flags != nil {
+			audits[i] = h.newAudit("start")
+		}
+	}
+	s := make([]samples, len(startTargets))
+	for round := 0; round < h.it.starts && ctx.Err() == nil; round++ {
+		for k := range startTargets {
+			i := (round + k) % len(startTargets)
+			d, err := h.startOnce(ctx, i, audits[i])
+			if err != nil {
+				return err
+			}
+			if round > 0 { // the first start of each warms the page cache
+				s[i].add(d)
+			}
+		}
+	}
+	direct := s[0].stats()
+	for i, t := range startTargets {
+		r := StartResult{Target: t.name, Stats: s[i].stats()}
+		r.Overhead = r.Stats.Median - direct.Median
+		h.res.Start = append(h.res.Start, r)
+		h.logf("   start %-22s median %s, p99 %s, overhead %s", t.name, us(r.Stats.Median), us(r.Stats.P99), us(r.Overhead))
+	}
+	for i, a := range audits {
+		if a == "" {
+			continue
+		}
+		if _, err := h.verifyLog(ctx, a); err != nil {
+			return fmt.Errorf("%s: %w", startTargets[i].name, err)
+		}
+	}
+	return nil
+}
+
+func (h *harness) startOnce(ctx context.Context, i int, audit string) (time.Duration, error) {
+	t := startTargets[i]
+	argv := h.echoArgv(echoOpts{})
+	if t.flags != nil {
+		argv = append(append(append([]string{h.aegis, "wrap", "--audit", audit, "--signing-key", h.key}, t.flags...), "--"), argv...)
+	}
+	t0 := time.Now()
+	p, err := startProc(ctx, "start/"+t.name, Pipes, argv, nil)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.send(initReq[0], 1, initReq[1]); err != nil {
+		p.stop()
+		return 0, err
+	}
+	if _, err := p.expect(1); err != nil {
+		p.stop()
+		return 0, err
+	}
+	d := time.Since(t0)
+	return d, p.stop()
+}
