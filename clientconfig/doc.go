@@ -65,7 +65,8 @@
 //
 // WriteFile replaces a file atomically (a temporary file in the same
 // folder, synced, renamed over it, the folder synced) with the original's
-// permission bits, after keeping a backup of the original bytes beside it,
-// FILE.aegis-backup-<UTC time>, with the same permission bits. A symlink
+// permission bits and owner, after keeping a backup of the original bytes
+// beside it, FILE.aegis-backup-<UTC time>, with the same permission bits
+// and owner. A symlink
 // is followed: the file it names is rewritten and the link stays.
 package clientconfig

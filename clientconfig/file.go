@@ -22,6 +22,9 @@ type File struct {
 	Path string
 	Data []byte
 	Mode fs.FileMode
+
+	uid, gid int // the owner, when owned
+	owned    bool
 }
 
 // ReadFile reads the configuration file at path, following symlinks. It
@@ -59,7 +62,9 @@ func ReadFile(path string) (*File, error) {
 	if len(data) > maxFile {
 		return nil, fmt.Errorf("%w: %s is over %d MiB", ErrShape, real, maxFile>>20)
 	}
-	return &File{Path: real, Data: data, Mode: st.Mode().Perm()}, nil
+	file := &File{Path: real, Data: data, Mode: st.Mode().Perm()}
+	file.uid, file.gid, file.owned = owner(st)
+	return file, nil
 }
 
 func describe(m fs.FileMode) string {
@@ -84,7 +89,8 @@ func BackupName(path string, t time.Time) string {
 
 // WriteFile replaces f's file with data: first a backup of f.Data beside
 // it (BackupName at now, or with -2, -3, … appended when that name is
-// taken), then the new bytes, atomically. Both get f.Mode. If the file no
+// taken), then the new bytes, atomically. Both get f.Mode and the
+// original's owner. If the file no
 // longer holds f.Data it is left alone (ErrChanged): a client rewrote it
 // since it was read. It returns the backup's path.
 //
@@ -105,7 +111,7 @@ func WriteFile(f *File, data []byte, now time.Time) (backup string, err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err := writeSync(tmp, data, f.Mode); err != nil {
+	if err := writeSync(tmp, data, f); err != nil {
 		return backup, err
 	}
 	// The check narrows, not closes, the window in which a client's own
@@ -138,7 +144,7 @@ func writeBackup(f *File, now time.Time) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if err := writeSync(b, f.Data, f.Mode); err != nil {
+		if err := writeSync(b, f.Data, f); err != nil {
 			os.Remove(name)
 			return "", err
 		}
@@ -146,12 +152,15 @@ func writeBackup(f *File, now time.Time) (string, error) {
 	}
 }
 
-// writeSync writes data to w, sets its mode (the umask narrowed the one
-// it was created with), syncs and closes it.
-func writeSync(w *os.File, data []byte, mode fs.FileMode) error {
+// writeSync writes data to w, sets the mode (the umask narrowed the one
+// it was created with) and the owner of f's file, syncs and closes it.
+func writeSync(w *os.File, data []byte, f *File) error {
 	_, err := w.Write(data)
 	if err == nil {
-		err = w.Chmod(mode)
+		err = keepOwner(w, f)
+	}
+	if err == nil {
+		err = w.Chmod(f.Mode)
 	}
 	if err == nil {
 		err = w.Sync()

@@ -224,3 +224,36 @@ func TestLocations(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteFileOwner: the file and its backup keep the original's owner
+// (as root, a file of another user's; otherwise one's own).
+func TestWriteFileOwner(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.json")
+	os.WriteFile(path, []byte("old"), 0o600)
+	uid, gid := os.Geteuid(), os.Getegid()
+	if uid == 0 {
+		uid, gid = 65534, 65534
+		if err := os.Chown(path, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup, err := WriteFile(f, []byte("new"), testTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, backup} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, g, ok := owner(st); !ok || u != uid || g != gid {
+			t.Errorf("%s owner = %d:%d (%v); want %d:%d", p, u, g, ok, uid, gid)
+		}
+	}
+	checkFile(t, path, "new", 0o600)
+}
