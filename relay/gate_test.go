@@ -327,6 +327,9 @@ func checkGate(t *testing.T, in, out, answers []byte, recs []*record.Record) {
 		// a rate only ever turns an allowed line into a refused one.
 		if bytes.HasPrefix(out, line) {
 			out = out[len(line):]
+			if len(bytes.Trim(line, " \t\r\n")) == 0 {
+				t.Fatalf("the child read %q, a line of white space, which is no JSON value", line)
+			}
 			checkForwarded(t, line)
 			for len(recs) > 0 {
 				in, ok := recs[0].Body.(*record.Intent)
