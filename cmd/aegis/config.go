@@ -56,9 +56,10 @@ written, so unwrap gives back the file wrap was given. An entry that had no
 "args" gets one, placed before "command", which unwrap removes again.
 
 Before writing, the original is kept beside the file as
-FILE.aegis-backup-<UTC time>, with the file's permissions; the file is then
-replaced atomically (a synced temporary file renamed over it), keeping its
-permissions. A symlink is followed. The change is printed as a unified diff.
+FILE.aegis-backup-<UTC time>, with the file's permissions and owner; the
+file is then replaced atomically (a synced temporary file renamed over it),
+keeping its permissions and owner. A symlink is followed: the file it
+names is rewritten. The change is printed as a unified diff.
 
 A file is refused whole and left exactly as it was (exit 2) when it is not
 JSON or JSONC, or anything read is not what a client reads: a server map or
