@@ -52,6 +52,11 @@
 // original bytes exactly. An entry without "args" gets one, placed just
 // before "command"; Unwrap removes an "args" there that it empties.
 //
+// A command written with variables (${workspaceFolder} in VS Code,
+// ${env:NAME} in Cursor, ${VAR} in Claude Code) still works from "args":
+// each of these clients expands the same variables in "args" as in
+// "command".
+//
 // # Refusals
 //
 // A file is refused whole (ErrSyntax, ErrShape), and nothing of it is
