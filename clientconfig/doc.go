@@ -59,8 +59,9 @@
 //
 // # Refusals
 //
-// A file is refused whole (ErrSyntax, ErrShape), and nothing of it is
-// rewritten, when it is not JSONC, its top level is not an object, or
+// An empty file (or one of white space) has no servers. A file is refused
+// whole (ErrSyntax, ErrShape), and nothing of it is rewritten, when it is
+// not JSONC, its top level is not an object, or
 // anything the rewrite reads is not what a client reads: a map or entry
 // that is not an object, a "command" or "type" that is not a string, an
 // "args" that is not an array of strings, or a key written twice in an

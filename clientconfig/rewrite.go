@@ -131,6 +131,10 @@ type entryNodes struct {
 }
 
 func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
+	if len(bytes.TrimSpace(src)) == 0 {
+		// A client may create its file empty: no servers, nothing to do.
+		return &Result{Src: src, Out: src}, nil
+	}
 	root, err := parse(src)
 	if err != nil {
 		return nil, err

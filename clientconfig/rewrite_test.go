@@ -311,7 +311,7 @@ func TestRefusals(t *testing.T) {
 		want     error
 		msg      string
 	}{
-		{"empty", ``, ErrSyntax, "unexpected end of file"},
+		{"only a comment", `// servers go here`, ErrSyntax, "unexpected end of file"},
 		{"truncated", `{"mcpServers": {"a": {"command": "x"`, ErrSyntax, "line 1"},
 		{"unterminated comment", `{"servers": {}} /* end`, ErrSyntax, "unterminated /* comment"},
 		{"trailing garbage", `{"mcpServers": {}} x`, ErrSyntax, "after the top-level value"},
@@ -480,6 +480,16 @@ func patch(t *testing.T, src []byte, diff string) string {
 		}
 	}
 	return strings.Join(append(out, old[at:]...), "")
+}
+
+// TestWrapEmpty: an empty file has no servers, and is left alone.
+func TestWrapEmpty(t *testing.T) {
+	for _, in := range []string{"", " \n"} {
+		r, err := Wrap([]byte(in), Options{})
+		if err != nil || r.Changed() || len(r.Entries) != 0 || string(r.Out) != in {
+			t.Errorf("Wrap(%q) = %+v, %v; want no entries, unchanged", in, r, err)
+		}
+	}
 }
 
 // TestWrapLeavesOthers: an entry with neither command nor url, and one
