@@ -1,0 +1,149 @@
+package tlog
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
+)
+
+// Chain picks a log's leaves out of its lines: leaf i is the line of the
+// hash chain whose seq is i (doc.go, "Leaves"). Feed it every line of the
+// log in order (Line), then call End; it calls its Leaf function with each
+// leaf, in order, once the leaf is certain.
+//
+// A line is a candidate if it begins as a record does
+// ({"v":2,"seq":N,…), holds a "prev":"sha256:<hex>" field and ends with
+// '}'; every other line (torn bytes, a hole's NULs, a line too long to be a
+// record) is passed over. A candidate whose seq is the next leaf's and
+// whose prev is the SHA-256 of the leaf before (64 zeros for seq 0) is
+// the next leaf. It stays pending until a line chains to it: a candidate
+// with the same seq and the same prev as the pending leaf, after it,
+// replaces it (a recovery record answering a torn record that was whole
+// but for its '\n', package journal's "Continuing a log"). Other
+// candidates (torn lines after a hole, with higher seqs, which a recovery
+// answers later) are passed over.
+//
+// Reading costs two SHA-256 per line (the chain's and the leaf's) and no
+// allocation per line in steady state; Chain holds one pending line.
+// A Chain is not safe for concurrent use.
+type Chain struct {
+	// Leaf is called with each leaf: its seq (its index in the tree) and
+	// its line, valid only during the call. An error stops the reading and
+	// is returned by Line or End.
+	Leaf func(seq uint64, line []byte) error
+
+	n       uint64        // leaves given to Leaf
+	last    record.Digest // SHA-256 of leaf n-1 (zeros before the first)
+	has     bool          // a leaf is pending
+	pend    []byte        // its line
+	pendSeq uint64
+	pendH   record.Digest // SHA-256 of pend
+	pendP   record.Digest // its prev
+	// broken is set when a candidate with the next leaf's seq does not
+	// chain (its prev is not the last leaf's hash); cleared when the chain
+	// goes on. brokenSeq is that seq.
+	broken    bool
+	brokenSeq uint64
+}
+
+// Line reads the next line of the log, without its '\n'.
+func (c *Chain) Line(line []byte) error {
+	seq, prev, ok := candidate(line)
+	if !ok {
+		return nil
+	}
+	if c.has && seq == c.pendSeq && prev == c.pendP {
+		c.hold(seq, prev, line)
+		return nil
+	}
+	next, want := c.n, c.last
+	if c.has {
+		next, want = c.pendSeq+1, c.pendH
+	}
+	if seq != next {
+		return nil
+	}
+	if prev != want {
+		if !c.broken {
+			c.broken, c.brokenSeq = true, seq
+		}
+		return nil
+	}
+	if err := c.commit(); err != nil {
+		return err
+	}
+	c.hold(seq, prev, line)
+	return nil
+}
+
+func (c *Chain) hold(seq uint64, prev record.Digest, line []byte) {
+	c.has, c.pendSeq, c.pendP = true, seq, prev
+	c.pend = append(c.pend[:0], line...)
+	c.pendH = sha256.Sum256(line)
+	c.broken = false
+}
+
+func (c *Chain) commit() error {
+	if !c.has {
+		return nil
+	}
+	c.has = false
+	c.n++
+	c.last = c.pendH
+	if c.Leaf != nil {
+		return c.Leaf(c.pendSeq, c.pend)
+	}
+	return nil
+}
+
+// End gives the pending leaf, if any, to Leaf: the log has no more lines.
+func (c *Chain) End() error { return c.commit() }
+
+// Leaves returns the number of leaves given to Leaf so far.
+func (c *Chain) Leaves() uint64 { return c.n }
+
+// Broken reports the seq of a record that holds the next leaf's seq but
+// does not chain to the last leaf, if no leaf followed it: a record
+// rewritten (or removed) without the chain after it rewritten too.
+func (c *Chain) Broken() (seq uint64, ok bool) { return c.brokenSeq, c.broken }
+
+var (
+	prevField = []byte(`,"prev":"sha256:`)
+)
+
+// candidate parses a line's seq and prev, if it may be a record.
+func candidate(line []byte) (seq uint64, prev record.Digest, ok bool) {
+	rest, found := bytes.CutPrefix(line, []byte(segment.RecordStart))
+	if !found || len(line) == 0 || line[len(line)-1] != '}' {
+		return 0, prev, false
+	}
+	i := 0
+	for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
+		d := uint64(rest[i] - '0')
+		if seq > (math.MaxUint64-d)/10 {
+			return 0, prev, false
+		}
+		seq = seq*10 + d
+	}
+	if i == 0 || i == len(rest) || rest[i] != ',' || (i > 1 && rest[0] == '0') {
+		return 0, prev, false
+	}
+	// prev follows ts, sid and kind: within the first few hundred bytes.
+	head := rest[i:min(len(rest), i+256)]
+	j := bytes.Index(head, prevField)
+	if j < 0 {
+		return 0, prev, false
+	}
+	hx := head[j+len(prevField):]
+	if len(hx) < 2*len(prev)+1 || hx[2*len(prev)] != '"' {
+		return 0, prev, false
+	}
+	if _, err := hex.Decode(prev[:], hx[:2*len(prev)]); err != nil {
+		return 0, prev, false
+	}
+	return seq, prev, true
+}

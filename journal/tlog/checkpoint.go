@@ -1,0 +1,158 @@
+package tlog
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
+)
+
+// OriginPrefix begins every origin aegis gives a log: part of the format.
+const OriginPrefix = "aegis.log/"
+
+// Origin returns the origin of the log whose first line (seq 0, without
+// its '\n') is line0: OriginPrefix and the first 16 hex digits of the
+// line's SHA-256 (doc.go, "Origin").
+func Origin(line0 []byte) string {
+	h := sha256.Sum256(line0)
+	return OriginPrefix + hex.EncodeToString(h[:8])
+}
+
+// A Checkpoint is a signed statement of a log's tree: its origin, its
+// size (the number of leaves, the records seq 0..Size-1) and its root.
+type Checkpoint struct {
+	Origin string
+	Size   uint64
+	Root   Hash
+}
+
+// Body returns the checkpoint's note text: the C2SP tlog-checkpoint body,
+// "<origin>\n<size>\n<base64 root>\n".
+func (c Checkpoint) Body() string {
+	return c.Origin + "\n" + strconv.FormatUint(c.Size, 10) + "\n" + c.Root.String() + "\n"
+}
+
+// Verifier returns the note verifier of checkpoints of origin signed by
+// pub: the key name is the origin.
+func Verifier(origin string, pub ed25519.PublicKey) (note.Verifier, error) {
+	vkey, err := note.NewEd25519VerifierKey(origin, pub)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
+	}
+	return note.NewVerifier(vkey)
+}
+
+// VerifierKey returns the note verifier key (name+hash+base64) of
+// checkpoints of origin signed by pub, for tools that speak signed notes.
+func VerifierKey(origin string, pub ed25519.PublicKey) (string, error) {
+	return note.NewEd25519VerifierKey(origin, pub)
+}
+
+// Signer returns the note signer of checkpoints of origin with key.
+func Signer(origin string, key ed25519.PrivateKey) (note.Signer, error) {
+	v, err := Verifier(origin, key.Public().(ed25519.PublicKey))
+	if err != nil {
+		return nil, err
+	}
+	skey := fmt.Sprintf("PRIVATE+KEY+%s+%08x+%s", origin, v.KeyHash(),
+		base64.StdEncoding.EncodeToString(append([]byte{1}, key.Seed()...)))
+	return note.NewSigner(skey)
+}
+
+// Sign returns c as a signed note.
+func Sign(c Checkpoint, s note.Signer) ([]byte, error) {
+	return note.Sign(&note.Note{Text: c.Body()}, s)
+}
+
+// Open parses a signed checkpoint and checks its signature by pub under
+// the key name its origin line gives. Extension lines after the root are
+// allowed and ignored (C2SP tlog-checkpoint); signatures by other keys
+// are ignored as long as pub's is there and good.
+func Open(msg []byte, pub ed25519.PublicKey) (Checkpoint, error) {
+	origin, _, _ := strings.Cut(string(msg), "\n")
+	v, err := Verifier(origin, pub)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("%w: origin %q: %v", ErrCheckpoint, origin, err)
+	}
+	n, err := note.Open(msg, note.VerifierList(v))
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("%w: %v", ErrCheckpoint, err)
+	}
+	return ParseBody(n.Text)
+}
+
+// ParseBody parses a checkpoint's note text, unsigned.
+func ParseBody(text string) (Checkpoint, error) {
+	var c Checkpoint
+	lines := strings.SplitN(text, "\n", 4)
+	if len(lines) < 4 {
+		return c, fmt.Errorf("%w: fewer than three lines", ErrCheckpoint)
+	}
+	c.Origin = lines[0]
+	if c.Origin == "" {
+		return c, fmt.Errorf("%w: empty origin", ErrCheckpoint)
+	}
+	size, err := strconv.ParseUint(lines[1], 10, 64)
+	if err != nil || strconv.FormatUint(size, 10) != lines[1] {
+		return c, fmt.Errorf("%w: tree size %q is not a decimal number", ErrCheckpoint, lines[1])
+	}
+	c.Size = size
+	if err := c.Root.UnmarshalText([]byte(lines[2])); err != nil {
+		return c, fmt.Errorf("%w: root: %v", ErrCheckpoint, err)
+	}
+	return c, nil
+}
+
+// Split cuts a file of signed notes written one after the other (a
+// checkpoint history, doc.go) into the notes. A note is its text lines,
+// a blank line, and its signature lines, each beginning "— "; the next
+// note begins at the first line after them that does not. A last note
+// cut short (a torn append) is returned as it is, for Open to refuse.
+func Split(data []byte) [][]byte {
+	var notes [][]byte
+	for len(data) > 0 {
+		end := len(data)
+		if i := bytes.Index(data, []byte("\n\n")); i >= 0 {
+			j := i + 2
+			for j < len(data) && bytes.HasPrefix(data[j:], []byte("— ")) {
+				k := bytes.IndexByte(data[j:], '\n')
+				if k < 0 {
+					j = len(data)
+					break
+				}
+				j += k + 1
+			}
+			end = j
+		}
+		notes = append(notes, data[:end])
+		data = data[end:]
+	}
+	return notes
+}
+
+// OpenAll opens every checkpoint in data (one, or a history: Split), each
+// checked against pub. It returns those that open and an error joining
+// the reasons the others do not.
+func OpenAll(data []byte, pub ed25519.PublicKey) ([]Checkpoint, error) {
+	var cps []Checkpoint
+	var errs []error
+	for i, n := range Split(data) {
+		c, err := Open(n, pub)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("checkpoint %d: %w", i+1, err))
+			continue
+		}
+		cps = append(cps, c)
+	}
+	if len(cps) == 0 && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("%w: no checkpoint", ErrCheckpoint))
+	}
+	return cps, errors.Join(errs...)
+}

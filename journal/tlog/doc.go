@@ -1,0 +1,104 @@
+// Package tlog makes an aegis audit log checkable by a third party: an
+// RFC 6962 Merkle tree over the log's records, checkpoints of it in the
+// C2SP tlog-checkpoint format (a signed note, golang.org/x/mod/sumdb/note),
+// inclusion and consistency proofs, and the check of a log against its
+// checkpoints (Check). It reads logs through package segment; package
+// journal writes the checkpoints (journal/doc.go, "Checkpoints"). It
+// never imports package journal.
+//
+// The hash chain already ties every record to the ones before it; what
+// the tree adds is evidence that a holder of the public key alone can
+// check without the log: a checkpoint commits to the first N records in
+// 32 bytes, an inclusion proof shows one record is among them in about
+// log2(N) hashes, and a consistency proof shows a later checkpoint extends
+// an earlier one, so that a log cannot be rewritten, cut or rolled back
+// after a checkpoint left the machine.
+//
+// # Leaves
+//
+// Leaf i is the exact bytes of the log's line with seq i, without its
+// '\n', as the hash chain runs (Chain): the line with seq i whose prev is
+// the SHA-256 of leaf i−1 (64 zeros for seq 0). Lines that are no part of
+// the chain are not leaves: a torn line (the bytes a crash left, which a
+// recovery record answers), the lines after a hole, a line too long to
+// be a record. A torn line that was a whole record but for its '\n' has
+// the seq and prev of the recovery that answers it; the later of the
+// two, the recovery, is the leaf. The segments of a rotated log are read
+// as one, in seq order, compressed or not.
+//
+// The tree is RFC 6962's (RFC 9162 2.1.1): a leaf hash is
+// SHA-256(0x00 ‖ line), an interior node SHA-256(0x01 ‖ left ‖ right),
+// the tree of n leaves split at the largest power of two below n. The
+// root of the empty tree is SHA-256 of nothing; no checkpoint names one.
+//
+// # Origin
+//
+// A log's origin is "aegis.log/" and the first 16 hex digits of the
+// SHA-256 of its line with seq 0, e.g. aegis.log/d5bb2fd05b3bc3d5. That
+// line holds the first session's random id, its start time and its key,
+// so two logs never share it (64 bits: a collision among the logs of one
+// key is out of reach by chance), and it never changes once written: a
+// log keeps one origin through rotation, compression and every later
+// session. A verifier derives it from the log itself, and a checkpoint of
+// another log (or of a log whose first line was rewritten) is told apart
+// at once (ErrOrigin). The origin is also the name of the signing key in
+// the note, as C2SP tlog-checkpoint asks; "aegis.log/" is not a domain
+// aegis owns, only a prefix no other log format uses.
+//
+// # Checkpoints
+//
+// A checkpoint is a signed note whose text is
+//
+//	<origin>\n<tree size>\n<root: standard base64 of 32 bytes>\n
+//
+// followed by a blank line and one signature line,
+//
+//	— <origin> <base64 of 4-byte key hash ‖ 64-byte Ed25519 signature>\n
+//
+// by the log's own Ed25519 key (the key of its session_start records),
+// in the note format: the key hash is the first 4 bytes of
+// SHA-256(<origin> ‖ "\n" ‖ 0x01 ‖ public key), and the signature is over
+// the text. Any signed-note verifier holding the note verifier key
+// <origin>+<key hash hex>+<base64 of 0x01 ‖ public key> (VerifierKey)
+// checks it; the tree size is the number of leaves: records seq 0 to
+// size−1. Open reads one; extension lines after the root are allowed and
+// ignored. A history is checkpoints written one after the other, each
+// whole (Split).
+//
+// # Proofs
+//
+// ProveInclusion and ProveConsistency read the log once, as far as the
+// checkpoint's size, passing each leaf hash through a compact range
+// (transparency-dev/merkle's compact and proof packages) that keeps the
+// proof's nodes as they are made: O(n) time, O(log n) memory, no index
+// stored beside the log. Both check what they make before returning it.
+// A proof is one JSON object (MarshalIndent; encoding/json reads it):
+//
+//	{"type": "aegis.inclusion/v1", "origin": "<origin>", "tree_size": N,
+//	 "root": "<base64>", "leaf_index": I, "line": "<the record's line>",
+//	 "proof": ["<base64>", …]}
+//
+//	{"type": "aegis.consistency/v1", "origin": "<origin>",
+//	 "old_size": M, "old_root": "<base64>", "new_size": N,
+//	 "new_root": "<base64>", "proof": ["<base64>", …]}
+//
+// "line" holds the record's bytes exactly (a record is valid UTF-8; no
+// HTML escaping), "proof" the RFC 9162 audit path (2.1.3) or consistency
+// proof (2.1.4), lowest node first. Inclusion.Check and Consistency.Check
+// check a proof against checkpoints with transparency-dev/merkle's
+// verifiers; any RFC 6962 verifier (x/mod's sumdb/tlog CheckRecord and
+// CheckTree) accepts the same hashes.
+//
+// # What Check decides
+//
+// Check reads a log once and decides, for each checkpoint, whether the
+// log is an append-only extension of it: the log's first size records
+// hash to its root. What it finds otherwise is named by ErrRewritten,
+// ErrCut, ErrRollback, ErrFork or ErrOrigin (Check's doc says which is
+// which). A cut tail and a rollback both leave a log shorter than a
+// checkpoint that it agrees with as far as it goes; Check calls it a
+// rollback when the log ends where a session ended or where an earlier
+// checkpoint ended, states an older copy of the log was in, and a cut
+// otherwise: a guess at the cause, the finding (records missing) being
+// the same.
+package tlog
