@@ -91,6 +91,9 @@ func TestConfigNewUser(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Claude Desktop") || !strings.Contains(out, cfgPath) {
 		t.Fatalf("aegis config wrap = exit %d; want 0, finding %s\n%s%s", code, cfgPath, out, errOut)
 	}
+	if strings.Contains(out, "no signing key") {
+		t.Errorf("aegis config wrap says there is no signing key, after keygen made the default one:\n%s", out)
+	}
 	var wrapped struct {
 		MCPServers map[string]struct {
 			Command string            `json:"command"`

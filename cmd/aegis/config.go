@@ -138,23 +138,37 @@ func runConfig(args []string) int {
 		}
 	}
 
-	code := exitcode.OK
+	code, wrote := exitcode.OK, false
 	for _, t := range targets {
-		c := configFile(os.Stdout, sub, t.path, opts, *dryRun, *list)
+		c, w := configFile(os.Stdout, sub, t.path, opts, *dryRun, *list)
+		wrote = wrote || w
 		// An I/O failure outranks a refusal: both are reported, the
 		// status says the worse.
 		if c == exitcode.AuditIO || code == exitcode.OK {
 			code = c
 		}
 	}
+	if wrote {
+		fmt.Println("\nRestart the client (or reload its MCP servers) to start them as configured.")
+	}
+	if wrote && sub == "wrap" {
+		// A wrapped server without --signing-key needs the default key:
+		// without it, every one of them fails to start.
+		if p, err := defaultKeyPath(); err == nil {
+			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+				fmt.Printf("There is no signing key at %s yet, and the servers need one: run 'aegis keygen' once.\n", p)
+			}
+		}
+	}
 	return code
 }
 
-// configFile rewrites (or lists) one file and returns its exit status.
-func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun, list bool) int {
+// configFile rewrites (or lists) one file and returns its exit status and
+// whether it wrote the file.
+func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun, list bool) (int, bool) {
 	f, err := clientconfig.ReadFile(path)
 	if err != nil {
-		return fail(exitcode.Usage, "config: %v", err)
+		return fail(exitcode.Usage, "config: %v", err), false
 	}
 	rewrite := clientconfig.Wrap
 	if sub == "unwrap" {
@@ -165,7 +179,7 @@ func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun
 	}
 	r, err := rewrite(f.Data, opts)
 	if err != nil {
-		return fail(exitcode.Usage, "config: %s: refused, left as it was: %v", f.Path, err)
+		return fail(exitcode.Usage, "config: %s: refused, left as it was: %v", f.Path, err), false
 	}
 	fmt.Fprintf(w, "\n%s:\n", f.Path)
 	if len(r.Entries) == 0 {
@@ -186,26 +200,26 @@ func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun
 		fmt.Fprintln(w)
 	}
 	if list {
-		return exitcode.OK
+		return exitcode.OK, false
 	}
 	if !r.Changed() {
 		fmt.Fprintln(w, "  nothing to change")
-		return exitcode.OK
+		return exitcode.OK, false
 	}
 	fmt.Fprint(w, r.Diff(f.Path, f.Path+" ("+sub+"ped)"))
 	if dryRun {
 		fmt.Fprintln(w, "  --dry-run: not written")
-		return exitcode.OK
+		return exitcode.OK, false
 	}
 	backup, err := clientconfig.WriteFile(f, r.Out, time.Now())
 	switch {
 	case errors.Is(err, clientconfig.ErrChanged):
-		return fail(exitcode.AuditIO, "config: %s changed while it was rewritten (its client wrote it?); it is left as the client wrote it; run again", f.Path)
+		return fail(exitcode.AuditIO, "config: %s changed while it was rewritten (its client wrote it?); it is left as the client wrote it; run again", f.Path), false
 	case err != nil:
-		return fail(exitcode.AuditIO, "config: writing %s: %v; it is left as it was", f.Path, err)
+		return fail(exitcode.AuditIO, "config: writing %s: %v; it is left as it was", f.Path, err), false
 	}
 	fmt.Fprintf(w, "  written; the original is kept in %s\n", backup)
-	return exitcode.OK
+	return exitcode.OK, true
 }
 
 // wrapBoolFlags are wrap's flags that take no value: unwrap reads a

@@ -72,7 +72,8 @@ func TestConfigWrapUnwrap(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("aegis config wrap = exit %d; want 0\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"wraps    mcpServers.everything: npx -y @modelcontextprotocol/server-everything", "--- " + path, "-      \"command\": \"npx\",", "written; the original is kept in " + path + ".aegis-backup-"} {
+	for _, want := range []string{"wraps    mcpServers.everything: npx -y @modelcontextprotocol/server-everything", "--- " + path, "-      \"command\": \"npx\",", "written; the original is kept in " + path + ".aegis-backup-",
+		"Restart the client", "There is no signing key at " + filepath.Join(dir, ".config", "aegis", "signing.key") + " yet"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("aegis config wrap printed\n%s\nwant it to say %q", out, want)
 		}
