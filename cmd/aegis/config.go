@@ -121,11 +121,7 @@ func runConfig(args []string) int {
 		opts.Aegis = exe
 	}
 
-	type target struct{ client, path string }
-	var targets []target
-	for _, p := range fs.Args() {
-		targets = append(targets, target{"", p})
-	}
+	targets := fs.Args()
 	if len(targets) == 0 {
 		found, looked := findConfigs()
 		if len(found) == 0 {
@@ -134,13 +130,13 @@ func runConfig(args []string) int {
 		fmt.Println("found:")
 		for _, l := range found {
 			fmt.Printf("  %-15s %s\n", l.Client, l.Path)
-			targets = append(targets, target{l.Client, l.Path})
+			targets = append(targets, l.Path)
 		}
 	}
 
 	code, wrote := exitcode.OK, false
-	for _, t := range targets {
-		c, w := configFile(os.Stdout, sub, t.path, opts, *dryRun, *list)
+	for _, path := range targets {
+		c, w := configFile(os.Stdout, sub, path, opts, *dryRun, *list)
 		wrote = wrote || w
 		// An I/O failure outranks a refusal: both are reported, the
 		// status says the worse.
