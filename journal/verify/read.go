@@ -498,6 +498,7 @@ func (cr *chunkReader) next() (*chunk, bool) {
 	}
 }
 
+// newChunk returns an empty data chunk, recycled if the pool has one.
 func newChunk() *chunk {
 	c := chunkPool.Get().(*chunk)
 	c.buf, c.ends, c.recs, c.long = c.buf[:0], c.ends[:0], c.recs[:0], longLine{}

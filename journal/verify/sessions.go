@@ -88,6 +88,7 @@ func (b *sessionBook) enter(r *record.Record, gapEnd uint64, out *findings) bool
 	return true
 }
 
+// open makes s the current session, found by its sid and reported.
 func (b *sessionBook) open(s *SessionReport) {
 	b.cur = s
 	b.byID[s.sid] = s
@@ -211,6 +212,7 @@ func (o *openCall) matches(c record.Call) bool {
 	return o.typ == c.Type && c.Len <= 0 && bytes.Equal(o.short[:o.n], c.Text)
 }
 
+// call returns the id as its record wrote it; its Text aliases o.
 func (o *openCall) call() record.Call {
 	if o.long != nil {
 		return *o.long

@@ -53,6 +53,7 @@ type sigBatch struct {
 	jobs []sigJob
 }
 
+// msg returns the signed bytes of job i, valid until b is recycled.
 func (b *sigBatch) msg(i int) []byte {
 	start := 0
 	if i > 0 {
@@ -76,6 +77,7 @@ type sigChecker struct {
 	dropped int
 }
 
+// newSigChecker starts workers signature workers; close stops them.
 func newSigChecker(workers int) *sigChecker {
 	c := &sigChecker{jobs: make(chan *sigBatch, 2*workers)}
 	for range workers {
@@ -121,6 +123,9 @@ func (c *sigChecker) close() ([]placed, int) {
 	return c.bad, c.dropped
 }
 
+// work checks batches until close: each at once (batchVerifier), and
+// one that fails, or holds a single signature, signature by signature
+// with crypto/ed25519, keeping those that do not verify.
 func (c *sigChecker) work() {
 	defer c.wg.Done()
 	var bv batchVerifier
@@ -253,6 +258,7 @@ func (v *batchVerifier) ok(b *sigBatch) bool {
 	return sum.Equal(edwards25519.NewIdentityPoint()) == 1
 }
 
+// grow returns s resliced to n, or a new slice if s holds fewer.
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)
