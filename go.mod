@@ -10,8 +10,10 @@ require (
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/transparency-dev/merkle v0.0.2
 	github.com/valyala/fastjson v1.6.10
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/mod v0.37.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.44.0
 	golang.org/x/time v0.16.0
@@ -30,10 +32,8 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
-	github.com/transparency-dev/merkle v0.0.2 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/mod v0.37.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/text v0.28.0 // indirect

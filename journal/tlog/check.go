@@ -191,5 +191,3 @@ func ReadCheckpoint(path string, pub ed25519.PublicKey) (Checkpoint, error) {
 	}
 	return c, nil
 }
-
-

@@ -204,6 +204,9 @@ func collectAt(set *segment.Set, c Checkpoint, ids []compact.NodeID, leaf func(u
 	if err := ReadSet(set, ch, func() bool { return t.Size() >= c.Size }); err != nil {
 		return nil, err
 	}
+	if seq, broken := ch.Broken(); broken && t.Size() < c.Size {
+		return nil, fmt.Errorf("%w: the record with seq %d does not chain to the one before (its prev is wrong); the checkpoint names %d records", ErrRewritten, seq, c.Size)
+	}
 	if t.Size() < c.Size {
 		return nil, fmt.Errorf("%w: the log holds %d records; the checkpoint names %d", ErrCut, t.Size(), c.Size)
 	}
