@@ -140,7 +140,6 @@ func openBench(tb testing.TB, dir string, dur string, fs FS) (*Journal, string) 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	waitFull(j.sign) // as a wrap idle for a millisecond: the nonce pool full
 	seq, err := j.Append(&record.SessionStart{Aegis: "bench", Argv: []string{"server"}, Durability: dur, PolicySet: record.PassThroughSet})
 	if err == nil {
 		err = j.Wait(seq, BeforeResponse)
@@ -561,10 +560,7 @@ func BenchmarkVerify(b *testing.B) {
 // (a signature of the last record) and per record (sha256 for the chain),
 // on a 300-byte record, beside signature verification (verify's cost per
 // signature) and the fdatasync floor each strict group also pays.
-// "precomputed" is the journal's signer with its nonce pool full (refilled,
-// timer stopped, after every `nonces` signatures): what a signature costs
-// on the leader's path. The refill's cost moves off the path; it does not
-// vanish (sign.go).
+// ed25519.Sign is what a signature costs on the leader's path (sign.go).
 func BenchmarkSign(b *testing.B) {
 	rec := floorLine[:299]
 	b.Run("floor", func(b *testing.B) {
@@ -580,20 +576,6 @@ func BenchmarkSign(b *testing.B) {
 		b.SetBytes(int64(len(rec)))
 		for b.Loop() {
 			ed25519.Sign(benchKey, rec)
-		}
-	})
-	b.Run("precomputed", func(b *testing.B) {
-		g := newSigner(benchKey, true)
-		defer g.Close()
-		b.ReportAllocs()
-		b.SetBytes(int64(len(rec)))
-		for i := 0; i < b.N; i += nonces {
-			b.StopTimer()
-			waitFull(g)
-			b.StartTimer()
-			for range min(nonces, b.N-i) {
-				g.Sign(rec)
-			}
 		}
 	})
 	b.Run("ed25519.Verify", func(b *testing.B) {

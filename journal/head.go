@@ -110,5 +110,8 @@ func (h *headWriter) write() error {
 		return &IOError{Op: "fsync directory", Path: filepath.Dir(h.path), Err: err}
 	}
 	h.last, h.wrote = head, true
+	if h.j.cps != nil {
+		h.j.cps.poke() // a checkpoint with every head
+	}
 	return nil
 }

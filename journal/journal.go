@@ -10,10 +10,12 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/tlog"
 )
 
 // Options configure Open. Key is required; the rest have defaults.
@@ -43,12 +45,14 @@ type Options struct {
 	// are written, and at Close (head.go). Default: none.
 	HeadFile  string
 	HeadEvery time.Duration
-	// StandardSignatures signs with crypto/ed25519 alone, whose nonces
-	// derive from the record, so the same records always make the same
-	// bytes (what reproducible tests need), at the full cost of a
-	// signature on the path of the group it signs. Default
-	// false: nonces drawn at random and precomputed off that path
-	// (sign.go). verify accepts both; it cannot tell them apart.
+	// Checkpoint, with its File set, keeps signed checkpoints of the log's
+	// Merkle tree (checkpoint.go, doc.go "Checkpoints"). Default: none.
+	Checkpoint CheckpointOptions
+	// StandardSignatures has no effect: every signature is
+	// crypto/ed25519's, its nonce derived from the record it signs
+	// (sign.go).
+	//
+	// Deprecated: remove it from callers; it is kept so that they build.
 	StandardSignatures bool
 	// Logf reports what goes wrong in the background without failing the
 	// journal (a segment that could not be compressed). Default: discard.
@@ -106,6 +110,16 @@ type Journal struct {
 
 	rot   *rotator    // nil unless Options.MaxSize or Options.Compress
 	heads *headWriter // nil unless Options.HeadFile
+
+	// Checkpoints (checkpoint.go), nil unless Options.Checkpoint.File:
+	// the tree of every record written (owned by the leader) and the
+	// log's origin, set once seq 0 is written; cpSince is the records
+	// written at the last checkpoint's snapshot (mu).
+	tree      *tlog.Tree
+	origin    string
+	cps       *checkpointer
+	cpSince   uint64
+	cpWriting atomic.Uint64 // checkpoints signed, for tests and benchmarks
 }
 
 type queue struct {
@@ -206,8 +220,23 @@ func Open(path string, opts Options) (*Journal, error) {
 			return nil, err
 		}
 	}
+	if opts.Checkpoint.File != "" {
+		if j.tree, j.origin, err = rebuildTree(path, j.nextSeq); err == nil {
+			j.cps, err = newCheckpointer(j, opts.Checkpoint, dfs)
+		}
+		if err != nil {
+			if j.rot != nil {
+				j.rot.close()
+			}
+			f.Close()
+			return nil, err
+		}
+	}
 	if opts.HeadFile != "" {
 		if j.heads, err = newHeadWriter(j, opts, dfs); err != nil {
+			if j.cps != nil {
+				j.cps.close()
+			}
 			if j.rot != nil {
 				j.rot.close()
 			}
@@ -221,7 +250,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		}
 		j.Append(&record.Recovery{TornBytes: int(live.TornBytes), TornDigest: live.TornDigest})
 	}
-	j.sign = newSigner(opts.Key, !opts.StandardSignatures)
+	j.sign = newSigner(opts.Key)
 	if j.dur.Level >= Reply {
 		j.lingerer = newLingerer()
 		preZeroOn(j.f, preZeroChunkFor(opts.MaxSize))
@@ -390,6 +419,9 @@ func (j *Journal) flush(sync bool) {
 		}
 	} else {
 		j.written = target
+		if j.cps != nil {
+			j.cps.written(j.written, j.cpSince)
+		}
 		if needSync {
 			j.synced = target
 			j.calls.synced(outcomes)
@@ -429,6 +461,12 @@ func (j *Journal) encode(q *queue) []byte {
 			out = append(out, '}')
 		}
 		j.prev = sha256.Sum256(out[line:])
+		if j.tree != nil {
+			if r.seq == 0 {
+				j.origin = tlog.Origin(out[line:])
+			}
+			j.tree.AppendLine(out[line:])
+		}
 		j.head = record.Head{Seq: r.seq, Hash: j.prev}
 		out = append(out, '\n')
 	}
@@ -436,15 +474,12 @@ func (j *Journal) encode(q *queue) []byte {
 	return out
 }
 
-// Spare does up to n signatures' worth of the signing work ahead of time
-// (sign.go), on the caller's goroutine, and returns at
-// once when none is needed. It is for a caller that is about to wait for
-// input anyway, as a relay pump is after it has relayed what it recorded:
-// the work then falls in time that is idle. Otherwise a background
-// goroutine does it, and where CPUs are few that goroutine, running while
-// a sync completes, costs the sync more than the work (BenchmarkAppend/reply
-// measures it). Safe for concurrent use.
-func (j *Journal) Spare(n int) { j.sign.topUp(n) }
+// Spare returns at once: no signing work can be done before the record
+// it signs is known, since every nonce is derived from its message
+// (sign.go). Safe for concurrent use.
+//
+// Deprecated: remove it from callers; it is kept so that they build.
+func (j *Journal) Spare(n int) {}
 
 // Head returns the last line written: what to keep elsewhere so that a cut
 // tail can be detected (verify --head). ok is false for an empty log.
@@ -485,12 +520,16 @@ func (j *Journal) Close() error {
 		close(j.stop)
 		<-j.done
 	}
-	j.sign.Close()
 	if j.lingerer != nil {
 		j.lingerer.close()
 	}
 	if j.heads != nil {
 		if err := j.heads.close(); err != nil {
+			j.fail(err)
+		}
+	}
+	if j.cps != nil {
+		if err := j.cps.close(); err != nil {
 			j.fail(err)
 		}
 	}

@@ -1,0 +1,261 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/sys/unix"
+
+	"github.com/aegisrelay/aegis/internal/regular"
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/tlog"
+)
+
+// HistoryExt ends the checkpoint history beside a checkpoint file.
+const HistoryExt = ".history"
+
+// DefaultCheckpointInterval is how often a checkpoint is written while
+// records are written, unless CheckpointOptions.Interval says otherwise.
+const DefaultCheckpointInterval = time.Second
+
+// CheckpointOptions configure the checkpoints of Options.Checkpoint.
+type CheckpointOptions struct {
+	// File, when set, is kept holding a signed checkpoint of the log's
+	// Merkle tree (package tlog), replaced atomically; every checkpoint
+	// written to it is also appended to File+HistoryExt. Default: none,
+	// and no tree is kept.
+	File string
+	// Every writes a checkpoint once Every records have been written since
+	// the last. Default 0: by Interval alone.
+	Every int
+	// Interval writes a checkpoint every Interval while records are
+	// written. Default DefaultCheckpointInterval; negative: never (only
+	// at Close, with head file updates and by Every).
+	Interval time.Duration
+}
+
+// checkpointer keeps CheckpointOptions.File (doc.go, "Checkpoints"). Its
+// goroutine writes a checkpoint when asked (kick: Every records written,
+// a head file update), every Interval, and at close; each write takes the
+// tree of the records made durable so far, so a checkpoint never names a
+// record a power loss could take back, and writes nothing if the tree has
+// not grown since the last one. A failure fails the journal closed, like
+// any audit I/O.
+type checkpointer struct {
+	j        *Journal
+	fs       DirFS
+	path     string
+	every    uint64
+	interval time.Duration
+	kick     chan struct{} // buffered 1
+	stop     chan struct{}
+	done     chan struct{}
+
+	// Owned by the goroutine, then by close.
+	hist   File
+	signer note.Signer
+	last   uint64 // tree size of the last checkpoint written
+	wrote  bool
+	buf    []byte
+}
+
+func newCheckpointer(j *Journal, opts CheckpointOptions, fsys DirFS) (*checkpointer, error) {
+	if err := regular.Check(opts.File, nil); errors.Is(err, ErrNotRegular) {
+		return nil, fmt.Errorf("%w; a checkpoint file must be a regular file (or not exist yet)", err)
+	}
+	dir := filepath.Dir(opts.File)
+	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return nil, &IOError{Op: "checkpoint file: directory not writable", Path: dir, Err: err}
+	}
+	hist, err := fsys.OpenAppend(opts.File + HistoryExt)
+	if err != nil {
+		if errors.Is(err, ErrLocked) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, opts.File+HistoryExt)
+		}
+		return nil, &IOError{Op: "open", Path: opts.File + HistoryExt, Err: err}
+	}
+	interval := opts.Interval
+	if interval == 0 {
+		interval = DefaultCheckpointInterval
+	}
+	c := &checkpointer{j: j, fs: fsys, path: opts.File, every: uint64(max(opts.Every, 0)), interval: interval,
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), hist: hist}
+	go c.run()
+	return c, nil
+}
+
+// written is called by the leader, with j.mu held, after a group: it asks
+// for a checkpoint once every records have been written since the last.
+// It never blocks.
+func (c *checkpointer) written(n uint64, since uint64) {
+	if c.every > 0 && n-since >= c.every {
+		c.poke()
+	}
+}
+
+// poke asks the goroutine for a checkpoint; it never blocks.
+func (c *checkpointer) poke() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) run() {
+	defer close(c.done)
+	var tick <-chan time.Time
+	if c.interval > 0 {
+		t := time.NewTicker(c.interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-tick:
+		case <-c.kick:
+		}
+		if err := c.write(); err != nil {
+			c.j.fail(err)
+			return
+		}
+	}
+}
+
+// close stops the goroutine and writes the final checkpoint.
+func (c *checkpointer) close() error {
+	close(c.stop)
+	<-c.done
+	var err error
+	if c.j.Err() == nil {
+		err = c.write()
+	}
+	if cerr := c.hist.Close(); err == nil && cerr != nil {
+		err = &IOError{Op: "close", Path: c.path + HistoryExt, Err: cerr}
+	}
+	return err
+}
+
+func (c *checkpointer) write() error {
+	t, origin, err := c.j.durableTree()
+	if err != nil || t == nil || t.Size() == 0 || c.wrote && t.Size() == c.last {
+		return err
+	}
+	if c.signer == nil {
+		if c.signer, err = tlog.Signer(origin, c.j.key); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	c.j.cpWriting.Add(1) // for tests and benchmarks
+	msg, err := tlog.Sign(tlog.Checkpoint{Origin: origin, Size: t.Size(), Root: t.Root()}, c.signer)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	// The history first: a checkpoint file never holds one the history
+	// lacks.
+	n, err := c.hist.Write(msg)
+	if err == nil && n < len(msg) {
+		err = errors.New("short write")
+	}
+	if err == nil {
+		err = c.hist.Sync()
+	}
+	if err != nil {
+		return &IOError{Op: "append", Path: c.path + HistoryExt, Err: err}
+	}
+	if err := replaceFile(c.fs, c.path, msg); err != nil {
+		return err
+	}
+	c.last, c.wrote = t.Size(), true
+	return nil
+}
+
+// replaceFile replaces path with data atomically and durably: write
+// path.tmp, fdatasync, rename over path, sync the directory.
+func replaceFile(fsys DirFS, path string, data []byte) error {
+	tmp := path + segment.TmpExt
+	f, err := fsys.Create(tmp)
+	if err != nil {
+		return &IOError{Op: "create", Path: tmp, Err: err}
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &IOError{Op: "write", Path: tmp, Err: err}
+	}
+	if err := fsys.Rename(tmp, path, RenameReplace); err != nil {
+		return &IOError{Op: "rename", Path: path, Err: err}
+	}
+	if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
+		return &IOError{Op: "fsync directory", Path: filepath.Dir(path), Err: err}
+	}
+	return nil
+}
+
+// durableTree syncs what is written and not yet synced and returns a copy
+// of the tree of every record written, and the log's origin: a tree no
+// power loss can take back. It does not write records still queued: a
+// checkpoint is never a reason to take a group from its leader. t is nil
+// for a log without a tree.
+func (j *Journal) durableTree() (t *tlog.Tree, origin string, err error) {
+	j.mu.Lock()
+	for j.flushing {
+		j.cond.Wait()
+	}
+	if j.err == nil && j.synced < j.written {
+		j.flush(true)
+	}
+	if j.err == nil && j.tree != nil {
+		t, origin = j.tree.Clone(), j.origin
+		j.cpSince = j.written
+	}
+	err = j.err
+	j.mu.Unlock()
+	if err == nil && j.rot != nil {
+		j.rot.waitSynced() // the old file of a swap, at none
+	}
+	return t, origin, err
+}
+
+// rebuildTree reads the log at path once, every segment of it, and
+// returns the tree of its leaves (package tlog's Chain) and its origin;
+// the tree must hold exactly records leaves, the records the journal
+// continues from, or the log is one whose chain package tlog cannot
+// follow and no honest checkpoint can be made of it.
+func rebuildTree(path string, records uint64) (*tlog.Tree, string, error) {
+	t := tlog.NewTree()
+	if records == 0 {
+		return t, "", nil
+	}
+	set, err := segment.Sets([]string{path}, true)
+	if err != nil {
+		return nil, "", &IOError{Op: "read for checkpoints", Path: path, Err: err}
+	}
+	origin := ""
+	c := &tlog.Chain{Leaf: func(seq uint64, line []byte) error {
+		if seq == 0 {
+			origin = tlog.Origin(line)
+		}
+		t.AppendLine(line)
+		return nil
+	}}
+	if len(set) != 1 {
+		return nil, "", fmt.Errorf("%w: %s: %d logs where one was expected", ErrNotLog, path, len(set))
+	}
+	if err := tlog.ReadSet(set[0], c, func() bool { return t.Size() >= records }); err != nil {
+		return nil, "", fmt.Errorf("%w: %s: its tree cannot be built for checkpoints: %v", ErrNotLog, path, err)
+	}
+	if t.Size() != records {
+		return nil, "", fmt.Errorf("%w: %s: its hash chain holds %d records, its last record is seq %d; no checkpoint can be made of it", ErrNotLog, path, t.Size(), records-1)
+	}
+	return t, origin, nil
+}

@@ -1,0 +1,227 @@
+package journal
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/mod/sumdb/note"
+	xtlog "golang.org/x/mod/sumdb/tlog"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/tlog"
+)
+
+// independentRoot computes the RFC 6962 root of the log's lines with
+// golang.org/x/mod/sumdb/tlog, an implementation that shares no code
+// with package tlog's (transparency-dev/merkle).
+func independentRoot(t *testing.T, lines [][]byte) xtlog.Hash {
+	t.Helper()
+	var stored []xtlog.Hash
+	hr := xtlog.HashReaderFunc(func(idx []int64) ([]xtlog.Hash, error) {
+		out := make([]xtlog.Hash, len(idx))
+		for i, x := range idx {
+			out[i] = stored[x]
+		}
+		return out, nil
+	})
+	for i, l := range lines {
+		hs, err := xtlog.StoredHashes(int64(i), l, hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, hs...)
+	}
+	h, err := xtlog.TreeHash(int64(len(lines)), hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// logLines returns the lines of a log file (one file, no torn tail).
+func logLines(t *testing.T, path string) [][]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Split(bytes.TrimSuffix(content(data), []byte("\n")), []byte("\n"))
+}
+
+// openNote opens a checkpoint as any signed-note client would: with
+// x/mod's note package and the verifier key of the log's public key.
+func openNote(t *testing.T, msg []byte, pub ed25519.PublicKey) (origin string, size int64, root string) {
+	t.Helper()
+	origin, _, _ = strings.Cut(string(msg), "\n")
+	vkey, err := note.NewEd25519VerifierKey(origin, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := note.Open(msg, note.VerifierList(v))
+	if err != nil {
+		t.Fatalf("note.Open(%q) = %v", msg, err)
+	}
+	f := strings.Split(n.Text, "\n")
+	if len(f) != 4 || f[3] != "" {
+		t.Fatalf("checkpoint text %q: want three lines", n.Text)
+	}
+	var sz int64
+	for _, c := range f[1] {
+		sz = sz*10 + int64(c-'0')
+	}
+	return f[0], sz, f[2]
+}
+
+func writeCalls(t *testing.T, j *Journal, calls int) {
+	t.Helper()
+	seq, err := j.Append(&record.SessionStart{Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: record.PassThroughSet})
+	if err == nil {
+		err = j.Wait(seq, BeforeResponse)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCallRecords()
+	for i := range calls {
+		if err := c.call(j, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCheckpointFile: a session with checkpoints every record leaves a
+// checkpoint of the whole log, signed by the log's key under its origin
+// (note.Open), whose root is the log's as x/mod's tlog computes it, and a
+// history of every checkpoint written, each of them a state the log
+// extends (tlog.CheckFiles). A second session continues the tree where
+// the first left it.
+func TestCheckpointFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	cpf := filepath.Join(dir, "audit.checkpoint")
+	key := testKey(t)
+	pub := key.Public().(ed25519.PublicKey)
+	for session, calls := range []int{5, 3} {
+		j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: key,
+			Checkpoint: CheckpointOptions{File: cpf, Every: 1, Interval: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeCalls(t, j, calls)
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		lines := logLines(t, path)
+		msg, err := os.ReadFile(cpf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		origin, size, root := openNote(t, msg, pub)
+		if want := tlog.Origin(lines[0]); origin != want {
+			t.Errorf("session %d: origin %q; want %q", session, origin, want)
+		}
+		if size != int64(len(lines)) {
+			t.Errorf("session %d: checkpoint size %d; want the log's %d lines", session, size, len(lines))
+		}
+		if want := independentRoot(t, lines); root != want.String() {
+			t.Errorf("session %d: checkpoint root %s; want x/mod tlog's %s", session, root, want)
+		}
+		hist, err := os.ReadFile(cpf + HistoryExt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasSuffix(hist, msg) {
+			t.Errorf("session %d: the history does not end with the checkpoint file's checkpoint", session)
+		}
+		n := len(tlog.Split(hist))
+		if n < session+1 {
+			t.Errorf("session %d: %d checkpoints in the history; want at least one per session", session, n)
+		}
+		res, err := tlog.CheckFiles(mustSet(t, path), []string{cpf, cpf + HistoryExt}, pub)
+		if err != nil {
+			t.Errorf("session %d: CheckFiles = %v; want nil", session, err)
+		} else if res.Records != uint64(len(lines)) || res.Checkpoints != n+1 {
+			t.Errorf("session %d: CheckFiles read %d records and %d checkpoints; want %d and %d", session, res.Records, res.Checkpoints, len(lines), n+1)
+		}
+	}
+}
+
+// TestCheckpointWhileOpen: by the interval alone, or by Every alone, a
+// checkpoint of the records written is written while the journal is
+// open, not only at Close.
+func TestCheckpointWhileOpen(t *testing.T) {
+	for _, opts := range []CheckpointOptions{{Interval: time.Millisecond}, {Every: 1, Interval: -1}} {
+		checkpointWhileOpen(t, opts)
+	}
+}
+
+func checkpointWhileOpen(t *testing.T, opts CheckpointOptions) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	cpf := filepath.Join(dir, "cp")
+	opts.File = cpf
+	key := testKey(t)
+	j, err := Open(path, Options{Durability: mustDurability(t, "none"), Key: key, Checkpoint: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	writeCalls(t, j, 2)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		msg, err := os.ReadFile(cpf)
+		if err == nil {
+			if _, size, _ := openNote(t, msg, key.Public().(ed25519.PublicKey)); size == 5 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%+v: no checkpoint of 5 records while open after 10s (last read: %q, %v)", opts, msg, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestCheckpointRefusesBrokenChain: a log whose hash chain cannot be
+// followed to its last record (a record rewritten without the chain
+// after it) is refused when checkpoints are asked for: no honest
+// checkpoint can be made of it.
+func TestCheckpointRefusesBrokenChain(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	key := testKey(t)
+	j, err := Open(path, Options{Durability: mustDurability(t, "none"), Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCalls(t, j, 2)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	data = bytes.Replace(data, []byte(`"read_file"`), []byte(`"rm_rf_file"`), 1)
+	os.WriteFile(path, data, 0o600)
+	_, err = Open(path, Options{Durability: mustDurability(t, "none"), Key: key, Checkpoint: CheckpointOptions{File: filepath.Join(dir, "cp")}})
+	if err == nil || !strings.Contains(err.Error(), "hash chain holds") {
+		t.Fatalf("Open of a rewritten log with checkpoints = %v; want a refusal naming the chain", err)
+	}
+}
+
+func mustSet(t *testing.T, path string) *segment.Set {
+	t.Helper()
+	sets, err := segment.Sets([]string{path}, true)
+	if err != nil || len(sets) != 1 {
+		t.Fatalf("segment.Sets(%s) = %v, %v; want one log", path, sets, err)
+	}
+	return sets[0]
+}
