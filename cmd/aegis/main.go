@@ -42,6 +42,7 @@ func init() {
 		{name: "wrap", summary: "relay an MCP stdio server and record every tools/call", run: runWrap},
 		{name: "verify", summary: "check an audit log's chain, signatures and completeness", run: runVerify},
 		{name: "log", summary: "show the calls recorded in audit logs", run: runLog},
+		{name: "prove", summary: "prove a record is in a checkpoint of a log, or one checkpoint extends another; check such proofs", run: runProve},
 		{name: "policy", summary: "check a --policy file, or explain which rule decides a tool", run: runPolicy},
 		{name: "config", summary: "make an MCP client's stdio servers run through aegis wrap, and back", run: runConfig},
 		{name: "demo", summary: "record a demo session end to end and verify it", run: runDemo},

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/tlog"
+)
+
+// checkpointExt names the default checkpoint file beside a head file.
+const checkpointExt = ".checkpoint"
+
+// checkpointFlags are wrap's flags for Merkle checkpoints (package tlog):
+// where they go and how often.
+type checkpointFlags struct {
+	file     *string
+	every    *int
+	interval *time.Duration
+}
+
+func addCheckpointFlags(fs *flag.FlagSet) *checkpointFlags {
+	return &checkpointFlags{
+		file: fs.String("checkpoint-file", "",
+			"keep a signed Merkle checkpoint of the audit log in `FILE` (replaced atomically; every one also appended to FILE.history), for aegis prove and verify --checkpoint; default with --head-file: HEADFILE.checkpoint, else none"),
+		every: fs.Int("checkpoint-every", 0,
+			"also write a checkpoint once `N` records have been written since the last; 0: by --checkpoint-interval alone"),
+		interval: fs.Duration("checkpoint-interval", journal.DefaultCheckpointInterval,
+			"write a checkpoint every `D` while records are written (and at the end of the session, and with every head file update); 0: only then"),
+	}
+}
+
+// options adds the flags' settings to o (after the head file's, which
+// the default follows), or says what is wrong with them.
+func (cf *checkpointFlags) options(audit string, o journal.Options) (journal.Options, error) {
+	file := *cf.file
+	if file == "" && o.HeadFile != "" {
+		file = o.HeadFile + checkpointExt
+	}
+	if file == "" {
+		if *cf.every != 0 {
+			return o, fmt.Errorf("--checkpoint-every: no checkpoint file (--checkpoint-file, or --head-file)")
+		}
+		return o, nil
+	}
+	a, _ := filepath.Abs(audit)
+	c, _ := filepath.Abs(file)
+	if a == c || strings.HasPrefix(c, a+".") {
+		return o, fmt.Errorf("--checkpoint-file %s: not the audit file or a name of its segments", file)
+	}
+	if h, _ := filepath.Abs(o.HeadFile); o.HeadFile != "" && (h == c || h == c+journal.HistoryExt) {
+		return o, fmt.Errorf("--checkpoint-file %s: not the head file", file)
+	}
+	if *cf.every < 0 {
+		return o, fmt.Errorf("--checkpoint-every %d: a count of records, 0 or more", *cf.every)
+	}
+	o.Checkpoint = journal.CheckpointOptions{File: file, Every: *cf.every, Interval: *cf.interval}
+	if *cf.interval <= 0 {
+		o.Checkpoint.Interval = -1
+	}
+	return o, nil
+}
+
+// checkCheckpoints is verify --checkpoint FILE…: whether the log set is an
+// append-only extension of every checkpoint in files (each one checkpoint
+// or a history of them), signed by pub. It returns the exit status
+// (exitcode.OK, Invalid, or Usage for files that cannot be read) and one
+// line per finding, for verify to print.
+func checkCheckpoints(set *segment.Set, files []string, pub ed25519.PublicKey) (int, []string) {
+	res, err := tlog.CheckFiles(set, files, pub)
+	if res == nil {
+		return exitcode.Usage, []string{fmt.Sprintf("checkpoints: %v", err)}
+	}
+	if err == nil {
+		return exitcode.OK, []string{fmt.Sprintf("checkpoints: the log (%s, %d records) extends all %d", res.Origin, res.Records, res.Checkpoints)}
+	}
+	var lines []string
+	for _, e := range unjoin(err) {
+		lines = append(lines, "checkpoints: "+e.Error())
+	}
+	return exitcode.Invalid, lines
+}
+
+// unjoin lists the errors errors.Join put together, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/regular"
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/tlog"
+)
+
+// maxProofFile bounds a proof read by prove check: a record's line (at
+// most record.MaxLine, escaped) and 64 hashes.
+const maxProofFile = 8 << 20
+
+const proveUsage = `aegis prove inclusion --checkpoint FILE --seq N [--key PUB] LOG
+       aegis prove consistency --old FILE --new FILE [--key PUB] LOG
+       aegis prove check --key PUB --checkpoint FILE --proof FILE [--line FILE]
+       aegis prove check --key PUB --old FILE --new FILE --proof FILE`
+
+func runProve(args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Printf("Usage: %s\n\n%s", proveUsage, proveHelp)
+		if len(args) == 0 {
+			return exitcode.Usage
+		}
+		return exitcode.OK
+	}
+	switch args[0] {
+	case "inclusion":
+		return proveInclusion(args[1:])
+	case "consistency":
+		return proveConsistency(args[1:])
+	case "check":
+		return proveCheck(args[1:])
+	}
+	return fail(exitcode.Usage, "prove: %q: want inclusion, consistency or check (see 'aegis prove --help')", args[0])
+}
+
+const proveHelp = `Proofs about an audit log that a third party checks holding only the
+public key, a checkpoint and the proof: wrap --checkpoint-file writes the
+checkpoints (signed notes of the log's Merkle tree, journal/tlog/doc.go).
+
+  inclusion    print the proof that the record with seq N is in the
+               checkpoint's tree: its exact line, its leaf index, the
+               tree size and root, and the RFC 6962 audit path, as JSON
+  consistency  print the proof that the new checkpoint's tree extends
+               the old one's
+  check        check such a proof against the checkpoint(s) and the key
+
+inclusion and consistency read LOG (a FILE stands for its whole rotated
+set) once, as far as the checkpoint's size, in O(log n) memory, and check
+the proof before printing it. A checkpoint FILE may be a history
+(FILE.history): the last checkpoint in it is used, or for check the one
+of the proof's size. Without --key the checkpoint's signature is not
+checked by inclusion and consistency (check always checks it).
+
+Examples:
+  aegis prove inclusion --checkpoint audit.checkpoint --seq 41 audit.jsonl > seq41.proof
+  aegis prove check --key @signing.key.pub --checkpoint audit.checkpoint --proof seq41.proof
+  aegis prove consistency --old monday.checkpoint --new audit.checkpoint audit.jsonl > week.proof
+  aegis prove check --key @signing.key.pub --old monday.checkpoint --new audit.checkpoint --proof week.proof
+
+Exit status: 0 the proof is made (and checks) or checks; 1 it does not:
+the log does not match the checkpoint (rewritten, cut), a bad signature,
+a proof that does not lead to the root; 2 usage or unreadable input.
+`
+
+func proveInclusion(args []string) int {
+	fs := newFlags("prove inclusion", "aegis prove inclusion --checkpoint FILE --seq N [--key PUB] LOG", "")
+	cpFile := fs.String("checkpoint", "", "the checkpoint `FILE` whose tree the proof is in")
+	seq := fs.Uint64("seq", 0, "the record's `SEQ`")
+	keyArg := fs.String("key", "", "check the checkpoint's signature by this public `KEY` (ed25519:<base64> or @FILE.pub)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *cpFile == "" || fs.NArg() != 1 {
+		return fail(exitcode.Usage, "prove inclusion: give --checkpoint FILE and one LOG (see 'aegis prove --help')")
+	}
+	set, code, ok := proveSet(fs.Arg(0))
+	if !ok {
+		return code
+	}
+	c, code, ok := readProveCheckpoint("prove inclusion: --checkpoint", *cpFile, *keyArg, 0)
+	if !ok {
+		return code
+	}
+	p, err := tlog.ProveInclusion(set, c, *seq)
+	if err != nil {
+		return proveFail("prove inclusion", err)
+	}
+	return printProof(p)
+}
+
+func proveConsistency(args []string) int {
+	fs := newFlags("prove consistency", "aegis prove consistency --old FILE --new FILE [--key PUB] LOG", "")
+	oldFile := fs.String("old", "", "the older checkpoint `FILE`")
+	newFile := fs.String("new", "", "the newer checkpoint `FILE`")
+	keyArg := fs.String("key", "", "check the checkpoints' signatures by this public `KEY` (ed25519:<base64> or @FILE.pub)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *oldFile == "" || *newFile == "" || fs.NArg() != 1 {
+		return fail(exitcode.Usage, "prove consistency: give --old FILE, --new FILE and one LOG (see 'aegis prove --help')")
+	}
+	set, code, ok := proveSet(fs.Arg(0))
+	if !ok {
+		return code
+	}
+	old, code, ok := readProveCheckpoint("prove consistency: --old", *oldFile, *keyArg, 0)
+	if !ok {
+		return code
+	}
+	nw, code, ok := readProveCheckpoint("prove consistency: --new", *newFile, *keyArg, 0)
+	if !ok {
+		return code
+	}
+	p, err := tlog.ProveConsistency(set, old, nw)
+	if err != nil {
+		return proveFail("prove consistency", err)
+	}
+	return printProof(p)
+}
+
+func proveCheck(args []string) int {
+	fs := newFlags("prove check", "aegis prove check --key PUB (--checkpoint FILE | --old FILE --new FILE) --proof FILE [--line FILE]", "")
+	keyArg := fs.String("key", "", "the log's public `KEY`: ed25519:<base64>, or @FILE.pub (required)")
+	cpFile := fs.String("checkpoint", "", "the checkpoint `FILE` of an inclusion proof")
+	oldFile := fs.String("old", "", "the older checkpoint `FILE` of a consistency proof")
+	newFile := fs.String("new", "", "the newer checkpoint `FILE` of a consistency proof")
+	proofFile := fs.String("proof", "", "the proof `FILE` (prove inclusion or consistency's output)")
+	lineFile := fs.String("line", "", "require the record to be this `FILE`'s line (one line; a final newline is ignored)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *keyArg == "" || *proofFile == "" || fs.NArg() != 0 {
+		return fail(exitcode.Usage, "prove check: give --key PUB and --proof FILE, and no LOG (see 'aegis prove --help')")
+	}
+	data, _, err := regular.ReadFile(*proofFile, "a proof", maxProofFile)
+	if err != nil {
+		return fail(exitcode.Usage, "prove check: --proof: %v", err)
+	}
+	var kind struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(data, &kind); err != nil {
+		return fail(exitcode.Invalid, "prove check: --proof %s: not a proof: %v", *proofFile, err)
+	}
+	switch kind.Type {
+	case tlog.TypeInclusion:
+		if *cpFile == "" {
+			return fail(exitcode.Usage, "prove check: an inclusion proof is checked against --checkpoint FILE")
+		}
+		var p tlog.Inclusion
+		if err := strictJSON(data, &p); err != nil {
+			return fail(exitcode.Invalid, "prove check: --proof %s: %v", *proofFile, err)
+		}
+		if *lineFile != "" {
+			line, _, err := regular.ReadFile(*lineFile, "a record's line", record.MaxLine+2)
+			if err != nil {
+				return fail(exitcode.Usage, "prove check: --line: %v", err)
+			}
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			if string(line) != p.Line {
+				return fail(exitcode.Invalid, "prove check: the proof is of another line than %s's", *lineFile)
+			}
+		}
+		c, code, ok := readProveCheckpoint("prove check: --checkpoint", *cpFile, *keyArg, p.Size)
+		if !ok {
+			return code
+		}
+		if err := p.Check(c); err != nil {
+			return proveFail("prove check", err)
+		}
+		fmt.Printf("ok: the record with seq %d is leaf %d of %s at size %d (root %s), signed by the key\n", p.Index, p.Index, c.Origin, c.Size, c.Root)
+	case tlog.TypeConsistency:
+		if *oldFile == "" || *newFile == "" {
+			return fail(exitcode.Usage, "prove check: a consistency proof is checked against --old FILE and --new FILE")
+		}
+		var p tlog.Consistency
+		if err := strictJSON(data, &p); err != nil {
+			return fail(exitcode.Invalid, "prove check: --proof %s: %v", *proofFile, err)
+		}
+		old, code, ok := readProveCheckpoint("prove check: --old", *oldFile, *keyArg, p.OldSize)
+		if !ok {
+			return code
+		}
+		nw, code, ok := readProveCheckpoint("prove check: --new", *newFile, *keyArg, p.NewSize)
+		if !ok {
+			return code
+		}
+		if err := p.Check(old, nw); err != nil {
+			return proveFail("prove check", err)
+		}
+		fmt.Printf("ok: %s at size %d extends its tree at size %d, both signed by the key\n", nw.Origin, nw.Size, old.Size)
+	default:
+		return fail(exitcode.Invalid, "prove check: --proof %s: type %q is no proof aegis makes", *proofFile, kind.Type)
+	}
+	return exitcode.OK
+}
+
+func strictJSON(data []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+// proveSet is the one log LOG stands for, with its segments.
+func proveSet(arg string) (*segment.Set, int, bool) {
+	in, err := segment.Collect([]string{arg}, true)
+	if err != nil {
+		return nil, fail(exitcode.Usage, "prove: %v", err), false
+	}
+	if len(in.Sets) != 1 {
+		return nil, fail(exitcode.Usage, "prove: %s holds %d logs; name one", arg, len(in.Sets)), false
+	}
+	return in.Sets[0], 0, true
+}
+
+// readProveCheckpoint reads a checkpoint file, or a history of them: the
+// checkpoint of the tree size size (0: the last). With a key its
+// signature is checked; without one it is read unverified.
+func readProveCheckpoint(what, path, keyArg string, size uint64) (tlog.Checkpoint, int, bool) {
+	var pub ed25519.PublicKey
+	if keyArg != "" {
+		var err error
+		if pub, err = readPublicKey(keyArg); err != nil {
+			return tlog.Checkpoint{}, fail(exitcode.Usage, "%s: --key: %v", what, err), false
+		}
+	}
+	data, _, err := regular.ReadFile(path, "a checkpoint file", tlog.MaxCheckpointFile)
+	if err != nil {
+		return tlog.Checkpoint{}, fail(exitcode.Usage, "%s: %v", what, err), false
+	}
+	notes := tlog.Split(data)
+	for i := len(notes) - 1; i >= 0; i-- {
+		var c tlog.Checkpoint
+		if pub != nil {
+			c, err = tlog.Open(notes[i], pub)
+		} else {
+			c, err = openUnverified(notes[i])
+		}
+		if err != nil {
+			if size == 0 && i == len(notes)-1 || len(notes) == 1 {
+				return c, fail(exitcode.Invalid, "%s %s: %v", what, path, err), false
+			}
+			continue
+		}
+		if size == 0 || c.Size == size {
+			return c, 0, true
+		}
+	}
+	return tlog.Checkpoint{}, fail(exitcode.Invalid, "%s %s: no checkpoint of tree size %d in it", what, path, size), false
+}
+
+// openUnverified reads a checkpoint's text without checking its signature.
+func openUnverified(msg []byte) (tlog.Checkpoint, error) {
+	_, err := note.Open(msg, nil)
+	var u *note.UnverifiedNoteError
+	if !errors.As(err, &u) {
+		return tlog.Checkpoint{}, fmt.Errorf("%w: %v", tlog.ErrCheckpoint, err)
+	}
+	return tlog.ParseBody(u.Note.Text)
+}
+
+func proveFail(what string, err error) int {
+	code := exitcode.Invalid
+	var pe *os.PathError
+	if errors.As(err, &pe) || errors.Is(err, segment.ErrIO) {
+		code = exitcode.Usage
+	}
+	return fail(code, "%s: %v", what, strings.TrimPrefix(err.Error(), "tlog: "))
+}
+
+func printProof(p any) int {
+	out, err := tlog.MarshalIndent(p)
+	if err != nil {
+		return fail(exitcode.Usage, "prove: %v", err)
+	}
+	os.Stdout.Write(out)
+	return exitcode.OK
+}
