@@ -25,9 +25,8 @@
 #
 #   -j JOBS      targets run at once (default: the core count)
 #   -p WORKERS   worker processes per target (default: cores / JOBS, at least 1)
-#   -m MINIMIZE  -fuzzminimizetime for new inputs and crashers (default: a
-#                tenth of DURATION, at least 1s and at most 10s; 10s for a
-#                count of executions)
+#   -m MINIMIZE  -fuzzminimizetime for new inputs and crashers (default:
+#                0, off, for a DURATION under a minute; 10s otherwise)
 #   -t REGEXP    only targets whose name matches (default: all)
 #   -s           copy the new corpus entries into testdata/fuzz/
 #   -l DIR       keep the logs in DIR
@@ -60,16 +59,16 @@ secs() {
 		s += v * (u == "h" ? 3600 : u == "m" ? 60 : u == "ms" ? 0.001 : 1); d = substr(d, RLENGTH + 1) } print s }'
 }
 
-# A worker that minimises an input does not fuzz meanwhile, and a new
-# input of kilobytes, at milliseconds an execution, takes the whole
-# budget. Go finds new inputs at once in a fresh run, so a budget of 10s
-# (Go's own is 60s) would leave a 10-second run (CI's) nothing but
-# minimisation; a tenth of the run leaves it nine tenths to fuzz.
+# A worker that minimises an input does not fuzz meanwhile, and a fresh
+# run finds new inputs at once, one from nearly every seed, which wait
+# their turn: minimisation fills a run of seconds (CI's) whatever its
+# budget, and the inputs still waiting when the run ends are not added
+# to the corpus. Off, every new input goes into the corpus as found.
 if [ -z "$minimize" ]; then
-	if [[ $duration == *x ]]; then
-		minimize=10s
+	if [[ $duration != *x ]] && [ "$(awk -v s="$(secs "$duration")" 'BEGIN { print (s < 60) }')" = 1 ]; then
+		minimize=0
 	else
-		minimize=$(awk -v s="$(secs "$duration")" 'BEGIN { m = int(s / 10); print (m < 1 ? 1 : m > 10 ? 10 : m) "s" }')
+		minimize=10s
 	fi
 fi
 
@@ -103,7 +102,11 @@ fi
 n=${#targets[@]}
 jobs=${jobs:-$((cores < n ? cores : n))}
 workers=${workers:-$((cores / jobs > 0 ? cores / jobs : 1))}
-echo "fuzz: ${n} targets, ${duration} each, ${jobs} at a time with ${workers} worker(s) each, minimising for up to ${minimize}; logs in ${logs}"
+mintext="minimising new inputs for up to ${minimize} each"
+if [ "$(awk -v s="$(secs "$minimize")" 'BEGIN { print (s == 0) }')" = 1 ] && [[ $minimize != *x ]] || [ "$minimize" = 0x ]; then
+	mintext="not minimising"
+fi
+echo "fuzz: ${n} targets, ${duration} each, ${jobs} at a time with ${workers} worker(s) each, ${mintext}; logs in ${logs}"
 
 # run PKG TARGET: fuzz one target, write its log and a marker of the
 # cache entries that existed before.
