@@ -30,9 +30,13 @@
 //
 // into
 //
-//	"command": AEGIS, "args": ["wrap", "--name", NAME, "--", CMD, A1, A2]
+//	"command": AEGIS, "args": ["wrap", "--name", NAME, CMD, A1, A2]
 //
-// with NAME the entry's key (or what Options.Name makes of it). Unwrap
+// with NAME the entry's key (or what Options.Name makes of it), and a
+// "--" before CMD only if CMD begins with '-': a client that appends
+// arguments of its own to an entry's args (the MCP Inspector's
+// config-file mode adds --method …) must not find them behind a "--",
+// which would hand them to the child. Unwrap
 // turns any wrapped entry back: it reads wrap's arguments as wrap does
 // (Go's flag package: flags end at "--" or at the first argument that is
 // not a flag, Options.BoolFlag telling which flags take no value), and

@@ -320,7 +320,16 @@ func wrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	if o.Name != nil {
 		name = o.Name(name)
 	}
-	prefix := []string{quote("wrap"), quote("--name"), quote(name), quote("--"), string(src[e.cmd.val.start:e.cmd.val.end])}
+	// No "--" unless the command itself looks like a flag: wrap's flags
+	// end at the first argument that is not one, and a client that adds
+	// flags of its own after the entry's args (the MCP Inspector's
+	// config-file mode appends --method …) must not find them behind a
+	// "--" the child would then be given.
+	prefix := []string{quote("wrap"), quote("--name"), quote(name)}
+	if strings.HasPrefix(e.cmdStr, "-") {
+		prefix = append(prefix, quote("--"))
+	}
+	prefix = append(prefix, string(src[e.cmd.val.start:e.cmd.val.end]))
 	edits := []edit{{e.cmd.val.start, e.cmd.val.end, quote(aegis)}}
 	switch {
 	case e.args == nil:

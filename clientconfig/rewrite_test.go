@@ -124,7 +124,7 @@ func TestWrapSemantics(t *testing.T) {
 				for k, v := range b {
 					want[k] = v
 				}
-				args := []any{"wrap", "--name", e.Name, "--", b["command"]}
+				args := []any{"wrap", "--name", e.Name, b["command"]}
 				if old, ok := b["args"].([]any); ok {
 					args = append(args, old...)
 				}
@@ -270,7 +270,7 @@ func TestWrapIdempotentOtherAegis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"mcpServers": {"a": {"command": "/home/me/go/bin/aegis-dev", "args": ["wrap", "--name", "a", "--", "srv"]}, "b": {"args": ["wrap", "--name", "b", "--", "srv"], "command": "/home/me/go/bin/aegis-dev"}}}`
+	want := `{"mcpServers": {"a": {"command": "/home/me/go/bin/aegis-dev", "args": ["wrap", "--name", "a", "--", "srv"]}, "b": {"args": ["wrap", "--name", "b", "srv"], "command": "/home/me/go/bin/aegis-dev"}}}`
 	if string(r.Out) != want {
 		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
 	}
@@ -297,7 +297,7 @@ func TestWrapName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"mcpServers": {"Brave Search": {"command": "/bin/aegis", "args": ["wrap", "--name", "Brave-Search", "--", "npx", "-y", "brave"]}}}`
+	want := `{"mcpServers": {"Brave Search": {"command": "/bin/aegis", "args": ["wrap", "--name", "Brave-Search", "npx", "-y", "brave"]}}}`
 	if string(r.Out) != want {
 		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
 	}
@@ -355,6 +355,19 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// TestWrapDashCommand: a command that begins with '-' would read as a
+// flag of wrap's, so it alone gets a "--" before it.
+func TestWrapDashCommand(t *testing.T) {
+	r, err := Wrap([]byte(`{"mcpServers": {"d": {"command": "-odd", "args": ["x"]}}}`), Options{Aegis: "/bin/aegis"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"mcpServers": {"d": {"command": "/bin/aegis", "args": ["wrap", "--name", "d", "--", "-odd", "x"]}}}`
+	if string(r.Out) != want {
+		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
+	}
+}
+
 // TestJSONC: comments and trailing commas everywhere JSONC allows them are
 // read, and kept byte for byte.
 func TestJSONC(t *testing.T) {
@@ -363,7 +376,7 @@ func TestJSONC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "\uFEFF// top\n{ /* a */ \"servers\" /* b */ : // c\n { \"x\" : { \"command\" /* d */ : \"/bin/aegis\" , \"args\" : [ /* e */ \"wrap\", \"--name\", \"x\", \"--\", \"srv\", \"-v\" , ] , } , } , }\n// end"
+	want := "\uFEFF// top\n{ /* a */ \"servers\" /* b */ : // c\n { \"x\" : { \"command\" /* d */ : \"/bin/aegis\" , \"args\" : [ /* e */ \"wrap\", \"--name\", \"x\", \"srv\", \"-v\" , ] , } , } , }\n// end"
 	if string(r.Out) != want {
 		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
 	}
@@ -390,7 +403,7 @@ func TestDiff(t *testing.T) {
 @@ -1,5 +1,5 @@
  {
 -"mcpServers": {"x": {"command": "c"}},
-+"mcpServers": {"x": {"args": ["wrap", "--name", "x", "--", "c"], "command": "/a"}},
++"mcpServers": {"x": {"args": ["wrap", "--name", "x", "c"], "command": "/a"}},
  "kaa": 0,
  "kba": 0,
  "kca": 0,
@@ -400,7 +413,7 @@ func TestDiff(t *testing.T) {
  "kdb": 0,
 -"servers": {"y": {"command": "d"}}}
 \ No newline at end of file
-+"servers": {"y": {"args": ["wrap", "--name", "y", "--", "d"], "command": "/a"}}}
++"servers": {"y": {"args": ["wrap", "--name", "y", "d"], "command": "/a"}}}
 \ No newline at end of file
 `
 	if got := r.Diff("old", "new"); got != want {

@@ -25,7 +25,7 @@ it runs through aegis wrap; unwrap rewrites it back. An entry
 becomes
 
   "command": "/usr/local/bin/aegis",
-  "args": ["wrap", "--name", "everything", "--", "npx", "-y", "@modelcontextprotocol/server-everything"]
+  "args": ["wrap", "--name", "everything", "npx", "-y", "@modelcontextprotocol/server-everything"]
 
 where everything is the entry's name (other bytes than letters, digits,
 '.', '_' and '-' made '-'), which names its audit log (see 'aegis wrap

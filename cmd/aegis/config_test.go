@@ -95,12 +95,12 @@ func TestConfigWrapUnwrap(t *testing.T) {
 		t.Errorf("wrapped file has %d servers, globalShortcut %v; want 5 and the key kept", len(cfg.MCPServers), cfg.GlobalShortcut)
 	}
 	for name, s := range cfg.MCPServers {
-		if s.Command != self || len(s.Args) < 5 || !slices.Equal(s.Args[:4], []string{"wrap", "--name", name, "--"}) {
-			t.Errorf("%s = %s %v; want %s wrap --name %s -- …", name, s.Command, s.Args, self, name)
+		if s.Command != self || len(s.Args) < 4 || !slices.Equal(s.Args[:3], []string{"wrap", "--name", name}) {
+			t.Errorf("%s = %s %v; want %s wrap --name %s …", name, s.Command, s.Args, self, name)
 		}
 	}
-	if got := cfg.MCPServers["sqlite"]; got.Env["PYTHONUNBUFFERED"] != "1" || !slices.Equal(got.Args[4:], []string{"uvx", "mcp-server-sqlite", "--db-path", `C:\Users\username\test.db`}) {
-		t.Errorf("sqlite = %+v; want its env kept and uvx … after --", got)
+	if got := cfg.MCPServers["sqlite"]; got.Env["PYTHONUNBUFFERED"] != "1" || !slices.Equal(got.Args[3:], []string{"uvx", "mcp-server-sqlite", "--db-path", `C:\Users\username\test.db`}) {
+		t.Errorf("sqlite = %+v; want its env kept and uvx … after wrap's flags", got)
 	}
 	b := backups(t, path)
 	if len(b) != 1 {
@@ -140,7 +140,7 @@ func TestConfigDryRunAndAegisFlag(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("aegis config wrap --dry-run = exit %d\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"+\t\t\t\"command\": \"/opt/aegis/bin/aegis\",", "+\t\t\t\"args\": [\"wrap\", \"--name\", \"fetch\", \"--\", \"uvx\", \"mcp-server-fetch\"],", "--dry-run: not written", "remote   servers.github: https://api.githubcopilot.com/mcp/"} {
+	for _, want := range []string{"+\t\t\t\"command\": \"/opt/aegis/bin/aegis\",", "+\t\t\t\"args\": [\"wrap\", \"--name\", \"fetch\", \"uvx\", \"mcp-server-fetch\"],", "--dry-run: not written", "remote   servers.github: https://api.githubcopilot.com/mcp/"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("aegis config wrap --dry-run printed\n%s\nwant it to say %q", out, want)
 		}
@@ -346,6 +346,6 @@ func TestConfigNameMadeSafe(t *testing.T) {
 	if code, out, errOut := runConfigCmd(t, dir, dir, "wrap", "--aegis", "/bin/aegis", path); code != 0 {
 		t.Fatalf("aegis config wrap = exit %d\n%s%s", code, out, errOut)
 	}
-	want := `{"mcpServers": {"Brave Search/v2": {"args": ["wrap", "--name", "Brave-Search-v2", "--", "npx"], "command": "/bin/aegis"}}}`
+	want := `{"mcpServers": {"Brave Search/v2": {"args": ["wrap", "--name", "Brave-Search-v2", "npx"], "command": "/bin/aegis"}}}`
 	checkBytes(t, path, []byte(want), 0o600)
 }
