@@ -50,6 +50,9 @@ func TestQuickRun(t *testing.T) {
 	if got := len(res.RSS); got != 2 {
 		t.Errorf("rss rows = %d; want 2", got)
 	}
+	if got := len(res.Start); got != len(startTargets) {
+		t.Errorf("start rows = %d; want %d", got, len(startTargets))
+	}
 	if got := len(res.Profiles); got != 8 {
 		t.Errorf("profiles = %d; want 8 (seven of wrap, one of verify)", got)
 	}
@@ -58,8 +61,9 @@ func TestQuickRun(t *testing.T) {
 	}
 
 	// Every figure of the targets table: 4 round trip rows, strict, reply, none, group
-	// commit, 16 MiB ×2, a scan row per frame, verify.
-	want := 4 + 3 + 1 + 2 + len(jsonbaseline.Frames) + 1
+	// commit, 16 MiB ×2, a scan row per frame, verify, start at strict with
+	// and without --confine.
+	want := 4 + 3 + 1 + 2 + len(jsonbaseline.Frames) + 1 + 2
 	if got := len(res.Summary); got != want {
 		t.Errorf("target rows = %d; want %d", got, want)
 	}

@@ -213,3 +213,65 @@ func TestPrintProfile(t *testing.T) {
 		t.Errorf("--print-profile of a grant on a missing path: exit %d %s; want 2", missing.ProcessState.ExitCode(), out)
 	}
 }
+
+// TestDefaultLogInUse: the same server run twice at once on the default
+// log records the second session to NAME-2.jsonl, and says so.
+func TestDefaultLogInUse(t *testing.T) {
+	env := freshHome(t)
+	kg := exec.Command(aegisBin, "keygen")
+	kg.Env = env
+	if out, err := kg.CombinedOutput(); err != nil {
+		t.Fatalf("keygen: %v\n%s", err, out)
+	}
+	first := exec.Command(aegisBin, append([]string{"wrap", "--name", "notes", "--grace", "5s"}, child("echo")...)...)
+	first.Env = env
+	in, err := first.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errPipe, err := first.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	recording := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "recording") {
+				recording <- true
+			}
+		}
+		close(recording)
+	}()
+	select {
+	case <-recording:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first wrap never said it was recording")
+	}
+	second := exec.Command(aegisBin, append([]string{"wrap", "--name", "notes"}, child("echo")...)...)
+	second.Env = env
+	second.Stdin = strings.NewReader(call("1", "read_file") + "\n")
+	var stderr bytes.Buffer
+	second.Stderr = &stderr
+	runBounded(t, second, 30*time.Second)
+	state := filepath.Join(homeOf(env), ".local", "state", "aegis")
+	if code := second.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "recording") || !strings.Contains(stderr.String(), filepath.Join(state, "notes-2.jsonl")) {
+		t.Errorf("second wrap on a default log in use: exit %d\n%s\nwant it to record to notes-2.jsonl", code, stderr.String())
+	}
+	in.Close()
+	for range recording {
+	}
+	if err := first.Wait(); err != nil {
+		t.Errorf("first wrap: %v", err)
+	}
+	for _, name := range []string{"notes.jsonl", "notes-2.jsonl"} {
+		v := exec.Command(aegisBin, "verify", filepath.Join(state, name))
+		v.Env = env
+		if out, err := v.CombinedOutput(); err != nil {
+			t.Errorf("verify %s: %v\n%s", name, err, out)
+		}
+	}
+}

@@ -77,7 +77,8 @@ the mode check.
 	if *name != "" && safeName(*name) != *name {
 		return fail(exitcode.Usage, "wrap: --name %q: use letters, digits, '.', '_' and '-' only (it names a file)", *name)
 	}
-	if *audit == "" {
+	defaultLog := *audit == ""
+	if defaultLog {
 		if *name == "" {
 			*name = serverName(argv)
 		}
@@ -96,6 +97,9 @@ the mode check.
 			return fail(exitcode.Usage, "wrap: no signing key at %s: make it once with 'aegis keygen', or name one with --signing-key FILE", p)
 		}
 		*keyPath = p
+	}
+	if *callTimeout < 0 {
+		return fail(exitcode.Usage, "wrap: --call-timeout %v: want a positive duration such as 30s, or 0 for none", *callTimeout)
 	}
 	dur, err := journal.ParseDurability(*durability)
 	if err != nil {
@@ -140,6 +144,15 @@ the mode check.
 		return fail(exitcode.Usage, "wrap: cannot create the folder for the audit log: %v", err)
 	}
 	j, err := journal.Open(*audit, jopts)
+	// The same server run twice at once (two clients, two sessions of
+	// one) finds its default log locked: the second records to NAME-2,
+	// and so on, rather than fail to start.
+	for n := 2; defaultLog && errors.Is(err, journal.ErrLocked) && n <= maxLogsInUse; n++ {
+		p, _ := defaultAuditPath(fmt.Sprintf("%s-%d", *name, n))
+		fmt.Fprintf(os.Stderr, "aegis: %s is in use by another aegis wrap; trying %s\n", *audit, p)
+		*audit = p
+		j, err = journal.Open(*audit, jopts)
+	}
 	switch {
 	case errors.Is(err, journal.ErrNotLog) || errors.Is(err, journal.ErrNotRegular):
 		return fail(exitcode.Usage, "wrap: %v; it is left as it was", err)
@@ -189,6 +202,10 @@ the mode check.
 	}
 	return res.Exit
 }
+
+// maxLogsInUse bounds the default logs one server name may have in use
+// at once: NAME.jsonl, NAME-2.jsonl, … NAME-16.jsonl.
+const maxLogsInUse = 16
 
 // parseSize parses a byte count with an optional KiB/MiB/GiB (or K/M/G) suffix.
 func parseSize(s string) (int, error) {
