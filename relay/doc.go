@@ -160,7 +160,9 @@
 //
 // Session starts the child in its own process group and, under
 // --confine, makes its enforcement record durable before any line moves.
-// Then:
+// No byte moves either way before Session.Ready has returned (wrap makes
+// session_start durable there); it runs while the child starts, so the
+// sync and the child's start overlap. Then:
 //
 //   - at the client's EOF the child's stdin is closed; it has the grace
 //     period to exit, then gets SIGTERM, then after another grace period

@@ -40,6 +40,12 @@ type Session struct {
 	// (confine.Command) and appends the enforcement record, durable, before
 	// any frame moves; a refusal ends the session with exitcode.Confinement.
 	Confine *confine.Profile
+	// Ready, when set, is waited for before either pump moves a byte:
+	// wrap makes session_start durable there. It runs while the child
+	// starts, so that a harness spawning a server pays the sync and the
+	// child's start side by side, not one after the other. An error
+	// (journal.ErrIO) ends the session as an audit failure would.
+	Ready func() error
 }
 
 // Result is how a session ended.
@@ -56,11 +62,18 @@ type Result struct {
 // Run runs the session to its end and returns how it ended. It writes
 // session_end unless the journal has failed.
 func (s *Session) Run() Result {
+	ready := make(chan error, 1)
+	if s.Ready != nil {
+		go func() { ready <- s.Ready() }()
+	} else {
+		ready <- nil
+	}
 	c, res, ok := s.startChild()
 	if !ok {
 		return res
 	}
 	sv := s.newSupervisor(c)
+	sv.ready = ready
 	sv.supervise()
 	res, status, why := exitStatus(sv.ending())
 	if !errors.Is(res.Err, journal.ErrIO) {
@@ -178,6 +191,7 @@ type exited struct {
 type supervisor struct {
 	s     *Session
 	c     *child
+	ready <-chan error // Session.Ready's result
 	grace time.Duration
 	logf  func(format string, args ...any)
 
@@ -209,8 +223,26 @@ func (sv *supervisor) supervise() {
 	upDone := make(chan error, 1)
 	downDone := make(chan error, 1)
 	exit := make(chan exited, 1)
-	go func() { upDone <- s.Relay.Upstream(s.Stdin, c.stdin) }()
-	go func() { downDone <- s.Relay.Downstream(c.stdout, s.Stdout) }()
+	// The pumps start once Ready has returned; both see its error.
+	var readyErr error
+	readied := make(chan struct{})
+	go func() { readyErr = <-sv.ready; close(readied) }()
+	go func() {
+		<-readied
+		if readyErr != nil {
+			upDone <- readyErr
+			return
+		}
+		upDone <- s.Relay.Upstream(s.Stdin, c.stdin)
+	}()
+	go func() {
+		<-readied
+		if readyErr != nil {
+			downDone <- readyErr
+			return
+		}
+		downDone <- s.Relay.Downstream(c.stdout, s.Stdout)
+	}()
 	go func() { err := c.cmd.Wait(); exit <- exited{c.cmd.ProcessState, err} }()
 	for sv.state == nil || downDone != nil {
 		select {

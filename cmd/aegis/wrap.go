@@ -165,10 +165,8 @@ the mode check.
 		return fail(exitcode.Usage, "wrap: cannot start recording: %v", err)
 	}
 	fmt.Fprintf(os.Stderr, "aegis: recording %s to %s\n", shortArgv(argv), *audit)
-	seq, err := j.Append(start)
-	if err == nil {
-		err = j.Wait(seq, journal.BeforeRequest)
-	}
+	// session_start is made durable while the child starts (Session.Ready).
+	startSeq, err := j.Append(start)
 	if err != nil {
 		j.Close()
 		return fail(exitcode.AuditIO, "wrap: %v", err)
@@ -181,6 +179,7 @@ the mode check.
 	}
 	stopPolicy := pol.start(r, s.Logf)
 	s.Env, s.Confine = childEnv, prof
+	s.Ready = func() error { return j.Wait(startSeq, journal.BeforeRequest) }
 	res := s.Run()
 	stopPolicy()
 	cerr := j.Close()
