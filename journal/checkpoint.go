@@ -241,13 +241,14 @@ func rebuildTree(path string, records uint64) (*tlog.Tree, string, error) {
 		return nil, "", &IOError{Op: "read for checkpoints", Path: path, Err: err}
 	}
 	origin := ""
-	c := &tlog.Chain{Leaf: func(seq uint64, line []byte) error {
+	c := &tlog.Chain{}
+	c.Leaf = func(seq uint64, line []byte) error {
 		if seq == 0 {
 			origin = tlog.Origin(line)
 		}
-		t.AppendLine(line)
+		t.AppendLeaf(c.LeafHash())
 		return nil
-	}}
+	}
 	if len(set) != 1 {
 		return nil, "", fmt.Errorf("%w: %s: %d logs where one was expected", ErrNotLog, path, len(set))
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +225,71 @@ func mustSet(t *testing.T, path string) *segment.Set {
 		t.Fatalf("segment.Sets(%s) = %v, %v; want one log", path, sets, err)
 	}
 	return sets[0]
+}
+
+// BenchmarkCheckpoint is the cost of checkpoints to a recorded call at
+// strict: one appender, one tools/call per op (intent and outcome, each
+// its own group, each fdatasynced), writing no checkpoint ("off") or one
+// after every group ("every-group": Every 1, as often as the checkpoint
+// goroutine keeps up; checkpoints/call says how often that is). Each
+// reports its p50 and p99 call latency beside the fdatasync floor timed
+// in the same sub-benchmark, interleaved with its loop (8 ops after every
+// 16 calls, timer stopped), and p50 ÷ 2 floors. With -count N the two
+// alternate, N times each; the cost of checkpoints is the ratio of their
+// p50-per-2-floors medians (target ≤ 1.03).
+//
+//	go test -run XXX -bench Checkpoint -benchtime 1000x -count 5 ./journal/
+func BenchmarkCheckpoint(b *testing.B) {
+	for _, every := range []int{0, 1} {
+		name := "off"
+		if every > 0 {
+			name = "every-group"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			il := &interleaved{Every: 16, Per: 8}
+			ff := openFloor(b, dir)
+			kf := il.add(func() { ff.op(b) })
+			il.sample(20)
+			var cp CheckpointOptions
+			if every > 0 {
+				cp = CheckpointOptions{File: filepath.Join(dir, "audit.checkpoint"), Every: every, Interval: -1}
+			}
+			j, err := Open(filepath.Join(dir, "audit.jsonl"), Options{Durability: mustDurability(b, "strict"), Key: benchKey, Checkpoint: cp})
+			if err != nil {
+				b.Fatal(err)
+			}
+			seq, err := j.Append(&record.SessionStart{Aegis: "bench", Argv: []string{"server"}, Durability: "strict", PolicySet: record.PassThroughSet})
+			if err == nil {
+				err = j.Wait(seq, BeforeResponse)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := newCallRecords()
+			lat := make([]int64, 0, b.N)
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				t0 := time.Now()
+				if err := c.call(j, n); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0).Nanoseconds())
+				n++
+				il.tick(b)
+			}
+			b.StopTimer()
+			if err := j.Close(); err != nil {
+				b.Fatal(err)
+			}
+			slices.Sort(lat)
+			floor := il.mean(kf)
+			b.ReportMetric(floor, "floor-ns")
+			b.ReportMetric(percentile(lat, 0.5), "p50-us")
+			b.ReportMetric(percentile(lat, 0.99), "p99-us")
+			b.ReportMetric(percentile(lat, 0.5)*1e3/(2*floor), "p50/2floors")
+			b.ReportMetric(float64(j.cpWriting.Load())/float64(max(n, 1)), "checkpoints/call")
+		})
+	}
 }

@@ -7,10 +7,12 @@
 // signed head file. Package segment reads what it writes; package verify
 // judges it.
 //
-// Signatures are standard Ed25519 (RFC 8032 verification, ed25519.Verify),
-// made with random nonces whose commitments are precomputed in the
-// background (sign.go), so that a group does not wait for the slow half of a signature; Options.StandardSignatures makes crypto/ed25519's deterministic
-// ones instead. A verifier cannot tell the two apart.
+// Signatures are RFC 8032 Ed25519, crypto/ed25519's: each nonce is derived
+// from the key and the record it signs, never drawn or computed before the
+// record is known, so that a copy of the process's memory (a virtual
+// machine snapshot restored twice) cannot sign two records with one nonce
+// and give the key away (sign.go). The signature is on the path of the
+// group it ends.
 //
 // # Durability
 //
@@ -127,6 +129,46 @@
 // Options.HeadEvery while records are written, and at Close; the records it
 // names are fdatasynced first, at every level, so a head file never names a
 // record that a power loss could take back.
+//
+// # Checkpoints
+//
+// With Options.Checkpoint.File the journal keeps signed checkpoints of the
+// log's RFC 6962 Merkle tree, in package tlog's format (a C2SP
+// tlog-checkpoint signed note by the log's key, origin
+// aegis.log/<16 hex digits of the SHA-256 of the line with seq 0>; leaf i is
+// the line with seq i as the hash chain runs: journal/tlog/doc.go).
+//
+// The leader keeps the tree as a compact range: it adds each line's leaf
+// as it encodes the line (one SHA-256 beside the chain's, and on average
+// one interior hash), and holds at most 64 hashes, whatever the log's
+// length. Open rebuilds the range by reading the whole log once, every
+// segment, compressed or not (package tlog's ReadSet: what it costs is
+// two SHA-256 of every line, spread over every core, about as long as
+// sha256sum takes to read the log), and only when checkpoints are asked
+// for; a log whose chain does not reach its last record is refused with
+// ErrNotLog, since no checkpoint of it would be honest.
+//
+// A goroutine writes a checkpoint every Checkpoint.Interval (default 1s)
+// and once Checkpoint.Every records (if set) have been written since the
+// last, after each head file update, and at Close, if the tree has grown
+// since the last. Each is of the records written and synced (it syncs
+// what is written and not synced, as the head file does; it never takes
+// queued records from their leader), so no checkpoint names a record a
+// power loss can take back. Signing and writing it are off the records'
+// path: the leader only asks (a non-blocking send) and the goroutine
+// copies the range under the lock. Each checkpoint is:
+//
+//  1. appended to FILE.history and fdatasynced: the history holds every
+//     checkpoint written, one signed note after the other, so that every
+//     state a checkpoint named stays checkable (tlog.Split reads it; a
+//     power loss during an append can leave its last note torn, which a
+//     reader reports as that note's alone);
+//  2. written over FILE atomically (FILE.tmp, fdatasync, rename, sync the
+//     directory): FILE always holds the latest whole checkpoint, which the
+//     history holds too.
+//
+// A failure of either fails the journal closed, like any audit I/O. The
+// history is locked as the log is: one writer.
 //
 // # Locking
 //

@@ -98,3 +98,24 @@ func unjoin(err error) []error {
 	}
 	return []error{err}
 }
+
+// addVerifyCheckpointFlag is verify's --checkpoint FILE (repeatable).
+func addVerifyCheckpointFlag(fs *flag.FlagSet) *stringList {
+	l := &stringList{}
+	fs.Var(l, "checkpoint", "require the log to extend every checkpoint in `FILE` (wrap --checkpoint-file, or its FILE.history); needs --key (repeatable)")
+	return l
+}
+
+// verifyCheckpoints prints checkCheckpoints's findings for the log set on
+// stdout, each line prefixed with the log's name, and returns its exit
+// status; with no files it does nothing and returns exitcode.OK.
+func verifyCheckpoints(set *segment.Set, files []string, pub ed25519.PublicKey) int {
+	if len(files) == 0 {
+		return exitcode.OK
+	}
+	code, lines := checkCheckpoints(set, files, pub)
+	for _, l := range lines {
+		fmt.Printf("%s: %s\n", set.Base, l)
+	}
+	return code
+}

@@ -103,4 +103,15 @@
 // where seq and hash name the last line written (as Journal.Head) and sig
 // signs the bytes before `,"sig":` with the log's key. "head" is no record
 // kind, so the line cannot pass for a record.
+//
+// # Checkpoints
+//
+// A checkpoint file (package journal's Options.Checkpoint) holds no line of
+// this format: it is a C2SP tlog-checkpoint signed note of the log's RFC
+// 6962 Merkle tree, whose leaf i is the line with seq i byte for byte,
+// without its '\n', signed by the log's key under the origin
+// aegis.log/<first 16 hex digits of the SHA-256 of the line with seq 0>.
+// Package tlog writes its format down (journal/tlog/doc.go). Nothing in a
+// record refers to a checkpoint, so logs written with and without them
+// are the same bytes.
 package record

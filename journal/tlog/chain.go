@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"math"
 
 	"github.com/aegisrelay/aegis/journal/record"
@@ -43,6 +44,10 @@ type Chain struct {
 	pendSeq uint64
 	pendH   record.Digest // SHA-256 of pend
 	pendP   record.Digest // its prev
+	// pendLeaf is its leaf hash, if leafOK (computed ahead, or by LeafHash).
+	pendLeaf Hash
+	leafOK   bool
+	lh       hash.Hash
 	// broken is set when a candidate with the next leaf's seq does not
 	// chain (its prev is not the last leaf's hash); cleared when the chain
 	// goes on. brokenSeq is that seq.
@@ -51,13 +56,42 @@ type Chain struct {
 }
 
 // Line reads the next line of the log, without its '\n'.
-func (c *Chain) Line(line []byte) error {
-	seq, prev, ok := candidate(line)
+func (c *Chain) Line(line []byte) error { return c.line(line, nil) }
+
+// lineInfo is what line needs of a line, computed ahead (ReadSet's
+// workers): whether it is a candidate, its seq and prev, its SHA-256 and
+// its leaf hash.
+type lineInfo struct {
+	ok   bool
+	seq  uint64
+	prev record.Digest
+	h    record.Digest
+	leaf Hash
+}
+
+func (li *lineInfo) compute(line []byte, lh hash.Hash) {
+	li.seq, li.prev, li.ok = candidate(line)
+	if li.ok {
+		li.h = sha256.Sum256(line)
+		leafHashWith(lh, line, &li.leaf)
+	}
+}
+
+// line is Line with in, if not nil, computed ahead.
+func (c *Chain) line(line []byte, in *lineInfo) error {
+	var seq uint64
+	var prev record.Digest
+	var ok bool
+	if in != nil {
+		seq, prev, ok = in.seq, in.prev, in.ok
+	} else {
+		seq, prev, ok = candidate(line)
+	}
 	if !ok {
 		return nil
 	}
 	if c.has && seq == c.pendSeq && prev == c.pendP {
-		c.hold(seq, prev, line)
+		c.hold(seq, prev, line, in)
 		return nil
 	}
 	next, want := c.n, c.last
@@ -76,15 +110,32 @@ func (c *Chain) Line(line []byte) error {
 	if err := c.commit(); err != nil {
 		return err
 	}
-	c.hold(seq, prev, line)
+	c.hold(seq, prev, line, in)
 	return nil
 }
 
-func (c *Chain) hold(seq uint64, prev record.Digest, line []byte) {
+func (c *Chain) hold(seq uint64, prev record.Digest, line []byte, in *lineInfo) {
 	c.has, c.pendSeq, c.pendP = true, seq, prev
 	c.pend = append(c.pend[:0], line...)
-	c.pendH = sha256.Sum256(line)
+	if in != nil {
+		c.pendH, c.pendLeaf, c.leafOK = in.h, in.leaf, true
+	} else {
+		c.pendH, c.leafOK = sha256.Sum256(line), false
+	}
 	c.broken = false
+}
+
+// LeafHash returns the leaf hash of the leaf being given to Leaf; valid
+// only during the call.
+func (c *Chain) LeafHash() Hash {
+	if !c.leafOK {
+		if c.lh == nil {
+			c.lh = sha256.New()
+		}
+		leafHashWith(c.lh, c.pend, &c.pendLeaf)
+		c.leafOK = true
+	}
+	return c.pendLeaf
 }
 
 func (c *Chain) commit() error {

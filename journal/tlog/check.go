@@ -106,18 +106,19 @@ func Check(set *segment.Set, cps []Named) (*Result, error) {
 	t := NewTree()
 	var last []byte // the last leaf's line
 	next := 0
-	ch := &Chain{Leaf: func(seq uint64, line []byte) error {
+	ch := &Chain{}
+	ch.Leaf = func(seq uint64, line []byte) error {
 		if seq == 0 {
 			res.Origin = Origin(line)
 		}
-		t.AppendLine(line)
+		t.AppendLeaf(ch.LeafHash())
 		last = append(last[:0], line...)
 		for next < len(sizes) && sizes[next] == t.Size() {
 			roots[t.Size()] = t.Root()
 			next++
 		}
 		return nil
-	}}
+	}
 	for next < len(sizes) && sizes[next] == 0 {
 		roots[0] = EmptyRoot
 		next++

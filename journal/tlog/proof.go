@@ -185,7 +185,8 @@ func collectAt(set *segment.Set, c Checkpoint, ids []compact.NodeID, leaf func(u
 	}
 	t := NewTree()
 	origin := ""
-	ch := &Chain{Leaf: func(seq uint64, line []byte) error {
+	ch := &Chain{}
+	ch.Leaf = func(seq uint64, line []byte) error {
 		if seq == 0 {
 			origin = Origin(line)
 			if origin != c.Origin {
@@ -195,12 +196,12 @@ func collectAt(set *segment.Set, c Checkpoint, ids []compact.NodeID, leaf func(u
 		if leaf != nil {
 			leaf(seq, line)
 		}
-		t.appendVisit(leafHash(line), visit)
+		t.appendVisit(ch.LeafHash(), visit)
 		if atRoot != nil && t.Size() == at {
 			*atRoot = t.Root()
 		}
 		return nil
-	}}
+	}
 	if err := ReadSet(set, ch, func() bool { return t.Size() >= c.Size }); err != nil {
 		return nil, err
 	}
@@ -220,8 +221,6 @@ func collectAt(set *segment.Set, c Checkpoint, ids []compact.NodeID, leaf func(u
 	}
 	return hashes, nil
 }
-
-func leafHash(line []byte) Hash { return LeafHash(line) }
 
 // MarshalIndent is json.MarshalIndent without HTML escaping, so that a
 // record's line reads as it is in the log.

@@ -1,10 +1,13 @@
 package tlog
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/aegisrelay/aegis/journal/segment"
 )
@@ -12,8 +15,15 @@ import (
 // ReadSet reads the lines of the log whose files are set, in seq order
 // (segment.Set.Plan), compressed segments decompressed as they are read,
 // through c. It stops early, returning nil, once stop (if not nil) reports
-// true after a leaf. Memory: one line and the reader's buffers, whatever
-// the log's length.
+// true after a leaf.
+//
+// The hashing, two SHA-256 of each line (the chain's and the leaf's), is
+// most of the cost and each line's is independent of the others': one
+// goroutine cuts the files into chunks of whole lines, workers on every
+// core hash them, and the caller's goroutine takes the chunks in order
+// and follows the chain (Chain.LeafHash then costs nothing). Memory: at
+// most 2×workers+2 chunks of about chunkSize bytes, whatever the log's
+// length.
 //
 // A set whose files do not form one log (a missing, doubled or
 // overlapping segment, a file that is not a log) is refused with an error
@@ -25,6 +35,10 @@ func ReadSet(set *segment.Set, c *Chain, stop func() bool) error {
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrSet, strings.Join(problems, "; "))
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
 	}
 	leaf := c.Leaf
 	stopped := false
@@ -43,16 +57,10 @@ func ReadSet(set *segment.Set, c *Chain, stop func() bool) error {
 		}
 		defer func() { c.Leaf = leaf }()
 	}
-	for _, f := range files {
-		err := readFile(f.Path, c)
-		if stopped {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	err = readLines(paths, c)
+	if err == nil {
+		err = c.End()
 	}
-	err = c.End()
 	if stopped {
 		return nil
 	}
@@ -61,7 +69,126 @@ func ReadSet(set *segment.Set, c *Chain, stop func() bool) error {
 
 var errStop = errors.New("stop")
 
-func readFile(path string, c *Chain) error {
+// chunkSize is the input one worker hashes at a time: large enough that
+// handing it over costs nothing beside hashing it.
+const chunkSize = 256 << 10
+
+type chunk struct {
+	buf   []byte
+	ends  []int // end of each line in buf
+	info  []lineInfo
+	ready chan struct{} // closed once info is filled
+	err   error         // the reader's, after the last line it read
+}
+
+// readLines feeds c every line of the files, in order, hashed ahead by
+// workers.
+func readLines(paths []string, c *Chain) error {
+	workers := runtime.GOMAXPROCS(0)
+	free := make(chan *chunk, 2*workers+2)
+	for range cap(free) {
+		free <- &chunk{ready: make(chan struct{})}
+	}
+	ordered := make(chan *chunk, cap(free))
+	work := make(chan *chunk, cap(free))
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lh := sha256.New()
+			for ch := range work {
+				ch.info = ch.info[:0]
+				start := 0
+				for _, end := range ch.ends {
+					ch.info = append(ch.info, lineInfo{})
+					ch.info[len(ch.info)-1].compute(ch.buf[start:end], lh)
+					start = end
+				}
+				close(ch.ready)
+			}
+		}()
+	}
+	go func() {
+		defer close(ordered)
+		defer close(work)
+		var ch *chunk
+		take := func() bool {
+			select {
+			case ch = <-free:
+				ch.buf, ch.ends, ch.err = ch.buf[:0], ch.ends[:0], nil
+				ch.ready = make(chan struct{})
+				return true
+			case <-done:
+				return false
+			}
+		}
+		send := func() bool {
+			select {
+			case ordered <- ch:
+			case <-done:
+				return false
+			}
+			work <- ch
+			ch = nil
+			return true
+		}
+		if !take() {
+			return
+		}
+		quit := false // the caller stopped taking chunks
+		for _, p := range paths {
+			err := readFile(p, func(line []byte) bool {
+				ch.buf = append(ch.buf, line...)
+				ch.ends = append(ch.ends, len(ch.buf))
+				if len(ch.buf) >= chunkSize && (!send() || !take()) {
+					quit = true
+					return false
+				}
+				return true
+			})
+			if quit {
+				return
+			}
+			if err != nil {
+				ch.err = err
+				send()
+				return
+			}
+		}
+		send()
+	}()
+	var err error
+	for ch := range ordered {
+		<-ch.ready
+		if err == nil {
+			start := 0
+			for i, end := range ch.ends {
+				if err = c.line(ch.buf[start:end], &ch.info[i]); err != nil {
+					break
+				}
+				start = end
+			}
+			if err == nil {
+				err = ch.err
+			}
+			if err != nil {
+				close(done)
+			}
+		}
+		select {
+		case free <- ch:
+		default:
+		}
+	}
+	wg.Wait()
+	return err
+}
+
+// readFile calls fn with each whole line of the file at path, until fn
+// returns false.
+func readFile(path string, fn func(line []byte) bool) error {
 	rc, err := segment.Open(path, nil)
 	if err != nil {
 		return err
@@ -79,8 +206,8 @@ func readFile(path string, c *Chain) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if err := c.Line(line); err != nil {
-			return err
+		if !fn(line) {
+			return nil
 		}
 	}
 }

@@ -67,16 +67,25 @@ type Tree struct {
 func NewTree() *Tree { return &Tree{r: factory.NewEmptyRange(0)} }
 
 // AppendLine appends the leaf of line (without its '\n').
-func (t *Tree) AppendLine(line []byte) {
+func (t *Tree) AppendLine(line []byte) { t.appendVisit(t.leafHash(line), nil) }
+
+// leafHash is LeafHash with t's reused hasher.
+func (t *Tree) leafHash(line []byte) Hash {
 	if t.lh == nil {
 		t.lh = sha256.New()
 	}
-	t.lh.Reset()
-	t.lh.Write([]byte{rfc6962.RFC6962LeafHashPrefix})
-	t.lh.Write(line)
 	var h Hash
-	t.lh.Sum(h[:0])
-	t.AppendLeaf(h)
+	leafHashWith(t.lh, line, &h)
+	return h
+}
+
+// leafHashWith computes line's leaf hash into dst with h, reused.
+func leafHashWith(h hash.Hash, line []byte, dst *Hash) {
+	h.Reset()
+	h.Write([]byte{rfc6962.RFC6962LeafHashPrefix})
+	h.Write(line)
+	var sum [sha256.Size]byte
+	copy(dst[:], h.Sum(sum[:0]))
 }
 
 // AppendLeaf appends a leaf hash.
