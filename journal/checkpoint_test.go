@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"crypto/ed25519"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	xtlog "golang.org/x/mod/sumdb/tlog"
 
+	"github.com/aegisrelay/aegis/internal/faultfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
@@ -291,5 +293,77 @@ func BenchmarkCheckpoint(b *testing.B) {
 			b.ReportMetric(percentile(lat, 0.5)*1e3/(2*floor), "p50/2floors")
 			b.ReportMetric(float64(j.cpWriting.Load())/float64(max(n, 1)), "checkpoints/call")
 		})
+	}
+}
+
+// TestCheckpointContinuesTorn: a log a crash left torn, continued with
+// checkpoints, gets checkpoints that a third party reading the log
+// (tlog.CheckFiles, whose chain passes over torn lines) accepts: the
+// writer's tree, rebuilt at Open and grown by the recovery, has the
+// leaves the reader finds. Both torn tails: a record cut short, and a
+// record whole but for its '\n' (the reader sees two lines of that seq,
+// and takes the recovery's).
+func TestCheckpointContinuesTorn(t *testing.T) {
+	g := mustGenuine(t)
+	cut := bytes.Index(g, []byte(tornLine))
+	// The whole line of seq 12, without its '\n'.
+	s12 := bytes.Index(g, []byte(`{"v":2,"seq":12,`))
+	e12 := s12 + bytes.IndexByte(g[s12:], '\n')
+	for _, tt := range []struct {
+		name string
+		data []byte
+	}{
+		{"record cut short", g[:cut+len(tornLine)]},
+		{"record whole but its newline", g[:e12]},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "audit.jsonl")
+			cpf := filepath.Join(dir, "audit.checkpoint")
+			if err := os.WriteFile(path, tt.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: fuzzKey, Checkpoint: CheckpointOptions{File: cpf, Every: 1, Interval: -1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeCalls(t, j, 2)
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			res, err := tlog.CheckFiles(mustSet(t, path), []string{cpf, cpf + HistoryExt}, fuzzKey.Public().(ed25519.PublicKey))
+			if err != nil {
+				t.Fatalf("CheckFiles = %v; want the log to extend every checkpoint", err)
+			}
+			data, _ := os.ReadFile(path)
+			if want := uint64(bytes.Count(content(data), []byte("\n")) - 1); res.Records != want {
+				t.Errorf("%d leaves; want every line but the torn one, %d", res.Records, want)
+			}
+		})
+	}
+}
+
+// TestCheckpointFault: a checkpoint that cannot be written fails the
+// journal closed, as any audit I/O does, and leaves no checkpoint file.
+func TestCheckpointFault(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	cpf := filepath.Join(dir, "audit.checkpoint")
+	fs := OSFS{Fault: func(kind, p string, n int) (int, error) {
+		if kind == fsCreate && p == cpf+segment.TmpExt {
+			return 0, faultfs.EIO
+		}
+		return n, nil
+	}}
+	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: fs, Checkpoint: CheckpointOptions{File: cpf, Interval: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCalls(t, j, 1)
+	if err := j.Close(); !errors.Is(err, ErrIO) || !errors.Is(err, faultfs.EIO) {
+		t.Fatalf("Close with a checkpoint that cannot be created = %v; want ErrIO, EIO", err)
+	}
+	if _, err := os.Stat(cpf); !os.IsNotExist(err) {
+		t.Errorf("checkpoint file after the fault: %v; want none", err)
 	}
 }
