@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"hash"
 	"math"
 
 	"github.com/aegisrelay/aegis/journal/record"
@@ -47,7 +46,7 @@ type Chain struct {
 	// pendLeaf is its leaf hash, if leafOK (computed ahead, or by LeafHash).
 	pendLeaf Hash
 	leafOK   bool
-	lh       hash.Hash
+	lh       leafHasher
 	// broken is set when a candidate with the next leaf's seq does not
 	// chain (its prev is not the last leaf's hash); cleared when the chain
 	// goes on. brokenSeq is that seq.
@@ -69,11 +68,11 @@ type lineInfo struct {
 	leaf Hash
 }
 
-func (li *lineInfo) compute(line []byte, lh hash.Hash) {
+func (li *lineInfo) compute(line []byte, lh *leafHasher) {
 	li.seq, li.prev, li.ok = candidate(line)
 	if li.ok {
 		li.h = sha256.Sum256(line)
-		leafHashWith(lh, line, &li.leaf)
+		lh.sum(line, &li.leaf)
 	}
 }
 
@@ -129,10 +128,7 @@ func (c *Chain) hold(seq uint64, prev record.Digest, line []byte, in *lineInfo) 
 // only during the call.
 func (c *Chain) LeafHash() Hash {
 	if !c.leafOK {
-		if c.lh == nil {
-			c.lh = sha256.New()
-		}
-		leafHashWith(c.lh, c.pend, &c.pendLeaf)
+		c.lh.sum(c.pend, &c.pendLeaf)
 		c.leafOK = true
 	}
 	return c.pendLeaf

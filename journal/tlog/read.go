@@ -1,7 +1,6 @@
 package tlog
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -97,13 +96,13 @@ func readLines(paths []string, c *Chain) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lh := sha256.New()
+			var lh leafHasher
 			for ch := range work {
 				ch.info = ch.info[:0]
 				start := 0
 				for _, end := range ch.ends {
 					ch.info = append(ch.info, lineInfo{})
-					ch.info[len(ch.info)-1].compute(ch.buf[start:end], lh)
+					ch.info[len(ch.info)-1].compute(ch.buf[start:end], &lh)
 					start = end
 				}
 				close(ch.ready)

@@ -41,51 +41,91 @@ func LeafHash(line []byte) Hash {
 }
 
 // hashChildren is RFC 6962's interior node, SHA-256(0x01 ‖ left ‖ right),
-// with one allocation (the result, which a compact range keeps).
+// in a new slice.
 func hashChildren(left, right []byte) []byte {
+	var h Hash
+	nodeHash(left, right, &h)
+	return h[:]
+}
+
+func nodeHash(left, right []byte, dst *Hash) {
 	var b [1 + 2*sha256.Size]byte
 	b[0] = rfc6962.RFC6962NodeHashPrefix
 	copy(b[1:], left)
 	copy(b[1+sha256.Size:], right)
-	h := sha256.Sum256(b[:])
-	return h[:]
+	*dst = sha256.Sum256(b[:])
 }
-
-var factory = &compact.RangeFactory{Hash: hashChildren}
 
 // Tree is the Merkle tree of a log's first Size leaves, held as a compact
 // range: at most 64 hashes, one per set bit of the size. Appending a leaf
 // costs one leaf hash and, amortized, one interior hash; Root costs one
 // hash per set bit. A Tree is not safe for concurrent use; Clone makes an
 // independent copy.
+//
+// The range keeps the slices of its hashes; a Tree carves them from
+// slabs of slabHashes, so that appending allocates once per slabHashes
+// hashes rather than once per hash. A slab stays alive while one of its
+// hashes is in the range: at most 64 slabs, whatever the size.
 type Tree struct {
-	r  *compact.Range
-	lh hash.Hash // AppendLine's, reused
+	r    *compact.Range
+	lh   leafHasher
+	slab []byte
 }
 
+const slabHashes = 64
+
 // NewTree returns the empty tree.
-func NewTree() *Tree { return &Tree{r: factory.NewEmptyRange(0)} }
+func NewTree() *Tree {
+	t := &Tree{}
+	f := &compact.RangeFactory{Hash: t.hashChildren}
+	t.r = f.NewEmptyRange(0)
+	return t
+}
+
+// hash returns a new 32-byte slice from t's slab.
+func (t *Tree) hash() []byte {
+	if len(t.slab) < sha256.Size {
+		t.slab = make([]byte, slabHashes*sha256.Size)
+	}
+	b := t.slab[:sha256.Size:sha256.Size]
+	t.slab = t.slab[sha256.Size:]
+	return b
+}
+
+func (t *Tree) hashChildren(left, right []byte) []byte {
+	b := t.hash()
+	nodeHash(left, right, (*Hash)(b))
+	return b
+}
 
 // AppendLine appends the leaf of line (without its '\n').
 func (t *Tree) AppendLine(line []byte) { t.appendVisit(t.leafHash(line), nil) }
 
 // leafHash is LeafHash with t's reused hasher.
 func (t *Tree) leafHash(line []byte) Hash {
-	if t.lh == nil {
-		t.lh = sha256.New()
-	}
 	var h Hash
-	leafHashWith(t.lh, line, &h)
+	t.lh.sum(line, &h)
 	return h
 }
 
-// leafHashWith computes line's leaf hash into dst with h, reused.
-func leafHashWith(h hash.Hash, line []byte, dst *Hash) {
-	h.Reset()
-	h.Write([]byte{rfc6962.RFC6962LeafHashPrefix})
-	h.Write(line)
-	var sum [sha256.Size]byte
-	copy(dst[:], h.Sum(sum[:0]))
+// leafHasher computes leaf hashes with one SHA-256 state and one output
+// buffer, reused: no allocation per leaf. The zero value is ready.
+type leafHasher struct {
+	h   hash.Hash
+	out []byte
+}
+
+var leafPrefix = []byte{rfc6962.RFC6962LeafHashPrefix}
+
+func (l *leafHasher) sum(line []byte, dst *Hash) {
+	if l.h == nil {
+		l.h, l.out = sha256.New(), make([]byte, 0, sha256.Size)
+	}
+	l.h.Reset()
+	l.h.Write(leafPrefix)
+	l.h.Write(line)
+	l.out = l.h.Sum(l.out[:0])
+	copy(dst[:], l.out)
 }
 
 // AppendLeaf appends a leaf hash.
@@ -94,7 +134,7 @@ func (t *Tree) AppendLeaf(h Hash) {
 }
 
 func (t *Tree) appendVisit(h Hash, visit compact.VisitFn) {
-	b := make([]byte, len(h))
+	b := t.hash()
 	copy(b, h[:])
 	if err := t.r.Append(b, visit); err != nil {
 		panic("tlog: compact range append: " + err.Error()) // impossible: the range begins at 0 and only grows here
@@ -123,9 +163,12 @@ func (t *Tree) Clone() *Tree {
 	for i, h := range hs {
 		c[i] = append([]byte(nil), h...)
 	}
-	r, err := factory.NewRange(0, t.r.End(), c)
+	n := &Tree{}
+	f := &compact.RangeFactory{Hash: n.hashChildren}
+	r, err := f.NewRange(0, t.r.End(), c)
 	if err != nil {
 		panic("tlog: compact range copy: " + err.Error()) // impossible: the hashes are a valid range's
 	}
-	return &Tree{r: r}
+	n.r = r
+	return n
 }
