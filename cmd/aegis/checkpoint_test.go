@@ -1,0 +1,92 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
+)
+
+// TestCheckpointFlags: wrap's checkpoint flags (for wrap.go to add):
+// the file defaults to beside the head file, may not be the audit file,
+// one of its segments or the head file, and --checkpoint-every needs a
+// file.
+func TestCheckpointFlags(t *testing.T) {
+	dir := t.TempDir()
+	audit := filepath.Join(dir, "audit.jsonl")
+	head := filepath.Join(dir, "audit.head")
+	tests := []struct {
+		name    string
+		args    []string
+		head    string
+		want    journal.CheckpointOptions
+		wantErr string
+	}{
+		{"none", nil, "", journal.CheckpointOptions{}, ""},
+		{"beside the head file", nil, head, journal.CheckpointOptions{File: head + ".checkpoint", Interval: journal.DefaultCheckpointInterval}, ""},
+		{"named, every 100, no interval", []string{"--checkpoint-file", filepath.Join(dir, "cp"), "--checkpoint-every", "100", "--checkpoint-interval", "0"}, "", journal.CheckpointOptions{File: filepath.Join(dir, "cp"), Every: 100, Interval: -1}, ""},
+		{"the audit file", []string{"--checkpoint-file", audit}, "", journal.CheckpointOptions{}, "not the audit file"},
+		{"a segment's name", []string{"--checkpoint-file", audit + ".0-9.jsonl"}, "", journal.CheckpointOptions{}, "not the audit file"},
+		{"the head file", []string{"--checkpoint-file", head}, head, journal.CheckpointOptions{}, "not the head file"},
+		{"every without a file", []string{"--checkpoint-every", "5"}, "", journal.CheckpointOptions{}, "no checkpoint file"},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("wrap", flag.ContinueOnError)
+		cf := addCheckpointFlags(fs)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		o, err := cf.options(audit, journal.Options{HeadFile: tt.head})
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: options = %v; want an error with %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || o.Checkpoint != tt.want {
+			t.Errorf("%s: options = %+v, %v; want %+v", tt.name, o.Checkpoint, err, tt.want)
+		}
+	}
+}
+
+// TestVerifyCheckpoints: verify's checkpoint check (for verify.go to
+// call) on a log written by the real wrap: valid against its checkpoints
+// (exit 0), invalid once a record is rewritten (exit 1, naming it), and
+// unreadable checkpoint files are a usage error (exit 2).
+func TestVerifyCheckpoints(t *testing.T) {
+	f := newProveFixture(t)
+	pub, err := record.ReadPublicKeyFile(f.key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(path string) *segment.Set {
+		s, err := segment.Sets([]string{path}, true)
+		if err != nil || len(s) != 1 {
+			t.Fatal(s, err)
+		}
+		return s[0]
+	}
+	if code, lines := checkCheckpoints(set(f.audit), []string{f.old, f.new}, pub); code != exitcode.OK || len(lines) != 1 || !strings.Contains(lines[0], "extends all 2") {
+		t.Errorf("checkCheckpoints(genuine) = %d, %q; want 0 and one line", code, lines)
+	}
+	rewritten := filepath.Join(t.TempDir(), "audit.jsonl")
+	data := readAudit(f.audit)
+	os.WriteFile(rewritten, []byte(strings.Replace(string(data), `"tool":"echo"`, `"tool":"ohce"`, 1)), 0o600)
+	if code, lines := checkCheckpoints(set(rewritten), []string{f.old, f.new}, pub); code != exitcode.Invalid || !strings.Contains(strings.Join(lines, "\n"), "rewritten") {
+		t.Errorf("checkCheckpoints(rewritten) = %d, %q; want 1 naming a rewrite", code, lines)
+	}
+	_, other, _ := ed25519.GenerateKey(nil)
+	if code, lines := checkCheckpoints(set(f.audit), []string{f.new}, other.Public().(ed25519.PublicKey)); code != exitcode.Invalid || !strings.Contains(strings.Join(lines, "\n"), "not a valid checkpoint") {
+		t.Errorf("checkCheckpoints(another key) = %d, %q; want 1", code, lines)
+	}
+	if code, _ := checkCheckpoints(set(f.audit), []string{filepath.Join(f.dir, "missing")}, pub); code != exitcode.Usage {
+		t.Errorf("checkCheckpoints(a missing file) = %d; want 2", code)
+	}
+}
