@@ -126,6 +126,14 @@ func (c *checkpointer) run() {
 	}
 }
 
+// abort stops the goroutine and closes the history without writing: for
+// an Open that fails after the checkpointer started.
+func (c *checkpointer) abort() {
+	close(c.stop)
+	<-c.done
+	c.hist.Close()
+}
+
 // close stops the goroutine and writes the final checkpoint.
 func (c *checkpointer) close() error {
 	close(c.stop)
@@ -201,11 +209,13 @@ func replaceFile(fsys DirFS, path string, data []byte) error {
 	return nil
 }
 
-// durableTree syncs what is written and not yet synced and returns a copy
-// of the tree of every record written, and the log's origin: a tree no
-// power loss can take back. It does not write records still queued: a
-// checkpoint is never a reason to take a group from its leader. t is nil
-// for a log without a tree.
+// durableTree returns a copy of the tree of every record written, once
+// they are synced, and the log's origin: a tree no power loss can take
+// back. Where records are written and not yet synced (reply, interval,
+// none) it syncs them as a leader does, writing what is queued with them;
+// where every written record is synced (strict, between groups) it does
+// no I/O and leaves queued records to their own leader. t is nil for a
+// log without a tree.
 func (j *Journal) durableTree() (t *tlog.Tree, origin string, err error) {
 	j.mu.Lock()
 	for j.flushing {

@@ -235,7 +235,7 @@ func Open(path string, opts Options) (*Journal, error) {
 	if opts.HeadFile != "" {
 		if j.heads, err = newHeadWriter(j, opts, dfs); err != nil {
 			if j.cps != nil {
-				j.cps.close()
+				j.cps.abort()
 			}
 			if j.rot != nil {
 				j.rot.close()
