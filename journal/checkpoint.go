@@ -29,7 +29,8 @@ type CheckpointOptions struct {
 	// and no tree is kept.
 	File string
 	// Every writes a checkpoint once Every records have been written since
-	// the last. Default 0: by Interval alone.
+	// the last (at most one per MinCheckpointGap). Default 0: by Interval
+	// alone.
 	Every int
 	// Interval writes a checkpoint every Interval while records are
 	// written. Default DefaultCheckpointInterval; negative: never (only
@@ -112,6 +113,7 @@ func (c *checkpointer) run() {
 		defer t.Stop()
 		tick = t.C
 	}
+	var last time.Time
 	for {
 		select {
 		case <-c.stop:
@@ -119,12 +121,34 @@ func (c *checkpointer) run() {
 		case <-tick:
 		case <-c.kick:
 		}
+		// At most one checkpoint per MinCheckpointGap: asks in between
+		// are answered by the one after the gap, which covers them.
+		if d := time.Until(last.Add(MinCheckpointGap)); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-c.stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		last = time.Now()
 		if err := c.write(); err != nil {
 			c.j.fail(err)
 			return
 		}
 	}
 }
+
+// MinCheckpointGap is the least time between two checkpoints written
+// while records are written (CheckpointOptions.Every, Interval, head file
+// updates; the one at Close is not held back). Each checkpoint costs
+// three flushes to the disk (the history's fdatasync, the new file's, its
+// directory's), which share the device with the log's own syncs: written
+// after every commit group, as fast as the disk allows, they slow a
+// strict call's fdatasync measurably (BenchmarkCheckpoint); ten a second
+// do not, and are more than any reader of them needs.
+const MinCheckpointGap = 100 * time.Millisecond
 
 // abort stops the goroutine and closes the history without writing: for
 // an Open that fails after the checkpointer started.

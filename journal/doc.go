@@ -151,7 +151,8 @@
 // A goroutine writes a checkpoint every Checkpoint.Interval (default 1s)
 // and once Checkpoint.Every records (if set) have been written since the
 // last, after each head file update, and at Close, if the tree has grown
-// since the last. Each is of the records written and synced (it syncs
+// since the last; at most one per MinCheckpointGap (100ms) but the last,
+// since each costs three flushes to the disk the log syncs on. Each is of the records written and synced (it syncs
 // what is written and not synced, as the head file does; it never takes
 // queued records from their leader), so no checkpoint names a record a
 // power loss can take back. Signing and writing it are off the records'
