@@ -17,10 +17,10 @@
 # testdata/fuzz/<FuzzXxx>/ (review and trim them before committing).
 #
 # For each target it prints executions per second (the average over the
-# run, minimisation included), the worker-seconds spent minimising new
-# inputs, the entries it found and the corpus size; for a failure, the
-# crasher Go wrote to testdata/fuzz/<FuzzXxx>/ and the command that
-# reproduces it. Full logs are kept in DIR (-l; default a new temporary
+# run, minimisation included), the seconds during which new inputs were
+# queued for or under minimisation, the entries it found and the corpus
+# size; for a failure, the crasher Go wrote to testdata/fuzz/<FuzzXxx>/
+# and the command that reproduces it. Full logs are kept in DIR (-l; default a new temporary
 # directory). Exits 1 if any target failed.
 #
 #   -j JOBS      targets run at once (default: the core count)
@@ -164,13 +164,12 @@ for t in "${targets[@]}"; do
 	new=$(sed -nE 's/.*new interesting: ([0-9]+).*/\1/p' <<<"$last")
 	total=$(sed -nE 's/.*\(total: ([0-9]+)\).*/\1/p' <<<"$last")
 	rate=$(awk -v e="${execs:-0}" -v s="$(secs "${elapsed:-0s}")" 'BEGIN { if (s > 0) printf "%d", e / s; else print "-" }')
-	# Seconds spent minimising, from the coordinator's timestamps: each
-	# minimisation from when its input is queued, or when the one before
-	# it comes back if that is later, until it comes back; one the end of
-	# the run cut short, until the log's last timestamp. A worker
-	# minimises one input at a time, so with one worker this is about
-	# the time it did not fuzz (a little more: the fuzzing call it was in
-	# when an input was queued ends first).
+	# Seconds during which an input was queued for or under minimisation,
+	# from the coordinator's timestamps: each from when it is queued, or
+	# when the one before it comes back if that is later (one is
+	# minimised at a time), until it comes back; one the end of the run
+	# cut short, until the log's last timestamp. Workers may fuzz while an
+	# input waits, so this bounds the time minimisation took from above.
 	minimizing=$(awk '
 		/ DEBUG / { split($2, c, ":"); t = c[1] * 3600 + c[2] * 60 + c[3]; if (last != "" && t < last) t += 86400; last = t }
 		/ DEBUG queueing input for minimization/ && match($0, /id: [^,]+/) { q[substr($0, RSTART + 4, RLENGTH - 4)] = t }
