@@ -70,7 +70,7 @@ func writeGenuineLog(path string, maxSize int64) error {
 	// Each group is appended together and waited for once: one write, one
 	// signature on its last record.
 	write := func(sid byte, groups ...[]record.Body) error {
-		j, err := Open(path, Options{Durability: Durability{Level: None}, Key: fuzzKey, Now: now, SID: [16]byte{sid, 1, 2, 3}, StandardSignatures: true, MaxSize: maxSize})
+		j, err := Open(path, Options{Durability: Durability{Level: None}, Key: fuzzKey, Now: now, SID: [16]byte{sid, 1, 2, 3}, MaxSize: maxSize})
 		if err != nil {
 			return err
 		}

@@ -48,12 +48,6 @@ type Options struct {
 	// Checkpoint, with its File set, keeps signed checkpoints of the log's
 	// Merkle tree (checkpoint.go, doc.go "Checkpoints"). Default: none.
 	Checkpoint CheckpointOptions
-	// StandardSignatures has no effect: every signature is
-	// crypto/ed25519's, its nonce derived from the record it signs
-	// (sign.go).
-	//
-	// Deprecated: remove it from callers; it is kept so that they build.
-	StandardSignatures bool
 	// Logf reports what goes wrong in the background without failing the
 	// journal (a segment that could not be compressed). Default: discard.
 	Logf func(format string, args ...any)
@@ -473,13 +467,6 @@ func (j *Journal) encode(q *queue) []byte {
 	j.out = out
 	return out
 }
-
-// Spare returns at once: no signing work can be done before the record
-// it signs is known, since every nonce is derived from its message
-// (sign.go). Safe for concurrent use.
-//
-// Deprecated: remove it from callers; it is kept so that they build.
-func (j *Journal) Spare(n int) {}
 
 // Head returns the last line written: what to keep elsewhere so that a cut
 // tail can be detected (verify --head). ok is false for an empty log.

@@ -38,7 +38,7 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 			werr = fmt.Errorf("relay: write to client: %w", werr)
 		}
 	}
-	fw := newForwarder(r, func(h *heldRun) error { write(h.chunk, h.drops); return nil }, readable(src))
+	fw := newForwarder(r, func(h *heldRun) error { write(h.chunk, h.drops); return nil })
 	go r.readResponses(src, fw, write)
 	err := fw.writeRuns()
 	if err == nil {
@@ -74,7 +74,6 @@ func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte, [
 					return
 				}
 				write(chunk, st.drops)
-				r.precomputeSigning(n, more)
 			default:
 				h := fw.take(chunk, long)
 				if h == nil {

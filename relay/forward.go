@@ -54,7 +54,6 @@ import (
 type forwarder struct {
 	r     *Relay
 	write func(*heldRun) error // writes a run to the destination
-	more  func() bool          // the forwarder's own probe of src, for precomputeSigning; or nil
 
 	mu       sync.Mutex
 	work     sync.Cond  // the forwarder waits for runs, or the reader's end
@@ -99,8 +98,8 @@ func (h *heldRun) size() int {
 	return runCost + cap(h.buf) + cap(h.answer) + 16*cap(h.drops) + 8*cap(h.calls)
 }
 
-func newForwarder(r *Relay, write func(*heldRun) error, more func() bool) *forwarder {
-	fw := &forwarder{r: r, write: write, more: more, readerDone: make(chan struct{})}
+func newForwarder(r *Relay, write func(*heldRun) error) *forwarder {
+	fw := &forwarder{r: r, write: write, readerDone: make(chan struct{})}
 	fw.work.L, fw.room.L = &fw.mu, &fw.mu
 	return fw
 }
@@ -126,13 +125,12 @@ func (fw *forwarder) writeRuns() error {
 		fw.queue, fw.taken = fw.taken, fw.queue
 		fw.busy = true
 		fw.mu.Unlock()
-		recorded, cost := 0, 0
+		cost := 0
 		for _, h := range fw.taken {
 			if err := fw.forward(h); err != nil {
 				fw.fail()
 				return err
 			}
-			recorded += h.n
 			if !h.long {
 				cost += len(h.chunk) + runCost
 			}
@@ -146,12 +144,6 @@ func (fw *forwarder) writeRuns() error {
 		fw.cost -= cost
 		fw.busy = false
 		fw.room.Broadcast()
-		if recorded > 0 && len(fw.queue) == 0 && !fw.ended {
-			// About to wait for the reader: do signing work ahead.
-			fw.mu.Unlock()
-			fw.r.precomputeSigning(recorded, fw.more)
-			fw.mu.Lock()
-		}
 	}
 }
 

@@ -111,7 +111,7 @@ func TestPumpReadsOnWithinBound(t *testing.T) {
 // it written allocates nothing once its buffers are warm.
 func TestForwarderAllocatesNothing(t *testing.T) {
 	written := make(chan struct{})
-	fw := newForwarder(&Relay{}, func(*heldRun) error { written <- struct{}{}; return nil }, nil)
+	fw := newForwarder(&Relay{}, func(*heldRun) error { written <- struct{}{}; return nil })
 	done := make(chan error, 1)
 	go func() { done <- fw.writeRuns() }()
 	chunk := []byte(`{"jsonrpc":"2.0","method":"ping"}` + "\n")

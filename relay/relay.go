@@ -158,16 +158,6 @@ func (r *Relay) alone(k int) bool {
 	return r.inFlight.n <= k && r.returning == 0
 }
 
-// precomputeSigning has the journal do ahead of time the signing work of
-// as many records as were just relayed, for the next ones, when nothing
-// more is waiting to be read: the pump would only wait for its reader, and
-// the work is then off the next call's path.
-func (r *Relay) precomputeSigning(recorded int, more func() bool) {
-	if recorded > 0 && (more == nil || !more()) {
-		r.j.Spare(recorded)
-	}
-}
-
 func pumpErr(err error) error {
 	switch {
 	case err == io.EOF:

@@ -57,7 +57,7 @@ func appendDrop(drops [][2]int, start, end int) [][2]int {
 // session from learning that the journal failed. That goroutine records
 // and writes nothing more, and ends when the read returns.
 func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
-	fw := newForwarder(r, func(h *heldRun) error { return r.relayRun(dst, h.chunk, h.drops, h.answer) }, readable(src))
+	fw := newForwarder(r, func(h *heldRun) error { return r.relayRun(dst, h.chunk, h.drops, h.answer) })
 	go r.readRequests(src, dst, fw)
 	return fw.writeRuns()
 }
@@ -100,7 +100,6 @@ func (r *Relay) readRequests(src io.Reader, dst io.Writer, fw *forwarder) {
 					fw.abortWith(werr)
 					return
 				}
-				r.precomputeSigning(n, more)
 			default:
 				h := fw.take(chunk, long)
 				if h == nil {

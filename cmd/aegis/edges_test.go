@@ -102,8 +102,8 @@ func TestVerifyNoInput(t *testing.T) {
 // TestVerifyDirectory: a directory stands for every regular file in it. A
 // tampered log named audit.log is verified (invalid), a file that is not
 // a log is reported as such (invalid) without being quoted, and only
-// aegis's own head file and keys, and what is not a regular file, are
-// passed over, each named on stderr.
+// aegis's own head file, checkpoints and keys, and what is not a regular
+// file, are passed over, each named on stderr.
 func TestVerifyDirectory(t *testing.T) {
 	f := newFixture(t)
 	cmd := f.wrapCmd([]string{"--head-file", filepath.Join(f.dir, "audit.head")}, child("echo")...)
@@ -126,6 +126,13 @@ func TestVerifyDirectory(t *testing.T) {
 	put("audit.jsonl", data, 0o600)
 	head, _ := os.ReadFile(filepath.Join(f.dir, "audit.head"))
 	put("audit.head", head, 0o600)
+	for _, name := range []string{"audit.head.checkpoint", "audit.head.checkpoint.history"} {
+		b, err := os.ReadFile(filepath.Join(f.dir, name))
+		if err != nil {
+			t.Fatalf("wrap --head-file wrote no %s: %v", name, err)
+		}
+		put(name, b, 0o600)
+	}
 	pub, _ := os.ReadFile(f.key + ".pub")
 	put("signing.key.pub", pub, 0o644)
 	priv, _ := os.ReadFile(f.key)
@@ -137,7 +144,7 @@ func TestVerifyDirectory(t *testing.T) {
 	if code != exitcode.OK {
 		t.Fatalf("verify (a log, its head, its key, a subdirectory, a FIFO) = exit %d; want 0\n%s%s", code, out, stderr)
 	}
-	for _, want := range []string{"audit.head: a head file", "signing.key.pub: a public key", "real.key: a private key", "archive: a directory: not read", "pipe: a FIFO (named pipe): not read"} {
+	for _, want := range []string{"audit.head: a head file", "audit.head.checkpoint: a checkpoint", "audit.head.checkpoint.history: a checkpoint", "signing.key.pub: a public key", "real.key: a private key", "archive: a directory: not read", "pipe: a FIFO (named pipe): not read"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("verify DIR stderr lacks the note %q:\n%s", want, stderr)
 		}

@@ -408,8 +408,8 @@ func TestRotateFlags(t *testing.T) {
 	// A head file that cannot be written fails at the start, not later,
 	// as the setup mistake it is.
 	cmd := f.wrapCmd([]string{"--head-file", filepath.Join(f.dir, "no", "such", "dir", "h")}, "true")
-	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "head file") {
-		t.Errorf("wrap --head-file in a missing directory = exit %d; want 2 naming the head file\n%s", cmd.ProcessState.ExitCode(), out)
+	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), filepath.Join("no", "such", "dir")) {
+		t.Errorf("wrap --head-file in a missing directory = exit %d; want 2 naming its folder\n%s", cmd.ProcessState.ExitCode(), out)
 	}
 	for _, args := range [][]string{
 		{"verify", "--head", "1:sha256:00", "--head-file", "x", f.audit},

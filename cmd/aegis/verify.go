@@ -27,6 +27,8 @@ func runVerify(args []string) int {
   aegis verify audit.jsonl                            unpinned: self-consistent only
   aegis verify --head 41:sha256:9f86d0… audit.jsonl   nothing cut after a head kept elsewhere
   aegis verify --head-file audit.head audit.jsonl     the same, from wrap --head-file
+  aegis verify --key @signing.key.pub --checkpoint audit.head.checkpoint.history audit.jsonl
+                                                      the log extends every checkpoint wrap wrote
   aegis verify --key @signing.key.pub 'archive/audit.jsonl.*'   sealed segments, in any order
   aegis verify --key @signing.key.pub /var/log/aegis/            every log in a directory
 
@@ -54,6 +56,7 @@ no log in it. With several logs, the worst.
 	headArg := fs.String("head", "", "require the head `SEQ:HASH` printed by wrap on exit")
 	headFile := fs.String("head-file", "", "require the signed head in `FILE` (wrap --head-file; a regular file of at most 4 KiB)")
 	asJSON := fs.Bool("json", false, "print one JSON object per log")
+	cpFiles := addVerifyCheckpointFlag(fs) // checkpoint.go
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -102,12 +105,16 @@ no log in it. With several logs, the worst.
 	if len(sets) == 0 {
 		return fail(exitcode.Usage, "verify: no log to verify in %s", strings.Join(fs.Args(), ", "))
 	}
+	if len(*cpFiles) > 0 && (opts.Key == nil || len(sets) > 1) {
+		return fail(exitcode.Usage, "verify: --checkpoint needs --key, and names one log")
+	}
 	if opts.Head != nil && len(sets) > 1 {
 		return fail(exitcode.Usage, "verify: a head names one log; %d given (%s, %s, …)", len(sets), sets[0].Base, sets[1].Base)
 	}
 	worst := exitcode.OK
 	for _, s := range sets {
 		code := verifySet(s, opts, *asJSON)
+		code = worse(code, verifyCheckpoints(s, *cpFiles, opts.Key))
 		worst = worse(worst, code)
 	}
 	return worst

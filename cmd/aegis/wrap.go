@@ -56,7 +56,8 @@ the mode check.
 	grace := fs.Duration("grace", relay.DefaultGrace, "how long the child has to exit after its stdin closes, and after SIGTERM")
 	policyPath := fs.String("policy", "", "enforce the tool policy in `FILE` (see 'aegis policy --help'); SIGHUP or a change of the file reloads it")
 	cf := addConfineFlags(fs)
-	rf := addRotateFlags(fs) // wrap_rotate.go
+	rf := addRotateFlags(fs)      // wrap_rotate.go
+	ckf := addCheckpointFlags(fs) // checkpoint.go
 	// The flag package stops at the first argument that is not a flag
 	// and drops a "--" it stops at: either way, what is left is the
 	// child's argv, exactly as given.
@@ -124,6 +125,9 @@ the mode check.
 		return code
 	}
 	jopts, err := rf.options(*audit, journal.Options{Durability: dur, Key: key})
+	if err == nil {
+		jopts, err = ckf.options(*audit, jopts)
+	}
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: %v", err)
 	}

@@ -172,6 +172,9 @@ func logsInDir(dir string) (files, notes []string, err error) {
 // file, a public key, a signing key), recognised by its whole content, or
 // returns "". Nothing of the content is quoted.
 func companion(path string, st os.FileInfo) string {
+	if isCheckpoint(path) {
+		return "a checkpoint or a history of them (check the log against it with --checkpoint)"
+	}
 	if st.Size() > record.MaxPrivateKeyFile {
 		return ""
 	}
@@ -189,6 +192,29 @@ func companion(path string, st os.FileInfo) string {
 		return "a private key (whoever can read the logs here can read it too)"
 	}
 	return ""
+}
+
+// checkpointOrigin begins a checkpoint's first line (package tlog's
+// OriginPrefix, which imports this package).
+const checkpointOrigin = "aegis.log/"
+
+// isCheckpoint reports whether the file at path begins as a checkpoint
+// does: its origin line, then the tree size in decimal. A history is a run
+// of checkpoints, so it begins the same way; only its first bytes are read.
+func isCheckpoint(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 128)
+	n, _ := io.ReadFull(f, b)
+	origin, rest, ok := strings.Cut(string(b[:n]), "\n")
+	if !ok || !strings.HasPrefix(origin, checkpointOrigin) {
+		return false
+	}
+	size, _, ok := strings.Cut(rest, "\n")
+	return ok && size != "" && strings.Trim(size, "0123456789") == ""
 }
 
 // notALog says why the file of a set at path is not a log, or returns ""
