@@ -14,18 +14,24 @@ import (
 )
 
 // TestConfigNewUser is the flow a new user follows, with nothing but a
-// fresh HOME: aegis keygen (the default key), a Claude Desktop
-// configuration naming server-everything, aegis config wrap (finding it
+// fresh HOME: README's install (go install from the clone), aegis keygen
+// (the default key), a Claude Desktop configuration naming
+// server-everything and server-filesystem, aegis config wrap (finding it
 // where Claude Desktop keeps it), then the official TypeScript SDK client
-// starts the server exactly as the rewritten configuration says (its
-// command, args and env) and calls tools; aegis log and aegis verify then
-// read the log wrap chose by default, under HOME. aegis config unwrap
-// gives back the file as it was.
+// starts each server exactly as the rewritten configuration says (its
+// command, args and env) and calls tools, and the MCP Inspector CLI does
+// the same from the file in its config-file mode; aegis log and aegis
+// verify then read the logs wrap chose by default, under HOME. aegis
+// config unwrap gives back the file as it was.
 func TestConfigNewUser(t *testing.T) {
 	argv := everythingArgv(t) // node …/server-everything/dist/index.js stdio
 	node := argv[0]
 	dir := t.TempDir()
-	aegis := buildAegis(t, dir)
+	aegis := installAegis(t, filepath.Join(dir, "bin"))
+	fsEntry, err := filepath.Abs(filesystemEntry)
+	if err != nil {
+		t.Fatal(err)
+	}
 	home := filepath.Join(dir, "home")
 	project := filepath.Join(dir, "project")
 	for _, d := range []string{home, project} {
@@ -73,6 +79,10 @@ func TestConfigNewUser(t *testing.T) {
       "env": {
         "AEGIS_INTEROP_MARK": "kept through aegis"
       }
+    },
+    "filesystem": {
+      "command": ` + quoteJSON(node) + `,
+      "args": [` + quoteJSON(fsEntry) + `, ` + quoteJSON(project) + `]
     },
     "remote": {
       "url": "https://mcp.example.com/mcp"
@@ -148,7 +158,27 @@ func TestConfigNewUser(t *testing.T) {
 		t.Errorf("get-env through aegis = %s; want the entry's env (AEGIS_INTEROP_MARK) to reach the server", results[1])
 	}
 
-	// The log the defaults chose: the only audit log under HOME.
+	// The second server, by the same client, and both by the Inspector
+	// CLI reading the file itself.
+	fsE := wrapped.MCPServers["filesystem"]
+	fsArgv := append([]string{script, fsE.Command}, fsE.Args...)
+	fsCalls := `[{"tool":"list_allowed_directories","args":{}}]`
+	fsClient := exec.CommandContext(ctx, node, fsArgv...)
+	fsClient.Dir, fsClient.Env = project, append(slices.Clip(env), "AEGIS_INTEROP_CALLS="+fsCalls)
+	if out, err := fsClient.Output(); err != nil || !strings.Contains(string(out), project) {
+		t.Fatalf("the TS SDK client through the wrapped filesystem entry: %v\n%s", err, out)
+	}
+	for _, c := range []struct{ server, tool, want string }{
+		{"everything", "echo", "Echo: from the inspector"},
+		{"filesystem", "list_allowed_directories", project},
+	} {
+		got := runInspectorEnv(t, env, "--config", cfgPath, "--server", c.server, "--method", "tools/call", "--tool-name", c.tool, "--tool-arg", "message=from the inspector")
+		if !strings.Contains(got, c.want) {
+			t.Errorf("the Inspector CLI through the wrapped %s entry printed\n%s\nwant %q", c.server, got, c.want)
+		}
+	}
+
+	// The logs the defaults chose: one per server under HOME.
 	var logs []string
 	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
@@ -157,11 +187,19 @@ func TestConfigNewUser(t *testing.T) {
 		return nil
 	})
 	wantLog := filepath.Join(home, ".local", "state", "aegis", "everything.jsonl")
-	if !slices.Equal(logs, []string{wantLog}) {
-		t.Fatalf("audit logs under HOME: %v; want %s", logs, wantLog)
+	fsLog := filepath.Join(home, ".local", "state", "aegis", "filesystem.jsonl")
+	if !slices.Equal(logs, []string{wantLog, fsLog}) {
+		t.Fatalf("audit logs under HOME: %v; want %s and %s", logs, wantLog, fsLog)
+	}
+	code, out, errOut = run("log", fsLog)
+	if code != 0 || strings.Count(out, "list_allowed_directories") != 2 {
+		t.Errorf("aegis log %s = exit %d; want the two list_allowed_directories calls\n%s%s", fsLog, code, out, errOut)
+	}
+	if code, out, errOut = run("verify", "--key", "@"+keyPub, fsLog); code != 0 {
+		t.Errorf("aegis verify %s = exit %d\n%s%s", fsLog, code, out, errOut)
 	}
 	code, out, errOut = run("log", wantLog)
-	if code != 0 || !strings.Contains(out, "echo") || !strings.Contains(out, "get-env") {
+	if code != 0 || strings.Count(out, "echo") != 2 || !strings.Contains(out, "get-env") {
 		t.Errorf("aegis log %s = exit %d; want the echo and get-env calls\n%s%s", wantLog, code, out, errOut)
 	}
 	code, out, errOut = run("verify", "--key", "@"+keyPub, wantLog)
@@ -197,4 +235,21 @@ func checkAuditKey(t *testing.T, path, pub string) {
 func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// installAegis installs aegis into gobin the way README says, from this
+// clone: CGO_ENABLED=0 go install ./cmd/aegis.
+func installAegis(t *testing.T, gobin string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go is not on PATH: %v", err)
+	}
+	cmd := exec.Command(goBin, "install", "./cmd/aegis")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOBIN="+gobin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go install ./cmd/aegis: %v\n%s", err, out)
+	}
+	return filepath.Join(gobin, "aegis")
 }

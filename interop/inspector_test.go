@@ -18,6 +18,13 @@ const inspectorCLI = "node_modules/@modelcontextprotocol/inspector-cli/build/cli
 // printed; it fails the test if the Inspector fails.
 func runInspector(t *testing.T, args ...string) string {
 	t.Helper()
+	return runInspectorEnv(t, nil, args...)
+}
+
+// runInspectorEnv is runInspector in the environment env (nil: this
+// process's).
+func runInspectorEnv(t *testing.T, env []string, args ...string) string {
+	t.Helper()
 	cli, err := filepath.Abs(inspectorCLI)
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +33,7 @@ func runInspector(t *testing.T, args ...string) string {
 		t.Fatalf("the MCP Inspector CLI is not installed (%v): run `npm ci` in interop/", err)
 	}
 	cmd := exec.Command("node", append([]string{cli, "--cli"}, args...)...)
+	cmd.Env = env
 	cmd.WaitDelay = 5 * time.Second
 	done := make(chan struct{})
 	defer close(done)

@@ -30,6 +30,9 @@ import (
 // names dist/index.js as the bin; the first argument picks the transport.
 const everythingEntry = "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
+// filesystemEntry is the pinned server-filesystem's entry point.
+const filesystemEntry = "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+
 const (
 	// sessionTimeout bounds a whole session.
 	sessionTimeout = 2 * time.Minute
