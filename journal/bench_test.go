@@ -26,6 +26,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/aegisrelay/aegis/internal/journaltest"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/verify"
 )
@@ -90,40 +91,20 @@ func BenchmarkFdatasyncFloor(b *testing.B) {
 }
 
 // callRecords builds the records of one recorded tools/call as the relay
-// does: an intent, then its outcome. Reused across calls; Append copies.
-type callRecords struct {
-	id  []byte
-	in  record.Intent
-	out record.Outcome
-}
+// does (journaltest.Calls), and records them (call).
+type callRecords struct{ *journaltest.Calls }
 
-func newCallRecords() *callRecords {
-	c := &callRecords{}
-	c.in = record.Intent{Tool: []byte("read_file"), HasTool: true, RequestDigest: sha256.Sum256([]byte("request"))}
-	c.out = record.Outcome{ResponseDigest: sha256.Sum256([]byte("response")), HasResponse: true, Status: record.StatusOK, LatencyNS: 123456}
-	return c
-}
-
-func (c *callRecords) intent(n int) *record.Intent {
-	c.id = strconv.AppendInt(c.id[:0], int64(n), 10)
-	c.in.Call = record.Call{Type: record.IDNumber, Text: c.id}
-	return &c.in
-}
-
-func (c *callRecords) outcome(intent uint64) *record.Outcome {
-	c.out.Call, c.out.Intent = c.in.Call, intent
-	return &c.out
-}
+func newCallRecords() *callRecords { return &callRecords{journaltest.NewCalls()} }
 
 // call records one tools/call as the relay does: intent, Wait before the
 // request moves; outcome, Wait before the response moves.
 func (c *callRecords) call(j *Journal, n int) error {
-	seq, err := j.Append(c.intent(n))
+	seq, err := j.Append(c.Intent(n))
 	if err == nil {
 		err = j.Wait(seq, BeforeRequest)
 	}
 	if err == nil {
-		seq, err = j.Append(c.outcome(seq))
+		seq, err = j.Append(c.Outcome(seq))
 	}
 	if err == nil {
 		err = j.Wait(seq, BeforeResponse)
@@ -379,9 +360,9 @@ func BenchmarkConcurrent(b *testing.B) {
 						var body record.Body
 						bar := BeforeRequest
 						if k%2 == 0 {
-							body = c.intent(w<<32 | k)
+							body = c.Intent(w<<32 | k)
 						} else {
-							body, bar = c.outcome(intent), BeforeResponse
+							body, bar = c.Outcome(intent), BeforeResponse
 						}
 						t0 := time.Now()
 						seq, err := j.Append(body)

@@ -15,18 +15,13 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/internal/journaltest"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/verify"
 )
 
-func testKey(t testing.TB) ed25519.PrivateKey {
-	t.Helper()
-	k, err := record.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+// testKey returns a fresh signing key.
+var testKey = journaltest.Key
 
 func mustDurability(t testing.TB, s string) Durability {
 	t.Helper()
