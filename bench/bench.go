@@ -153,7 +153,9 @@ func (h *harness) setup(ctx context.Context) error {
 	}
 	build := func(out, pkg string) error {
 		h.logf("building %s (CGO_ENABLED=0)", pkg)
-		cmd := exec.CommandContext(ctx, gobin, "build", "-o", out, pkg)
+		// -buildvcs=auto: the binary names the commit it was built from
+		// (aegis --version, the report's "aegis" row), whatever GOFLAGS says.
+		cmd := exec.CommandContext(ctx, gobin, "build", "-buildvcs=auto", "-o", out, pkg)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {

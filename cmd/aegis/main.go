@@ -18,14 +18,38 @@ import (
 // version go install recorded, or "dev".
 var version = ""
 
+// A binary built from a checkout (go build, without -buildvcs=false)
+// also names its commit, and says if the tree had changes: a benchmark's
+// figures name the code they measured.
 func aegisVersion() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
 	}
-	return "dev"
+	v := "dev"
+	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
+		v += " (" + rev[:min(12, len(rev))]
+		if modified == "true" {
+			v += ", modified"
+		}
+		v += ")"
+	}
+	return v
 }
 
 type command struct {
