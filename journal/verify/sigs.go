@@ -123,14 +123,19 @@ func (c *sigChecker) close() ([]placed, int) {
 	return c.bad, c.dropped
 }
 
+// minBatch is the fewest signatures checked as a batch: below it the
+// batch's setup (its lookup tables, two full-size multiplications) costs
+// more than checking each with crypto/ed25519.
+const minBatch = 4
+
 // work checks batches until close: each at once (batchVerifier), and
-// one that fails, or holds a single signature, signature by signature
-// with crypto/ed25519, keeping those that do not verify.
+// one that fails, or holds fewer than minBatch signatures, signature by
+// signature with crypto/ed25519, keeping those that do not verify.
 func (c *sigChecker) work() {
 	defer c.wg.Done()
 	var bv batchVerifier
 	for b := range c.jobs {
-		if len(b.jobs) == 1 || !bv.ok(b) {
+		if len(b.jobs) < minBatch || !bv.ok(b) {
 			for i := range b.jobs {
 				j := &b.jobs[i]
 				if !ed25519.Verify(j.pub, b.msg(i), j.sig[:]) {
