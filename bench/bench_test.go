@@ -44,8 +44,10 @@ func TestQuickRun(t *testing.T) {
 	if got := len(res.Scan); got != len(jsonbaseline.Frames) {
 		t.Errorf("scan rows = %d; want %d", got, len(jsonbaseline.Frames))
 	}
-	if res.Verify == nil || res.Verify.Log.Intents == 0 {
-		t.Errorf("verify = %+v; want a log with intents", res.Verify)
+	for _, v := range []*VerifyResult{res.Verify, res.VerifyLockStep} {
+		if v == nil || v.Log.Intents == 0 {
+			t.Errorf("verify = %+v; want a log with intents, of each shape", v)
+		}
 	}
 	if got := len(res.RSS); got != 2 {
 		t.Errorf("rss rows = %d; want 2", got)
@@ -61,9 +63,9 @@ func TestQuickRun(t *testing.T) {
 	}
 
 	// Every figure of the targets table: 4 round trip rows, strict, reply, none, group
-	// commit, 16 MiB ×2, a scan row per frame, verify, start at strict with
-	// and without --confine.
-	want := 4 + 3 + 1 + 2 + len(jsonbaseline.Frames) + 1 + 2
+	// commit, 16 MiB ×2, a scan row per frame, verify of two logs, start at
+	// strict with and without --confine.
+	want := 4 + 3 + 1 + 2 + len(jsonbaseline.Frames) + 2 + 2
 	if got := len(res.Summary); got != want {
 		t.Errorf("target rows = %d; want %d", got, want)
 	}

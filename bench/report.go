@@ -113,12 +113,17 @@ func (res *Results) WriteMarkdown(w io.Writer) {
 		}
 	}
 
-	if v := res.Verify; v != nil {
+	if res.Verify != nil || res.VerifyLockStep != nil {
 		p("\n## verify (page cache warm)\n\nWall time per run, and CPU time (user + system, every thread) per run.\n\n")
 		p("| log | records | signed | verify | sha256sum | ratio | verify CPU | sha256sum CPU | ratio by CPU |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		p("| %.1f MB, made by wrap at none, 64 in flight | %d | %d | %.0f MB/s (%s) | %.0f MB/s (%s) | %s | %s | %s | %s |\n", float64(v.Log.Bytes)/1e6,
-			v.Log.Records, v.Log.Signed, v.VerifyMBps, us(v.Verify.Median), v.ShaMBps, us(v.Sha256sum.Median), fx(v.Ratio),
-			us(v.VerifyCPU.Median), us(v.ShaCPU.Median), fx(v.CPURatio))
+		for _, v := range []*VerifyResult{res.Verify, res.VerifyLockStep} {
+			if v == nil {
+				continue
+			}
+			p("| %.1f MB, made by wrap at none, %s | %d | %d | %.0f MB/s (%s) | %.0f MB/s (%s) | %s | %s | %s | %s |\n", float64(v.Log.Bytes)/1e6, v.Shape,
+				v.Log.Records, v.Log.Signed, v.VerifyMBps, us(v.Verify.Median), v.ShaMBps, us(v.Sha256sum.Median), fx(v.Ratio),
+				us(v.VerifyCPU.Median), us(v.ShaCPU.Median), fx(v.CPURatio))
+		}
 	}
 
 	if len(res.RSS) > 0 {

@@ -24,9 +24,11 @@ type Results struct {
 	Sizes      []SizeResult      `json:"sizes"`
 	Scan       []ScanResult      `json:"scan"`
 	Verify     *VerifyResult     `json:"verify,omitempty"`
-	RSS        []RSSResult       `json:"rss"`
-	Start      []StartResult     `json:"start"`
-	Profiles   []Profile         `json:"profiles,omitempty"`
+	// VerifyLockStep is verify on the log a sequential agent makes.
+	VerifyLockStep *VerifyResult `json:"verify_lock_step,omitempty"`
+	RSS            []RSSResult   `json:"rss"`
+	Start          []StartResult `json:"start"`
+	Profiles       []Profile     `json:"profiles,omitempty"`
 
 	// Samples kept for the plots.
 	fsyncSamples    []time.Duration
@@ -164,15 +166,22 @@ func summarise(res *Results) []TargetRow {
 		}
 		rows = append(rows, r)
 	}
-	if v := res.Verify; v != nil {
+	for _, vt := range []struct {
+		v *VerifyResult
+		t float64
+	}{{res.Verify, 1.5}, {res.VerifyLockStep, 0.15}} {
+		v := vt.v
+		if v == nil {
+			continue
+		}
 		r := TargetRow{
-			Figure:   "verify",
+			Figure:   "verify, log made " + v.Shape,
 			Floor:    fmt.Sprintf("sha256sum %.0f MB/s", v.ShaMBps),
-			Target:   "≥ 0.5×",
+			Target:   fmt.Sprintf("≥ %.2g×", vt.t),
 			Measured: fmt.Sprintf("%.0f MB/s (%d records, %d signed; by CPU time %s)", v.VerifyMBps, v.Log.Records, v.Log.Signed, fx(v.CPURatio)),
 			Ratio:    v.Ratio,
 		}
-		r.judge("ge", 0.5, true)
+		r.judge("ge", vt.t, true)
 		rows = append(rows, r)
 	}
 	for _, st := range res.Start {

@@ -10,7 +10,8 @@ import (
 // VerifyResult is aegis verify against sha256sum reading the same log,
 // from the page cache, in the same rounds.
 type VerifyResult struct {
-	Log        logCounts `json:"log"` // made by wrap at none, 64 calls in flight
+	Shape      string    `json:"shape"` // how the log was made: "64 in flight" or "lock-step"
+	Log        logCounts `json:"log"`   // made by wrap at none
 	Verify     Stats     `json:"verify"`
 	Sha256sum  Stats     `json:"sha256sum"`
 	VerifyMBps float64   `json:"verify_mb_s"`
@@ -25,27 +26,54 @@ type VerifyResult struct {
 	CPURatio  Ratio `json:"cpu_ratio"`
 }
 
+// verifyShapes are the logs verify reads: the one many calls in flight
+// make (few signatures: one per commit group) and the one a sequential
+// agent makes (every record signed).
+var verifyShapes = []struct {
+	name   string
+	window int
+}{{"64 in flight", 64}, {"lock-step", 1}}
+
 func (h *harness) verifySection(ctx context.Context) error {
+	for _, shape := range verifyShapes {
+		r, err := h.verifyShape(ctx, shape.name, shape.window)
+		if err != nil {
+			return err
+		}
+		if shape.window == 1 {
+			h.res.VerifyLockStep = r
+		} else {
+			h.res.Verify = r
+		}
+	}
+	return nil
+}
+
+// verifyShape makes a log of verifyCalls calls through wrap at none with
+// window calls in flight, and times verify and sha256sum on it.
+func (h *harness) verifyShape(ctx context.Context, name string, window int) (*VerifyResult, error) {
 	audit := h.newAudit("verify")
-	h.verifyAudit = audit
+	if window > 1 {
+		h.verifyAudit = audit
+	}
 	p, err := h.startTarget(ctx, "wrap", Pipes, "none", audit, echoOpts{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer p.stop()
-	h.logf("   writing a log of %d calls through wrap (none, 64 in flight)", h.it.verifyCalls)
-	if _, err := p.pipeline(callReq, h.it.verifyCalls, 64, nil); err != nil {
-		return err
+	h.logf("   writing a log of %d calls through wrap (none, %s)", h.it.verifyCalls, name)
+	if _, err := p.pipeline(callReq, h.it.verifyCalls, window, nil); err != nil {
+		return nil, err
 	}
 	if err := p.stop(); err != nil {
-		return err
+		return nil, err
 	}
 	c, err := h.verifyLog(ctx, audit) // also warms the page cache
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if c.Intents != h.it.verifyCalls {
-		return fmt.Errorf("verify log holds %d intents; want %d", c.Intents, h.it.verifyCalls)
+		return nil, fmt.Errorf("verify log holds %d intents; want %d", c.Intents, h.it.verifyCalls)
 	}
 	verify := []string{h.aegis, "verify", "--key", "@" + h.key + ".pub", audit}
 	sha := []string{"sha256sum", audit}
@@ -59,21 +87,20 @@ func (h *harness) verifySection(ctx context.Context) error {
 			}
 			d, cpu, err := timeCmd(ctx, argv)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			s.add(d)
 			c.add(cpu)
 		}
 	}
-	r := &VerifyResult{Log: c, Verify: vs.stats(), Sha256sum: ss.stats(), VerifyCPU: vc.stats(), ShaCPU: sc.stats()}
+	r := &VerifyResult{Shape: name, Log: c, Verify: vs.stats(), Sha256sum: ss.stats(), VerifyCPU: vc.stats(), ShaCPU: sc.stats()}
 	r.CPURatio = ratio(r.ShaCPU.Median, r.VerifyCPU.Median)
 	r.VerifyMBps = float64(c.Bytes) / r.Verify.Median * 1e3
 	r.ShaMBps = float64(c.Bytes) / r.Sha256sum.Median * 1e3
 	r.Ratio = ratio(r.VerifyMBps, r.ShaMBps)
-	h.res.Verify = r
-	h.logf("   %d records (%d signed), %.1f MB: verify %.0f MB/s, sha256sum %.0f MB/s: %.2f× (by CPU time %.2f×)",
-		c.Records, c.Signed, float64(c.Bytes)/1e6, r.VerifyMBps, r.ShaMBps, r.Ratio, r.CPURatio)
-	return nil
+	h.logf("   %s: %d records (%d signed), %.1f MB: verify %.0f MB/s, sha256sum %.0f MB/s: %.2f× (by CPU time %.2f×)",
+		name, c.Records, c.Signed, float64(c.Bytes)/1e6, r.VerifyMBps, r.ShaMBps, r.Ratio, r.CPURatio)
+	return r, nil
 }
 
 // timeCmd runs argv to completion, output discarded, and returns its
