@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
-	"golang.org/x/sys/unix"
 
-	"github.com/aegisrelay/aegis/internal/regular"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
 )
@@ -64,12 +62,8 @@ type checkpointer struct {
 }
 
 func newCheckpointer(j *Journal, opts CheckpointOptions, fsys DirFS) (*checkpointer, error) {
-	if err := regular.Check(opts.File, nil); errors.Is(err, ErrNotRegular) {
-		return nil, fmt.Errorf("%w; a checkpoint file must be a regular file (or not exist yet)", err)
-	}
-	dir := filepath.Dir(opts.File)
-	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
-		return nil, &IOError{Op: "checkpoint file: directory not writable", Path: dir, Err: err}
+	if err := checkReplaceable(opts.File, "checkpoint file"); err != nil {
+		return nil, err
 	}
 	hist, err := fsys.OpenAppend(opts.File + HistoryExt)
 	if err != nil {

@@ -36,15 +36,8 @@ type headWriter struct {
 }
 
 func newHeadWriter(j *Journal, opts Options, fsys DirFS) (*headWriter, error) {
-	// Refuse now rather than fail closed a second into the session: the
-	// head file is replaced by rename, which fails over a directory and
-	// would swap a FIFO or device node for a file.
-	if err := regular.Check(opts.HeadFile, nil); errors.Is(err, ErrNotRegular) {
-		return nil, fmt.Errorf("%w; a head file must be a regular file (or not exist yet)", err)
-	}
-	dir := filepath.Dir(opts.HeadFile)
-	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
-		return nil, &IOError{Op: "head file: directory not writable", Path: dir, Err: err}
+	if err := checkReplaceable(opts.HeadFile, "head file"); err != nil {
+		return nil, err
 	}
 	every := opts.HeadEvery
 	if every <= 0 {
@@ -112,6 +105,22 @@ func (h *headWriter) write() error {
 	h.last, h.wrote = head, true
 	if h.j.cps != nil {
 		h.j.cps.poke() // a checkpoint with every head
+	}
+	return nil
+}
+
+// checkReplaceable refuses, at Open, a file the journal replaces by
+// rename (what: "head file", "checkpoint file") that cannot be: rename
+// fails over a directory and would swap a FIFO or a device node for a
+// file, and a folder that cannot be written would fail the journal
+// closed a second into the session rather than now.
+func checkReplaceable(path, what string) error {
+	if err := regular.Check(path, nil); errors.Is(err, ErrNotRegular) {
+		return fmt.Errorf("%w; a %s must be a regular file (or not exist yet)", err, what)
+	}
+	dir := filepath.Dir(path)
+	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return &IOError{Op: what + ": directory not writable", Path: dir, Err: err}
 	}
 	return nil
 }

@@ -123,42 +123,14 @@ func TestFirstHour(t *testing.T) {
 func TestWrapLogInUse(t *testing.T) {
 	f := newFixture(t)
 	first := f.wrapCmd(nil, child("echo")...)
-	in, err := first.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errPipe, err := first.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	recording := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "recording") {
-				recording <- true
-			}
-		}
-		close(recording)
-	}()
-	select {
-	case <-recording:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the first wrap never said it was recording")
-	}
+	end := startRecording(t, first)
 	second := f.wrapCmd(nil, "cat")
 	second.Stdin = strings.NewReader("")
 	out, _ := second.CombinedOutput()
 	if code := second.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "--name NAME") {
 		t.Errorf("second wrap on a log in use: exit %d %s; want 2 and a hint at --name", code, out)
 	}
-	in.Close()
-	for range recording {
-	}
-	if err := first.Wait(); err != nil {
+	if err := end(); err != nil {
 		t.Errorf("first wrap: %v", err)
 	}
 	f.mustVerify(t, 0)
@@ -225,15 +197,42 @@ func TestDefaultLogInUse(t *testing.T) {
 	}
 	first := exec.Command(aegisBin, append([]string{"wrap", "--name", "notes", "--grace", "5s"}, child("echo")...)...)
 	first.Env = env
-	in, err := first.StdinPipe()
+	end := startRecording(t, first)
+	second := exec.Command(aegisBin, append([]string{"wrap", "--name", "notes"}, child("echo")...)...)
+	second.Env = env
+	second.Stdin = strings.NewReader(call("1", "read_file") + "\n")
+	var stderr bytes.Buffer
+	second.Stderr = &stderr
+	runBounded(t, second, 30*time.Second)
+	state := filepath.Join(homeOf(env), ".local", "state", "aegis")
+	if code := second.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "recording") || !strings.Contains(stderr.String(), filepath.Join(state, "notes-2.jsonl")) {
+		t.Errorf("second wrap on a default log in use: exit %d\n%s\nwant it to record to notes-2.jsonl", code, stderr.String())
+	}
+	if err := end(); err != nil {
+		t.Errorf("first wrap: %v", err)
+	}
+	for _, name := range []string{"notes.jsonl", "notes-2.jsonl"} {
+		v := exec.Command(aegisBin, "verify", filepath.Join(state, name))
+		v.Env = env
+		if out, err := v.CombinedOutput(); err != nil {
+			t.Errorf("verify %s: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// startRecording starts wrap, its stdin held open, and returns once it
+// says it is recording; end closes its stdin and waits for it to exit.
+func startRecording(t *testing.T, wrap *exec.Cmd) (end func() error) {
+	t.Helper()
+	in, err := wrap.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	errPipe, err := first.StderrPipe()
+	errPipe, err := wrap.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := first.Start(); err != nil {
+	if err := wrap.Start(); err != nil {
 		t.Fatal(err)
 	}
 	recording := make(chan bool, 1)
@@ -249,29 +248,12 @@ func TestDefaultLogInUse(t *testing.T) {
 	select {
 	case <-recording:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the first wrap never said it was recording")
+		t.Fatal("wrap never said it was recording")
 	}
-	second := exec.Command(aegisBin, append([]string{"wrap", "--name", "notes"}, child("echo")...)...)
-	second.Env = env
-	second.Stdin = strings.NewReader(call("1", "read_file") + "\n")
-	var stderr bytes.Buffer
-	second.Stderr = &stderr
-	runBounded(t, second, 30*time.Second)
-	state := filepath.Join(homeOf(env), ".local", "state", "aegis")
-	if code := second.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "recording") || !strings.Contains(stderr.String(), filepath.Join(state, "notes-2.jsonl")) {
-		t.Errorf("second wrap on a default log in use: exit %d\n%s\nwant it to record to notes-2.jsonl", code, stderr.String())
-	}
-	in.Close()
-	for range recording {
-	}
-	if err := first.Wait(); err != nil {
-		t.Errorf("first wrap: %v", err)
-	}
-	for _, name := range []string{"notes.jsonl", "notes-2.jsonl"} {
-		v := exec.Command(aegisBin, "verify", filepath.Join(state, name))
-		v.Env = env
-		if out, err := v.CombinedOutput(); err != nil {
-			t.Errorf("verify %s: %v\n%s", name, err, out)
+	return func() error {
+		in.Close()
+		for range recording {
 		}
+		return wrap.Wait()
 	}
 }
