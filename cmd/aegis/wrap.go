@@ -8,15 +8,17 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 )
 
-func runWrap(args []string) int {
-	fs := newFlags("wrap", "aegis wrap [flags] [--] CMD [ARGS…]", `  aegis keygen                                   once: the signing key wrap uses by default
+// wrapExamples is wrap's --help after its flags.
+const wrapExamples = `  aegis keygen                                   once: the signing key wrap uses by default
   aegis wrap npx -y @modelcontextprotocol/server-everything
   aegis wrap --name notes --durability reply -- ./my-server --help
   aegis wrap --audit audit.jsonl --signing-key signing.key -- node server.js
@@ -44,7 +46,14 @@ the mode check.
 
   aegis wrap --confine --allow-exec-support --allow-read ./node_modules \
     --allow-write /srv/data --clean-env -- node ./server.js /srv/data
-`)
+`
+
+// runWrap is aegis wrap: its flags, then each check that makes a setup
+// mistake exit 2 before anything is opened, in the order a user fixes
+// them, then the log opened and the session run (wrapSession). It stays
+// one flat sequence so that the order of the checks can be read at once.
+func runWrap(args []string) int {
+	fs := newFlags("wrap", "aegis wrap [flags] [--] CMD [ARGS…]", wrapExamples)
 	audit := fs.String("audit", "", "append the audit log to `FILE` (default: NAME.jsonl in $XDG_STATE_HOME/aegis)")
 	name := fs.String("name", "", "name the server's default log `NAME`.jsonl (default: from the child command, e.g. server-memory for npx -y @modelcontextprotocol/server-memory)")
 	keyPath := fs.String("signing-key", "", "sign with the PKCS#8 PEM Ed25519 key in `FILE` (default: signing.key in $XDG_CONFIG_HOME/aegis; see aegis keygen); refused if its group or others have any permission on it")
@@ -79,25 +88,8 @@ the mode check.
 		return fail(exitcode.Usage, "wrap: --name %q: use letters, digits, '.', '_' and '-' only (it names a file)", *name)
 	}
 	defaultLog := *audit == ""
-	if defaultLog {
-		if *name == "" {
-			*name = serverName(argv)
-		}
-		p, err := defaultAuditPath(*name)
-		if err != nil {
-			return fail(exitcode.Usage, "wrap: no --audit FILE given, and %v", err)
-		}
-		*audit = p
-	}
-	if *keyPath == "" {
-		p, err := defaultKeyPath()
-		if err != nil {
-			return fail(exitcode.Usage, "wrap: no --signing-key FILE given, and %v", err)
-		}
-		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-			return fail(exitcode.Usage, "wrap: no signing key at %s: make it once with 'aegis keygen', or name one with --signing-key FILE", p)
-		}
-		*keyPath = p
+	if code, ok := defaultFiles(argv, audit, name, keyPath); !ok {
+		return code
 	}
 	if *callTimeout < 0 {
 		return fail(exitcode.Usage, "wrap: --call-timeout %v: want a positive duration such as 30s, or 0 for none", *callTimeout)
@@ -147,26 +139,9 @@ the mode check.
 	if err := ensureParent("wrap", *audit); err != nil {
 		return fail(exitcode.Usage, "wrap: cannot create the folder for the audit log: %v", err)
 	}
-	j, err := journal.Open(*audit, jopts)
-	// The same server run twice at once (two clients, two sessions of
-	// one) finds its default log locked: the second records to NAME-2,
-	// and so on, rather than fail to start.
-	for n := 2; defaultLog && errors.Is(err, journal.ErrLocked) && n <= maxLogsInUse; n++ {
-		p, _ := defaultAuditPath(fmt.Sprintf("%s-%d", *name, n))
-		fmt.Fprintf(os.Stderr, "aegis: %s is in use by another aegis wrap; trying %s\n", *audit, p)
-		*audit = p
-		j, err = journal.Open(*audit, jopts)
-	}
-	switch {
-	case errors.Is(err, journal.ErrNotLog) || errors.Is(err, journal.ErrNotRegular):
-		return fail(exitcode.Usage, "wrap: %v; it is left as it was", err)
-	case errors.Is(err, journal.ErrLocked):
-		return fail(exitcode.Usage, "wrap: %v: another aegis wrap is recording to it; give this one its own log with --name NAME or --audit FILE", err)
-	case err != nil:
-		// Nothing was relayed yet: a log or head file that cannot be
-		// opened is a setup mistake (a folder without write permission,
-		// a read-only file system), not a failure during a session.
-		return fail(exitcode.Usage, "wrap: cannot start recording: %v", err)
+	j, code, ok := openAudit(audit, *name, defaultLog, jopts)
+	if !ok {
+		return code
 	}
 	fmt.Fprintf(os.Stderr, "aegis: recording %s to %s\n", shortArgv(argv), *audit)
 	// session_start is made durable while the child starts (Session.Ready).
@@ -175,21 +150,97 @@ the mode check.
 		j.Close()
 		return fail(exitcode.AuditIO, "wrap: %v", err)
 	}
-	r := relay.New(relay.Config{Journal: j, MaxFrame: frameMax, MaxPending: *maxPending, Gate: pol.relayGate(), Client: os.Stdout, CallTimeout: *callTimeout})
+	return wrapSession{
+		argv: argv, audit: *audit, prof: prof, env: childEnv, pol: pol, sigs: sigs,
+		maxFrame: frameMax, maxPending: *maxPending, callTimeout: *callTimeout, grace: *grace,
+	}.run(j, startSeq)
+}
+
+// defaultFiles fills in the audit log (from name, itself from the child
+// command when empty) and the signing key that no flag named.
+func defaultFiles(argv []string, audit, name, keyPath *string) (code int, ok bool) {
+	if *audit == "" {
+		if *name == "" {
+			*name = serverName(argv)
+		}
+		p, err := defaultAuditPath(*name)
+		if err != nil {
+			return fail(exitcode.Usage, "wrap: no --audit FILE given, and %v", err), false
+		}
+		*audit = p
+	}
+	if *keyPath == "" {
+		p, err := defaultKeyPath()
+		if err != nil {
+			return fail(exitcode.Usage, "wrap: no --signing-key FILE given, and %v", err), false
+		}
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			return fail(exitcode.Usage, "wrap: no signing key at %s: make it once with 'aegis keygen', or name one with --signing-key FILE", p), false
+		}
+		*keyPath = p
+	}
+	return 0, true
+}
+
+// openAudit opens the audit log at *audit; the default log of a server
+// already running records to NAME-2.jsonl and so on, and *audit says
+// which. Every failure here is a setup mistake (exit 2).
+func openAudit(audit *string, name string, defaultLog bool, jopts journal.Options) (j *journal.Journal, code int, ok bool) {
+	j, err := journal.Open(*audit, jopts)
+	// The same server run twice at once (two clients, two sessions of
+	// one) finds its default log locked: the second records to NAME-2,
+	// and so on, rather than fail to start.
+	for n := 2; defaultLog && errors.Is(err, journal.ErrLocked) && n <= maxLogsInUse; n++ {
+		p, _ := defaultAuditPath(fmt.Sprintf("%s-%d", name, n))
+		fmt.Fprintf(os.Stderr, "aegis: %s is in use by another aegis wrap; trying %s\n", *audit, p)
+		*audit = p
+		j, err = journal.Open(*audit, jopts)
+	}
+	switch {
+	case errors.Is(err, journal.ErrNotLog) || errors.Is(err, journal.ErrNotRegular):
+		return nil, fail(exitcode.Usage, "wrap: %v; it is left as it was", err), false
+	case errors.Is(err, journal.ErrLocked):
+		return nil, fail(exitcode.Usage, "wrap: %v: another aegis wrap is recording to it; give this one its own log with --name NAME or --audit FILE", err), false
+	case err != nil:
+		// Nothing was relayed yet: a log or head file that cannot be
+		// opened is a setup mistake (a folder without write permission,
+		// a read-only file system), not a failure during a session.
+		return nil, fail(exitcode.Usage, "wrap: cannot start recording: %v", err), false
+	}
+	return j, 0, true
+}
+
+// wrapSession is what runs a session once its log is open.
+type wrapSession struct {
+	argv, env   []string
+	audit       string
+	prof        *confine.Profile
+	pol         *wrapPolicy
+	sigs        chan os.Signal
+	maxFrame    int
+	maxPending  int
+	callTimeout time.Duration
+	grace       time.Duration
+}
+
+// run relays the session whose session_start is at startSeq, closes the
+// log, says how the session ended, and returns wrap's exit status.
+func (w wrapSession) run(j *journal.Journal, startSeq uint64) int {
+	r := relay.New(relay.Config{Journal: j, MaxFrame: w.maxFrame, MaxPending: w.maxPending, Gate: w.pol.relayGate(), Client: os.Stdout, CallTimeout: w.callTimeout})
 	s := &relay.Session{
-		Relay: r, Journal: j, Argv: argv, Grace: *grace,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: sigs,
+		Relay: r, Journal: j, Argv: w.argv, Grace: w.grace,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: w.sigs,
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) },
 	}
-	stopPolicy := pol.start(r, s.Logf)
-	s.Env, s.Confine = childEnv, prof
+	stopPolicy := w.pol.start(r, s.Logf)
+	s.Env, s.Confine = w.env, w.prof
 	s.Ready = func() error { return j.Wait(startSeq, journal.BeforeRequest) }
 	res := s.Run()
 	stopPolicy()
 	cerr := j.Close()
 	// The technical line first, then one plain sentence for an abnormal
 	// end (explain.go).
-	defer explainEnd(wrapEnd{Result: res, CloseErr: cerr, Argv: argv, Confine: prof, Audit: *audit})
+	defer explainEnd(wrapEnd{Result: res, CloseErr: cerr, Argv: w.argv, Confine: w.prof, Audit: w.audit})
 	switch {
 	case errors.Is(res.Err, journal.ErrIO) || errors.Is(cerr, journal.ErrIO):
 		if res.Err == nil {
