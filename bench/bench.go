@@ -49,7 +49,7 @@ type Config struct {
 }
 
 // Sections are the parts of a run, in order.
-var Sections = []string{"fsync", "roundtrip", "durability", "inflight", "sizes", "scan", "verify", "rss", "start", "pprof"}
+var Sections = []string{"fsync", "roundtrip", "durability", "inflight", "sizes", "scan", "verify", "rss", "start", "clients", "pprof"}
 
 // harness is one run's state.
 type harness struct {
@@ -58,6 +58,7 @@ type harness struct {
 	work  string // temporary directory inside Config.Dir
 	aegis string
 	child string // aegis-bench-child, the helper processes
+	root  string // the module's root folder
 	key   string // signing key file; its public key is key+".pub"
 	res   *Results
 	audit int // audit files made so far
@@ -106,6 +107,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{"verify", h.verifySection},
 		{"rss", h.rssSection},
 		{"start", h.startSection},
+		{"clients", h.clientsSection},
 		{"pprof", h.pprofSection},
 	}
 	t0 := time.Now()
@@ -148,6 +150,7 @@ func (h *harness) setup(ctx context.Context) error {
 		return fmt.Errorf("go env GOMOD: %w", err)
 	}
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	h.root = root
 	if !fileExists(filepath.Join(root, "cmd", "aegis")) {
 		return fmt.Errorf("run aegis-bench inside the aegis module (go env GOMOD = %q)", strings.TrimSpace(string(gomod)))
 	}

@@ -52,6 +52,9 @@ func TestQuickRun(t *testing.T) {
 	if got := len(res.RSS); got != 2 {
 		t.Errorf("rss rows = %d; want 2", got)
 	}
+	if got := len(res.Clients); got != 2 {
+		t.Errorf("client rows = %d; want 2 (the TypeScript and Go SDKs)", got)
+	}
 	if got := len(res.Start); got != len(startTargets) {
 		t.Errorf("start rows = %d; want %d", got, len(startTargets))
 	}
@@ -63,9 +66,10 @@ func TestQuickRun(t *testing.T) {
 	}
 
 	// Every figure of the targets table: 4 round trip rows, strict, reply, none, group
-	// commit, 16 MiB ×2, a scan row per frame, verify of two logs, start at
-	// strict with and without --confine.
-	want := 4 + 3 + 1 + 2 + len(jsonbaseline.Frames) + 2 + 2
+	// commit, 16 MiB ×2, a scan row per frame, verify of two logs, each
+	// real client at none and strict, start at strict with and without
+	// --confine.
+	want := 4 + 3 + 1 + 2 + len(jsonbaseline.Frames) + 2 + 4 + 2
 	if got := len(res.Summary); got != want {
 		t.Errorf("target rows = %d; want %d", got, want)
 	}

@@ -144,6 +144,14 @@ func (res *Results) WriteMarkdown(w io.Writer) {
 		}
 	}
 
+	if len(res.Clients) > 0 {
+		p("\n## Real clients (lock-step tools/call to server-everything on Node)\n\nEach call's round trip as the official SDK's call returns it, pooled over rounds that rotate the targets.\n\n| client | direct | wrap none | overhead | wrap strict | overhead |\n|---|---:|---:|---:|---:|---:|\n")
+		for _, c := range res.Clients {
+			p("| %s | %s / %s | %s / %s | %s | %s / %s | %s |\n", c.Client, us(c.Direct.Median), us(c.Direct.P99),
+				us(c.None.Median), us(c.None.P99), us(c.NoneOverhead), us(c.Strict.Median), us(c.Strict.P99), us(c.StrictOverhead))
+		}
+	}
+
 	if len(res.Profiles) > 0 {
 		p("\n## Where wrap's time goes (pprof -top of wrap's wiring in process)\n")
 		for _, pr := range res.Profiles {

@@ -25,10 +25,11 @@ type Results struct {
 	Scan       []ScanResult      `json:"scan"`
 	Verify     *VerifyResult     `json:"verify,omitempty"`
 	// VerifyLockStep is verify on the log a sequential agent makes.
-	VerifyLockStep *VerifyResult `json:"verify_lock_step,omitempty"`
-	RSS            []RSSResult   `json:"rss"`
-	Start          []StartResult `json:"start"`
-	Profiles       []Profile     `json:"profiles,omitempty"`
+	VerifyLockStep *VerifyResult  `json:"verify_lock_step,omitempty"`
+	RSS            []RSSResult    `json:"rss"`
+	Start          []StartResult  `json:"start"`
+	Clients        []ClientResult `json:"clients"`
+	Profiles       []Profile      `json:"profiles,omitempty"`
 
 	// Samples kept for the plots.
 	fsyncSamples    []time.Duration
@@ -183,6 +184,28 @@ func summarise(res *Results) []TargetRow {
 		}
 		r.judge("ge", vt.t, true)
 		rows = append(rows, r)
+	}
+	for _, c := range res.Clients {
+		pre := res.Fsync.Overwrite.Median
+		for _, k := range []struct {
+			what      string
+			overhead  float64
+			limit     float64
+			limitText string
+		}{
+			{"none", c.NoneOverhead, 60e3, "≤ +60 µs"},
+			{"strict", c.StrictOverhead, 2*pre + 100e3, fmt.Sprintf("≤ 2 × pre-zeroed fdatasync + 100 µs = +%s", us(2*pre+100e3))},
+		} {
+			r := TargetRow{
+				Figure:   fmt.Sprintf("%s client → server-everything, tools/call through wrap at %s", c.Client, k.what),
+				Floor:    fmt.Sprintf("the same client → server directly, median %s", us(c.Direct.Median)),
+				Target:   k.limitText,
+				Measured: fmt.Sprintf("+%s", us(k.overhead)),
+				Ratio:    Ratio(k.overhead / k.limit),
+			}
+			r.judge("le", 1, true)
+			rows = append(rows, r)
+		}
 	}
 	for _, st := range res.Start {
 		limit := map[string]float64{"wrap strict": 1e6, "wrap strict --confine": 5e6}[st.Target]

@@ -8,6 +8,7 @@
 //	aegis-bench-child floorrelay [-size N]
 //	aegis-bench-child profwrap -audit FILE -key FILE -durability D -profile FILE [-size N]
 //	aegis-bench-child profverify -audit FILE -key FILE -profile FILE [-runs N]
+//	aegis-bench-child goclient [-n N] [-warm N] -- CMD [ARGS…]
 //
 // echo answers every request line (one with an "id" and a "method") in
 // order, the answers to the lines of one read in one write, as a buffered
@@ -23,7 +24,9 @@
 // confinement or rotation) in this process with an echo child, and writes
 // a CPU profile when the session ends: the released binary has no
 // profiling hook. profverify does the same for aegis verify's work on one
-// log (journal.Verify, pinned), -runs times over.
+// log (journal.Verify, pinned), -runs times over. goclient is the
+// official Go SDK client timing lock-step tools/call echo calls to the
+// server CMD (goclient.go).
 package main
 
 import (
@@ -44,6 +47,8 @@ func main() {
 	durability := fs.String("durability", "strict", "profwrap: the durability level")
 	profile := fs.String("profile", "", "profwrap, profverify: write the CPU profile to `FILE`")
 	runs := fs.Int("runs", 1, "profverify: verify the log `N` times")
+	n := fs.Int("n", 200, "goclient: timed calls")
+	warm := fs.Int("warm", 20, "goclient: calls before the timed ones")
 	fs.Parse(os.Args[2:])
 	var code int
 	switch os.Args[1] {
@@ -55,6 +60,8 @@ func main() {
 		code = profWrap(*audit, *key, *durability, *profile, *size)
 	case "profverify":
 		code = profVerify(*audit, *key, *profile, *runs)
+	case "goclient":
+		code = goClient(*n, *warm, fs.Args())
 	default:
 		usage()
 	}
@@ -62,7 +69,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: aegis-bench-child echo|floorrelay|profwrap|profverify [flags]")
+	fmt.Fprintln(os.Stderr, "usage: aegis-bench-child echo|floorrelay|profwrap|profverify|goclient [flags]")
 	os.Exit(2)
 }
 
