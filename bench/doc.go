@@ -32,7 +32,16 @@
 //
 // # Processes
 //
-// The harness plays the client itself. It builds, from the module, aegis
+// The harness plays the client itself, except in two sections. start
+// spawns the echo child, directly and through wrap, and times spawn to
+// initialize answered. clients runs the official TypeScript SDK client
+// (interop/bench_client.mjs, with interop/'s pinned npm packages: run npm
+// ci there first) and Go SDK client (aegis-bench-child goclient) against
+// the pinned server-everything on Node, directly and through wrap at none
+// and strict, each client process a session of its own, rounds rotating
+// the targets.
+//
+// Otherwise the harness plays the client itself. It builds, from the module, aegis
 // (CGO_ENABLED=0, as released; or takes -aegis) and its helper program,
 // aegis-bench-child, whose modes are the processes under the client:
 //
@@ -40,6 +49,7 @@
 //	floorrelay  the floor a relay is judged against: plain 64 KiB read/write
 //	            loops between the client and an echo child
 //	profwrap    aegis wrap's wiring in process under the CPU profiler (-pprof)
+//	goclient    the official Go SDK client, for the clients section
 //
 // The helpers are a program of their own so that they carry nothing of the
 // harness: its plotting library's fonts alone are 40 MiB resident.
