@@ -1,8 +1,10 @@
 package journal
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -259,11 +261,15 @@ func (j *Journal) durableTree() (t *tlog.Tree, origin string, err error) {
 // the tree must hold exactly records leaves, the records the journal
 // continues from, or the log is one whose chain package tlog cannot
 // follow and no honest checkpoint can be made of it.
-func rebuildTree(path string, records uint64) (*tlog.Tree, string, error) {
+func rebuildTree(path string, records uint64, last *tlog.Checkpoint) (*tlog.Tree, string, error) {
 	t := tlog.NewTree()
+	if last != nil && last.Size > records {
+		return nil, "", fmt.Errorf("%w: %s holds %d records, but its last checkpoint names %d: it was cut, or rolled back to an older copy; it is not continued", ErrRolledBack, path, records, last.Size)
+	}
 	if records == 0 {
 		return t, "", nil
 	}
+	var atLast tlog.Hash // the root when the tree was last's size
 	set, err := segment.Sets([]string{path}, true)
 	if err != nil {
 		return nil, "", &IOError{Op: "read for checkpoints", Path: path, Err: err}
@@ -275,6 +281,9 @@ func rebuildTree(path string, records uint64) (*tlog.Tree, string, error) {
 			origin = tlog.Origin(line)
 		}
 		t.AppendLeaf(c.LeafHash())
+		if last != nil && t.Size() == last.Size {
+			atLast = t.Root()
+		}
 		return nil
 	}
 	if len(set) != 1 {
@@ -286,5 +295,22 @@ func rebuildTree(path string, records uint64) (*tlog.Tree, string, error) {
 	if t.Size() != records {
 		return nil, "", fmt.Errorf("%w: %s: its hash chain holds %d records, its last record is seq %d; no checkpoint can be made of it", ErrNotLog, path, t.Size(), records-1)
 	}
+	if last != nil && last.Size > 0 && (last.Origin != origin || atLast != last.Root) {
+		return nil, "", fmt.Errorf("%w: %s differs from its last checkpoint (%s, %d records): a record the checkpoint covers was rewritten, or the log was replaced; it is not continued", ErrRolledBack, path, last.Origin, last.Size)
+	}
 	return t, origin, nil
+}
+
+// lastCheckpoint returns the checkpoint in file, signed with pub, that a
+// continued log must extend; nil if there is none yet. A file that holds
+// no checkpoint of this key is refused: it is not this log's.
+func lastCheckpoint(file string, pub ed25519.PublicKey) (*tlog.Checkpoint, error) {
+	if _, err := os.Lstat(file); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	c, err := tlog.ReadCheckpoint(file, pub)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v: no checkpoint of this key to check the log against", ErrRolledBack, err)
+	}
+	return &c, nil
 }

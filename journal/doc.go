@@ -146,7 +146,12 @@
 // two SHA-256 of every line, spread over every core, about as long as
 // sha256sum takes to read the log), and only when checkpoints are asked
 // for; a log whose chain does not reach its last record is refused with
-// ErrNotLog, since no checkpoint of it would be honest.
+// ErrNotLog, since no checkpoint of it would be honest. The checkpoint
+// already in Checkpoint.File, signed by the same key, is the one the log
+// must extend: a log shorter than it (a cut tail, an older copy put
+// back) or whose first records no longer hash to its root (a rewrite, a
+// replaced log) is refused with ErrRolledBack and left as it is; a file
+// there that holds no checkpoint of this key is refused the same way.
 //
 // A goroutine writes a checkpoint every Checkpoint.Interval (default 1s)
 // and once Checkpoint.Every records (if set) have been written since the

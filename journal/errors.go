@@ -23,6 +23,10 @@ var (
 	// is more than a torn write leaves), so the chain cannot be continued;
 	// aegis leaves such a file exactly as it found it.
 	ErrNotLog = segment.ErrNotLog
+	// ErrRolledBack means an existing log is not an extension of its
+	// last checkpoint (Options.Checkpoint.File): it was cut, rolled back
+	// to an older copy or rewritten. The log is refused and left as it is.
+	ErrRolledBack = errors.New("journal: the log does not extend its last checkpoint")
 	// ErrNotRegular means a path that must name a regular file (an audit
 	// log, a key, a head file) names a directory, a FIFO, a device or a
 	// socket; aegis neither opens nor reads it.

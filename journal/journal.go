@@ -215,7 +215,11 @@ func Open(path string, opts Options) (*Journal, error) {
 		}
 	}
 	if opts.Checkpoint.File != "" {
-		if j.tree, j.origin, err = rebuildTree(path, j.nextSeq); err == nil {
+		var last *tlog.Checkpoint
+		if last, err = lastCheckpoint(opts.Checkpoint.File, j.pub); err == nil {
+			j.tree, j.origin, err = rebuildTree(path, j.nextSeq, last)
+		}
+		if err == nil {
 			j.cps, err = newCheckpointer(j, opts.Checkpoint, dfs)
 		}
 		if err != nil {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
@@ -89,4 +91,58 @@ func TestVerifyCheckpoints(t *testing.T) {
 	if code, _ := checkCheckpoints(set(f.audit), []string{filepath.Join(f.dir, "missing")}, pub); code != exitcode.Usage {
 		t.Errorf("checkCheckpoints(a missing file) = %d; want 2", code)
 	}
+}
+
+// TestWrapRefusesRollback: wrap continues a log only if it extends the
+// checkpoint kept beside its head file. An older copy of the log put
+// back, its tail cut, or a record rewritten is refused (exit 2) and left
+// as it is; the log as it was is continued.
+func TestWrapRefusesRollback(t *testing.T) {
+	f := newFixture(t)
+	head := filepath.Join(f.dir, "audit.head")
+	session := func() (int, string) {
+		cmd := f.wrapCmd([]string{"--head-file", head}, child("echo")...)
+		cmd.Stdin = strings.NewReader(callLine)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		runBounded(t, cmd, 30*time.Second)
+		return cmd.ProcessState.ExitCode(), stderr.String()
+	}
+	if code, errOut := session(); code != 0 {
+		t.Fatalf("first session: exit %d\n%s", code, errOut)
+	}
+	older := readAudit(f.audit)
+	if code, errOut := session(); code != 0 {
+		t.Fatalf("second session: exit %d\n%s", code, errOut)
+	}
+	current := readAudit(f.audit)
+	lines := bytes.SplitAfter(current, []byte("\n"))
+	rewritten := bytes.Replace(current, []byte(`"tool":"x"`), []byte(`"tool":"y"`), 1)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"an older copy", older, "rolled back"},
+		{"its tail cut", bytes.Join(lines[:len(lines)-3], nil), "rolled back"},
+		{"a record rewritten", rewritten, "audit.jsonl"},
+	} {
+		if err := os.WriteFile(f.audit, tc.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, errOut := session()
+		if code != exitcode.Usage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: wrap = exit %d; want 2 saying %q\n%s", tc.name, code, tc.want, errOut)
+		}
+		if got := readAudit(f.audit); !bytes.Equal(got, tc.data) {
+			t.Errorf("%s: wrap changed the log it refused", tc.name)
+		}
+	}
+	if err := os.WriteFile(f.audit, current, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, errOut := session(); code != 0 {
+		t.Errorf("the log as it was: exit %d; want it continued\n%s", code, errOut)
+	}
+	f.mustVerify(t, 0)
 }
