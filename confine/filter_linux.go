@@ -98,7 +98,9 @@ const (
 func retErrno(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e)&unix.SECCOMP_RET_DATA }
 
 // program assembles the filter for an architecture. It is a pure function
-// so that its decisions are tested by evaluating it (filter_test.go).
+// so that its decisions are tested by evaluating it (filter_test.go). It
+// is one listing of the filter's instructions, in the order the kernel
+// runs them, so that it reads as the program it emits.
 func (f netFilter) program(a arch) []unix.SockFilter {
 	var asm assembler
 	asm.load(offArch)

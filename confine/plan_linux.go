@@ -114,88 +114,110 @@ func makePlan(p Profile, target, procSelf string, abi, errata int, seccompErr er
 	rep := Enforced{LandlockABI: abi, FS: []FSRule{}, Ports: []int{}, Scopes: []string{},
 		BestEffort: p.BestEffort, Dropped: dropped}
 	if abi > 0 {
-		base := abiConfigs[abi]
-		cfg := landlock.Config{HandledAccessFS: base.HandledAccessFS, Scoped: base.Scoped}
-		if abi >= 4 {
-			cfg.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
-		}
-		if abi >= 10 && !p.UDP {
-			cfg.HandledAccessNet |= ll.AccessNetBindUDP | ll.AccessNetConnectSendUDP
-		}
-		if abi >= 7 {
-			// Denials by the target (after execve) reach the audit log.
-			cfg = cfg.EnableLoggingForSubprocesses()
-		}
-		pl.landlock = cfg
-		withheld := landlock.AccessFSSet(0)
-		if !erratumFixed(errata, erratumDisconnected) {
-			withheld = ll.AccessFSRefer
-		}
-		add := func(path string, want landlock.AccessFSSet, mustExist bool) error {
-			isDir, err := stat(path)
-			if err != nil {
-				if !mustExist {
-					return nil
-				}
-				return fmt.Errorf("%w: %s: %v", ErrRefused, path, err)
-			}
-			a := want &^ withheld & cfg.HandledAccessFS
-			if !isDir {
-				a &= rightsFile
-			}
-			if a == 0 {
-				return nil
-			}
-			pl.fs = append(pl.fs, grant{path, a})
-			if strings.HasPrefix(path, "/proc/") {
-				pl.pins = append(pl.pins, path)
-			}
-			rep.FS = append(rep.FS, FSRule{Path: path, Access: accessList(a)})
-			return nil
-		}
-		if err := add(target, rightsExec, true); err != nil {
+		if err := pl.landlockRules(p, target, procSelf, abi, errata, ports, allowTCP, stat, &rep); err != nil {
 			return nil, err
-		}
-		if p.ExecSupport {
-			for _, d := range execSupport {
-				add(d, rightsRead, false)
-			}
-			if err := add(procSelf, rightsRead, true); err != nil {
-				return nil, err
-			}
-			for _, d := range procSupport {
-				add(d, rightsRead, false)
-			}
-			for _, d := range devSupport {
-				add(d, rightsRead, false)
-			}
-		}
-		for _, d := range p.Read {
-			if err := add(d, rightsRead, true); err != nil {
-				return nil, err
-			}
-		}
-		for _, d := range p.Write {
-			if err := add(d, rightsWrite, true); err != nil {
-				return nil, err
-			}
-		}
-		if abi >= 4 && allowTCP {
-			pl.connect = ports
-			for _, port := range ports {
-				rep.Ports = append(rep.Ports, int(port))
-			}
-		}
-		if abi >= 6 {
-			rep.Scopes = []string{"abstract_unix_socket", "signal"}
 		}
 	}
 
+	reachAndGaps(&rep, p, abi, allowTCP, pl.seccomp)
+	pl.rep = rep
+	return pl, nil
+}
+
+// landlockRules builds the Landlock ruleset for abi: the handled rights,
+// one path-beneath rule per grant (the target, the exec support paths,
+// --allow-read and --allow-write), the TCP ports and the IPC scopes, and
+// writes each into rep as applied. A grant that must exist and does not
+// refuses the profile.
+func (pl *plan) landlockRules(p Profile, target, procSelf string, abi, errata int, ports []uint16, allowTCP bool, stat statFunc, rep *Enforced) error {
+	base := abiConfigs[abi]
+	cfg := landlock.Config{HandledAccessFS: base.HandledAccessFS, Scoped: base.Scoped}
+	if abi >= 4 {
+		cfg.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+	}
+	if abi >= 10 && !p.UDP {
+		cfg.HandledAccessNet |= ll.AccessNetBindUDP | ll.AccessNetConnectSendUDP
+	}
+	if abi >= 7 {
+		// Denials by the target (after execve) reach the audit log.
+		cfg = cfg.EnableLoggingForSubprocesses()
+	}
+	pl.landlock = cfg
+	withheld := landlock.AccessFSSet(0)
+	if !erratumFixed(errata, erratumDisconnected) {
+		withheld = ll.AccessFSRefer
+	}
+	add := func(path string, want landlock.AccessFSSet, mustExist bool) error {
+		isDir, err := stat(path)
+		if err != nil {
+			if !mustExist {
+				return nil
+			}
+			return fmt.Errorf("%w: %s: %v", ErrRefused, path, err)
+		}
+		a := want &^ withheld & cfg.HandledAccessFS
+		if !isDir {
+			a &= rightsFile
+		}
+		if a == 0 {
+			return nil
+		}
+		pl.fs = append(pl.fs, grant{path, a})
+		if strings.HasPrefix(path, "/proc/") {
+			pl.pins = append(pl.pins, path)
+		}
+		rep.FS = append(rep.FS, FSRule{Path: path, Access: accessList(a)})
+		return nil
+	}
+	if err := add(target, rightsExec, true); err != nil {
+		return err
+	}
+	if p.ExecSupport {
+		for _, d := range execSupport {
+			add(d, rightsRead, false)
+		}
+		if err := add(procSelf, rightsRead, true); err != nil {
+			return err
+		}
+		for _, d := range procSupport {
+			add(d, rightsRead, false)
+		}
+		for _, d := range devSupport {
+			add(d, rightsRead, false)
+		}
+	}
+	for _, d := range p.Read {
+		if err := add(d, rightsRead, true); err != nil {
+			return err
+		}
+	}
+	for _, d := range p.Write {
+		if err := add(d, rightsWrite, true); err != nil {
+			return err
+		}
+	}
+	if abi >= 4 && allowTCP {
+		pl.connect = ports
+		for _, port := range ports {
+			rep.Ports = append(rep.Ports, int(port))
+		}
+	}
+	if abi >= 6 {
+		rep.Scopes = []string{"abstract_unix_socket", "signal"}
+	}
+
+	return nil
+}
+
+// reachAndGaps fills in what the enforcement record says of the network,
+// from Landlock (abi) and the seccomp filter together, and the known gaps
+// of this enforcement that no flag asked to close (NotCovered).
+func reachAndGaps(rep *Enforced, p Profile, abi int, allowTCP, seccomp bool) {
 	// What a socket can reach, from both layers together.
 	switch {
 	case allowTCP && abi >= 4:
 		rep.TCP = NetPorts
-	case !allowTCP && (pl.seccomp || abi >= 4):
+	case !allowTCP && (seccomp || abi >= 4):
 		rep.TCP = NetDenied
 	default:
 		rep.TCP = NetOpen
@@ -203,14 +225,14 @@ func makePlan(p Profile, target, procSelf string, abi, errata int, seccompErr er
 	switch {
 	case p.UDP:
 		rep.UDP = NetOpen
-	case pl.seccomp || abi >= 10:
+	case seccomp || abi >= 10:
 		rep.UDP = NetDenied
 	default:
 		rep.UDP = NetOpen
 	}
-	rep.SeccompApplied = pl.seccomp
-	rep.SeccompNetworkDenied = pl.seccomp && !allowTCP && !p.UDP
-	rep.IOURingDenied = pl.seccomp
+	rep.SeccompApplied = seccomp
+	rep.SeccompNetworkDenied = seccomp && !allowTCP && !p.UDP
+	rep.IOURingDenied = seccomp
 
 	var nc []string
 	if p.UDP {
@@ -225,7 +247,7 @@ func makePlan(p Profile, target, procSelf string, abi, errata int, seccompErr er
 	if abi < 9 {
 		nc = append(nc, fmt.Sprintf("pathname unix sockets (landlock ABI %d < 9)", abi))
 	}
-	if len(p.Write) > 0 && pl.seccomp {
+	if len(p.Write) > 0 && seccomp {
 		nc = append(nc, "file metadata: chmod, chown, extended attributes, times and inode flags of any file the child can name, "+
 			"not only beneath --allow-write (no landlock ABI handles them; seccomp refuses them only when nothing is granted write)")
 	}
@@ -236,6 +258,4 @@ func makePlan(p Profile, target, procSelf string, abi, errata int, seccompErr er
 		}
 	}
 	rep.NotCovered = nc
-	pl.rep = rep
-	return pl, nil
 }

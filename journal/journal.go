@@ -204,43 +204,9 @@ func Open(path string, opts Options) (*Journal, error) {
 	}
 	j.written, j.synced = j.nextSeq, j.nextSeq
 	j.calls.qFirst, j.calls.tFirst, j.calls.gFirst = j.nextSeq, j.nextSeq, j.nextSeq
-	if opts.MaxSize > 0 || opts.Compress {
-		first, ok := fileFirstSeq(f)
-		if !ok {
-			first = j.nextSeq
-		}
-		if j.rot, err = newRotator(j, opts, dfs, f, first); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
-	if opts.Checkpoint.File != "" {
-		var last *tlog.Checkpoint
-		if last, err = lastCheckpoint(opts.Checkpoint.File, j.pub); err == nil {
-			j.tree, j.origin, err = rebuildTree(path, j.nextSeq, last)
-		}
-		if err == nil {
-			j.cps, err = newCheckpointer(j, opts.Checkpoint, dfs)
-		}
-		if err != nil {
-			if j.rot != nil {
-				j.rot.close()
-			}
-			f.Close()
-			return nil, err
-		}
-	}
-	if opts.HeadFile != "" {
-		if j.heads, err = newHeadWriter(j, opts, dfs); err != nil {
-			if j.cps != nil {
-				j.cps.abort()
-			}
-			if j.rot != nil {
-				j.rot.close()
-			}
-			f.Close()
-			return nil, err
-		}
+	if err := j.startCompanions(path, opts, dfs); err != nil {
+		f.Close()
+		return nil, err
 	}
 	if live.TornBytes > 0 {
 		if !live.TornEnded {
@@ -258,6 +224,51 @@ func Open(path string, opts Options) (*Journal, error) {
 		go j.syncEvery(j.dur.Every)
 	}
 	return j, nil
+}
+
+// startCompanions starts what runs beside the writer, as opts asks: the
+// rotator, the checkpointer (after rebuilding the tree and checking the
+// log against its last checkpoint) and the head writer. If one fails, those
+// already started are stopped, in reverse, and the error returned; the
+// caller closes the file.
+func (j *Journal) startCompanions(path string, opts Options, dfs DirFS) (err error) {
+	defer func() {
+		if err != nil {
+			if j.cps != nil {
+				j.cps.abort()
+			}
+			if j.rot != nil {
+				j.rot.close()
+			}
+		}
+	}()
+	if opts.MaxSize > 0 || opts.Compress {
+		first, ok := fileFirstSeq(j.f)
+		if !ok {
+			first = j.nextSeq
+		}
+		if j.rot, err = newRotator(j, opts, dfs, j.f, first); err != nil {
+			return err
+		}
+	}
+	if opts.Checkpoint.File != "" {
+		last, err := lastCheckpoint(opts.Checkpoint.File, j.pub)
+		if err != nil {
+			return err
+		}
+		if j.tree, j.origin, err = rebuildTree(path, j.nextSeq, last); err != nil {
+			return err
+		}
+		if j.cps, err = newCheckpointer(j, opts.Checkpoint, dfs); err != nil {
+			return err
+		}
+	}
+	if opts.HeadFile != "" {
+		if j.heads, err = newHeadWriter(j, opts, dfs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sealedTail returns the tail of the log's last sealed segment, for a live
