@@ -348,7 +348,9 @@ func (p *logPrinter) record(r *record.Record, follow bool) {
 		}
 		delete(p.pending, k)
 		row.Status, row.Reason, row.done = b.Status, b.Reason, true
-		if b.HasResponse {
+		// A timed-out call has no response but has its latency: the time
+		// until aegis answered it.
+		if b.HasResponse || b.Status == record.StatusTimeout {
 			l := b.LatencyNS
 			row.LatencyNS = &l
 		}

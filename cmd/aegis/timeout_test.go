@@ -213,6 +213,16 @@ func TestWrapCallTimeout(t *testing.T) {
 		t.Errorf("session_end counts = %+v; want 3 unanswered (timeouts) and 2 anomalies", c)
 	}
 	f.mustVerify(t, 0)
+	// aegis log shows a timed-out call's latency: until aegis answered it.
+	logOut, err := exec.Command(aegisBin, "log", "--json", f.audit).Output()
+	if err != nil {
+		t.Fatalf("aegis log --json: %v", err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(logOut)), "\n") {
+		if strings.Contains(l, `"status":"timeout"`) && !strings.Contains(l, `"latency_ns":`) || strings.Contains(l, `"latency_ns":null`) {
+			t.Errorf("aegis log --json row without its latency: %s", l)
+		}
+	}
 
 	t.Run("without the flag", func(t *testing.T) {
 		f := newFixture(t)
