@@ -23,9 +23,10 @@ import (
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 
-func runLog(args []string) int {
-	const synopsis = "aegis log [--json [--sessions]] [-f] [--tool T] [--since D] FILE…"
-	const examples = `  aegis log audit.jsonl                     every session and its calls
+// logSynopsis and logExamples are log's --help.
+const (
+	logSynopsis = "aegis log [--json [--sessions]] [-f] [--tool T] [--since D] FILE…"
+	logExamples = `  aegis log audit.jsonl                     every session and its calls
   aegis log --tool 'fs_*' --since 1h audit.jsonl
   aegis log --json audit.jsonl | jq .       one JSON object per call
   aegis log --json --sessions audit.jsonl   and one per session start and end ("type")
@@ -47,7 +48,10 @@ FILE.<first>-<last>.jsonl[.zst] beside it, read in seq order (compressed
 ones decompressed as they are read). log shows what it can read; verify
 judges it.
 `
-	fs := newFlags("log", synopsis, examples)
+)
+
+func runLog(args []string) int {
+	fs := newFlags("log", logSynopsis, logExamples)
 	asJSON := fs.Bool("json", false, "print one JSON object per call")
 	sessions := fs.Bool("sessions", false, "with --json: also one object per session start and end (\"type\": \"session_start\", \"session_end\", or \"session_open\" for a session with no end); calls have \"type\": \"call\"")
 	follow := fs.Bool("f", false, "follow: keep reading as the log grows")

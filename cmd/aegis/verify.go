@@ -21,8 +21,8 @@ import (
 	"github.com/aegisrelay/aegis/journal/verify"
 )
 
-func runVerify(args []string) int {
-	fs := newFlags("verify", "aegis verify [--key PUB] [--head SEQ:HASH | --head-file FILE] [--json] FILE…", `  aegis verify --key @signing.key.pub audit.jsonl     pinned: every session signed by this key
+// verifyExamples is verify's --help after its flags.
+const verifyExamples = `  aegis verify --key @signing.key.pub audit.jsonl     pinned: every session signed by this key
   aegis verify --key ed25519:3q2+7w… audit.jsonl      the same, key given inline
   aegis verify audit.jsonl                            unpinned: self-consistent only
   aegis verify --head 41:sha256:9f86d0… audit.jsonl   nothing cut after a head kept elsewhere
@@ -40,8 +40,9 @@ one by one.
 
 A DIRECTORY stands for every regular file in it, whatever its name: each
 is read as a log (or a segment of one), and a file that does not begin
-with a record is reported as not a log (invalid). Only the head file and
-the keys that aegis writes are passed over (recognised by their content),
+with a record is reported as not a log (invalid). Only the head file,
+checkpoints and keys that aegis writes are passed over (recognised by
+their content),
 and subdirectories and other entries that are not regular files are not
 read; each is named in a note on stderr. A FILE must be a regular file
 (not a FIFO or a device).
@@ -51,7 +52,10 @@ key when pinned, a missing segment, a file that is not a log); 3 valid but
 incomplete (no session_end, or an unsigned tail); 2 usage or unreadable
 input, and no input: no FILE, a glob that matches nothing, a directory with
 no log in it. With several logs, the worst.
-`)
+`
+
+func runVerify(args []string) int {
+	fs := newFlags("verify", "aegis verify [--key PUB] [--head SEQ:HASH | --head-file FILE] [--checkpoint FILE] [--json] FILE…", verifyExamples)
 	keyArg := fs.String("key", "", "pin to this public `KEY`: ed25519:<base64>, or @FILE.pub (a regular file of at most 4 KiB)")
 	headArg := fs.String("head", "", "require the head `SEQ:HASH` printed by wrap on exit")
 	headFile := fs.String("head-file", "", "require the signed head in `FILE` (wrap --head-file; a regular file of at most 4 KiB)")
