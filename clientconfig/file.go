@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/aegisrelay/aegis/internal/regular"
 	"io"
 	"io/fs"
 	"os"
@@ -126,7 +127,7 @@ func WriteFile(f *File, data []byte, now time.Time) (backup string, err error) {
 	if err := os.Rename(tmp.Name(), f.Path); err != nil {
 		return backup, err
 	}
-	return backup, syncDir(dir)
+	return backup, regular.SyncDir(dir)
 }
 
 // writeBackup keeps f.Data beside f.Path, never over an existing file.
@@ -169,14 +170,4 @@ func writeSync(w *os.File, data []byte, f *File) error {
 		err = cerr
 	}
 	return err
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -304,7 +304,7 @@ func openLocked(path string, syncNew bool, fault faultHook) (File, error) {
 	if err == nil && created && syncNew {
 		dir := filepath.Dir(path)
 		if err = fault.check(fsSyncDir, dir); err == nil {
-			err = syncDir(dir)
+			err = regular.SyncDir(dir)
 		}
 	}
 	var z *zeroer
@@ -389,7 +389,7 @@ func (fs OSFS) SyncDir(dir string) error {
 	if err := faultHook(fs.Fault).check(fsSyncDir, dir); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return regular.SyncDir(dir)
 }
 
 // ReadDir implements FS.
@@ -403,13 +403,4 @@ func (fs OSFS) ReadDir(dir string) ([]string, error) {
 	}
 	defer d.Close()
 	return d.Readdirnames(-1)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -103,3 +103,15 @@ func ReadFile(path, what string, limit int64) ([]byte, os.FileInfo, error) {
 	}
 	return data, st, nil
 }
+
+// SyncDir makes the entries of dir durable: a file created or renamed
+// there survives a power loss only once its directory is synced too. The
+// journal and the configuration rewriter replace files by rename.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
