@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/aegisrelay/aegis/internal/regular"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/aegisrelay/aegis/internal/regular"
 )
 
 // maxFile bounds what ReadFile reads: ~/.claude.json keeps every
