@@ -203,7 +203,8 @@ func (c *checkpointer) write() error {
 }
 
 // replaceFile replaces path with data atomically and durably: write
-// path.tmp, fdatasync, rename over path, sync the directory.
+// path.tmp, fdatasync, rename over path, sync the directory. The head
+// file and the checkpoint file are replaced this way.
 func replaceFile(fsys DirFS, path string, data []byte) error {
 	tmp := path + segment.TmpExt
 	f, err := fsys.Create(tmp)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/aegisrelay/aegis/internal/regular"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 // DefaultHeadEvery is how often the head file is replaced while records are
@@ -81,26 +80,8 @@ func (h *headWriter) write() error {
 		return err
 	}
 	h.buf = record.AppendHeadLine(h.buf[:0], head, h.j.now(), h.j.key)
-	tmp := h.path + segment.TmpExt
-	f, err := h.fs.Create(tmp)
-	if err != nil {
-		return &IOError{Op: "create", Path: tmp, Err: err}
-	}
-	_, err = f.Write(h.buf)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return &IOError{Op: "write", Path: tmp, Err: err}
-	}
-	if err := h.fs.Rename(tmp, h.path, RenameReplace); err != nil {
-		return &IOError{Op: "rename", Path: h.path, Err: err}
-	}
-	if err := h.fs.SyncDir(filepath.Dir(h.path)); err != nil {
-		return &IOError{Op: "fsync directory", Path: filepath.Dir(h.path), Err: err}
+	if err := replaceFile(h.fs, h.path, h.buf); err != nil {
+		return err
 	}
 	h.last, h.wrote = head, true
 	if h.j.cps != nil {
