@@ -43,7 +43,7 @@ func ReadFile(path string) (*File, error) {
 	if st, err := os.Stat(real); err != nil {
 		return nil, err
 	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is a %s", ErrNotRegular, real, describe(st.Mode()))
+		return nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, real, regular.Describe(st.Mode()))
 	}
 	f, err := os.Open(real)
 	if err != nil {
@@ -55,7 +55,7 @@ func ReadFile(path string) (*File, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is a %s", ErrNotRegular, real, describe(st.Mode()))
+		return nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, real, regular.Describe(st.Mode()))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
 	if err != nil {
@@ -67,20 +67,6 @@ func ReadFile(path string) (*File, error) {
 	file := &File{Path: real, Data: data, Mode: st.Mode().Perm()}
 	file.uid, file.gid, file.owned = owner(st)
 	return file, nil
-}
-
-func describe(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
 }
 
 // BackupName returns the name of the backup of path made at t:
