@@ -268,64 +268,11 @@ type SetFile struct {
 // (verify reports them as Invalid); notes are not findings. Package verify
 // reads the files in the order returned.
 func (s *Set) Plan() (files []SetFile, problems, notes []string, err error) {
-	var unranged []SetFile
-	for _, p := range s.Paths {
-		f := SetFile{Path: p}
-		if strings.HasSuffix(p, CompressedExt+TmpExt) {
-			notes = append(notes, fmt.Sprintf("%s: an unfinished compressed copy (compression was interrupted): not read", p))
-			continue
-		}
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		f.size = st.Size()
-		if seg, ok := ParseName(p); ok {
-			f.seg, f.Named, f.zst, f.ranged, f.First, f.Last = seg, true, seg.Compressed, true, seg.First, seg.Last
-			files = append(files, f)
-			continue
-		}
-		f.zst = strings.HasSuffix(p, CompressedExt)
-		if f.size > 0 {
-			why, err := notALog(p)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			if why != "" {
-				problems = append(problems, p+": "+why)
-				continue
-			}
-		}
-		if f.size == 0 {
-			if strings.HasSuffix(p, SpareExt) {
-				notes = append(notes, fmt.Sprintf("%s: an empty spare (made ahead of the next rotation)", p))
-			}
-			continue
-		}
-		if f.First, f.Last, f.ranged, err = contentRange(p, f.zst); err != nil {
-			return nil, nil, nil, err
-		}
-		if f.ranged {
-			files = append(files, f)
-		} else {
-			unranged = append(unranged, f)
-		}
+	files, unranged, problems, notes, err := s.survey()
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	slices.SortStableFunc(files, func(a, b SetFile) int {
-		if c := cmp.Compare(a.First, b.First); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Last, a.Last); c != 0 {
-			return c
-		}
-		switch { // the plain copy of a segment before the compressed one
-		case a.zst == b.zst:
-			return 0
-		case !a.zst:
-			return -1
-		}
-		return 1
-	})
+	sortSegments(files)
 	var out []SetFile
 	var next uint64
 	for _, f := range files {
@@ -367,6 +314,76 @@ func (s *Set) Plan() (files []SetFile, problems, notes []string, err error) {
 		next = max(next, f.Last+1)
 	}
 	return append(out, unranged...), problems, notes, nil
+}
+
+// survey reads what each path of s is: a named segment (its range from
+// its name), a file whose range its content gives, one without a range
+// (ranged false), or something that is no part of the set (a problem or a
+// note).
+func (s *Set) survey() (files, unranged []SetFile, problems, notes []string, err error) {
+	for _, p := range s.Paths {
+		f := SetFile{Path: p}
+		if strings.HasSuffix(p, CompressedExt+TmpExt) {
+			notes = append(notes, fmt.Sprintf("%s: an unfinished compressed copy (compression was interrupted): not read", p))
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		f.size = st.Size()
+		if seg, ok := ParseName(p); ok {
+			f.seg, f.Named, f.zst, f.ranged, f.First, f.Last = seg, true, seg.Compressed, true, seg.First, seg.Last
+			files = append(files, f)
+			continue
+		}
+		f.zst = strings.HasSuffix(p, CompressedExt)
+		if f.size > 0 {
+			why, err := notALog(p)
+			if err != nil {
+				return nil, nil, nil, nil, err
+			}
+			if why != "" {
+				problems = append(problems, p+": "+why)
+				continue
+			}
+		}
+		if f.size == 0 {
+			if strings.HasSuffix(p, SpareExt) {
+				notes = append(notes, fmt.Sprintf("%s: an empty spare (made ahead of the next rotation)", p))
+			}
+			continue
+		}
+		if f.First, f.Last, f.ranged, err = contentRange(p, f.zst); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		if f.ranged {
+			files = append(files, f)
+		} else {
+			unranged = append(unranged, f)
+		}
+	}
+	return files, unranged, problems, notes, nil
+}
+
+// sortSegments orders files by first seq, the longer range first, and a
+// segment's plain copy before its compressed one.
+func sortSegments(files []SetFile) {
+	slices.SortStableFunc(files, func(a, b SetFile) int {
+		if c := cmp.Compare(a.First, b.First); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Last, a.Last); c != 0 {
+			return c
+		}
+		switch { // the plain copy of a segment before the compressed one
+		case a.zst == b.zst:
+			return 0
+		case !a.zst:
+			return -1
+		}
+		return 1
+	})
 }
 
 // copyOf: f and g are the plain and compressed copies of one segment.
