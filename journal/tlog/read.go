@@ -96,68 +96,10 @@ func readLines(paths []string, c *Chain) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var lh leafHasher
-			for ch := range work {
-				ch.info = ch.info[:0]
-				start := 0
-				for _, end := range ch.ends {
-					ch.info = append(ch.info, lineInfo{})
-					ch.info[len(ch.info)-1].compute(ch.buf[start:end], &lh)
-					start = end
-				}
-				close(ch.ready)
-			}
+			hashChunks(work)
 		}()
 	}
-	go func() {
-		defer close(ordered)
-		defer close(work)
-		var ch *chunk
-		take := func() bool {
-			select {
-			case ch = <-free:
-				ch.buf, ch.ends, ch.err = ch.buf[:0], ch.ends[:0], nil
-				ch.ready = make(chan struct{})
-				return true
-			case <-done:
-				return false
-			}
-		}
-		send := func() bool {
-			select {
-			case ordered <- ch:
-			case <-done:
-				return false
-			}
-			work <- ch
-			ch = nil
-			return true
-		}
-		if !take() {
-			return
-		}
-		quit := false // the caller stopped taking chunks
-		for _, p := range paths {
-			err := readFile(p, func(line []byte) bool {
-				ch.buf = append(ch.buf, line...)
-				ch.ends = append(ch.ends, len(ch.buf))
-				if len(ch.buf) >= chunkSize && (!send() || !take()) {
-					quit = true
-					return false
-				}
-				return true
-			})
-			if quit {
-				return
-			}
-			if err != nil {
-				ch.err = err
-				send()
-				return
-			}
-		}
-		send()
-	}()
+	go cutChunks(paths, free, ordered, work, done)
 	var err error
 	for ch := range ordered {
 		<-ch.ready
@@ -183,6 +125,76 @@ func readLines(paths []string, c *Chain) error {
 	}
 	wg.Wait()
 	return err
+}
+
+// hashChunks computes what the chain needs of every line of each chunk
+// from work (its hashes), then marks the chunk ready.
+func hashChunks(work <-chan *chunk) {
+	var lh leafHasher
+	for ch := range work {
+		ch.info = ch.info[:0]
+		start := 0
+		for _, end := range ch.ends {
+			ch.info = append(ch.info, lineInfo{})
+			ch.info[len(ch.info)-1].compute(ch.buf[start:end], &lh)
+			start = end
+		}
+		close(ch.ready)
+	}
+}
+
+// cutChunks reads the lines of the files in order into chunks taken from
+// free, and sends each to ordered (for the caller, in order) and to work
+// (for the hashing workers); a read error travels in the last chunk. It
+// stops when done closes, and closes ordered and work when it returns.
+func cutChunks(paths []string, free <-chan *chunk, ordered, work chan<- *chunk, done <-chan struct{}) {
+	defer close(ordered)
+	defer close(work)
+	var ch *chunk
+	take := func() bool {
+		select {
+		case ch = <-free:
+			ch.buf, ch.ends, ch.err = ch.buf[:0], ch.ends[:0], nil
+			ch.ready = make(chan struct{})
+			return true
+		case <-done:
+			return false
+		}
+	}
+	send := func() bool {
+		select {
+		case ordered <- ch:
+		case <-done:
+			return false
+		}
+		work <- ch
+		ch = nil
+		return true
+	}
+	if !take() {
+		return
+	}
+	quit := false // the caller stopped taking chunks
+	for _, p := range paths {
+		err := readFile(p, func(line []byte) bool {
+			ch.buf = append(ch.buf, line...)
+			ch.ends = append(ch.ends, len(ch.buf))
+			if len(ch.buf) >= chunkSize && (!send() || !take()) {
+				quit = true
+				return false
+			}
+			return true
+		})
+		if quit {
+			return
+		}
+		if err != nil {
+			ch.err = err
+			send()
+			return
+		}
+	}
+	send()
 }
 
 // readFile calls fn with each whole line of the file at path, until fn
