@@ -544,82 +544,10 @@ func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
 	st := &c.st
 	switch f {
 	case fMethod:
-		st.method.add(exact)
-		if b[i] != '"' {
-			st.method.badType = true
-			if st.method.takes(exact) {
-				st.methodVal = nil
-			}
-			return c.skipValue(b, i, depth)
-		}
-		end, fl := c.scanString(b, i)
-		if end < 0 {
-			return end
-		}
-		m := c.decode(b[i+1:end-1], fl)
-		if st.method.takes(exact) {
-			st.methodVal = m
-		}
-		if hasBadChars(m) {
-			st.method.badChars = true
-			if looseEqual(m, "tools/call") {
-				st.toolCall = true
-			}
-		} else if string(m) == "tools/call" {
-			st.toolCall = true
-		}
-		return end
+		return c.methodMember(b, i, depth, exact)
 
 	case fID:
-		st.id.add(exact)
-		var id ID
-		end := i
-		switch b[i] {
-		case '"':
-			if end, _ = c.scanString(b, i); end < 0 {
-				return end
-			}
-			id.Type = IDString
-			k := len(c.arena)
-			c.arena = append(c.arena, 's')
-			c.arena = appendUnquote(c.arena, b[i+1:end-1])
-			id.Key = c.arena[k:len(c.arena):len(c.arena)]
-			id.Str = id.Key[1:]
-		case 'n':
-			if end = c.scanLiteral(b, i, "null"); end < 0 {
-				return end
-			}
-			id.Type = IDNull
-			k := len(c.arena)
-			c.arena = append(c.arena, 'N')
-			id.Key = c.arena[k:len(c.arena):len(c.arena)]
-		case '{', '[', 't', 'f':
-			if end = c.skipValue(b, i, depth); end < 0 {
-				return end
-			}
-			id.Type = IDInvalid
-			st.id.badType = true
-		default:
-			if end = c.scanNumber(b, i); end < 0 {
-				return end
-			}
-			id.Type = IDNumber
-			k := len(c.arena)
-			c.arena = appendNumberKey(c.arena, b[i:end])
-			id.Key = c.arena[k:len(c.arena):len(c.arena)]
-		}
-		id.Raw = b[i:end:end]
-		if n := st.id.exact + st.id.variant - 1; n > 0 {
-			prevExact := st.id.exact
-			if exact {
-				prevExact--
-			}
-			c.repeatID(n, prevExact, exact, &id)
-		}
-		if st.id.takes(exact) {
-			st.idVal = id
-		}
-		return end
+		return c.idMember(b, i, depth, exact)
 
 	case fParams:
 		st.params.add(exact)
@@ -630,26 +558,7 @@ func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
 		return c.object(b, i, depth, matchParams)
 
 	case fName:
-		st.name.add(exact)
-		if b[i] != '"' {
-			st.name.badType = true
-			if st.name.takes(exact) {
-				st.nameVal, st.nameString = nil, false
-			}
-			return c.skipValue(b, i, depth)
-		}
-		end, fl := c.scanString(b, i)
-		if end < 0 {
-			return end
-		}
-		n := c.decode(b[i+1:end-1], fl)
-		if hasBadChars(n) {
-			st.name.badChars = true
-		}
-		if st.name.takes(exact) {
-			st.nameVal, st.nameString = n, true
-		}
-		return end
+		return c.nameMember(b, i, depth, exact)
 
 	case fResult:
 		st.result.add(exact)
@@ -674,6 +583,118 @@ func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
 		return c.skipValue(b, i, depth)
 	}
 	return c.skipValue(b, i, depth)
+}
+
+// methodMember scans a "method" member's value and notes whether it is
+// tools/call, exactly or as a peer that cuts at U+0000 or drops U+FFFD
+// would read it (looseEqual).
+func (c *Classifier) methodMember(b []byte, i, depth int, exact bool) int {
+	st := &c.st
+	st.method.add(exact)
+	if b[i] != '"' {
+		st.method.badType = true
+		if st.method.takes(exact) {
+			st.methodVal = nil
+		}
+		return c.skipValue(b, i, depth)
+	}
+	end, fl := c.scanString(b, i)
+	if end < 0 {
+		return end
+	}
+	m := c.decode(b[i+1:end-1], fl)
+	if st.method.takes(exact) {
+		st.methodVal = m
+	}
+	if hasBadChars(m) {
+		st.method.badChars = true
+		if looseEqual(m, "tools/call") {
+			st.toolCall = true
+		}
+	} else if string(m) == "tools/call" {
+		st.toolCall = true
+	}
+	return end
+}
+
+// idMember scans an "id" member's value into its ID and the key its
+// answers are matched by, and notes a repeated id (repeatID).
+func (c *Classifier) idMember(b []byte, i, depth int, exact bool) int {
+	st := &c.st
+	st.id.add(exact)
+	var id ID
+	end := i
+	switch b[i] {
+	case '"':
+		if end, _ = c.scanString(b, i); end < 0 {
+			return end
+		}
+		id.Type = IDString
+		k := len(c.arena)
+		c.arena = append(c.arena, 's')
+		c.arena = appendUnquote(c.arena, b[i+1:end-1])
+		id.Key = c.arena[k:len(c.arena):len(c.arena)]
+		id.Str = id.Key[1:]
+	case 'n':
+		if end = c.scanLiteral(b, i, "null"); end < 0 {
+			return end
+		}
+		id.Type = IDNull
+		k := len(c.arena)
+		c.arena = append(c.arena, 'N')
+		id.Key = c.arena[k:len(c.arena):len(c.arena)]
+	case '{', '[', 't', 'f':
+		if end = c.skipValue(b, i, depth); end < 0 {
+			return end
+		}
+		id.Type = IDInvalid
+		st.id.badType = true
+	default:
+		if end = c.scanNumber(b, i); end < 0 {
+			return end
+		}
+		id.Type = IDNumber
+		k := len(c.arena)
+		c.arena = appendNumberKey(c.arena, b[i:end])
+		id.Key = c.arena[k:len(c.arena):len(c.arena)]
+	}
+	id.Raw = b[i:end:end]
+	if n := st.id.exact + st.id.variant - 1; n > 0 {
+		prevExact := st.id.exact
+		if exact {
+			prevExact--
+		}
+		c.repeatID(n, prevExact, exact, &id)
+	}
+	if st.id.takes(exact) {
+		st.idVal = id
+	}
+	return end
+}
+
+// nameMember scans a params "name" member's value: the tool's name.
+func (c *Classifier) nameMember(b []byte, i, depth int, exact bool) int {
+	st := &c.st
+	st.name.add(exact)
+	if b[i] != '"' {
+		st.name.badType = true
+		if st.name.takes(exact) {
+			st.nameVal, st.nameString = nil, false
+		}
+		return c.skipValue(b, i, depth)
+	}
+	end, fl := c.scanString(b, i)
+	if end < 0 {
+		return end
+	}
+	n := c.decode(b[i+1:end-1], fl)
+	if hasBadChars(n) {
+		st.name.badChars = true
+	}
+	if st.name.takes(exact) {
+		st.nameVal, st.nameString = n, true
+	}
+	return end
 }
 
 // decode returns the decoded content of a validated string: the raw bytes
