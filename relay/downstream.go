@@ -39,7 +39,7 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 		}
 	}
 	fw := newForwarder(r, func(h *heldRun) error { write(h.chunk, h.drops); return nil })
-	go r.readResponses(src, fw, write)
+	go r.readRuns(src, fw, &downstreamSide{r: r, write: write})
 	err := fw.writeRuns()
 	if err == nil {
 		err = werr
@@ -47,55 +47,28 @@ func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
 	return err
 }
 
-// readResponses is Downstream's reader, as readRequests is Upstream's.
-func (r *Relay) readResponses(src io.Reader, fw *forwarder, write func([]byte, [][2]int)) {
-	defer close(fw.readerDone)
-	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
-	more := readable(src)
-	st := &downstream{}
-	for {
-		chunk, err := rd.Next()
-		if fw.stopped() {
-			return
-		}
-		if len(chunk) > 0 {
-			last, n, rerr := r.recordResponses(chunk, st)
-			if rerr != nil {
-				fw.abortWith(rerr)
-				return
-			}
-			long := len(chunk) > readSize
-			switch {
-			case fw.idle() && (n == 0 || r.alone(0) && (more == nil || !more())):
-				// As in Upstream: no call left in flight, no response to
-				// come meanwhile.
-				if err := r.release(n, last, journal.BeforeResponse, nil, n); err != nil {
-					fw.abortWith(err)
-					return
-				}
-				write(chunk, st.drops)
-			default:
-				h := fw.take(chunk, long)
-				if h == nil {
-					return
-				}
-				h.n, h.last, h.barrier, h.answers = n, last, journal.BeforeResponse, n
-				h.drops = append(h.drops, st.drops...)
-				if !fw.send(h, !long && err == nil && more != nil && more()) {
-					return
-				}
-			}
-			if long {
-				// As in Upstream: let a long line's buffer go.
-				*st = downstream{}
-			}
-		}
-		if err != nil {
-			fw.finish(pumpErr(err))
-			return
-		}
-	}
+// downstreamSide is Downstream's reader's part (readRuns): answers
+// recorded, a run written to the client but for the late answers dropped.
+type downstreamSide struct {
+	r     *Relay
+	st    downstream
+	write func([]byte, [][2]int)
 }
+
+func (d *downstreamSide) record(chunk []byte) (runRecords, error) {
+	last, n, err := d.r.recordResponses(chunk, &d.st)
+	return runRecords{n: n, last: last, barrier: journal.BeforeResponse, answers: n}, err
+}
+
+func (d *downstreamSide) relay(chunk []byte) error { d.write(chunk, d.st.drops); return nil }
+
+func (d *downstreamSide) fill(h *heldRun, rn runRecords) {
+	h.n, h.last, h.barrier, h.answers = rn.n, rn.last, rn.barrier, rn.answers
+	h.drops = append(h.drops, d.st.drops...)
+}
+
+// reset: as Upstream's, a long line's buffer is let go.
+func (d *downstreamSide) reset() { d.st = downstream{} }
 
 // Reasons of the anomalies recorded for a child's line that could answer a
 // call in flight but is not a clean answer to it: the call stays in

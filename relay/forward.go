@@ -1,9 +1,11 @@
 package relay
 
 import (
+	"io"
 	"sync"
 	"sync/atomic"
 
+	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/journal"
 )
 
@@ -331,3 +333,84 @@ func (fw *forwarder) abortWith(err error) {
 // maxReadAhead bounds the bytes a pump holds, recorded and not yet
 // relayed, while it reads on.
 const maxReadAhead = 1 << 20
+
+// runRecords is what a run's records ask before it moves: the n records
+// up to last as durable as barrier, and the calls it puts in flight
+// (Upstream's) or the answers it carries (Downstream's) released with it.
+type runRecords struct {
+	n       int
+	last    uint64
+	barrier journal.Barrier
+	calls   []*call
+	answers int
+}
+
+// pumpSide is what a pump's reader does that depends on its direction:
+// upstreamSide's requests, downstreamSide's answers.
+type pumpSide interface {
+	// record records the lines of chunk and says what its run waits for.
+	record(chunk []byte) (runRecords, error)
+	// relay writes the run on, once released, from the reader itself.
+	relay(chunk []byte) error
+	// fill tells h, the forwarder's copy of the run, what rn says and what
+	// the side holds of it (lines to drop, refusals).
+	fill(h *heldRun, rn runRecords)
+	// reset lets go of what aliases a long line's buffer.
+	reset()
+}
+
+// readRuns is both pumps' reader: it reads and records runs of lines from
+// src and relays each itself or hands it to fw, until the end of src or
+// an error. A run that has nothing ahead of it and no other call in
+// flight whose lines could arrive meanwhile is relayed here, as a pump
+// without a forwarder would, rather than wake the forwarder for it (a
+// thread's wake-up, on a lone call's path). When more bytes are already
+// waiting in src, the runs they hold are recorded before the forwarder
+// waits for any of them (with calls in flight a client sends them one by
+// one), so that one commit group covers them all.
+func (r *Relay) readRuns(src io.Reader, fw *forwarder, p pumpSide) {
+	defer close(fw.readerDone)
+	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
+	more := readable(src)
+	for {
+		chunk, err := rd.Next()
+		if fw.stopped() {
+			return
+		}
+		if len(chunk) > 0 {
+			rn, rerr := p.record(chunk)
+			if rerr != nil {
+				fw.abortWith(rerr)
+				return
+			}
+			long := len(chunk) > readSize
+			switch {
+			case fw.idle() && (rn.n == 0 || r.alone(len(rn.calls)) && (more == nil || !more())):
+				if err := r.release(rn.n, rn.last, rn.barrier, rn.calls, rn.answers); err != nil {
+					fw.abortWith(err)
+					return
+				}
+				if werr := p.relay(chunk); werr != nil {
+					fw.abortWith(werr)
+					return
+				}
+			default:
+				h := fw.take(chunk, long)
+				if h == nil {
+					return
+				}
+				p.fill(h, rn)
+				if !fw.send(h, !long && err == nil && more != nil && more()) {
+					return
+				}
+			}
+			if long {
+				p.reset()
+			}
+		}
+		if err != nil {
+			fw.finish(pumpErr(err))
+			return
+		}
+	}
+}

@@ -58,74 +58,37 @@ func appendDrop(drops [][2]int, start, end int) [][2]int {
 // and writes nothing more, and ends when the read returns.
 func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
 	fw := newForwarder(r, func(h *heldRun) error { return r.relayRun(dst, h.chunk, h.drops, h.answer) })
-	go r.readRequests(src, dst, fw)
+	go r.readRuns(src, fw, &upstreamSide{r: r, dst: dst})
 	return fw.writeRuns()
 }
 
-// readRequests is Upstream's reader: it reads and records runs of lines
-// and hands them to fw, until the end of src or an error.
-func (r *Relay) readRequests(src io.Reader, dst io.Writer, fw *forwarder) {
-	defer close(fw.readerDone)
-	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
-	st := &upstream{}
-	more := readable(src)
-	for {
-		chunk, err := rd.Next()
-		if fw.stopped() {
-			return
-		}
-		if len(chunk) > 0 {
-			last, n, rerr := r.recordRequests(chunk, st)
-			if rerr != nil {
-				fw.abortWith(rerr)
-				return
-			}
-			long := len(chunk) > readSize
-			barrier := journal.BeforeRequest
-			if st.refused {
-				barrier = journal.BeforeResponse
-			}
-			switch {
-			case fw.idle() && (n == 0 || r.alone(len(st.calls)) && (more == nil || !more())):
-				// Nothing ahead of it, and no other call in flight whose
-				// requests could arrive meanwhile: relay it here, as a
-				// pump without a forwarder would, rather than wake the
-				// forwarder for it (a thread's wake-up, on a lone call's
-				// path).
-				if err := r.release(n, last, barrier, st.calls, 0); err != nil {
-					fw.abortWith(err)
-					return
-				}
-				if werr := r.relayRun(dst, chunk, st.drops, st.answer); werr != nil {
-					fw.abortWith(werr)
-					return
-				}
-			default:
-				h := fw.take(chunk, long)
-				if h == nil {
-					return
-				}
-				st.fill(h, last, n, barrier)
-				// More requests already waiting: record them too before
-				// the forwarder waits (with calls in flight a client sends
-				// them one by one).
-				if !fw.send(h, !long && err == nil && more != nil && more()) {
-					return
-				}
-			}
-			if long {
-				// A line longer than the Reader's buffer: st (its frame.Frame,
-				// intent and Classifier) aliases it, and must not keep it
-				// alive once the Reader drops it.
-				*st = upstream{}
-			}
-		}
-		if err != nil {
-			fw.finish(pumpErr(err))
-			return
-		}
-	}
+// upstreamSide is Upstream's reader's part (readRuns): requests recorded,
+// a run relayed to the child with its refusals to the client.
+type upstreamSide struct {
+	r   *Relay
+	st  upstream
+	dst io.Writer
 }
+
+func (u *upstreamSide) record(chunk []byte) (runRecords, error) {
+	last, n, err := u.r.recordRequests(chunk, &u.st)
+	b := journal.BeforeRequest
+	if u.st.refused {
+		b = journal.BeforeResponse
+	}
+	return runRecords{n: n, last: last, barrier: b, calls: u.st.calls}, err
+}
+
+func (u *upstreamSide) relay(chunk []byte) error {
+	return u.r.relayRun(u.dst, chunk, u.st.drops, u.st.answer)
+}
+
+func (u *upstreamSide) fill(h *heldRun, rn runRecords) { u.st.fill(h, rn.last, rn.n, rn.barrier) }
+
+// reset: a line longer than the Reader's buffer is aliased by st (its
+// frame.Frame, intent and Classifier), which must not keep it alive once
+// the Reader drops it.
+func (u *upstreamSide) reset() { u.st = upstream{} }
 
 // fill tells h, a run of st's, what the forwarder needs to know of it: its
 // records, the barrier they wait for, and what to drop, answer and mark
