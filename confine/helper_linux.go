@@ -74,10 +74,7 @@ func Main(args []string) int {
 		return tell(ExitRefused, Report{Refused: why}, "confinement refused: "+why)
 	}
 
-	target, err := exec.LookPath(argv[0])
-	if err == nil {
-		target, err = filepath.Abs(target)
-	}
+	target, err := targetPath(argv[0])
 	if err != nil {
 		return tell(exitNotFound, Report{ExecError: err.Error()}, err.Error())
 	}
@@ -125,4 +122,15 @@ func statDir(path string) (bool, error) {
 		return false, err
 	}
 	return st.IsDir(), nil
+}
+
+// targetPath is the absolute path of the program name runs, found as
+// execve's caller finds it (PATH for a bare name): the file the target's
+// own Landlock rule names.
+func targetPath(name string) (string, error) {
+	target, err := exec.LookPath(name)
+	if err == nil {
+		target, err = filepath.Abs(target)
+	}
+	return target, err
 }

@@ -2,11 +2,7 @@
 
 package confine
 
-import (
-	"fmt"
-	"os/exec"
-	"path/filepath"
-)
+import "fmt"
 
 // Preview returns what the helper would enforce for p on this kernel when
 // it runs argv[0], without running anything: the rules, the network
@@ -21,10 +17,7 @@ func Preview(p Profile, argv []string) (*Enforced, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("confine: no command")
 	}
-	target, err := exec.LookPath(argv[0])
-	if err == nil {
-		target, err = filepath.Abs(target)
-	}
+	target, err := targetPath(argv[0])
 	if err != nil {
 		return nil, err
 	}
