@@ -59,8 +59,16 @@ type Options struct {
 }
 
 // Journal appends records to one audit file. Its methods are safe for
-// concurrent use by any number of goroutines.
+// concurrent use by any number of goroutines. Every record it appends
+// carries its session id (sid); Session returns another handle on the same
+// log for another session.
 type Journal struct {
+	*log
+	sid [32]byte // hex; the records this handle appends carry it
+}
+
+// log is the state every handle on one audit file shares.
+type log struct {
 	path string
 	f    File
 	dur  Durability
@@ -68,7 +76,6 @@ type Journal struct {
 	sign *signer // the leader's; key signs elsewhere (head.go)
 	pub  ed25519.PublicKey
 	now  func() time.Time
-	sid  [32]byte // hex
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -125,7 +132,8 @@ type queued struct {
 	seq  uint64
 	ts   time.Time
 	kind record.Kind
-	end  int // end of this record's fields in queue.fields
+	sid  *[32]byte // the appending handle's
+	end  int       // end of this record's fields in queue.fields
 }
 
 func (q *queue) reset() {
@@ -175,14 +183,14 @@ func Open(path string, opts Options) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
-	j := &Journal{
+	j := &Journal{log: &log{
 		path: path,
 		f:    f,
 		dur:  opts.Durability,
 		key:  opts.Key,
 		pub:  opts.Key.Public().(ed25519.PublicKey),
 		now:  opts.Now,
-	}
+	}}
 	hex.Encode(j.sid[:], opts.SID[:])
 	j.cond.L = &j.mu
 	live, err := segment.ReadTail(f, path, true)
@@ -293,6 +301,18 @@ func sealedTail(fsys DirFS, path string) (segment.Tail, error) {
 	return t, nil
 }
 
+// Session returns another handle on j's log whose records carry sid: how
+// several sessions (aegis wrap --listen runs one per client) share one log,
+// each record naming its session as package record's format says. The
+// handles share everything else — the chain, the group commit, the sticky
+// error — and are as safe for concurrent use as j. Close closes the log for
+// every handle: call it once, when no session appends any more.
+func (j *Journal) Session(sid [16]byte) *Journal {
+	s := &Journal{log: j.log}
+	hex.Encode(s.sid[:], sid[:])
+	return s
+}
+
 // PublicKey returns the public half of the signing key.
 func (j *Journal) PublicKey() ed25519.PublicKey { return j.pub }
 
@@ -325,7 +345,7 @@ func (j *Journal) Append(b record.Body) (uint64, error) {
 	}
 	seq := j.nextSeq
 	j.nextSeq++
-	j.q.recs = append(j.q.recs, queued{seq: seq, ts: j.now(), kind: k, end: len(j.q.fields)})
+	j.q.recs = append(j.q.recs, queued{seq: seq, ts: j.now(), kind: k, sid: &j.sid, end: len(j.q.fields)})
 	if o, ok := b.(*record.Outcome); ok {
 		j.calls.appended(k, o.Intent)
 	} else {
@@ -455,7 +475,7 @@ func (j *Journal) encode(q *queue) []byte {
 		out = append(out, `,"ts":"`...)
 		out = record.AppendTime(out, r.ts)
 		out = append(out, `","sid":"`...)
-		out = append(out, j.sid[:]...)
+		out = append(out, r.sid[:]...)
 		out = append(out, `","kind":"`...)
 		out = append(out, r.kind.String()...)
 		out = append(out, `","prev":"`...)

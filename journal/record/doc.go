@@ -28,6 +28,12 @@
 //	{"v":2,"seq":N,"ts":"2006-01-02T15:04:05.000000000Z","sid":"<32 hex>",
 //	 "kind":"<kind>","prev":"sha256:<64 hex>", <kind fields>[,"sig":"ed25519:<base64>"]}
 //
+// sid names the record's session: every record carries the sid of its
+// session's session_start. Sessions may interleave in one log (wrap
+// --listen runs one per client, each with its own sid); a session's records
+// are those with its sid from its session_start to its session_end (or a
+// recovery, or the end of the log).
+//
 // seq counts 0,1,2,… per log with no gaps (across its segments, below). prev
 // is the SHA-256 of the previous line's bytes without its '\n'; for seq 0 it
 // is 64 zeros. The kind fields of

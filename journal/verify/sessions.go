@@ -12,11 +12,19 @@ import (
 // which session each record belongs to, the intents still waiting for
 // their outcome, and what a session lacks when it closes. It is used by
 // the verifier's goroutine only.
+//
+// Sessions may interleave (aegis wrap --listen runs one per client on one
+// log): a session is live from its session_start until its session_end,
+// a recovery (the crash it answers ended every session then live) or the
+// end of the log, and each record belongs to the live session its sid
+// names. A signature covers, through the chain, the records of every
+// session before it.
 type sessionBook struct {
 	pinned ed25519.PublicKey // Options.Key
 	rep    *Report           // Sessions is appended to as sessions open
 	byID   map[[16]byte]*SessionReport
-	cur    *SessionReport // the session the last record belonged to
+	cur    *SessionReport   // the session the last record belonged to
+	live   []*SessionReport // opened and not closed, in the order opened
 	// After a recovery: the sid the next session_start must carry, and the
 	// unsigned records (the recovery) that its first signature covers.
 	expectSID   *[16]byte
@@ -52,7 +60,6 @@ func (b *sessionBook) enter(r *record.Record, gapEnd uint64, out *findings) bool
 		if _, dup := b.byID[r.SID]; dup {
 			out.invalid(r, "session id %x reused", r.SID)
 		}
-		b.close(out)
 		s := r.Body.(*record.SessionStart)
 		b.open(&SessionReport{
 			SID: hex.EncodeToString(r.SID[:]), Key: record.FormatPublicKey(s.Key), FirstSeq: r.Seq,
@@ -71,15 +78,18 @@ func (b *sessionBook) enter(r *record.Record, gapEnd uint64, out *findings) bool
 			// A session whose start is in missing records (reported): its
 			// key is unknown unless pinned; unpinned, its signatures go
 			// unchecked (the set is invalid already).
-			b.close(out)
 			b.open(&SessionReport{SID: hex.EncodeToString(r.SID[:]), Key: "(unknown: its session_start is missing)",
 				FirstSeq: r.Seq, sid: r.SID, pub: b.pinned, open: map[uint64]openCall{}, gapped: true})
 		}
 		// The current session is always the one its sid maps to: look
 		// the map up only for a record of another session.
-		if b.cur == nil || b.cur.sid != r.SID && b.byID[r.SID] != b.cur {
-			out.invalid(r, "%s record outside its session", r.Kind)
-			return false
+		if b.cur == nil || b.cur.sid != r.SID {
+			s := b.byID[r.SID]
+			if s == nil || s.closed && !s.Ended {
+				out.invalid(r, "%s record outside its session", r.Kind)
+				return false
+			}
+			b.cur = s
 		}
 		if b.cur.Ended {
 			out.invalid(r, "%s record after session_end", r.Kind)
@@ -88,10 +98,11 @@ func (b *sessionBook) enter(r *record.Record, gapEnd uint64, out *findings) bool
 	return true
 }
 
-// open makes s the current session, found by its sid and reported.
+// open makes s the current session, live, found by its sid and reported.
 func (b *sessionBook) open(s *SessionReport) {
 	b.cur = s
 	b.byID[s.sid] = s
+	b.live = append(b.live, s)
 	b.rep.Sessions = append(b.rep.Sessions, s)
 }
 
@@ -142,9 +153,17 @@ func (b *sessionBook) count(r *record.Record, gapEnd uint64, out *findings) ed25
 	}
 	if r.Sig == nil {
 		s.Unsigned++
+	} else {
+		for _, l := range b.live {
+			l.Unsigned = 0
+		}
+	}
+	if s.Ended && !s.closed {
+		b.retire(s, out)
+	}
+	if r.Sig == nil {
 		return nil
 	}
-	s.Unsigned = 0
 	return s.pub
 }
 
@@ -162,14 +181,24 @@ func (b *sessionBook) missing() {
 	}
 }
 
-// close reports what the current session lacks, if anything, and leaves
-// no session current.
+// close closes every live session, in the order they opened (a recovery
+// or the end of the log ends them all), and leaves no session current.
 func (b *sessionBook) close(out *findings) {
-	s := b.cur
-	if s == nil {
-		return
+	for len(b.live) > 0 {
+		b.retire(b.live[0], out)
 	}
 	b.cur = nil
+}
+
+// retire closes the live session s, reporting what it lacks, if anything.
+func (b *sessionBook) retire(s *SessionReport, out *findings) {
+	for i, l := range b.live {
+		if l == s {
+			b.live = append(b.live[:i], b.live[i+1:]...)
+			break
+		}
+	}
+	s.closed = true
 	if s.Unsigned > 0 {
 		out.incomplete(s.LastSeq, true, "session %s: %d records after its last signature (unsigned tail: not trusted)", s.SID, s.Unsigned)
 	}

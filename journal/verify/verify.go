@@ -95,6 +95,7 @@ type SessionReport struct {
 	open     map[uint64]openCall // intents with an id still waiting for their outcome
 	recovery uint64              // unsigned records carried in by a preceding recovery
 	gapped   bool                // records of it may be in a missing segment (reported)
+	closed   bool                // no longer live: its records end here (sessionBook)
 }
 
 // Problem is one finding, located by line number (1-based) and, when the
