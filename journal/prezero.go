@@ -82,8 +82,11 @@ type zeroer struct {
 	// than maxUnsynced bytes of it may be unsynced; set by preZero, kept
 	// when pre-zeroing stops (the space written so far stays).
 	bounded bool
-	busy    bool  // an extension is being written, from zeroed on
-	err     error // its fdatasync failed: every later Sync fails
+	busy    bool // an extension is being written, from zeroed on
+	// deferred: an extension is due, and waits for the next syncContent
+	// (see writeAt).
+	deferred bool
+	err      error // its fdatasync failed: every later Sync fails
 }
 
 // newZeroer returns the zeroer of a log file opened to append to, its
@@ -159,29 +162,49 @@ func (z *zeroer) syncContent() error {
 	}
 	z.mu.Lock()
 	z.synced = max(z.synced, end)
+	if z.deferred && z.chunk > 0 && !z.busy {
+		z.startExtension()
+	}
 	z.mu.Unlock()
 	return nil
 }
 
 // writeAt writes p at the content end. It waits only if p reaches into an
 // extension being written.
+//
+// A write that grows the file (no zeros left ahead of it: the first group
+// of a session, since Close trims the zeros away) starts no extension: the
+// sync that follows it, on the path of the group's waiters, would write
+// the extension's zeros back too, as many as were written by then. The
+// extension waits for that sync (syncContent) instead.
 func (z *zeroer) writeAt(p []byte) (int, error) {
 	z.mu.Lock()
 	for z.busy && z.end+int64(len(p)) > z.zeroed {
 		z.cond.Wait()
 	}
 	off := z.end
+	grows := off+int64(len(p)) > z.zeroed
 	z.mu.Unlock()
 	n, err := z.f.WriteAt(p, off)
 	z.mu.Lock()
 	z.end += int64(n)
 	z.zeroed = max(z.zeroed, z.end)
 	if err == nil && z.chunk > 0 && !z.busy && z.zeroed-z.end < z.chunk/2 {
-		z.busy = true
-		go z.extend(z.zeroed, z.chunk)
+		if grows {
+			z.deferred = true
+		} else {
+			z.startExtension()
+		}
 	}
 	z.mu.Unlock()
 	return n, err
+}
+
+// startExtension starts writing the next chunk of zeros. Called with mu
+// held, pre-zeroing on and no extension in progress.
+func (z *zeroer) startExtension() {
+	z.busy, z.deferred = true, false
+	go z.extend(z.zeroed, z.chunk)
 }
 
 // preZero turns pre-zeroing on: the next write starts an extension.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/iotest"
@@ -346,5 +347,55 @@ func TestContentReaderSettlesHoles(t *testing.T) {
 		if err != nil || !bytes.Equal(got, tt.want) {
 			t.Errorf("%s: ContentReader read %q, %v; want %q", tt.name, got, err, tt.want)
 		}
+	}
+}
+
+// The first group of a session grows the file (Close trimmed its zeros
+// away): its sync, on its waiters' path, must not also write back zeros,
+// so no extension is in progress or done when it runs; the extension
+// starts once that sync is done (the next groups find zeros ahead).
+func TestPreZeroAfterFirstSync(t *testing.T) {
+	for _, level := range []string{"strict", "reply"} {
+		t.Run(level, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			key := testKey(t)
+			for session := range 2 { // a new log, then the same one continued
+				var (
+					z         atomic.Pointer[zeroer]
+					syncs     atomic.Int32
+					zeroFirst atomic.Bool
+				)
+				hook := func(kind, _ string, n int) (int, error) {
+					if kind == fsSync && syncs.Add(1) == 1 {
+						z := z.Load()
+						z.mu.Lock()
+						zeroFirst.Store(z.busy || z.zeroed > z.end)
+						z.mu.Unlock()
+					}
+					return n, nil
+				}
+				j, err := Open(path, Options{Durability: mustDurability(t, level), Key: key, FS: OSFS{Fault: hook}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				z.Store(j.f.(*osFile).z)
+				j.Append(&record.SessionStart{Aegis: "t", Durability: level, PolicySet: record.PassThroughSet})
+				seq, _ := j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, RequestDigest: record.Digest{1}})
+				if err := j.Wait(seq, BeforeResponse); err != nil {
+					t.Fatal(err)
+				}
+				zz := z.Load()
+				zz.mu.Lock()
+				started := zz.busy || zz.zeroed > zz.end
+				zz.mu.Unlock()
+				if syncs.Load() == 0 || zeroFirst.Load() || !started {
+					t.Errorf("session %d: %d syncs, zeros ahead of the first: %v, extension started after it: %v; want none ahead, then started",
+						session, syncs.Load(), zeroFirst.Load(), started)
+				}
+				if err := j.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/aegisrelay/aegis/exitcode"
+	_ "github.com/aegisrelay/aegis/internal/warm" // wrap's signing tables, built while aegis starts
 )
 
 // version is set with -ldflags "-X main.version=…"; otherwise the module
