@@ -52,6 +52,17 @@ type Chain struct {
 	// goes on. brokenSeq is that seq.
 	broken    bool
 	brokenSeq uint64
+
+	// open makes the first candidate the next leaf, whatever its seq and
+	// prev: a segment read on its own (Index), whose first record chains
+	// to one in the file before.
+	open bool
+	// ghost is set while the last leaf was given by an index entry
+	// (skip), not read: a candidate with its seq and prev, which would
+	// have replaced it had it been pending, is errIndexMismatch.
+	ghost     bool
+	ghostSeq  uint64
+	ghostPrev record.Digest
 }
 
 // Line reads the next line of the log, without its '\n'.
@@ -89,6 +100,12 @@ func (c *Chain) line(line []byte, in *lineInfo) error {
 	if !ok {
 		return nil
 	}
+	if c.open {
+		c.open, c.n, c.last = false, seq, prev
+	}
+	if c.ghost && !c.has && seq == c.ghostSeq && prev == c.ghostPrev {
+		return errIndexMismatch
+	}
 	if c.has && seq == c.pendSeq && prev == c.pendP {
 		c.hold(seq, prev, line, in)
 		return nil
@@ -121,7 +138,7 @@ func (c *Chain) hold(seq uint64, prev record.Digest, line []byte, in *lineInfo) 
 	} else {
 		c.pendH, c.leafOK = sha256.Sum256(line), false
 	}
-	c.broken = false
+	c.broken, c.ghost = false, false
 }
 
 // LeafHash returns the leaf hash of the leaf being given to Leaf; valid
@@ -145,6 +162,23 @@ func (c *Chain) commit() error {
 		return c.Leaf(c.pendSeq, c.pend)
 	}
 	return nil
+}
+
+// skip passes over the leaves of a segment that an index entry gives
+// (the chain must stand where e begins: Index), as if they had been read.
+func (c *Chain) skip(e *indexEntry) {
+	c.n, c.last = e.First+e.Leaves, e.Out
+	c.ghost, c.ghostSeq, c.ghostPrev = true, e.First+e.Leaves-1, e.LastPrev
+	c.broken = false
+}
+
+// at reports whether the chain stands where e begins: its last leaf
+// (pending or given) is e.First−1 and e's first record chains to it.
+func (c *Chain) at(e *indexEntry) bool {
+	if c.has {
+		return c.pendSeq+1 == e.First && c.pendH == e.In
+	}
+	return c.n == e.First && c.last == e.In
 }
 
 // End gives the pending leaf, if any, to Leaf: the log has no more lines.

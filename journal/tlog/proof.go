@@ -92,7 +92,12 @@ func byteSlices(hs []Hash) [][]byte {
 // against c before it is returned. The log's first c.Size leaves must
 // hash to c's root (or ErrRewritten), and the log hold that many (or
 // ErrCut). Memory: the compact range and the proof's hashes, O(log n).
-func ProveInclusion(set *segment.Set, c Checkpoint, seq uint64) (*Inclusion, error) {
+//
+// With WithIndex, the sealed segments that hold none of the leaves asked
+// for are not read but hashed, and their leaves taken from the index
+// (doc.go, "Index"); if what that gives does not hash to c's root, the
+// whole set is read, as without an index.
+func ProveInclusion(set *segment.Set, c Checkpoint, seq uint64, opts ...ProveOption) (*Inclusion, error) {
 	if seq >= c.Size {
 		return nil, fmt.Errorf("%w: seq %d is not in the checkpoint's tree of %d records", ErrNoRecord, seq, c.Size)
 	}
@@ -102,11 +107,11 @@ func ProveInclusion(set *segment.Set, c Checkpoint, seq uint64) (*Inclusion, err
 	}
 	p := &Inclusion{Type: TypeInclusion, Origin: c.Origin, Size: c.Size, Root: c.Root, Index: seq}
 	var line []byte
-	hashes, err := collect(set, c, nodes.IDs, func(s uint64, l []byte) {
+	hashes, err := collectAt(set, c, nodes.IDs, func(s uint64, l []byte) {
 		if s == seq {
 			line = bytes.Clone(l)
 		}
-	})
+	}, func(first, end uint64) bool { return first <= seq && seq < end }, 0, nil, proveOptions(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -122,8 +127,9 @@ func ProveInclusion(set *segment.Set, c Checkpoint, seq uint64) (*Inclusion, err
 
 // ProveConsistency reads the log set until the tree holds new.Size leaves
 // and returns the consistency proof from old to new, checked before it is
-// returned. Both checkpoints' roots must be the log's.
-func ProveConsistency(set *segment.Set, old, new Checkpoint) (*Consistency, error) {
+// returned. Both checkpoints' roots must be the log's. WithIndex is as
+// for ProveInclusion.
+func ProveConsistency(set *segment.Set, old, new Checkpoint, opts ...ProveOption) (*Consistency, error) {
 	if old.Origin != new.Origin {
 		return nil, fmt.Errorf("%w: the checkpoints are of two logs, %s and %s", ErrOrigin, old.Origin, new.Origin)
 	}
@@ -135,7 +141,7 @@ func ProveConsistency(set *segment.Set, old, new Checkpoint) (*Consistency, erro
 		return nil, err
 	}
 	var oldRoot Hash
-	hashes, err := collectAt(set, new, nodes.IDs, nil, old.Size, &oldRoot)
+	hashes, err := collectAt(set, new, nodes.IDs, nil, func(first, end uint64) bool { return first < old.Size && old.Size < end }, old.Size, &oldRoot, proveOptions(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -164,15 +170,45 @@ func rehash(nodes proof.Nodes, hashes [][]byte) ([]Hash, error) {
 	return out, nil
 }
 
-func collect(set *segment.Set, c Checkpoint, ids []compact.NodeID, leaf func(uint64, []byte)) ([][]byte, error) {
-	return collectAt(set, c, ids, leaf, 0, nil)
+// A ProveOption sets how ProveInclusion and ProveConsistency read a log.
+type ProveOption func(*proveOpts)
+
+type proveOpts struct {
+	index *Index
+}
+
+// WithIndex reads the log's sealed segments through x (doc.go, "Index").
+// Default: no index; every record is read.
+func WithIndex(x *Index) ProveOption { return func(o *proveOpts) { o.index = x } }
+
+func proveOptions(opts []ProveOption) proveOpts {
+	var o proveOpts
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
 }
 
 // collectAt streams the log's leaves through a compact range up to c.Size
 // and returns the hashes of the nodes ids, in their order; at size at it
 // stores the root in atRoot. The tree at c.Size must have c's origin and
-// root.
-func collectAt(set *segment.Set, c Checkpoint, ids []compact.NodeID, leaf func(uint64, []byte), at uint64, atRoot *Hash) ([][]byte, error) {
+// root. With an index it passes over the sealed segments for which must
+// (given the leaves a segment holds, [first, end)) is false, and reads
+// the whole set if that does not give c's root.
+func collectAt(set *segment.Set, c Checkpoint, ids []compact.NodeID, leaf func(uint64, []byte), must func(first, end uint64) bool, at uint64, atRoot *Hash, o proveOpts) ([][]byte, error) {
+	if o.index != nil {
+		if hashes, err := collectOnce(set, c, ids, leaf, must, at, atRoot, o.index); err == nil {
+			return hashes, nil
+		}
+		if atRoot != nil {
+			*atRoot = Hash{}
+		}
+	}
+	return collectOnce(set, c, ids, leaf, must, at, atRoot, nil)
+}
+
+// collectOnce is collectAt, through the index x if not nil.
+func collectOnce(set *segment.Set, c Checkpoint, ids []compact.NodeID, leaf func(uint64, []byte), must func(first, end uint64) bool, at uint64, atRoot *Hash, x *Index) ([][]byte, error) {
 	want := make(map[compact.NodeID]int, len(ids))
 	for i, id := range ids {
 		want[id] = i
@@ -184,25 +220,38 @@ func collectAt(set *segment.Set, c Checkpoint, ids []compact.NodeID, leaf func(u
 		}
 	}
 	t := NewTree()
-	origin := ""
+	checkOrigin := func(origin string) error {
+		if origin != c.Origin {
+			return fmt.Errorf("%w: the checkpoint is of %s; this log is %s", ErrOrigin, c.Origin, origin)
+		}
+		return nil
+	}
+	rootAt := func() {
+		if atRoot != nil && t.Size() == at {
+			*atRoot = t.Root()
+		}
+	}
 	ch := &Chain{}
 	ch.Leaf = func(seq uint64, line []byte) error {
 		if seq == 0 {
-			origin = Origin(line)
-			if origin != c.Origin {
-				return fmt.Errorf("%w: the checkpoint is of %s; this log is %s", ErrOrigin, c.Origin, origin)
+			if err := checkOrigin(Origin(line)); err != nil {
+				return err
 			}
 		}
 		if leaf != nil {
 			leaf(seq, line)
 		}
 		t.appendVisit(ch.LeafHash(), visit)
-		if atRoot != nil && t.Size() == at {
-			*atRoot = t.Root()
-		}
+		rootAt()
 		return nil
 	}
-	if err := ReadSet(set, ch, func() bool { return t.Size() >= c.Size }); err != nil {
+	var err error
+	if x != nil {
+		err = x.indexed(set, t, ch, visit, c.Size, must, checkOrigin, rootAt)
+	} else {
+		err = ReadSet(set, ch, func() bool { return t.Size() >= c.Size })
+	}
+	if err != nil {
 		return nil, err
 	}
 	if seq, broken := ch.Broken(); broken && t.Size() < c.Size {

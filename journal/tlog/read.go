@@ -28,19 +28,40 @@ import (
 // overlapping segment, a file that is not a log) is refused with an error
 // matching ErrSet, before any line is read.
 func ReadSet(set *segment.Set, c *Chain, stop func() bool) error {
-	files, problems, _, err := set.Plan()
+	paths, err := planPaths(set)
 	if err != nil {
 		return err
 	}
+	stopped, err := streamPaths(paths, c, stop)
+	if err == nil && !stopped {
+		err = c.End()
+	}
+	return err
+}
+
+// planPaths returns the files of set in seq order, or an error matching
+// ErrSet if they do not form one log.
+func planPaths(set *segment.Set) ([]string, error) {
+	files, problems, _, err := set.Plan()
+	if err != nil {
+		return nil, err
+	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", ErrSet, strings.Join(problems, "; "))
+		return nil, fmt.Errorf("%w: %s", ErrSet, strings.Join(problems, "; "))
 	}
 	paths := make([]string, len(files))
 	for i, f := range files {
 		paths[i] = f.Path
 	}
+	return paths, nil
+}
+
+// streamPaths feeds c every line of the files at paths, in order, until
+// stop (if not nil) reports true after a leaf; it reports whether it did.
+// It does not call c.End: the last leaf stays pending, for the lines of a
+// file read next to replace or confirm.
+func streamPaths(paths []string, c *Chain, stop func() bool) (stopped bool, err error) {
 	leaf := c.Leaf
-	stopped := false
 	if stop != nil {
 		c.Leaf = func(seq uint64, line []byte) error {
 			if leaf != nil {
@@ -57,13 +78,10 @@ func ReadSet(set *segment.Set, c *Chain, stop func() bool) error {
 		defer func() { c.Leaf = leaf }()
 	}
 	err = readLines(paths, c)
-	if err == nil {
-		err = c.End()
-	}
 	if stopped {
-		return nil
+		return true, nil
 	}
-	return err
+	return false, err
 }
 
 var errStop = errors.New("stop")

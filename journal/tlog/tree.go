@@ -67,6 +67,7 @@ func nodeHash(left, right []byte, dst *Hash) {
 // hashes rather than once per hash. A slab stays alive while one of its
 // hashes is in the range: at most 64 slabs, whatever the size.
 type Tree struct {
+	f    *compact.RangeFactory
 	r    *compact.Range
 	lh   leafHasher
 	slab []byte
@@ -77,8 +78,8 @@ const slabHashes = 64
 // NewTree returns the empty tree.
 func NewTree() *Tree {
 	t := &Tree{}
-	f := &compact.RangeFactory{Hash: t.hashChildren}
-	t.r = f.NewEmptyRange(0)
+	t.f = &compact.RangeFactory{Hash: t.hashChildren}
+	t.r = t.f.NewEmptyRange(0)
 	return t
 }
 
@@ -164,8 +165,8 @@ func (t *Tree) Clone() *Tree {
 		c[i] = append([]byte(nil), h...)
 	}
 	n := &Tree{}
-	f := &compact.RangeFactory{Hash: n.hashChildren}
-	r, err := f.NewRange(0, t.r.End(), c)
+	n.f = &compact.RangeFactory{Hash: n.hashChildren}
+	r, err := n.f.NewRange(0, t.r.End(), c)
 	if err != nil {
 		panic("tlog: compact range copy: " + err.Error()) // impossible: the hashes are a valid range's
 	}
