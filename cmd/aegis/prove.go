@@ -59,10 +59,17 @@ checkpoints (signed notes of the log's Merkle tree, journal/tlog/doc.go).
 
 inclusion and consistency read LOG (a FILE stands for its whole rotated
 set) once, as far as the checkpoint's size, in O(log n) memory, and check
-the proof before printing it. A checkpoint FILE may be a history
-(FILE.history): the last checkpoint in it is used, or for check the one
-of the proof's size. Without --key the checkpoint's signature is not
-checked by inclusion and consistency (check always checks it).
+the proof before printing it. Of a sealed segment that holds none of the
+records the proof is about they read only its bytes' hash, and take its
+records' tree from a summary kept in $XDG_CACHE_HOME/aegis/tlog-index
+(~/.cache/aegis/tlog-index), made the first time the segment is read; a
+summary that does not lead to the checkpoint's root makes them read the
+whole log instead (verify --checkpoint always reads every record).
+
+A checkpoint FILE may be a history (FILE.history): the last checkpoint
+in it is used, or for check the one of the proof's size. Without --key
+the checkpoint's signature is not checked by inclusion and consistency
+(check always checks it).
 
 Examples:
   aegis prove inclusion --checkpoint audit.checkpoint --seq 41 audit.jsonl > seq41.proof
@@ -94,7 +101,7 @@ func proveInclusion(args []string) int {
 	if !ok {
 		return code
 	}
-	p, err := tlog.ProveInclusion(set, c, *seq)
+	p, err := tlog.ProveInclusion(set, c, *seq, proveIndex()...)
 	if err != nil {
 		return proveFail("prove inclusion", err)
 	}
@@ -124,7 +131,7 @@ func proveConsistency(args []string) int {
 	if !ok {
 		return code
 	}
-	p, err := tlog.ProveConsistency(set, old, nw)
+	p, err := tlog.ProveConsistency(set, old, nw, proveIndex()...)
 	if err != nil {
 		return proveFail("prove consistency", err)
 	}
@@ -218,6 +225,18 @@ func strictJSON(data []byte, v any) error {
 		return errors.New("more than one JSON value")
 	}
 	return nil
+}
+
+// proveIndex reads a log's sealed segments through the user's index of
+// them (journal/tlog/doc.go, "Index"), if there is a cache folder to keep
+// it in: a segment is then hashed, not read, unless it holds a leaf the
+// proof is about.
+func proveIndex() []tlog.ProveOption {
+	dir, err := tlog.DefaultIndexDir()
+	if err != nil {
+		return nil
+	}
+	return []tlog.ProveOption{tlog.WithIndex(tlog.NewIndex(dir))}
 }
 
 // proveSet is the one log LOG stands for, with its segments.
