@@ -67,6 +67,7 @@ func runWrap(args []string) int {
 	cf := addConfineFlags(fs)
 	rf := addRotateFlags(fs)      // wrap_rotate.go
 	ckf := addCheckpointFlags(fs) // checkpoint.go
+	lf := addListenFlags(fs)      // listen.go
 	// The flag package stops at the first argument that is not a flag
 	// and drops a "--" it stops at: either way, what is left is the
 	// child's argv, exactly as given.
@@ -76,6 +77,9 @@ func runWrap(args []string) int {
 	argv := fs.Args()
 	if len(argv) == 0 {
 		return fail(exitcode.Usage, "wrap: no child command (see 'aegis wrap --help')")
+	}
+	if code, ok := lf.check(); !ok {
+		return code
 	}
 	prof, childEnv, envNames, err := cf.resolve()
 	if err != nil {
@@ -153,6 +157,7 @@ func runWrap(args []string) int {
 	return wrapSession{
 		argv: argv, audit: *audit, prof: prof, env: childEnv, pol: pol, sigs: sigs,
 		maxFrame: frameMax, maxPending: *maxPending, callTimeout: *callTimeout, grace: *grace,
+		listen: lf, start: start, // listen.go
 	}.run(j, startSeq)
 }
 
@@ -221,11 +226,16 @@ type wrapSession struct {
 	maxPending  int
 	callTimeout time.Duration
 	grace       time.Duration
+	listen      *listenFlags         // --listen: serve HTTP (listen.go)
+	start       *record.SessionStart // the session_start appended
 }
 
 // run relays the session whose session_start is at startSeq, closes the
 // log, says how the session ended, and returns wrap's exit status.
 func (w wrapSession) run(j *journal.Journal, startSeq uint64) int {
+	if w.listen.on() {
+		return w.serve(j, startSeq) // listen.go
+	}
 	r := relay.New(relay.Config{Journal: j, MaxFrame: w.maxFrame, MaxPending: w.maxPending, Gate: w.pol.relayGate(), Client: os.Stdout, CallTimeout: w.callTimeout})
 	s := &relay.Session{
 		Relay: r, Journal: j, Argv: w.argv, Grace: w.grace,

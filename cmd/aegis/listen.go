@@ -1,0 +1,279 @@
+package main
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/httpfront"
+	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/relay"
+)
+
+// listenFlags are wrap's flags for serving MCP Streamable HTTP
+// (--listen): one child per MCP session, each recorded as a session of
+// its own in the one log (package httpfront).
+type listenFlags struct {
+	addr        string
+	auth        string
+	tokenFile   string
+	allowOrigin stringList
+	allowHost   stringList
+	maxSessions int
+	idle        time.Duration
+
+	network, address string // from addr, by check
+}
+
+func addListenFlags(fs *flag.FlagSet) *listenFlags {
+	lf := &listenFlags{}
+	fs.StringVar(&lf.addr, "listen", "", "serve MCP Streamable HTTP at http://`ADDR`/mcp instead of stdio: 127.0.0.1:PORT, [::1]:PORT, HOST:PORT or unix:PATH; one child per session (PORT 0: any free port, printed)")
+	fs.StringVar(&lf.auth, "auth", "token", "with --listen: token (a bearer token made at start, in --token-file) or none (loopback and unix sockets only)")
+	fs.StringVar(&lf.tokenFile, "token-file", "", "with --listen: write the bearer token to `FILE`, mode 0600 (default: the audit log's name with .token)")
+	fs.Var(&lf.allowOrigin, "allow-origin", "with --listen: accept requests whose Origin is `ORIGIN` (such as https://app.example.com; * any) beside the loopback ones (repeatable)")
+	fs.Var(&lf.allowHost, "allow-host", "with --listen: accept requests whose Host is `NAME` or NAME:PORT (* any) beside the loopback names (repeatable)")
+	fs.IntVar(&lf.maxSessions, "max-sessions", httpfront.DefaultMaxSessions, "with --listen: sessions at once; an initialize beyond it is answered 503")
+	fs.DurationVar(&lf.idle, "idle-timeout", httpfront.DefaultIdleTimeout, "with --listen: end a session that no request used for `D`")
+	return lf
+}
+
+func (lf *listenFlags) on() bool { return lf != nil && lf.addr != "" }
+
+// check reads --listen and --auth: a mistake exits 2 before anything is
+// opened. --auth none is allowed only where no one else can connect: a
+// loopback address or a unix socket.
+func (lf *listenFlags) check() (code int, ok bool) {
+	if !lf.on() {
+		return 0, true
+	}
+	if p, isUnix := strings.CutPrefix(lf.addr, "unix:"); isUnix {
+		if p == "" {
+			return fail(exitcode.Usage, "wrap: --listen unix:PATH: no PATH"), false
+		}
+		lf.network, lf.address = "unix", p
+	} else {
+		host, _, err := net.SplitHostPort(lf.addr)
+		if err != nil {
+			return fail(exitcode.Usage, "wrap: --listen %q: want 127.0.0.1:PORT, [::1]:PORT, HOST:PORT or unix:PATH", lf.addr), false
+		}
+		lf.network, lf.address = "tcp", lf.addr
+		if lf.auth == "none" && !loopbackHost(host) {
+			return fail(exitcode.Usage, "wrap: --auth none on %s: anyone who can reach it could call the server's tools; use it only on a loopback address or a unix socket", lf.addr), false
+		}
+	}
+	if lf.auth != "token" && lf.auth != "none" {
+		return fail(exitcode.Usage, "wrap: --auth %q: want token or none", lf.auth), false
+	}
+	if lf.maxSessions <= 0 || lf.idle <= 0 {
+		return fail(exitcode.Usage, "wrap: --max-sessions and --idle-timeout must be positive"), false
+	}
+	return 0, true
+}
+
+// loopbackHost reports whether host names only this machine.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serve is wrap --listen once the log is open and the listener's own
+// session_start (start, at startSeq) appended: it serves until SIGINT or
+// SIGTERM, each MCP session a child run as a stdio session is, with its
+// own session_start; then it ends them, appends the listener's
+// session_end and closes the log.
+func (w wrapSession) serve(j *journal.Journal, startSeq uint64) int {
+	lf, start := w.listen, w.start
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) }
+	if err := j.Wait(startSeq, journal.BeforeRequest); err != nil {
+		j.Close()
+		return fail(exitcode.AuditIO, "wrap: %v", err)
+	}
+	ln, err := lf.listen()
+	if err != nil {
+		j.Close()
+		return fail(exitcode.Usage, "wrap: --listen %s: %v", lf.addr, err)
+	}
+	cfg := httpfront.Config{
+		AllowHosts: lf.allowHost, AllowOrigins: lf.allowOrigin, CheckHost: lf.network == "tcp",
+		MaxFrame: w.maxFrame, MaxSessions: lf.maxSessions, IdleTimeout: lf.idle, Logf: logf,
+	}
+	tokenNote := "no authentication (--auth none)"
+	if lf.auth == "token" {
+		path := lf.tokenFile
+		if path == "" {
+			path = strings.TrimSuffix(w.audit, filepath.Ext(w.audit)) + ".token"
+		}
+		if cfg.Token, cfg.TokenID, err = writeToken(path); err != nil {
+			ln.Close()
+			j.Close()
+			return fail(exitcode.Usage, "wrap: --token-file: %v", err)
+		}
+		tokenNote = "bearer token in " + path
+	}
+	fatal := make(chan error, 1)
+	cfg.Start = func(c *httpfront.Conn) (<-chan struct{}, error) {
+		return w.startSession(j, start, c, logf, fatal)
+	}
+	srv, err := httpfront.New(cfg)
+	if err != nil {
+		ln.Close()
+		j.Close()
+		return fail(exitcode.Usage, "wrap: %v", err)
+	}
+	// The listener's relay records what concerns every session: the
+	// policy's reloads (the gate is shared).
+	lr := relay.New(relay.Config{Journal: j})
+	stopPolicy := w.pol.start(lr, logf)
+	fmt.Fprintf(os.Stderr, "aegis: serving MCP at %s (%s)\n", listenURL(ln), tokenNote)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	reason, code := record.EndSignal, 0
+	for done := false; !done; {
+		select {
+		case sig := <-w.sigs:
+			done = sig != syscall.SIGHUP
+		case err := <-served:
+			logf("serving stopped: %v", err)
+			reason, code, done = record.EndChildExit, exitcode.CannotStart, true
+		case err := <-fatal:
+			logf("audit log failed, nothing more is relayed: %v", err)
+			reason, code, done = record.EndAuditIOError, exitcode.AuditIO, true
+		}
+	}
+	srv.Shutdown()
+	stopPolicy()
+	if lf.network == "unix" {
+		os.Remove(lf.address)
+	}
+	counts, err := lr.End(record.StatusUnanswered, "")
+	if err == nil && code != exitcode.AuditIO {
+		var seq uint64
+		if seq, err = j.Append(&record.SessionEnd{Reason: reason, Counts: counts}); err == nil {
+			err = j.Wait(seq, journal.BeforeResponse)
+		}
+	}
+	cerr := j.Close()
+	if err := errors.Join(err, cerr); err != nil || code == exitcode.AuditIO {
+		fail(exitcode.AuditIO, "wrap: audit log failed: %v", err)
+		return exitcode.AuditIO
+	}
+	if head, ok := j.Head(); ok {
+		fmt.Fprintf(os.Stderr, "aegis: audit head %s (keep it elsewhere; check with verify --head)\n", head)
+	}
+	return code
+}
+
+// startSession starts the child of one MCP session under a relay of its
+// own, recording to its own handle on the log (journal.Session): its
+// session_start (start's fields, and who asked), then whatever stdio wrap
+// records. It returns once session_start is appended; done closes when
+// the session has ended and its session_end is written.
+func (w wrapSession) startSession(j *journal.Journal, start *record.SessionStart, c *httpfront.Conn, logf func(string, ...any), fatal chan<- error) (<-chan struct{}, error) {
+	var sid [16]byte
+	if _, err := rand.Read(sid[:]); err != nil {
+		return nil, err
+	}
+	h := j.Session(sid)
+	ss := *start
+	seq, err := h.Append(&ss)
+	if err != nil {
+		return nil, err
+	}
+	r := relay.New(relay.Config{Journal: h, MaxFrame: w.maxFrame, MaxPending: w.maxPending, Gate: w.pol.relayGate(), Client: c.Out, CallTimeout: w.callTimeout})
+	s := &relay.Session{
+		Relay: r, Journal: h, Argv: w.argv, Env: w.env, Confine: w.prof, Grace: w.grace,
+		Stdin: c.In, Stdout: c.Out, Stderr: os.Stderr, Logf: logf,
+		Ready: func() error { return h.Wait(seq, journal.BeforeRequest) },
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res := s.Run()
+		switch {
+		case errors.Is(res.Err, journal.ErrIO):
+			select {
+			case fatal <- res.Err:
+			default:
+			}
+		case res.Err != nil:
+			logf("session %s: %v", c.ID, res.Err)
+		}
+	}()
+	return done, nil
+}
+
+// listen opens the listening socket; a unix socket is made mode 0600.
+func (lf *listenFlags) listen() (net.Listener, error) {
+	if lf.network != "unix" {
+		return net.Listen(lf.network, lf.address)
+	}
+	// The umask covers the socket's creation: no moment where another
+	// user could connect. Nothing else creates files at this point.
+	old := syscall.Umask(0o177)
+	ln, err := net.Listen("unix", lf.address)
+	syscall.Umask(old)
+	if err != nil {
+		return nil, err
+	}
+	return ln, os.Chmod(lf.address, 0o600)
+}
+
+// listenURL is where a client finds the MCP endpoint.
+func listenURL(ln net.Listener) string {
+	if ln.Addr().Network() == "unix" {
+		return "unix:" + ln.Addr().String() + " " + httpfront.Path
+	}
+	return "http://" + ln.Addr().String() + httpfront.Path
+}
+
+// maxTokenFile is the largest file taken for a token file left by an
+// earlier run.
+const maxTokenFile = 128
+
+// writeToken makes a bearer token (32 random bytes, base64url) and writes
+// it to path, mode 0600, replacing what was there. Its id, which records
+// name, is the first 16 hex digits of its SHA-256: it identifies the
+// token without revealing it.
+func writeToken(path string) (token, id string, err error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", "", err
+	}
+	token = base64.RawURLEncoding.EncodeToString(b[:])
+	sum := sha256.Sum256([]byte(token))
+	id = hex.EncodeToString(sum[:8])
+	// A token file left by an earlier run is replaced (removed, then made
+	// anew at 0600, whatever its mode was); anything else at path is kept.
+	if fi, err := os.Lstat(path); err == nil {
+		if !fi.Mode().IsRegular() || fi.Size() > maxTokenFile {
+			return "", "", fmt.Errorf("%s exists and is no token file: it is left as it is", path)
+		}
+		os.Remove(path)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", "", err
+	}
+	if _, err = f.WriteString(token + "\n"); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return token, id, err
+}

@@ -1,0 +1,96 @@
+// Package httpfront serves MCP's Streamable HTTP transport (revision
+// 2025-11-25, with the 2026-07-28 request headers checked) in front of
+// stdio sessions: aegis wrap --listen. Each MCP session is one child run
+// as a stdio session is (package relay, through Config.Start), with its
+// own records in the one log; this package moves the bytes between HTTP
+// and that session's two line streams. This comment is its contract.
+//
+// # Endpoint
+//
+// One endpoint, Path (/mcp), answers POST, GET and DELETE; anything else
+// is 405. Every request passes, in order: the Host check (a loopback
+// name, or Config.AllowHosts; not for a unix socket) and the Origin check
+// (when the header is present: http or https on a loopback name, or
+// Config.AllowOrigins), each 403 when it fails (DNS-rebinding protection);
+// the bearer token (Config.Token, compared in constant time; 401 with
+// WWW-Authenticate: Bearer); and MCP-Protocol-Version, when present, one
+// of the revisions this package knows (400 otherwise; absent is taken as
+// 2025-03-26, as the transport says).
+//
+// # Sessions
+//
+// A POST of an initialize request without MCP-Session-Id starts a
+// session: a new id (16 random bytes in hex), Config.Start, and the
+// initialize written to its child. The response carries the id in
+// MCP-Session-Id. Every other request must carry it: 400 without it, 404
+// for an id that names no session (never issued, deleted, idle past
+// Config.IdleTimeout, or whose child exited). DELETE ends the session
+// (the child's stdin is closed, as a stdio client's EOF ends a stdio
+// session) and answers 200; from then on the id is 404. An initialize
+// beyond Config.MaxSessions is answered 503. A session's lines reach its
+// child alone: sessions share nothing but the log.
+//
+// # Bytes
+//
+// A POST body is one JSON-RPC message (a batch is refused, 400, as the
+// 2025-06-18 revision removed them). It is written to the child's stdin
+// as the line it is, followed by '\n' (Line): one trailing "\n" or "\r\n"
+// of the body is a line ending and not written twice; a body holding any
+// other raw CR or LF byte is refused with 400, since on line-framed stdio
+// it would be two lines, or one that a reader splits at a bare CR. A body
+// longer than Config.MaxFrame is 413. Ids and every other byte are never
+// rewritten: two sessions may both use id 1.
+//
+// Each line the child writes goes to exactly one place, without its line
+// ending ("\n", or "\r\n"), byte for byte: an SSE event's data, or, for a
+// client that takes only application/json, the response body. (A raw CR
+// inside a line, which JSON allows only as white space, ends an SSE
+// field: it is sent as the start of another data field, which the
+// reader joins with "\n", white space still.)
+//
+// # Answers
+//
+// A notification or a response POSTed is answered 202 with no body once
+// its line is written to the child. A request is answered with an SSE
+// stream when the client's Accept takes text/event-stream (every
+// conforming client's does), and with application/json only when it
+// takes JSON alone: an SSE stream is what lets the server's own requests
+// and notifications reach the client during the call. The stream's first
+// event is a priming event (an id, the retry field, empty data); the
+// stream ends once the answer to the request is sent.
+//
+// # Routing
+//
+// The child's lines are routed in the order written, each to one stream,
+// never two:
+//
+//   - a response (a message with an id and a result or error) goes to
+//     the stream of the request in flight with that id, matched by value
+//     as JSON-RPC peers match ids (1 and 1.0 are one); two requests in
+//     flight with one id are answered in the order they were sent;
+//   - any other line (the server's requests and notifications, a
+//     response that answers nothing in flight) goes to the SSE stream of
+//     the newest request still in flight in the session: the call in
+//     progress, which it most likely concerns; with none in flight, to
+//     the session's standalone stream, which a GET reads.
+//
+// # Streams and resumption
+//
+// Event ids are "<stream>-<n>": the stream (0 the standalone stream, 1,
+// 2, … the requests' streams in the session) and the event's number in
+// it, so each id is unique in its session and names its stream. A
+// client whose connection dropped resumes with GET and Last-Event-ID:
+// the events of that stream after that one are written again, then the
+// stream goes on. A stream keeps the events not yet written to any
+// connection, and up to Config.Replay of those written; a session keeps
+// the last 64 answered streams for resumption. A disconnection is not a
+// cancellation: the request stays in flight and its answer waits for the
+// client to resume. One connection reads a stream at a time (409
+// otherwise).
+//
+// # Concurrency
+//
+// Server's methods are safe for concurrent use. Each session has one
+// goroutine routing its child's lines; each request is served on its own
+// goroutine (net/http's).
+package httpfront

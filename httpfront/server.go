@@ -1,0 +1,513 @@
+package httpfront
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aegisrelay/aegis/frame"
+)
+
+// Errors of the package; classify with errors.Is.
+var (
+	// ErrConfig: a Config that cannot serve (no Start, an --auth none
+	// beyond loopback).
+	ErrConfig = errors.New("httpfront: bad configuration")
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxFrame    = 64 << 20
+	DefaultMaxSessions = 256
+	DefaultIdleTimeout = 30 * time.Minute
+	DefaultReplay      = 256
+	// DefaultRetry is the SSE retry field (milliseconds) sent in each
+	// stream's priming event: how long a client waits before resuming.
+	DefaultRetry = 1000
+	// Path is the MCP endpoint.
+	Path = "/mcp"
+)
+
+// Conn is one session as the caller's Start sees it: the child's two
+// sides and who asked for it. In and Out are the session's; the caller's
+// session reads client lines from In (each a POST body and '\n') and
+// writes the child's lines to Out, as a stdio session reads os.Stdin and
+// writes os.Stdout.
+type Conn struct {
+	ID        string // the MCP-Session-Id
+	Peer      string // the client's address (host:port, or the socket path)
+	Principal string // who the request that opened it authenticated as: "token:<id>" or "none"
+	In        io.Reader
+	Out       io.Writer
+}
+
+// Config configures a Server.
+type Config struct {
+	// Start starts the session c: it returns once the session's records
+	// say it began (or with an error: the initialize is answered 500), and
+	// runs it in its own goroutine, reading c.In and writing c.Out, until
+	// c.In ends or its child exits; then it closes done. Required.
+	Start func(c *Conn) (done <-chan struct{}, err error)
+	// Token, when set, is the bearer token every request must carry
+	// (Authorization: Bearer), compared in constant time; TokenID names it
+	// in Conn.Principal. Empty: no authentication (Conn.Principal "none").
+	Token, TokenID string
+	// AllowHosts and AllowOrigins extend the default allow-lists (the
+	// loopback names: localhost, 127.0.0.1, [::1], any port) of the Host
+	// header and of an Origin header when present. "*" allows any.
+	AllowHosts, AllowOrigins []string
+	// CheckHost: check the Host header (off for a unix socket, where no
+	// DNS rebinding can reach).
+	CheckHost bool
+	// MaxFrame bounds a POST body and a child's line; default DefaultMaxFrame.
+	MaxFrame int
+	// MaxSessions bounds the sessions at once; an initialize beyond it is
+	// answered 503. Default DefaultMaxSessions.
+	MaxSessions int
+	// IdleTimeout ends a session no request has used for that long.
+	// Default DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// Replay bounds the events of a stream kept, once sent, for a client
+	// that resumes with Last-Event-ID. Default DefaultReplay.
+	Replay int
+	// Logf prints a diagnostic; default none.
+	Logf func(format string, args ...any)
+}
+
+// Server serves MCP Streamable HTTP at Path, one child session per MCP
+// session. Its methods are safe for concurrent use.
+type Server struct {
+	cfg  Config
+	hs   *http.Server
+	stop chan struct{}
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	running  sync.WaitGroup // sessions whose done is not closed yet
+	shut     bool
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Start == nil {
+		return nil, fmt.Errorf("%w: no Start", ErrConfig)
+	}
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = DefaultMaxFrame
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.Replay <= 0 {
+		cfg.Replay = DefaultReplay
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	s := &Server{cfg: cfg, sessions: map[string]*session{}, stop: make(chan struct{})}
+	s.hs = &http.Server{
+		Handler: s,
+		// A client that sends its headers slowly holds a connection: a
+		// bound on that, and on an idle keep-alive connection. No write
+		// timeout: an SSE stream lasts as long as its call.
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	return s, nil
+}
+
+// Serve accepts connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	go s.reap()
+	err := s.hs.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting, ends every session (its child's stdin
+// closed, as a stdio client's EOF) and waits for them, and closes the
+// connections left.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	if s.shut {
+		s.mu.Unlock()
+		return
+	}
+	s.shut = true
+	close(s.stop)
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.sessions = map[string]*session{}
+	s.mu.Unlock()
+	for _, ss := range all {
+		ss.close()
+	}
+	s.running.Wait()
+	s.hs.Close()
+}
+
+// reap ends the sessions idle for longer than IdleTimeout.
+func (s *Server) reap() {
+	t := time.NewTicker(max(s.cfg.IdleTimeout/8, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			var idle []*session
+			s.mu.Lock()
+			for id, ss := range s.sessions {
+				ss.mu.Lock()
+				if ss.busy == 0 && now.Sub(ss.lastUse) > s.cfg.IdleTimeout {
+					idle = append(idle, ss)
+					delete(s.sessions, id)
+				}
+				ss.mu.Unlock()
+			}
+			s.mu.Unlock()
+			for _, ss := range idle {
+				s.cfg.Logf("session %s idle for %v: ended", ss.id, s.cfg.IdleTimeout)
+				ss.close()
+			}
+		}
+	}
+}
+
+// supportedVersions are the MCP-Protocol-Version values accepted.
+var supportedVersions = map[string]bool{
+	"2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true, "2026-07-28": true,
+}
+
+// ServeHTTP serves the MCP endpoint.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != Path {
+		http.NotFound(w, r)
+		return
+	}
+	if !s.admit(w, r) {
+		return
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !supportedVersions[v] {
+		httpError(w, http.StatusBadRequest, "unsupported MCP-Protocol-Version "+v)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		s.post(w, r)
+	case http.MethodGet:
+		s.getStream(w, r)
+	case http.MethodDelete:
+		s.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpError(w, http.StatusMethodNotAllowed, "method not allowed")
+	}
+}
+
+// admit checks Host, Origin and the bearer token, answering a request
+// that fails one.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
+	if s.cfg.CheckHost && !hostAllowed(r.Host, s.cfg.AllowHosts) {
+		httpError(w, http.StatusForbidden, "Host not allowed")
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, s.cfg.AllowOrigins) {
+		httpError(w, http.StatusForbidden, "Origin not allowed")
+		return false
+	}
+	if s.cfg.Token != "" {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="aegis"`)
+			httpError(w, http.StatusUnauthorized, "a valid bearer token is required")
+			return false
+		}
+	}
+	return true
+}
+
+// principal names who the request authenticated as.
+func (s *Server) principal() string {
+	if s.cfg.Token == "" {
+		return "none"
+	}
+	return "token:" + s.cfg.TokenID
+}
+
+// httpError answers with status and a JSON-RPC error without an id, as
+// the transport allows for a refused message.
+func httpError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":%q}}`, msg)
+}
+
+// accepts reports whether the Accept header takes typ (or everything).
+func accepts(r *http.Request, typ string) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err == nil && (mt == typ || mt == "*/*" || mt == strings.Split(typ, "/")[0]+"/*") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lookup finds the session the request names, answering 400 when it
+// names none and 404 when it names one that does not exist (or ended).
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) *session {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		httpError(w, http.StatusBadRequest, "Mcp-Session-Id header required")
+		return nil
+	}
+	s.mu.Lock()
+	ss := s.sessions[id]
+	s.mu.Unlock()
+	if ss == nil {
+		httpError(w, http.StatusNotFound, "session not found")
+		return nil
+	}
+	return ss
+}
+
+// post serves one message POSTed.
+func (s *Server) post(w http.ResponseWriter, r *http.Request) {
+	sse, jsonOK := accepts(r, "text/event-stream"), accepts(r, "application/json")
+	if !sse && !jsonOK {
+		httpError(w, http.StatusNotAcceptable, "Accept must include application/json or text/event-stream")
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			httpError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+			return
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.MaxFrame)+2))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
+			return
+		}
+		httpError(w, http.StatusBadRequest, "cannot read the body")
+		return
+	}
+	line, err := Line(body)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if len(line) > s.cfg.MaxFrame {
+		httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
+		return
+	}
+	var c frame.Classifier
+	var f frame.Frame
+	c.Classify(line, &f)
+	if f.Kind != frame.Single || len(f.Msgs) != 1 || f.Msgs[0].Type == frame.Invalid {
+		httpError(w, http.StatusBadRequest, "the body must be one JSON-RPC request, notification or response")
+		return
+	}
+	m := &f.Msgs[0]
+	if msg := headerMismatch(r, m); msg != "" {
+		httpError(w, http.StatusBadRequest, msg)
+		return
+	}
+	var ss *session
+	if m.Type == frame.Request && string(m.Method) == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
+		if ss = s.begin(w, r); ss == nil {
+			return
+		}
+	} else if ss = s.lookup(w, r); ss == nil {
+		return
+	}
+	ss.use(+1)
+	defer ss.use(-1)
+	if m.Type != frame.Request {
+		if err := ss.send(line); err != nil {
+			httpError(w, http.StatusNotFound, "session ended")
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if m.ID.Key == nil {
+		httpError(w, http.StatusBadRequest, "a request's id must be a string or a number")
+		return
+	}
+	st := ss.open(string(m.ID.Key), sse)
+	if err := ss.send(line); err != nil {
+		ss.mu.Lock()
+		ss.finish(st)
+		ss.mu.Unlock()
+		httpError(w, http.StatusNotFound, "session ended")
+		return
+	}
+	w.Header().Set("Mcp-Session-Id", ss.id)
+	if sse {
+		ss.serveStream(w, r, st, 1)
+		return
+	}
+	ss.serveJSON(w, r, st)
+}
+
+// headerMismatch checks the 2026-07-28 Mcp-Method and Mcp-Name headers,
+// where present, against the body: a header must never let a message be
+// judged as another. Mcp-Name is checked for a tools/call, whose
+// params.name the relay records and a policy judges.
+func headerMismatch(r *http.Request, m *frame.Message) string {
+	if v, ok := r.Header["Mcp-Method"]; ok && (len(v) != 1 || v[0] != string(m.Method)) {
+		return "Mcp-Method header differs from the body's method"
+	}
+	if v, ok := r.Header["Mcp-Name"]; ok && m.IsToolCall && (len(v) != 1 || !m.HasTool || v[0] != string(m.Tool)) {
+		return "Mcp-Name header differs from the body's params.name"
+	}
+	return ""
+}
+
+// begin starts a session for an initialize request, or answers why not.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request) *session {
+	id, err := newSessionID()
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "cannot make a session id")
+		return nil
+	}
+	s.mu.Lock()
+	if s.shut {
+		s.mu.Unlock()
+		httpError(w, http.StatusServiceUnavailable, "shutting down")
+		return nil
+	}
+	if len(s.sessions) >= s.cfg.MaxSessions {
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		httpError(w, http.StatusServiceUnavailable, "too many sessions")
+		return nil
+	}
+	c := &Conn{ID: id, Peer: r.RemoteAddr, Principal: s.principal()}
+	ss := newSession(s, id, c)
+	s.sessions[id] = ss
+	s.running.Add(1)
+	s.mu.Unlock()
+	done, err := s.cfg.Start(c)
+	if err != nil {
+		s.mu.Lock()
+		delete(s.sessions, id)
+		s.mu.Unlock()
+		s.running.Done()
+		s.cfg.Logf("session %s: %v", id, err)
+		httpError(w, http.StatusInternalServerError, "cannot start the server")
+		return nil
+	}
+	routed := make(chan struct{})
+	go func() { ss.route(s.cfg.Replay, s.cfg.MaxFrame); close(routed) }()
+	go func() {
+		<-done
+		// The caller writes no more: what it wrote is routed, then the
+		// session is gone (404) and its streams end.
+		ss.inR.CloseWithError(errEnded)
+		ss.outW.Close()
+		<-routed
+		s.mu.Lock()
+		if s.sessions[id] == ss {
+			delete(s.sessions, id)
+		}
+		s.mu.Unlock()
+		close(ss.done)
+		s.running.Done()
+	}()
+	return ss
+}
+
+// newSessionID is 16 random bytes in hex: visible ASCII, unguessable.
+func newSessionID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// use counts a request in (+1) or out (-1) of the session.
+func (ss *session) use(d int) {
+	ss.mu.Lock()
+	ss.busy += d
+	ss.lastUse = time.Now()
+	ss.mu.Unlock()
+}
+
+// delete ends the session the request names.
+func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
+	ss := s.lookup(w, r)
+	if ss == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.sessions[ss.id] == ss {
+		delete(s.sessions, ss.id)
+	}
+	s.mu.Unlock()
+	ss.close()
+	w.WriteHeader(http.StatusOK)
+}
+
+// getStream serves GET: the standalone stream, or with Last-Event-ID the
+// stream it names, resumed after that event.
+func (s *Server) getStream(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r, "text/event-stream") {
+		httpError(w, http.StatusNotAcceptable, "Accept must include text/event-stream")
+		return
+	}
+	ss := s.lookup(w, r)
+	if ss == nil {
+		return
+	}
+	ss.use(+1)
+	defer ss.use(-1)
+	st, from := ss.get, uint64(0)
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		sid, n, ok := parseEventID(last)
+		ss.mu.Lock()
+		st = ss.streams[sid]
+		ss.mu.Unlock()
+		if !ok || st == nil {
+			httpError(w, http.StatusNotFound, "no stream to resume for Last-Event-ID "+last)
+			return
+		}
+		from = n + 1
+	}
+	ss.mu.Lock()
+	if st.attached {
+		ss.mu.Unlock()
+		httpError(w, http.StatusConflict, "the stream is already being read")
+		return
+	}
+	if from == 0 {
+		from = st.sent
+	}
+	ss.mu.Unlock()
+	ss.serveStream(w, r, st, from)
+}

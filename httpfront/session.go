@@ -1,0 +1,219 @@
+package httpfront
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/aegisrelay/aegis/frame"
+)
+
+// session is one MCP session: one child, its two pipes, the streams its
+// answers and messages go to.
+type session struct {
+	id   string
+	srv  *Server
+	conn *Conn
+
+	inW  *io.PipeWriter // the child's stdin side: POST bodies as lines
+	inR  *io.PipeReader
+	outR *io.PipeReader // the child's stdout side: lines to route
+	outW *io.PipeWriter
+	wmu  sync.Mutex // serialises lines written to inW
+
+	// done is closed once the caller's session has ended (Start's done)
+	// and every line it wrote is routed.
+	done chan struct{}
+
+	mu         sync.Mutex // guards what follows
+	pending    map[string][]*stream
+	streams    map[uint64]*stream // every stream a client may still resume
+	order      []*stream          // open SSE streams of POSTs, oldest first
+	get        *stream            // the standalone stream (GET)
+	nextStream uint64
+	answered   []uint64 // retired streams still kept, oldest first (retire)
+	lastUse    time.Time
+	busy       int  // requests being served
+	ended      bool // the child's session is over: nothing more comes
+	closing    bool // DELETE, idle or shutdown: stdin closed
+}
+
+// getStreamID is the standalone stream's id; POST streams count from 1.
+const getStreamID = 0
+
+func newSession(srv *Server, id string, c *Conn) *session {
+	s := &session{id: id, srv: srv, conn: c, done: make(chan struct{}),
+		pending: map[string][]*stream{}, streams: map[uint64]*stream{}, nextStream: 1, lastUse: time.Now()}
+	s.inR, s.inW = io.Pipe()
+	s.outR, s.outW = io.Pipe()
+	s.get = newStream(getStreamID, true, "")
+	s.streams[getStreamID] = s.get
+	c.In, c.Out = s.inR, s.outW
+	return s
+}
+
+// errEnded: the session's child is gone; a line cannot reach it.
+var errEnded = errors.New("httpfront: session ended")
+
+// send writes line and a '\n' to the child's stdin as one write.
+func (s *session) send(line []byte) error {
+	buf := make([]byte, len(line)+1)
+	copy(buf, line)
+	buf[len(line)] = '\n'
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if _, err := s.inW.Write(buf); err != nil {
+		return errEnded
+	}
+	return nil
+}
+
+// open registers a stream for the request whose id key is key, before
+// its line is written to the child, so that no answer can come first.
+func (s *session) open(key string, sse bool) *stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := newStream(s.nextStream, sse, key)
+	s.nextStream++
+	s.pending[key] = append(s.pending[key], st)
+	s.streams[st.id] = st
+	if sse {
+		s.order = append(s.order, st)
+	}
+	if s.ended {
+		st.complete = true
+	}
+	return st
+}
+
+// route reads the child's lines until EOF and gives each to one stream:
+// an answer to the stream of the request with its id (the oldest, if two
+// requests in flight share one); any other line to the newest open SSE
+// stream of a request, else to the standalone stream (package
+// documentation, "Routing").
+func (s *session) route(replayMax int, maxFrame int) {
+	br := bufio.NewReaderSize(s.outR, 64<<10)
+	var c frame.Classifier
+	var f frame.Frame
+	for {
+		line, err := readLine(br, maxFrame)
+		if len(line) > 0 {
+			payload := trimEOL(line)
+			c.Classify(payload, &f)
+			s.mu.Lock()
+			st := s.target(&f)
+			st.add(payload, replayMax)
+			if st.key != "" && s.answers(st, &f) {
+				s.finish(st)
+			}
+			s.mu.Unlock()
+		}
+		if err != nil {
+			break
+		}
+	}
+	s.outR.CloseWithError(errEnded)
+	s.mu.Lock()
+	s.ended = true
+	for _, st := range s.streams {
+		st.complete = true
+		st.wake()
+	}
+	s.pending = map[string][]*stream{}
+	s.order = nil
+	s.mu.Unlock()
+}
+
+// readLine returns the next line with its '\n' (a copy the caller keeps);
+// a line longer than max is cut there (the relay ends the session on such
+// a line before it reaches here).
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) <= max+1 {
+			line = append(line, chunk...)
+		}
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
+}
+
+// trimEOL drops a line's '\n' and a '\r' before it.
+func trimEOL(line []byte) []byte {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	return bytes.TrimSuffix(line, []byte{'\r'})
+}
+
+// target is the stream a classified line goes to. Called with mu held.
+func (s *session) target(f *frame.Frame) *stream {
+	if key, ok := answerKey(f); ok {
+		if q := s.pending[key]; len(q) > 0 {
+			return q[0]
+		}
+	}
+	for i := len(s.order) - 1; i >= 0; i-- {
+		if !s.order[i].complete {
+			return s.order[i]
+		}
+	}
+	return s.get
+}
+
+// answers reports whether f is the answer st waits for.
+func (s *session) answers(st *stream, f *frame.Frame) bool {
+	key, ok := answerKey(f)
+	return ok && key == st.key
+}
+
+// answerKey is the id key of a line that is one response.
+func answerKey(f *frame.Frame) (string, bool) {
+	if f.Kind != frame.Single || len(f.Msgs) != 1 {
+		return "", false
+	}
+	m := &f.Msgs[0]
+	if !m.Answers || !m.HasID || m.ID.Key == nil {
+		return "", false
+	}
+	return string(m.ID.Key), true
+}
+
+// finish completes st, which has its answer. Called with mu held.
+func (s *session) finish(st *stream) {
+	st.complete = true
+	q := s.pending[st.key]
+	for i, p := range q {
+		if p == st {
+			q = append(q[:i], q[i+1:]...)
+			break
+		}
+	}
+	if len(q) == 0 {
+		delete(s.pending, st.key)
+	} else {
+		s.pending[st.key] = q
+	}
+	for i, p := range s.order {
+		if p == st {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// close ends the session from the client's side: the child's stdin is
+// closed (the EOF a stdio client gives), and the caller's session ends
+// as wrap's does. It returns at once.
+func (s *session) close() {
+	s.mu.Lock()
+	already := s.closing
+	s.closing = true
+	s.mu.Unlock()
+	if !already {
+		s.inW.Close() // safe beside a Write in progress (io.Pipe)
+	}
+}

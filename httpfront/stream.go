@@ -1,0 +1,94 @@
+package httpfront
+
+import (
+	"strconv"
+	"strings"
+)
+
+// event is one SSE event of a stream: its number in the stream (its id is
+// "<stream>-<n>") and its data, a child's line without its line ending.
+type event struct {
+	n    uint64
+	data []byte
+}
+
+// stream is the server's side of one SSE stream (or, for a client that
+// takes JSON, of one answer): the events routed to it, kept until sent and
+// then, up to replayMax of them, for a client that resumes with
+// Last-Event-ID. Its fields are guarded by the session's mu.
+type stream struct {
+	id  uint64
+	sse bool // an SSE stream; false: one JSON answer to a POST
+	// key is the id key of the request it answers; "" for the GET stream.
+	key string
+	// events from first on, in order; unsent ones are never dropped.
+	events []event
+	next   uint64 // the number of the next event
+	sent   uint64 // events below it were written to a connection
+	// complete: the answer is in (or the session ended); no more events.
+	complete bool
+	// attached: a connection is writing the stream now.
+	attached bool
+	// retired: answered and sent, counted among the streams kept.
+	retired bool
+	// notify wakes the connection writing the stream (capacity 1).
+	notify chan struct{}
+}
+
+func newStream(id uint64, sse bool, key string) *stream {
+	return &stream{id: id, sse: sse, key: key, next: 1, sent: 1, notify: make(chan struct{}, 1)}
+}
+
+// add appends an event holding data (which it keeps: the caller gives it
+// up) and wakes the connection writing the stream.
+func (st *stream) add(data []byte, replayMax int) {
+	st.events = append(st.events, event{n: st.next, data: data})
+	st.next++
+	st.trim(replayMax)
+	st.wake()
+}
+
+// trim drops the oldest events already sent beyond replayMax.
+func (st *stream) trim(replayMax int) {
+	drop := 0
+	for drop < len(st.events)-replayMax && st.events[drop].n < st.sent {
+		drop++
+	}
+	if drop > 0 {
+		st.events = append(st.events[:0], st.events[drop:]...)
+	}
+}
+
+func (st *stream) wake() {
+	select {
+	case st.notify <- struct{}{}:
+	default:
+	}
+}
+
+// from returns the events numbered n and after; the slice is the caller's,
+// the data shared (never modified).
+func (st *stream) from(n uint64) []event {
+	i := 0
+	for i < len(st.events) && st.events[i].n < n {
+		i++
+	}
+	return append([]event(nil), st.events[i:]...)
+}
+
+// eventID is the SSE id of event n of stream s: the stream is named in it,
+// so that Last-Event-ID says which stream to resume and where.
+func eventID(s, n uint64) string {
+	return strconv.FormatUint(s, 10) + "-" + strconv.FormatUint(n, 10)
+}
+
+// parseEventID reads an id eventID wrote.
+func parseEventID(id string) (s, n uint64, ok bool) {
+	a, b, found := strings.Cut(id, "-")
+	if !found {
+		return 0, 0, false
+	}
+	s, err1 := strconv.ParseUint(a, 10, 64)
+	n, err2 := strconv.ParseUint(b, 10, 64)
+	return s, n, err1 == nil && err2 == nil
+}
