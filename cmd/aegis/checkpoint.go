@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/ed25519"
+	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -70,7 +71,8 @@ func (cf *checkpointFlags) options(audit string, o journal.Options) (journal.Opt
 // checkCheckpoints is verify --checkpoint FILE…: whether the log set is an
 // append-only extension of every checkpoint in files (each one checkpoint
 // or a history of them), signed by pub. It returns the exit status
-// (exitcode.OK, Invalid, or Usage for files that cannot be read) and one
+// (exitcode.OK, Invalid, Incomplete when the only finding is a history's
+// torn last checkpoint, or Usage for files that cannot be read) and one
 // line per finding, for verify to print.
 func checkCheckpoints(set *segment.Set, files []string, pub ed25519.PublicKey) (int, []string) {
 	res, err := tlog.CheckFiles(set, files, pub)
@@ -80,11 +82,20 @@ func checkCheckpoints(set *segment.Set, files []string, pub ed25519.PublicKey) (
 	if err == nil {
 		return exitcode.OK, []string{fmt.Sprintf("checkpoints: the log (%s, %d records) extends all %d", res.Origin, res.Records, res.Checkpoints)}
 	}
+	// A history's torn tail alone makes the check incomplete, as a log's
+	// torn tail makes verify's (tlog.ErrTorn).
+	code := exitcode.Incomplete
 	var lines []string
 	for _, e := range unjoin(err) {
+		if !errors.Is(e, tlog.ErrTorn) {
+			code = exitcode.Invalid
+		}
 		lines = append(lines, "checkpoints: "+e.Error())
 	}
-	return exitcode.Invalid, lines
+	if code == exitcode.Incomplete {
+		lines = append([]string{fmt.Sprintf("checkpoints: the log (%s, %d records) extends every whole checkpoint (%d)", res.Origin, res.Records, res.Checkpoints)}, lines...)
+	}
+	return code, lines
 }
 
 // unjoin lists the errors errors.Join put together, or err alone.

@@ -25,8 +25,10 @@ type Named struct {
 // CheckFiles reads the checkpoint files (each one checkpoint or a history
 // of them, Split), opens each checkpoint with pub, and checks the log set
 // against them all (Check). A checkpoint that does not open (a bad
-// signature, not a checkpoint, a torn last entry of a history) is an
-// error matching ErrCheckpoint, reported with the rest.
+// signature, not a checkpoint) is an error matching ErrCheckpoint,
+// reported with the rest; a torn last entry of a history (SplitHistory)
+// is not opened but reported as a *TornError (ErrTorn), as a log's torn
+// tail is reported incomplete, not invalid.
 func CheckFiles(set *segment.Set, files []string, pub ed25519.PublicKey) (*Result, error) {
 	var cps []Named
 	var errs []error
@@ -35,10 +37,13 @@ func CheckFiles(set *segment.Set, files []string, pub ed25519.PublicKey) (*Resul
 		if err != nil {
 			return nil, err
 		}
-		notes := Split(data)
+		notes, torn := SplitHistory(data)
+		if torn != nil {
+			errs = append(errs, &TornError{Where: f, Bytes: len(torn)})
+		}
 		for i, n := range notes {
 			where := f
-			if len(notes) > 1 {
+			if len(notes) > 1 || torn != nil {
 				where = fmt.Sprintf("%s #%d", f, i+1)
 			}
 			c, err := Open(n, pub)
@@ -48,7 +53,7 @@ func CheckFiles(set *segment.Set, files []string, pub ed25519.PublicKey) (*Resul
 			}
 			cps = append(cps, Named{c, where})
 		}
-		if len(notes) == 0 {
+		if len(notes) == 0 && torn == nil {
 			errs = append(errs, fmt.Errorf("%s: %w: empty", f, ErrCheckpoint))
 		}
 	}

@@ -137,13 +137,64 @@ func Split(data []byte) [][]byte {
 	return notes
 }
 
+// SplitHistory is Split with a torn last note set apart: the bytes a
+// crash during an append leaves at the end of a history (doc.go,
+// "Checkpoints"), which are no checkpoint and no forgery of one. A last
+// note is torn if it is cut short of its signature line's end: it does
+// not end in '\n', or it holds no blank line, or nothing follows its
+// blank line; and it begins as a checkpoint of aegis does (its bytes are
+// a prefix of OriginPrefix, or begin with it). A last note that ends in
+// a whole signature line is not torn, whatever it holds: Open judges it.
+func SplitHistory(data []byte) (notes [][]byte, torn []byte) {
+	notes = Split(data)
+	if len(notes) == 0 {
+		return notes, nil
+	}
+	last := notes[len(notes)-1]
+	// Cut within the "— " that begins its signature line, a note ends at
+	// its blank line and the bytes of the dash read as a note of their own.
+	if k := len(notes) - 2; k >= 0 && len(last) < len(sigStart) && bytes.HasPrefix([]byte(sigStart), last) && bytes.HasSuffix(notes[k], []byte("\n\n")) {
+		return notes[:k], data[len(data)-len(notes[k])-len(last):]
+	}
+	if !tornNote(last) {
+		return notes, nil
+	}
+	return notes[:len(notes)-1], last
+}
+
+// sigStart begins a signature line of a note.
+const sigStart = "— "
+
+func tornNote(n []byte) bool {
+	if !bytes.HasPrefix(n, []byte(OriginPrefix)) && !bytes.HasPrefix([]byte(OriginPrefix), n) {
+		return false
+	}
+	i := bytes.Index(n, []byte("\n\n"))
+	return n[len(n)-1] != '\n' || i < 0 || i+2 == len(n)
+}
+
+// TornError is a history's torn last note (SplitHistory): what a crash
+// during an append leaves. It matches ErrTorn.
+type TornError struct {
+	Where string // the history file
+	Bytes int    // the torn note's length
+}
+
+func (e *TornError) Error() string {
+	return fmt.Sprintf("%s: its last %d bytes are a checkpoint cut short, as a crash during an append leaves it (not a checkpoint, not checked)", e.Where, e.Bytes)
+}
+
+func (e *TornError) Is(target error) bool { return target == ErrTorn }
+
 // OpenAll opens every checkpoint in data (one, or a history: Split), each
 // checked against pub. It returns those that open and an error joining
-// the reasons the others do not.
+// the reasons the others do not; a torn last note (SplitHistory) is a
+// *TornError, matching ErrTorn and not ErrCheckpoint.
 func OpenAll(data []byte, pub ed25519.PublicKey) ([]Checkpoint, error) {
 	var cps []Checkpoint
 	var errs []error
-	for i, n := range Split(data) {
+	notes, torn := SplitHistory(data)
+	for i, n := range notes {
 		c, err := Open(n, pub)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("checkpoint %d: %w", i+1, err))
@@ -151,7 +202,9 @@ func OpenAll(data []byte, pub ed25519.PublicKey) ([]Checkpoint, error) {
 		}
 		cps = append(cps, c)
 	}
-	if len(cps) == 0 && len(errs) == 0 {
+	if torn != nil {
+		errs = append(errs, &TornError{Where: "checkpoint " + strconv.Itoa(len(notes)+1), Bytes: len(torn)})
+	} else if len(cps) == 0 && len(errs) == 0 {
 		errs = append(errs, fmt.Errorf("%w: no checkpoint", ErrCheckpoint))
 	}
 	return cps, errors.Join(errs...)

@@ -8,6 +8,11 @@ var (
 	// ErrCheckpoint means a checkpoint is not one: not a signed note, not
 	// the tlog-checkpoint body, or its signature is not by the key given.
 	ErrCheckpoint = errors.New("tlog: not a valid checkpoint")
+	// ErrTorn means a checkpoint history ends in a checkpoint cut short:
+	// what a crash during an append leaves (SplitHistory), as a torn
+	// line ends a log. Like a log's torn tail it makes a check
+	// incomplete, not failed: the torn bytes are no checkpoint.
+	ErrTorn = errors.New("tlog: checkpoint history ends in a torn checkpoint")
 	// ErrOrigin means a checkpoint names another log than the one read.
 	ErrOrigin = errors.New("tlog: checkpoint of another log")
 	// ErrRewritten means records named by a checkpoint are not the log's:

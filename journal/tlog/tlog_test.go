@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -345,7 +346,69 @@ func TestSplitHistory(t *testing.T) {
 	}
 	torn := hist[:len(hist)-20]
 	cps, err = OpenAll(torn, fixedPub)
-	if len(cps) != len(leaves)-1 || !errors.Is(err, ErrCheckpoint) {
-		t.Errorf("OpenAll(torn history) = %d checkpoints, %v; want %d and ErrCheckpoint", len(cps), err, len(leaves)-1)
+	if len(cps) != len(leaves)-1 || !errors.Is(err, ErrTorn) || errors.Is(err, ErrCheckpoint) {
+		t.Errorf("OpenAll(torn history) = %d checkpoints, %v; want %d and ErrTorn alone", len(cps), err, len(leaves)-1)
+	}
+}
+
+// TestHistoryTornTail: a history cut anywhere within its last checkpoint
+// (what a crash during an append leaves) holds the checkpoints before it,
+// each checked, and a torn tail, which CheckFiles reports as ErrTorn and
+// never as a bad checkpoint; a last checkpoint that is whole but forged,
+// or bytes no append leaves, are ErrCheckpoint, as before.
+func TestHistoryTornTail(t *testing.T) {
+	g := readGenuine(t)
+	leaves := leavesOf(t, g)
+	var hist []byte
+	for _, n := range []int{3, 9, len(leaves)} {
+		hist = append(hist, signed(t, checkpointAt(leaves, n))...)
+	}
+	last := signed(t, checkpointAt(leaves, len(leaves)))
+	whole := len(hist) - len(last)
+	dir := t.TempDir()
+	check := func(name string, data []byte) error {
+		t.Helper()
+		f := filepath.Join(dir, "audit.checkpoint.history")
+		if err := os.WriteFile(f, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res, err := CheckFiles(writeLog(t, g), []string{f}, fixedPub)
+		if res == nil {
+			t.Fatalf("%s: CheckFiles = nil, %v", name, err)
+		}
+		return err
+	}
+	for cut := whole + 1; cut < len(hist); cut++ {
+		data := hist[:cut]
+		notes, torn := SplitHistory(data)
+		if len(notes) != 2 || len(torn) != cut-whole {
+			t.Fatalf("SplitHistory(cut %d bytes into the last) = %d notes, %d torn bytes; want 2 and %d", cut-whole, len(notes), len(torn), cut-whole)
+		}
+		err := check(fmt.Sprintf("cut %d bytes into the last", cut-whole), data)
+		var te *TornError
+		if !errors.Is(err, ErrTorn) || !errors.As(err, &te) || te.Bytes != cut-whole || errors.Is(err, ErrCheckpoint) {
+			t.Fatalf("CheckFiles(history cut %d bytes into its last checkpoint) = %v; want ErrTorn alone", cut-whole, err)
+		}
+	}
+	if err := check("whole", hist); err != nil {
+		t.Errorf("CheckFiles(whole history) = %v; want nil", err)
+	}
+	forged := bytes.Clone(hist)
+	forged[len(forged)-10] ^= 1
+	junk := append(bytes.Clone(hist), "not a checkpoint\n"...)
+	onlyTorn := last[:len(last)/2]
+	for _, tt := range []struct {
+		name    string
+		data    []byte
+		want    error
+		notWant error
+	}{
+		{"last checkpoint forged", forged, ErrCheckpoint, ErrTorn},
+		{"bytes no append leaves", junk, ErrCheckpoint, ErrTorn},
+		{"nothing but a torn checkpoint", onlyTorn, ErrTorn, ErrCheckpoint},
+	} {
+		if err := check(tt.name, tt.data); !errors.Is(err, tt.want) || errors.Is(err, tt.notWant) {
+			t.Errorf("CheckFiles(%s) = %v; want %v, not %v", tt.name, err, tt.want, tt.notWant)
+		}
 	}
 }
