@@ -36,6 +36,18 @@ type CheckpointOptions struct {
 	// written. Default DefaultCheckpointInterval; negative: never (only
 	// at Close, with head file updates and by Every).
 	Interval time.Duration
+	// Sink, when set, is handed every checkpoint once it is in File
+	// (package witness submits them to witnesses). Default: none.
+	Sink CheckpointSink
+}
+
+// A CheckpointSink receives the checkpoints the journal writes, from the
+// checkpointer's goroutine, off the records' path: Offer must not block
+// (it delays the next checkpoint, and the last one delays Close). note
+// is the signed note as written to the file, the sink's to keep; c is
+// what it says.
+type CheckpointSink interface {
+	Offer(note []byte, c tlog.Checkpoint)
 }
 
 // checkpointer keeps CheckpointOptions.File (doc.go, "Checkpoints"). Its
@@ -51,6 +63,7 @@ type checkpointer struct {
 	path     string
 	every    uint64
 	interval time.Duration
+	sink     CheckpointSink
 	kick     chan struct{} // buffered 1
 	stop     chan struct{}
 	done     chan struct{}
@@ -78,7 +91,7 @@ func newCheckpointer(j *Journal, opts CheckpointOptions, fsys DirFS) (*checkpoin
 	if interval == 0 {
 		interval = DefaultCheckpointInterval
 	}
-	c := &checkpointer{j: j, fs: fsys, path: opts.File, every: uint64(max(opts.Every, 0)), interval: interval,
+	c := &checkpointer{j: j, fs: fsys, path: opts.File, every: uint64(max(opts.Every, 0)), interval: interval, sink: opts.Sink,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), hist: hist}
 	go c.run()
 	return c, nil
@@ -199,6 +212,9 @@ func (c *checkpointer) write() error {
 		return err
 	}
 	c.last, c.wrote = t.Size(), true
+	if c.sink != nil {
+		c.sink.Offer(msg, tlog.Checkpoint{Origin: origin, Size: t.Size(), Root: t.Root()})
+	}
 	return nil
 }
 

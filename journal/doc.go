@@ -176,6 +176,13 @@
 // A failure of either fails the journal closed, like any audit I/O. The
 // history is locked as the log is: one writer.
 //
+// With Checkpoint.Sink set, each checkpoint, once in FILE, is handed to
+// the sink from the same goroutine (a call that must not block): wrap's
+// --witness submits them to C2SP tlog-witness witnesses and keeps the
+// witnessed checkpoints, each the note above with the witnesses'
+// cosignature lines after the log's, in FILE.witnessed, and the
+// witnesses' state in FILE.witnesses (witness/doc.go, "Files").
+//
 // # Locking
 //
 // Open takes an exclusive flock(2) on the file: two writers would fork the

@@ -146,11 +146,15 @@ func proveCheck(args []string) int {
 	newFile := fs.String("new", "", "the newer checkpoint `FILE` of a consistency proof")
 	proofFile := fs.String("proof", "", "the proof `FILE` (prove inclusion or consistency's output)")
 	lineFile := fs.String("line", "", "require the record to be this `FILE`'s line (one line; a final newline is ignored)")
+	wc := addWitnessCheckFlags(fs) // witness.go
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if *keyArg == "" || *proofFile == "" || fs.NArg() != 0 {
 		return fail(exitcode.Usage, "prove check: give --key PUB and --proof FILE, and no LOG (see 'aegis prove --help')")
+	}
+	if err := wc.parse(); err != nil {
+		return fail(exitcode.Usage, "prove check: %v", err)
 	}
 	data, _, err := regular.ReadFile(*proofFile, "a proof", maxProofFile)
 	if err != nil {
@@ -188,7 +192,11 @@ func proveCheck(args []string) int {
 		if err := p.Check(c); err != nil {
 			return proveFail("prove check", err)
 		}
-		fmt.Printf("ok: the record with seq %d is leaf %d of %s at size %d (root %s), signed by the key\n", p.Index, p.Index, c.Origin, c.Size, c.Root)
+		names, code, ok := wc.checkFile("prove check: --checkpoint", *cpFile, *keyArg, c)
+		if !ok {
+			return code
+		}
+		fmt.Printf("ok: the record with seq %d is leaf %d of %s at size %d (root %s), signed by the key%s\n", p.Index, p.Index, c.Origin, c.Size, c.Root, cosignedBy(names))
 	case tlog.TypeConsistency:
 		if *oldFile == "" || *newFile == "" {
 			return fail(exitcode.Usage, "prove check: a consistency proof is checked against --old FILE and --new FILE")
@@ -207,6 +215,9 @@ func proveCheck(args []string) int {
 		}
 		if err := p.Check(old, nw); err != nil {
 			return proveFail("prove check", err)
+		}
+		if _, code, ok := wc.checkFile("prove check: --new", *newFile, *keyArg, nw); !ok {
+			return code
 		}
 		fmt.Printf("ok: %s at size %d extends its tree at size %d, both signed by the key\n", nw.Origin, nw.Size, old.Size)
 	default:

@@ -61,11 +61,15 @@ func runVerify(args []string) int {
 	headFile := fs.String("head-file", "", "require the signed head in `FILE` (wrap --head-file; a regular file of at most 4 KiB)")
 	asJSON := fs.Bool("json", false, "print one JSON object per log")
 	cpFiles := addVerifyCheckpointFlag(fs) // checkpoint.go
+	wc := addWitnessCheckFlags(fs)         // witness.go
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() == 0 {
 		return fail(exitcode.Usage, "verify: no FILE given (see 'aegis verify --help')")
+	}
+	if err := wc.parse(); err != nil {
+		return fail(exitcode.Usage, "verify: %v", err)
 	}
 	var opts verify.Options
 	if *keyArg != "" {
@@ -119,6 +123,7 @@ func runVerify(args []string) int {
 	for _, s := range sets {
 		code := verifySet(s, opts, *asJSON)
 		code = worse(code, verifyCheckpoints(s, *cpFiles, opts.Key))
+		code = worse(code, wc.verify(s, *cpFiles, opts.Key))
 		worst = worse(worst, code)
 	}
 	return worst

@@ -68,6 +68,7 @@ func runWrap(args []string) int {
 	rf := addRotateFlags(fs)      // wrap_rotate.go
 	ckf := addCheckpointFlags(fs) // checkpoint.go
 	lf := addListenFlags(fs)      // listen.go
+	wf := addWitnessFlags(fs)     // witness.go
 	// The flag package stops at the first argument that is not a flag
 	// and drops a "--" it stops at: either way, what is left is the
 	// child's argv, exactly as given.
@@ -124,6 +125,9 @@ func runWrap(args []string) int {
 	if err == nil {
 		jopts, err = ckf.options(*audit, jopts)
 	}
+	if err == nil {
+		err = wf.check(jopts)
+	}
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: %v", err)
 	}
@@ -143,8 +147,13 @@ func runWrap(args []string) int {
 	if err := ensureParent("wrap", *audit); err != nil {
 		return fail(exitcode.Usage, "wrap: cannot create the folder for the audit log: %v", err)
 	}
+	jopts, code, ok := wf.start(*audit, key, jopts)
+	if !ok {
+		return code
+	}
 	j, code, ok := openAudit(audit, *name, defaultLog, jopts)
 	if !ok {
+		wf.abort()
 		return code
 	}
 	fmt.Fprintf(os.Stderr, "aegis: recording %s to %s\n", shortArgv(argv), *audit)
@@ -152,11 +161,12 @@ func runWrap(args []string) int {
 	startSeq, err := j.Append(start)
 	if err != nil {
 		j.Close()
+		wf.abort()
 		return fail(exitcode.AuditIO, "wrap: %v", err)
 	}
 	return wrapSession{
 		argv: argv, audit: *audit, prof: prof, env: childEnv, pol: pol, sigs: sigs,
-		maxFrame: frameMax, maxPending: *maxPending, callTimeout: *callTimeout, grace: *grace,
+		maxFrame: frameMax, maxPending: *maxPending, callTimeout: *callTimeout, grace: *grace, witnesses: wf,
 		listen: lf, start: start, // listen.go
 	}.run(j, startSeq)
 }
@@ -228,6 +238,7 @@ type wrapSession struct {
 	grace       time.Duration
 	listen      *listenFlags         // --listen: serve HTTP (listen.go)
 	start       *record.SessionStart // the session_start appended
+	witnesses   *witnessFlags
 }
 
 // run relays the session whose session_start is at startSeq, closes the
@@ -248,6 +259,7 @@ func (w wrapSession) run(j *journal.Journal, startSeq uint64) int {
 	res := s.Run()
 	stopPolicy()
 	cerr := j.Close()
+	w.witnesses.finish()
 	// The technical line first, then one plain sentence for an abnormal
 	// end (explain.go).
 	defer explainEnd(wrapEnd{Result: res, CloseErr: cerr, Argv: w.argv, Confine: w.prof, Audit: w.audit})

@@ -1,0 +1,542 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ed25519"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/tlog"
+	"github.com/aegisrelay/aegis/witness"
+)
+
+// The witness these tests run is torchwood's litewitness (c2sp.org/
+// tlog-witness), at the version go.mod's tool directive pins, built from
+// the module cache once; its key is served by an ssh-agent (x/crypto's
+// agent, on a unix socket in the test's folder), as litewitness requires.
+var (
+	witnessToolsOnce sync.Once
+	witnessToolsDir  string
+	witnessToolsErr  error
+)
+
+func witnessTools(t testing.TB) (lite, ctl string) {
+	t.Helper()
+	witnessToolsOnce.Do(func() {
+		witnessToolsDir, witnessToolsErr = os.MkdirTemp("", "aegis-test-witness-")
+		if witnessToolsErr != nil {
+			return
+		}
+		gobin, err := exec.LookPath("go")
+		if err != nil {
+			gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+		}
+		build := exec.Command(gobin, "build", "-o", witnessToolsDir+"/",
+			"filippo.io/torchwood/cmd/litewitness", "filippo.io/torchwood/cmd/witnessctl")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			witnessToolsErr = &buildError{err, out}
+		}
+	})
+	if witnessToolsErr != nil {
+		t.Fatalf("building litewitness: %v", witnessToolsErr)
+	}
+	return filepath.Join(witnessToolsDir, "litewitness"), filepath.Join(witnessToolsDir, "witnessctl")
+}
+
+type buildError struct {
+	err error
+	out []byte
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + string(e.out) }
+
+// liteWitness is a running litewitness on loopback.
+type liteWitness struct {
+	name, url, vkey, db, ctl string
+	cmd                      *exec.Cmd
+}
+
+// startWitness runs a litewitness named name, with a fresh key in an
+// ssh-agent of its own and a fresh database, on a free loopback port.
+func startWitness(t *testing.T, name string) *liteWitness {
+	t.Helper()
+	lite, ctl := witnessTools(t)
+	dir, err := os.MkdirTemp("", "aw-") // short: a unix socket's path is at most 107 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	_, priv, _ := ed25519.GenerateKey(nil)
+	keyring := agent.NewKeyring()
+	if err := keyring.Add(agent.AddedKey{PrivateKey: priv}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { agent.ServeAgent(keyring, c); c.Close() }()
+		}
+	}()
+	sshPub, err := ssh.NewPublicKey(priv.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	w := &liteWitness{name: name, url: "http://" + addr, db: filepath.Join(dir, "w.db"), ctl: ctl}
+	w.cmd = exec.Command(lite, "-db", w.db, "-name", name, "-key", ssh.FingerprintSHA256(sshPub), "-ssh-agent", sock, "-listen", addr)
+	stderr, err := w.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.cmd.Process.Kill(); w.cmd.Wait() })
+	vkeyRE := regexp.MustCompile(`vkey=(\S+)`)
+	got := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			if m := vkeyRE.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				got <- m[1]
+				sent = true
+			}
+		}
+		if !sent {
+			close(got)
+		}
+	}()
+	select {
+	case w.vkey = <-got:
+	case <-time.After(20 * time.Second):
+	}
+	if w.vkey == "" {
+		t.Fatal("litewitness did not say its verifier key")
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("litewitness does not listen on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return w
+}
+
+// freePort returns a loopback address no one listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// addLog makes the witness know the log: its origin and key, as its
+// operator would with witnessctl.
+func (w *liteWitness) addLog(t *testing.T, origin, vkey string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"add-log", "-db", w.db, "-origin", origin},
+		{"add-key", "-db", w.db, "-origin", origin, "-key", vkey},
+	} {
+		if out, err := exec.Command(w.ctl, args...).CombinedOutput(); err != nil {
+			t.Fatalf("witnessctl %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+func (w *liteWitness) flag() string { return w.url + "," + w.vkey }
+
+// witnessFixture is a log with a checkpoint file, and its key.
+type witnessFixture struct {
+	*fixture
+	cp  string
+	pub ed25519.PublicKey
+}
+
+func newWitnessFixture(t *testing.T) *witnessFixture {
+	f := &witnessFixture{fixture: newFixture(t)}
+	f.cp = filepath.Join(f.dir, "audit.checkpoint")
+	pub, err := record.ReadPublicKeyFile(f.key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pub = pub
+	return f
+}
+
+// session runs one wrap session of n calls with extra flags and returns
+// its exit status and stderr.
+func (f *witnessFixture) session(t *testing.T, n int, extra ...string) (int, string) {
+	t.Helper()
+	args := append([]string{"--checkpoint-file", f.cp, "--checkpoint-every", "1"}, extra...)
+	cmd := f.wrapCmd(args, child("echo")...)
+	cmd.Stdin = strings.NewReader(strings.Repeat(callLine, n))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	runBounded(t, cmd, 60*time.Second)
+	return cmd.ProcessState.ExitCode(), stderr.String()
+}
+
+// origin returns the log's origin and note verifier key, from its
+// checkpoint file.
+func (f *witnessFixture) origin(t *testing.T) (string, string) {
+	t.Helper()
+	c, err := tlog.ReadCheckpoint(f.cp, f.pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vkey, err := tlog.VerifierKey(c.Origin, f.pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Origin, vkey
+}
+
+// witnessedLog is a log whose second session two real witnesses cosigned.
+func witnessedLog(t *testing.T) (*witnessFixture, *liteWitness, *liteWitness) {
+	t.Helper()
+	f := newWitnessFixture(t)
+	if code, errOut := f.session(t, 1); code != 0 {
+		t.Fatalf("first session: exit %d\n%s", code, errOut)
+	}
+	origin, vkey := f.origin(t)
+	w1, w2 := startWitness(t, "example.com/w1"), startWitness(t, "example.com/w2")
+	w1.addLog(t, origin, vkey)
+	w2.addLog(t, origin, vkey)
+	code, errOut := f.session(t, 3, "--witness", w1.flag(), "--witness", w2.flag())
+	if code != 0 {
+		t.Fatalf("witnessed session: exit %d\n%s", code, errOut)
+	}
+	for _, w := range []*liteWitness{w1, w2} {
+		if !strings.Contains(errOut, "witness "+w.name+" ("+w.url+") cosigned the last checkpoint") {
+			t.Errorf("wrap's stderr does not say %s cosigned the last checkpoint:\n%s", w.name, errOut)
+		}
+	}
+	return f, w1, w2
+}
+
+// TestWitnessCosigns: wrap --witness submits its checkpoints to two
+// running litewitnesses, which cosign them; the cosigned checkpoints are
+// kept in CHECKPOINT.witnessed, which x/mod's note package opens with
+// the witnesses' keys, verify --witness accepts, and prove check
+// --witness accepts for one call, holding only the log's public key, the
+// witnesses' keys and that file. A cosignature changed, one removed, or
+// a witness that never cosigned: exit 1.
+func TestWitnessCosigns(t *testing.T) {
+	f, w1, w2 := witnessedLog(t)
+	data, err := os.ReadFile(f.cp + witness.WitnessedExt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := tlog.Split(data)
+	last := notes[len(notes)-1]
+	ws := make([]witness.Witness, 2)
+	for i, w := range []*liteWitness{w1, w2} {
+		if ws[i], err = witness.New(w.url, w.vkey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if idx, err := witness.Cosigners(last, ws); err != nil || len(idx) != 2 {
+		t.Fatalf("Cosigners(the last witnessed checkpoint) = %v, %v; want both", idx, err)
+	}
+	final, err := tlog.ReadCheckpoint(f.cp, f.pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := tlog.Open(last, f.pub); err != nil || c != final {
+		t.Errorf("the last witnessed checkpoint = %+v, %v; want the session's last, %+v", c, err, final)
+	}
+	state, err := os.ReadFile(f.cp + witness.StateExt)
+	if err != nil || !bytes.Contains(state, []byte("quorum 2 of 2: met")) || bytes.Count(state, []byte("state=ok")) != 2 {
+		t.Errorf("the state file = %q, %v; want both witnesses ok and the quorum met", state, err)
+	}
+
+	pubArg := "@" + f.key + ".pub"
+	verify := func(cpFile string, keys ...string) (int, string) {
+		args := []string{"verify", "--key", pubArg, "--checkpoint", cpFile}
+		for _, k := range keys {
+			args = append(args, "--witness", k)
+		}
+		code, out, errOut := runAegis(t, append(args, f.audit)...)
+		return code, string(out) + errOut
+	}
+	if code, out := verify(f.cp+witness.WitnessedExt, w1.vkey, w2.vkey); code != 0 || !strings.Contains(out, "carry valid cosignatures") {
+		t.Errorf("verify --witness w1 --witness w2 = exit %d; want 0\n%s", code, out)
+	}
+	code, proof, errOut := runAegis(t, "prove", "inclusion", "--checkpoint", f.cp+witness.WitnessedExt, "--seq", "5", "--key", pubArg, f.audit)
+	if code != 0 {
+		t.Fatalf("prove inclusion = exit %d\n%s", code, errOut)
+	}
+	proofFile := writeProveFile(t, filepath.Join(f.dir, "seq5.proof"), proof)
+	check := func(cpFile string, keys ...string) (int, string) {
+		args := []string{"prove", "check", "--key", pubArg, "--checkpoint", cpFile, "--proof", proofFile}
+		for _, k := range keys {
+			args = append(args, "--witness", k)
+		}
+		code, out, errOut := runAegis(t, args...)
+		return code, string(out) + errOut
+	}
+	if code, out := check(f.cp+witness.WitnessedExt, w1.vkey); code != 0 || !strings.Contains(out, "cosigned by the witness(es) "+w1.name) {
+		t.Errorf("prove check --witness w1 = exit %d; want 0 naming it\n%s", code, out)
+	}
+
+	// The tampered files hold the last witnessed checkpoint alone.
+	sigLine := func(name string) []byte {
+		for _, l := range bytes.SplitAfter(last, []byte("\n")) {
+			if bytes.HasPrefix(l, []byte("— "+name+" ")) {
+				return l
+			}
+		}
+		t.Fatalf("no signature line of %s in %q", name, last)
+		return nil
+	}
+	l1 := sigLine(w1.name)
+	b64 := strings.Fields(string(l1))[2]
+	// Character 60 encodes bytes 45 and 46: within the Ed25519
+	// signature (after the key hash and the timestamp), clear of the
+	// padding bits a decoder ignores.
+	raw := []byte(b64)
+	if raw[60] == 'A' {
+		raw[60] = 'B'
+	} else {
+		raw[60] = 'A'
+	}
+	tampered := bytes.Replace(last, l1, []byte("— "+w1.name+" "+string(raw)+"\n"), 1)
+	_, w3priv, _ := ed25519.GenerateKey(nil)
+	never, err := witness.CosignatureKey("example.com/never", w3priv.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		note []byte
+		keys []string
+		want string
+	}{
+		{"a cosignature changed", tampered, []string{w1.vkey}, "invalid"},
+		{"a cosignature removed", bytes.Replace(last, sigLine(w2.name), nil, 1), []string{w1.vkey, w2.vkey}, "only"},
+		{"a witness that never cosigned", last, []string{w1.vkey, never}, "only"},
+		{"the log's checkpoint, not witnessed", mustReadT(t, f.cp), []string{w1.vkey}, "no cosignature"},
+	} {
+		file := writeProveFile(t, filepath.Join(t.TempDir(), "cp.witnessed"), tc.note)
+		if code, out := verify(file, tc.keys...); code != exitcode.Invalid || !strings.Contains(out, tc.want) {
+			t.Errorf("%s: verify --witness = exit %d; want 1 saying %q\n%s", tc.name, code, tc.want, out)
+		}
+		if code, out := check(file, tc.keys...); code != exitcode.Invalid || !strings.Contains(out, "not witnessed") {
+			t.Errorf("%s: prove check --witness = exit %d; want 1\n%s", tc.name, code, out)
+		}
+	}
+}
+
+func mustReadT(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestWitnessRollbackAndFork: an older copy of the log (with its
+// checkpoint files) put back while the witness holds a later checkpoint
+// of it, and a fork (the older copy continued without the witness: same
+// origin, other records), are refused at wrap's start (exit 2, the log
+// left as it was) by what the witness answers (409 with a larger size;
+// 422 for the fork's proof), and the fork's checkpoints fail verify
+// --witness and the witnessed checkpoint (exit 1).
+func TestWitnessRollbackAndFork(t *testing.T) {
+	f := newWitnessFixture(t)
+	if code, errOut := f.session(t, 1); code != 0 {
+		t.Fatalf("first session: exit %d\n%s", code, errOut)
+	}
+	origin, vkey := f.origin(t)
+	w := startWitness(t, "example.com/w1")
+	w.addLog(t, origin, vkey)
+	files := []string{f.audit, f.cp, f.cp + ".history", f.cp + witness.WitnessedExt}
+	if code, errOut := f.session(t, 1, "--witness", w.flag()); code != 0 {
+		t.Fatalf("witnessed session: exit %d\n%s", code, errOut)
+	}
+	older := map[string][]byte{}
+	for _, p := range files {
+		older[p], _ = os.ReadFile(p)
+	}
+	if code, errOut := f.session(t, 1, "--witness", w.flag()); code != 0 {
+		t.Fatalf("second witnessed session: exit %d\n%s", code, errOut)
+	}
+	witnessed := mustReadT(t, f.cp+witness.WitnessedExt)
+	putBack := func() {
+		for p, data := range older {
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	putBack()
+	code, errOut := f.session(t, 1, "--witness", w.flag())
+	if code != exitcode.Usage || !strings.Contains(errOut, "rolled back") || !strings.Contains(errOut, "larger tree") {
+		t.Errorf("rollback: wrap = exit %d; want 2 saying the witness holds a larger tree\n%s", code, errOut)
+	}
+	if got := readAudit(f.audit); !bytes.Equal(got, bytes.TrimRight(older[f.audit], "\x00")) {
+		t.Error("rollback: wrap changed the log it refused")
+	}
+
+	// The fork: the older copy continued without the witness, as long
+	// as the witness's tree, with other records.
+	if code, errOut := f.session(t, 1); code != 0 {
+		t.Fatalf("the fork's session: exit %d\n%s", code, errOut)
+	}
+	forked := readAudit(f.audit)
+	code, errOut = f.session(t, 1, "--witness", w.flag())
+	if code != exitcode.Usage || !strings.Contains(errOut, "forked") || !strings.Contains(errOut, "consistency proof refused") {
+		t.Errorf("fork: wrap = exit %d; want 2 saying the witness refused the proof\n%s", code, errOut)
+	}
+	if got := readAudit(f.audit); !bytes.Equal(got, forked) {
+		t.Error("fork: wrap changed the log it refused")
+	}
+	pubArg := "@" + f.key + ".pub"
+	code, out, errOut2 := runAegis(t, "verify", "--key", pubArg, "--checkpoint", f.cp+".history", "--witness", w.vkey, f.audit)
+	if code != exitcode.Invalid || !strings.Contains(string(out), "no cosignature") {
+		t.Errorf("verify --witness of the fork's checkpoints = exit %d; want 1\n%s%s", code, out, errOut2)
+	}
+	wfile := writeProveFile(t, filepath.Join(t.TempDir(), "w"), witnessed)
+	code, out, errOut2 = runAegis(t, "verify", "--key", pubArg, "--checkpoint", wfile, "--witness", w.vkey, f.audit)
+	if code != exitcode.Invalid || !strings.Contains(string(out), "fork") && !strings.Contains(string(out), "rewritten") {
+		t.Errorf("verify of the fork against the witnessed checkpoints = exit %d; want 1\n%s%s", code, out, errOut2)
+	}
+}
+
+// TestWitnessUnreachable: a witness whose port is closed and one that
+// accepts connections and never answers change nothing for the calls:
+// each is answered at once (well within --witness-timeout, which a call
+// waiting on a witness would take), the session ends normally, the log
+// verifies, and the witnesses' state is said on stderr and kept in the
+// state file.
+func TestWitnessUnreachable(t *testing.T) {
+	f := newWitnessFixture(t)
+	if code, errOut := f.session(t, 1); code != 0 {
+		t.Fatalf("first session: exit %d\n%s", code, errOut)
+	}
+	closed := freePort(t)
+	hole, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hole.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := hole.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	_, k1, _ := ed25519.GenerateKey(nil)
+	_, k2, _ := ed25519.GenerateKey(nil)
+	v1, _ := witness.CosignatureKey("example.com/closed", k1.Public().(ed25519.PublicKey))
+	v2, _ := witness.CosignatureKey("example.com/hole", k2.Public().(ed25519.PublicKey))
+	const timeout = 2 * time.Second
+	cmd := f.wrapCmd([]string{"--checkpoint-file", f.cp, "--checkpoint-every", "1", "--witness-timeout", timeout.String(),
+		"--witness", "http://" + closed + "," + v1, "--witness", "http://" + hole.Addr().String() + "," + v2}, child("echo")...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(outPipe)
+	call := func(id int) time.Duration {
+		t0 := time.Now()
+		in.Write([]byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"x"}}` + "\n"))
+		line, err := out.ReadString('\n')
+		if err != nil || !strings.Contains(line, `"id":`+strconv.Itoa(id)) {
+			t.Fatalf("call %d: %q, %v\n%s", id, line, err, stderr.String())
+		}
+		return time.Since(t0)
+	}
+	call(1) // while the start's check waits on the witnesses
+	for id := 2; id <= 8; id++ {
+		if d := call(id); d >= timeout/2 {
+			t.Errorf("call %d took %v with the witnesses unreachable; want it unaffected (well under %v)", id, d, timeout)
+		}
+		time.Sleep(120 * time.Millisecond) // a checkpoint, and its submission, between calls
+	}
+	in.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("wrap did not end\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("wrap = exit %d; want 0\n%s", code, stderr.String())
+	}
+	errOut := stderr.String()
+	for _, want := range []string{"example.com/closed", "example.com/hole", "unreachable", "NOT witnessed"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("wrap's stderr does not say %q:\n%s", want, errOut)
+		}
+	}
+	state := string(mustReadT(t, f.cp+witness.StateExt))
+	for _, want := range []string{"witness example.com/closed state=unreachable cosigned=0 start=unreachable", "witness example.com/hole state=unreachable cosigned=0 start=unreachable", "quorum 2 of 2: not met"} {
+		if !strings.Contains(state, want) {
+			t.Errorf("the state file does not hold %q:\n%s", want, state)
+		}
+	}
+	f.mustVerify(t, 0)
+}

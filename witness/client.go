@@ -1,0 +1,142 @@
+package witness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/aegisrelay/aegis/journal/tlog"
+)
+
+// AddCheckpointPath is the tlog-witness endpoint, appended to a witness's
+// URL: part of the protocol.
+const AddCheckpointPath = "/add-checkpoint"
+
+// maxAnswer bounds what is read of a witness's answer: a few signature
+// lines, or a size.
+const maxAnswer = 64 << 10
+
+// A Witness is one witness: where it listens and the key its
+// cosignatures verify with. Immutable once made; safe for concurrent use.
+type Witness struct {
+	// URL is the witness's base URL; requests go to URL+AddCheckpointPath.
+	URL string
+	// Key is the witness's note verifier key as given (ParseKey).
+	Key string
+	// Verifier checks the witness's cosignature lines.
+	Verifier note.Verifier
+}
+
+// New returns the witness at url whose key is vkey (ParseKey).
+func New(url, vkey string) (Witness, error) {
+	v, err := ParseKey(vkey)
+	if err != nil {
+		return Witness{}, err
+	}
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+		return Witness{}, fmt.Errorf("witness: %q: want an http:// or https:// URL", url)
+	}
+	return Witness{URL: strings.TrimSuffix(url, "/"), Key: vkey, Verifier: v}, nil
+}
+
+// Name is the witness's key name, which its cosignature lines carry.
+func (w Witness) Name() string { return w.Verifier.Name() }
+
+// AddCheckpoint asks the witness to cosign the signed checkpoint note,
+// whose tree extends the tree of oldSize leaves the witness holds, as
+// proof shows (RFC 6962 consistency proof; none when oldSize is 0 or the
+// sizes are equal): POST URL/add-checkpoint with "old <oldSize>\n", one
+// base64 hash per line, a blank line and the note (C2SP tlog-witness).
+//
+// It returns the witness's cosignature line(s), "— <name> <base64>\n",
+// checked against the note with w.Verifier: appended to the note they make
+// the witnessed checkpoint. A 409 Conflict is a *ConflictError holding the
+// witness's size (and, if that size is larger than the note's, matches
+// ErrAhead too); 404 and 403 are ErrUnknownLog; 422 ErrProof; no answer
+// ErrUnreachable; anything else ErrAnswer. hc's timeout and ctx bound the
+// request.
+func (w Witness) AddCheckpoint(ctx context.Context, hc *http.Client, oldSize uint64, proof []tlog.Hash, signed []byte, size uint64) ([]byte, error) {
+	var body bytes.Buffer
+	body.Grow(32 + 45*len(proof) + len(signed))
+	body.WriteString("old ")
+	body.WriteString(strconv.FormatUint(oldSize, 10))
+	body.WriteByte('\n')
+	for _, h := range proof {
+		body.WriteString(h.String())
+		body.WriteByte('\n')
+	}
+	body.WriteByte('\n')
+	body.Write(signed)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL+AddCheckpointPath, &body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the answer: %v", ErrUnreachable, err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return w.checkCosignature(signed, answer)
+	case http.StatusConflict:
+		s := strings.TrimSuffix(string(answer), "\n")
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || strconv.FormatUint(n, 10) != s {
+			return nil, fmt.Errorf("%w: 409 Conflict with a body that is no tree size: %q", ErrAnswer, trim(answer))
+		}
+		ce := &ConflictError{Size: n}
+		if n > size {
+			return nil, errors.Join(ce, ErrAhead)
+		}
+		return nil, ce
+	case http.StatusNotFound, http.StatusForbidden:
+		return nil, fmt.Errorf("%w: %s: %s", ErrUnknownLog, resp.Status, trim(answer))
+	case http.StatusUnprocessableEntity:
+		return nil, fmt.Errorf("%w: %s", ErrProof, trim(answer))
+	}
+	return nil, fmt.Errorf("%w: %s: %s", ErrAnswer, resp.Status, trim(answer))
+}
+
+// checkCosignature returns the lines of answer that are w's signature on
+// signed, once note.Open has checked them.
+func (w Witness) checkCosignature(signed, answer []byte) ([]byte, error) {
+	if len(answer) == 0 || answer[len(answer)-1] != '\n' {
+		return nil, fmt.Errorf("%w: 200 OK without signature lines: %q", ErrAnswer, trim(answer))
+	}
+	msg := append(append([]byte(nil), signed...), answer...)
+	n, err := note.Open(msg, note.VerifierList(w.Verifier))
+	if err != nil {
+		return nil, fmt.Errorf("%w: the witness's answer: %v", ErrCosignature, err)
+	}
+	var out []byte
+	for _, s := range n.Sigs {
+		if s.Name == w.Verifier.Name() && s.Hash == w.Verifier.KeyHash() {
+			out = append(out, "— "+s.Name+" "+s.Base64+"\n"...)
+		}
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%w: the witness answered without its own signature", ErrCosignature)
+	}
+	return out, nil
+}
+
+// trim shortens a witness's answer for an error message.
+func trim(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

@@ -1,0 +1,71 @@
+package witness
+
+import (
+	"fmt"
+
+	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/tlog"
+)
+
+// prover makes the consistency proofs a witness asks for, from the log
+// at path: a witness holds a tree of some size and accepts a larger one
+// only with the proof that it extends it. The journal keeps only a
+// compact range (no interior nodes), so each proof reads the log once
+// from its start as far as the new checkpoint (tlog.ProveConsistency);
+// a submission round makes at most one, off the records' path.
+type prover struct {
+	path string
+}
+
+func (p prover) set() (*segment.Set, error) {
+	sets, err := segment.Sets([]string{p.path}, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(sets) != 1 {
+		return nil, fmt.Errorf("%s: %d logs where one was expected", p.path, len(sets))
+	}
+	return sets[0], nil
+}
+
+// proof returns the consistency proof from old to new: none when old is
+// empty or the same size.
+func (p prover) proof(old, new tlog.Checkpoint) ([]tlog.Hash, error) {
+	if old.Size == 0 || old.Size == new.Size {
+		return nil, nil
+	}
+	set, err := p.set()
+	if err != nil {
+		return nil, err
+	}
+	c, err := tlog.ProveConsistency(set, old, new)
+	if err != nil {
+		return nil, err
+	}
+	return c.Hashes, nil
+}
+
+// rootAt returns the root of the log's first size records: the tree a
+// witness holds at size, if it holds this log's.
+func (p prover) rootAt(size uint64) (tlog.Hash, error) {
+	if size == 0 {
+		return tlog.EmptyRoot, nil
+	}
+	set, err := p.set()
+	if err != nil {
+		return tlog.Hash{}, err
+	}
+	t := tlog.NewTree()
+	c := &tlog.Chain{}
+	c.Leaf = func(uint64, []byte) error {
+		t.AppendLeaf(c.LeafHash())
+		return nil
+	}
+	if err := tlog.ReadSet(set, c, func() bool { return t.Size() >= size }); err != nil {
+		return tlog.Hash{}, err
+	}
+	if t.Size() < size {
+		return tlog.Hash{}, fmt.Errorf("the log holds %d records, fewer than %d", t.Size(), size)
+	}
+	return t.Root(), nil
+}
