@@ -20,10 +20,14 @@
 //     the line's bytes are unchanged.
 //   - Neither allocates per frame in steady state. The Reader keeps a
 //     buffer of the size it was made with; a longer line is read into a
-//     long buffer (from a process-wide pool, or blocks joined into a new
-//     one, at most max+1 bytes), which goes back to the pool once the line
-//     is consumed and is freed by the next garbage collection unless
-//     another long line takes it first. A Classifier keeps decoded
+//     long buffer: on Linux one of a few mappings of max+1 bytes shared by
+//     the process, resident only where a line has touched it (so the line
+//     is held once); else one from a process-wide pool, or blocks joined
+//     into a new one, at most max+1 bytes. It goes back to its pool once
+//     the line is consumed (or at Reader.Release): a mapping keeps its
+//     first MiB resident and gives its other pages back, a heap buffer is
+//     freed by the next garbage collection unless another long line takes
+//     it first. A Classifier keeps decoded
 //     strings (at most ~3 bytes per input byte of a decoded method, name
 //     or id, dropped after a frame that needed more than 1 MiB) and at
 //     most MaxBatch Messages.
@@ -176,4 +180,6 @@ var (
 	ErrFrameTooLarge = errors.New("frame: line longer than max frame")
 	// ErrBadRead: the underlying io.Reader returned an impossible count.
 	ErrBadRead = errors.New("frame: reader returned an invalid count")
+	// ErrReleased: Reader.Release was called; the Reader reads no more.
+	ErrReleased = errors.New("frame: reader released")
 )

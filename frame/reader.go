@@ -19,7 +19,9 @@ const (
 const maxEmptyReads = 100
 
 // Long lines. A line that outgrows the Reader's buffer continues in a long
-// buffer: one that another long line left in longBufs, if there is one big
+// buffer: a mapping of max+1 bytes (mapped.go), where the system has them
+// and one of the process's few is free, which holds the line once; else
+// one that another long line left in longBufs, if there is one big
 // enough; if not, the line is read into blocks and then joined, once, into
 // a new long buffer of its size (with an eighth to spare). Once its lines
 // are consumed the long buffer goes back to longBufs and the Reader to its
@@ -131,20 +133,24 @@ type Reader struct {
 	err     error // sticky: the first read error, or ErrFrameTooLarge
 
 	spill        [][]byte
-	spilled      int // bytes in spill[1:]
-	spillScanned int // of which scanned for '\n'
+	spilled      int  // bytes in spill[1:]
+	spillScanned int  // of which scanned for '\n'
+	mapped       bool // long is a mapping, from mappedBufs
 }
 
 // NewReader returns a Reader of r. size is the buffer size, max the longest
 // line allowed in bytes, its '\n' included (the relay's --max-frame); a size
 // or max <= 0 selects DefaultBufferSize or DefaultMaxFrame. The buffer is
 // allocated on the first Next and kept. A line longer than it is read into
-// a long buffer that another long line, in any Reader of the process, left
-// in a pool, or else into blocks then joined into a new long buffer; the
-// long buffer goes back to the pool, where the next garbage collection
-// frees it if no long line takes it first, as soon as its lines are
-// consumed. So beyond its buffer a Reader holds memory only while it reads
-// and hands out a long line: about the line, twice it while it is joined.
+// a mapping of max+1 bytes of which only the pages the line touches are
+// resident (mapped.go), or, where there is none free, into a long buffer
+// that another long line, in any Reader of the process, left in a pool, or
+// else into blocks then joined into a new long buffer; the long buffer
+// goes back to its pool as soon as its lines are consumed (a heap buffer
+// is freed by the next garbage collection if no long line takes it first;
+// a mapping gives back its pages past its first MiB). So beyond its buffer
+// a Reader holds memory only while it reads and hands out a long line:
+// about the line; twice it while a heap buffer is joined.
 func NewReader(r io.Reader, size, max int) *Reader {
 	if max <= 0 {
 		max = DefaultMaxFrame
@@ -221,6 +227,18 @@ func (r *Reader) Next() ([]byte, error) {
 	}
 }
 
+// Release gives back the long buffer the Reader holds, if any, for another
+// Reader's long lines, and drops what it has buffered: the slices Next
+// returned are no longer valid, and the Reader reads nothing more (Next
+// returns ErrReleased). Call it when a stream is abandoned before Next has
+// returned an error: a Reader left holding a mapping (mapped.go) keeps it
+// out of the process's few until the process ends. It is safe to call
+// more than once, and after Next returned an error.
+func (r *Reader) Release() {
+	r.release()
+	r.err = ErrReleased
+}
+
 // lines returns buf[start:stop], whole lines, and consumes them.
 func (r *Reader) lines(stop int) ([]byte, error) {
 	chunk := r.buf[r.start:stop:stop]
@@ -250,13 +268,13 @@ func (r *Reader) join() {
 		b := make([]byte, min(n+n/8+r.size, r.max+1))
 		p = &b
 	}
-	r.moveTo(p)
+	r.moveTo(p, false)
 }
 
 // moveTo moves the pending bytes, buf[start:end] and any blocks, to the
-// front of the long buffer *p, which becomes buf. A long buffer they leave
-// goes back to the pool.
-func (r *Reader) moveTo(p *[]byte) {
+// front of the long buffer *p (a mapping if mapped), which becomes buf. A
+// long buffer they leave goes back to its pool.
+func (r *Reader) moveTo(p *[]byte, mapped bool) {
 	b := *p
 	b = b[:min(len(b), r.max+1)]
 	n := copy(b, r.buf[r.start:r.end])
@@ -266,21 +284,29 @@ func (r *Reader) moveTo(p *[]byte) {
 	r.scanned = r.end - r.start + r.spillScanned
 	clear(r.spill)
 	r.spill, r.spilled, r.spillScanned = r.spill[:0], 0, 0
-	if r.long != nil {
+	r.giveBack()
+	r.buf, r.long, r.mapped, r.start, r.end = b, p, mapped, 0, n
+}
+
+// giveBack returns the long buffer, if any, to its pool; buf must no
+// longer alias it.
+func (r *Reader) giveBack() {
+	switch {
+	case r.long == nil:
+	case r.mapped:
+		putMapped(r.long)
+	default:
 		putLong(r.long)
 	}
-	r.buf, r.long, r.start, r.end = b, p, 0, n
+	r.long, r.mapped = nil, false
 }
 
 // release drops what a long line holds, once nothing more will be read.
 func (r *Reader) release() {
 	clear(r.spill)
 	r.spill, r.spilled, r.spillScanned = nil, 0, 0
-	if r.long != nil {
-		putLong(r.long)
-		r.long = nil
-	}
 	r.buf, r.start, r.end, r.scanned = r.own, 0, 0, 0
+	r.giveBack()
 }
 
 // fill makes room after the buffered bytes and reads once, recording any
@@ -302,18 +328,20 @@ func (r *Reader) fill() {
 		// line in this Reader or another.
 		r.end = copy(r.own, r.buf[r.start:r.end])
 		r.start = 0
-		putLong(r.long)
-		r.buf, r.long = r.own, nil
+		r.buf = r.own
+		r.giveBack()
 	case r.start > 0:
 		// Only the incomplete trailing line is left: move it to the front.
 		r.end = copy(r.buf, r.buf[r.start:r.end])
 		r.start = 0
 	}
 	if r.end == len(r.buf) {
-		// A line longer than the buffer: continue it in a long buffer
-		// from the pool, or in blocks.
-		if p := getLong(r.end + r.size); p != nil {
-			r.moveTo(p)
+		// A line longer than the buffer: continue it in a mapping, or a
+		// long buffer from the pool, or in blocks.
+		if m := getMapped(r.max + 1); m != nil {
+			r.moveTo(m, true)
+		} else if p := getLong(r.end + r.size); p != nil {
+			r.moveTo(p, false)
 		} else {
 			r.spill = append(r.spill, r.buf[r.start:r.end])
 			r.readBlock()
@@ -325,14 +353,20 @@ func (r *Reader) fill() {
 
 // readBlock reads into the last block of the spilled line, after adding
 // one if it is full: twice the bytes buffered, between size and maxBlock,
-// and no more than max+1 bytes in all. A long buffer that has come back to
-// the pool meanwhile (the other direction's) ends the spill instead.
+// and no more than max+1 bytes in all. A mapping or a long buffer that has
+// come back to its pool meanwhile (the other direction's) ends the spill
+// instead.
 func (r *Reader) readBlock() {
 	last := r.spill[len(r.spill)-1]
 	if len(r.spill) == 1 || len(last) == cap(last) {
 		pending := r.end - r.start + r.spilled
+		if m := getMapped(r.max + 1); m != nil {
+			r.moveTo(m, true)
+			r.read(r.buf[r.end:], &r.end)
+			return
+		}
 		if p := getLong(pending + r.size); p != nil {
-			r.moveTo(p)
+			r.moveTo(p, false)
 			r.read(r.buf[r.end:], &r.end)
 			return
 		}

@@ -371,6 +371,10 @@ type pumpSide interface {
 func (r *Relay) readRuns(src io.Reader, fw *forwarder, p pumpSide) {
 	defer close(fw.readerDone)
 	rd := frame.NewReader(src, readSize, r.cfg.MaxFrame)
+	// Nothing uses the Reader's buffer once this returns: a run written
+	// from it was written (handOver) or never will be (the forwarder
+	// failed). A long line's mapping goes back for another session's.
+	defer rd.Release()
 	more := readable(src)
 	for {
 		chunk, err := rd.Next()
