@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -29,7 +30,7 @@ var mappedBufs struct {
 	mu    sync.Mutex
 	free  []freeMapping // owned by no Reader
 	made  int           // mappings made, at most maxMapped
-	off   bool          // mapping failed once: not tried again
+	off   bool          // the system has no mappings: not tried again
 	timer *time.Timer   // runs dropIdle while a free mapping holds pages
 }
 
@@ -67,7 +68,10 @@ func getMapped(n int) *[]byte {
 	}
 	b, err := mapAnon(n)
 	if err != nil {
-		mappedBufs.off = true
+		// A system without mappings is not asked again; a refusal of
+		// this size (a --max-frame beyond the address space) is this
+		// line's alone.
+		mappedBufs.off = errors.Is(err, errors.ErrUnsupported)
 		return nil
 	}
 	mappedBufs.made++

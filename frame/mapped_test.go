@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,4 +93,22 @@ func TestReaderMapped(t *testing.T) {
 	if _, err := r.Next(); err != io.EOF {
 		t.Fatalf("Next() = %v; want EOF", err)
 	}
+}
+
+// A mapping the system refuses (a max beyond the address space) sends
+// that line to the heap's buffers, and the next Reader still maps.
+func TestReaderMapRefused(t *testing.T) {
+	if !mappable() || strconv.IntSize < 64 {
+		t.Skip("no mappings on this system, or no max beyond the address space")
+	}
+	line := strings.Repeat("h", 10_000) + "\n"
+	huge := NewReader(strings.NewReader(line), 4096, 1<<62)
+	if c, err := huge.Next(); string(c) != line || err != nil || huge.mapped {
+		t.Fatalf("Next() with max 2^62 = %d bytes, %v, mapped %v; want the line, nil, from the heap", len(c), err, huge.mapped)
+	}
+	r := NewReader(strings.NewReader(line), 4096, 1<<20)
+	if c, err := r.Next(); string(c) != line || err != nil || !r.mapped {
+		t.Fatalf("Next() after the refusal = %d bytes, %v, mapped %v; want the line, nil, mapped", len(c), err, r.mapped)
+	}
+	r.Release()
 }
