@@ -353,24 +353,60 @@ func TestBoundedBodies(t *testing.T) {
 // FuzzBoundedBody: no Body value makes a line that the readers reject
 // (checkBounded), whatever its fields hold and however long they are.
 //
-// The value is n%4MiB bytes long, divided by 2^k for k the top four bits
-// of n: every length below 4 MiB is one the fuzzer can reach (k = 0, as
-// in the seeds), and a random n is mostly a short value. An exec costs
-// in proportion to the value's length (every byte is escaped, up to three
-// times over), so lengths spread evenly up to 4 MiB would spend the
-// campaign on a few execs of megabytes.
+// The value is n>>5 (mod 4 MiB) bytes long, divided by 2^k for k the low
+// five bits of n (valueLen): every length below 4 MiB is one the fuzzer
+// can reach (k = 0, as in the seeds). An exec costs in proportion to the
+// value's length (every byte is escaped, up to three times over, and
+// hashed), and Go's fuzzer changes an integer only by adding or
+// subtracting at most 100: with the length in n's high bits, every input
+// descended from a seed of megabytes would be of megabytes too, and a
+// corpus grown from such seeds would spend the campaign on a few execs
+// of megabytes. With k in the low bits, a step of n draws k afresh: the
+// input descended from a long one is as long with odds of 1 in 32, and on
+// average a sixteenth of its length.
 func FuzzBoundedBody(f *testing.F) {
-	f.Add(uint8(2), uint8(0), uint32(3<<20), []byte("7"))
-	f.Add(uint8(2), uint8(4), uint32(2<<20), []byte("\x01"))
-	f.Add(uint8(3), uint8(1), uint32(1<<20), []byte("\xff\xfe"))
-	f.Add(uint8(0), uint8(1), uint32(maxFields/2), []byte("é"))
-	f.Add(uint8(7), uint8(1), uint32(maxFields-40), []byte("a"))
-	f.Add(uint8(1), uint8(6), uint32(MaxValueBytes+1), []byte(`\"`))
+	f.Add(uint8(2), uint8(0), lengthN(3<<20), []byte("7"))
+	f.Add(uint8(2), uint8(4), lengthN(2<<20), []byte("\x01"))
+	f.Add(uint8(3), uint8(1), lengthN(1<<20), []byte("\xff\xfe"))
+	f.Add(uint8(0), uint8(1), lengthN(maxFields/2), []byte("é"))
+	f.Add(uint8(7), uint8(1), lengthN(maxFields-40), []byte("a"))
+	f.Add(uint8(1), uint8(6), lengthN(MaxValueBytes+1), []byte(`\"`))
 	var sc boundScratch
 	f.Fuzz(func(t *testing.T, which, field uint8, n uint32, pattern []byte) {
-		b, wire := bodyWith(which, field, fill(pattern, int(n%(4<<20))>>(n>>28)))
+		b, wire := bodyWith(which, field, fill(pattern, valueLen(n)))
 		checkBounded(t, &sc, b, wire)
 	})
+}
+
+// valueLen is FuzzBoundedBody's value length for n: (n>>5 mod 4 MiB) >> (n&31).
+func valueLen(n uint32) int { return int((n>>5)%(4<<20)) >> (n & 31) }
+
+// lengthN is an n for which valueLen is length (below 4 MiB).
+func lengthN(length int) uint32 { return uint32(length) << 5 }
+
+// TestValueLen: every length below 4 MiB has an n (lengthN), and an n
+// one step (±1..100, what Go's fuzzer does to an integer) from a long
+// value's is mostly a much shorter value.
+func TestValueLen(t *testing.T) {
+	for _, l := range []int{0, 1, MaxValueBytes, maxFields - 40, 3 << 20, 4<<20 - 1} {
+		if got := valueLen(lengthN(l)); got != l {
+			t.Errorf("valueLen(lengthN(%d)) = %d; want %d", l, got, l)
+		}
+	}
+	n := lengthN(3 << 20)
+	total, long := 0, 0
+	for d := uint32(1); d <= 100; d++ {
+		for _, m := range []uint32{n + d, n - d} {
+			l := valueLen(m)
+			total += l
+			if l > 1<<20 {
+				long++
+			}
+		}
+	}
+	if avg := total / 200; avg > (3<<20)/8 || long > 200/8 {
+		t.Errorf("the 200 neighbours of a 3 MiB value average %d bytes, %d over 1 MiB; want a fraction of it", avg, long)
+	}
 }
 
 // TestBoundedDecodeRejects: the decoders take an abbreviated value only as
