@@ -106,6 +106,7 @@ type auditRecord struct {
 	Seq    int64           `json:"seq"`
 	Kind   string          `json:"kind"`
 	Key    string          `json:"key"`    // session_start
+	Cert   *auditCert      `json:"cert"`   // session_start: the root's certificate of Key
 	Tool   *string         `json:"tool"`   // intent
 	Call   json.RawMessage `json:"call"`   // intent, outcome
 	Intent *int64          `json:"intent"` // outcome: seq of its intent
@@ -115,6 +116,11 @@ type auditRecord struct {
 		Status string `json:"status"`
 	} `json:"execution"` // outcome
 	Reason string `json:"reason"` // session_end
+}
+
+// auditCert is the part of a session_start's certificate this test reads.
+type auditCert struct {
+	Root string `json:"root"`
 }
 
 // checkAudit holds the audit log to what the client did: one intent per
@@ -141,8 +147,10 @@ func checkAudit(t *testing.T, path, pub string, s *session) {
 		kinds[r.Kind]++
 		switch r.Kind {
 		case "session_start":
-			if r.Key != pub {
-				t.Errorf("session_start key %q; want the key made for the test, %s", r.Key, pub)
+			// The records are signed by a session key, certified by
+			// the key made for the test (journal/record/doc.go).
+			if r.Cert == nil || r.Cert.Root != pub || r.Key == pub {
+				t.Errorf("session_start key %q, cert %+v; want a session key certified by the key made for the test, %s", r.Key, r.Cert, pub)
 			}
 		case "intent":
 			tool := "<null>"

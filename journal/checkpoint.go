@@ -187,7 +187,7 @@ func (c *checkpointer) write() error {
 		return err
 	}
 	if c.signer == nil {
-		if c.signer, err = tlog.Signer(origin, c.j.key); err != nil {
+		if c.signer, err = newRootNoteSigner(origin, c.j.key); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 	}

@@ -14,6 +14,28 @@
 // and give the key away (sign.go). The signature is on the path of the
 // group it ends.
 //
+// # Session keys
+//
+// Options.Key is the log's root key: an ed25519.PrivateKey, or any
+// crypto.Signer of Ed25519, such as a key an ssh-agent holds, which
+// never leaves the agent. It signs no record. Open makes a session key
+// (Ed25519, from Options.Rand) that lives in the Journal's memory only
+// (never in a file, the head file or the log), has the root certify it
+// (record.Certify: one signature, through an agent one round trip,
+// before any record is on its way), and signs every record with it; each
+// session_start appended carries its public half and the certificate
+// (record's doc.go, "Session keys"). Sessions of one Journal (Session
+// handles) share the key and the certificate. So the root is asked for
+// one signature per Open, whatever the number of records, and the
+// records' signatures cost what they did with a key file.
+//
+// The head file and the checkpoints are signed by the root, since a
+// witness or a third party knows only the root: each costs one root
+// signature (through an agent, one round trip), made by the head writer's
+// or the checkpointer's goroutine, never by a leader, so an agent round
+// trip never sits on a call's path. An agent that fails to sign one
+// fails the journal closed, as a failed write does.
+//
 // # Durability
 //
 // Every record is write(2)n to the file before Wait returns, at every level;
@@ -134,7 +156,7 @@
 //
 // With Options.Checkpoint.File the journal keeps signed checkpoints of the
 // log's RFC 6962 Merkle tree, in package tlog's format (a C2SP
-// tlog-checkpoint signed note by the log's key, origin
+// tlog-checkpoint signed note by the log's root key, origin
 // aegis.log/<16 hex digits of the SHA-256 of the line with seq 0>; leaf i is
 // the line with seq i as the hash chain runs: journal/tlog/doc.go).
 //

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"crypto"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -23,8 +24,14 @@ type Options struct {
 	// Durability is the level; the zero value is None, so callers normally
 	// pass the result of ParseDurability (default "strict").
 	Durability Durability
-	// Key signs the records.
-	Key ed25519.PrivateKey
+	// Key is the log's root key: an ed25519.PrivateKey, or any
+	// crypto.Signer of Ed25519 (a key an ssh-agent holds). It certifies
+	// the session key that signs the records, once at Open, and signs the
+	// head file and the checkpoints, off the records' path (doc.go,
+	// "Session keys").
+	Key crypto.Signer
+	// Rand is the source of the session key. Default crypto/rand.Reader.
+	Rand io.Reader
 	// FS opens the file. Default OSFS{}.
 	FS FS
 	// Now is the clock of "ts" and of nothing else. Default time.Now.
@@ -72,10 +79,13 @@ type log struct {
 	path string
 	f    File
 	dur  Durability
-	key  ed25519.PrivateKey
-	sign *signer // the leader's; key signs elsewhere (head.go)
+	key  crypto.Signer // the root; it signs the head and checkpoints
+	sign *signer       // the leader's, with the session key
 	pub  ed25519.PublicKey
 	now  func() time.Time
+
+	// session is the session key's public half and certificate (sign.go).
+	session sessionKey
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -147,8 +157,12 @@ func (q *queue) reset() {
 // queued as the first record of this journal. The caller appends
 // SessionStart next.
 func Open(path string, opts Options) (*Journal, error) {
-	if len(opts.Key) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("%w: signing key is missing or not Ed25519", record.ErrKey)
+	rootPub, err := rootPublicKey(opts.Key)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Reader
 	}
 	if opts.FS == nil {
 		opts.FS = OSFS{}
@@ -188,7 +202,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		f:    f,
 		dur:  opts.Durability,
 		key:  opts.Key,
-		pub:  opts.Key.Public().(ed25519.PublicKey),
+		pub:  rootPub,
 		now:  opts.Now,
 	}}
 	hex.Encode(j.sid[:], opts.SID[:])
@@ -212,6 +226,10 @@ func Open(path string, opts Options) (*Journal, error) {
 	}
 	j.written, j.synced = j.nextSeq, j.nextSeq
 	j.calls.qFirst, j.calls.tFirst, j.calls.gFirst = j.nextSeq, j.nextSeq, j.nextSeq
+	if j.sign, j.session, err = newSession(opts, j.nextSeq, j.prev); err != nil {
+		f.Close()
+		return nil, err
+	}
 	if err := j.startCompanions(path, opts, dfs); err != nil {
 		f.Close()
 		return nil, err
@@ -222,7 +240,6 @@ func Open(path string, opts Options) (*Journal, error) {
 		}
 		j.Append(&record.Recovery{TornBytes: int(live.TornBytes), TornDigest: live.TornDigest})
 	}
-	j.sign = newSigner(opts.Key)
 	if j.dur.Level >= Reply {
 		j.lingerer = newLingerer()
 		preZeroOn(j.f, preZeroChunkFor(opts.MaxSize))
@@ -313,7 +330,7 @@ func (j *Journal) Session(sid [16]byte) *Journal {
 	return s
 }
 
-// PublicKey returns the public half of the signing key.
+// PublicKey returns the public half of the root key.
 func (j *Journal) PublicKey() ed25519.PublicKey { return j.pub }
 
 // Durability returns the journal's level.
@@ -321,13 +338,13 @@ func (j *Journal) Durability() Durability { return j.dur }
 
 // Append queues a record and returns its seq. It does no I/O: call Wait to
 // have it written and, as the level requires, synced. A SessionStart with a
-// nil Key gets the journal's public key. Append copies what it needs; b may
+// nil Key gets the session key's public half and its certificate. Append copies what it needs; b may
 // be reused when it returns. A record too long for a line (MaxLine) is
 // refused with an error matching ErrRecord, and nothing is queued: the
 // journal goes on (CheckFields).
 func (j *Journal) Append(b record.Body) (uint64, error) {
 	if s, ok := b.(*record.SessionStart); ok && s.Key == nil {
-		s.Key = j.pub
+		s.Key, s.Cert = j.session.pub, j.session.cert
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -1,7 +1,15 @@
 package journal
 
 import (
+	"crypto"
 	"crypto/ed25519"
+	"fmt"
+	"io"
+
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/tlog"
 )
 
 // signer makes the journal's Ed25519 signatures: RFC 8032's, by
@@ -36,4 +44,98 @@ func newSigner(key ed25519.PrivateKey) *signer { return &signer{key: key} }
 func (g *signer) Sign(msg []byte) (sig [ed25519.SignatureSize]byte) {
 	copy(sig[:], ed25519.Sign(g.key, msg))
 	return sig
+}
+
+// newSessionKey makes the key that signs one session's records: Ed25519,
+// from 32 bytes of rand. It lives in the Journal's memory only, never in
+// a file, the head or the log (which holds its public half and the root
+// key's certificate of it: doc.go, "Session keys"); the process that
+// holds it is the session.
+func newSessionKey(rand io.Reader) (ed25519.PrivateKey, error) {
+	var seed [ed25519.SeedSize]byte
+	if _, err := io.ReadFull(rand, seed[:]); err != nil {
+		return nil, fmt.Errorf("session key: %w", err)
+	}
+	return ed25519.NewKeyFromSeed(seed[:]), nil
+}
+
+// rootPublicKey returns the public half of a root key, checking that it
+// is an Ed25519 signer: a nil or cut ed25519.PrivateKey (whose Public
+// would panic) and a signer of any other algorithm are refused.
+func rootPublicKey(key crypto.Signer) (ed25519.PublicKey, error) {
+	if k, ok := key.(ed25519.PrivateKey); key == nil || ok && len(k) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("%w: signing key is missing or not Ed25519", record.ErrKey)
+	}
+	pub, ok := key.Public().(ed25519.PublicKey)
+	if !ok || len(pub) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%w: signing key is %T, not Ed25519", record.ErrKey, key.Public())
+	}
+	return pub, nil
+}
+
+// rootNoteSigner signs checkpoints of origin (package tlog's signed
+// notes) with the root key, any crypto.Signer of Ed25519: its key name is
+// the origin and its key hash the one note.NewEd25519VerifierKey gives,
+// as tlog.Signer's. Each Sign is one signature by the root: through an
+// ssh-agent, one round trip, made on the checkpointer's goroutine, off
+// the records' path.
+type rootNoteSigner struct {
+	origin string
+	hash   uint32
+	key    crypto.Signer
+	pub    ed25519.PublicKey
+}
+
+func newRootNoteSigner(origin string, key crypto.Signer) (note.Signer, error) {
+	if k, ok := key.(ed25519.PrivateKey); ok {
+		return tlog.Signer(origin, k)
+	}
+	pub, err := rootPublicKey(key)
+	if err != nil {
+		return nil, err
+	}
+	v, err := tlog.Verifier(origin, pub)
+	if err != nil {
+		return nil, err
+	}
+	return &rootNoteSigner{origin: origin, hash: v.KeyHash(), key: key, pub: pub}, nil
+}
+
+func (s *rootNoteSigner) Name() string    { return s.origin }
+func (s *rootNoteSigner) KeyHash() uint32 { return s.hash }
+
+// Sign signs msg and checks the signature: a signer that returns anything
+// else would leave a checkpoint no one can verify.
+func (s *rootNoteSigner) Sign(msg []byte) ([]byte, error) {
+	sig, err := s.key.Sign(nil, msg, crypto.Hash(0))
+	if err == nil && !ed25519.Verify(s.pub, msg, sig) {
+		err = fmt.Errorf("%w: the root key's signature of a checkpoint does not verify", record.ErrKey)
+	}
+	return sig, err
+}
+
+// sessionKey is the public half of a journal's session key and the root
+// key's certificate of it, which every session_start it appends carries.
+type sessionKey struct {
+	pub  ed25519.PublicKey
+	cert *record.SessionCert
+}
+
+// newSession makes a journal's session key (newSessionKey, from
+// opts.Rand) and has the root key (opts.Key) certify it for the sessions
+// whose first record is seq, after the line whose hash is prev: the one
+// signature by the root a journal's records need (through an ssh-agent,
+// one round trip), made at Open, before any record is on its way. It
+// returns the signer of the records.
+func newSession(opts Options, seq uint64, prev record.Digest) (*signer, sessionKey, error) {
+	k, err := newSessionKey(opts.Rand)
+	if err != nil {
+		return nil, sessionKey{}, err
+	}
+	pub := k.Public().(ed25519.PublicKey)
+	cert, err := record.Certify(opts.Key, pub, seq, prev, opts.Now())
+	if err != nil {
+		return nil, sessionKey{}, err
+	}
+	return newSigner(k), sessionKey{pub: pub, cert: cert}, nil
 }

@@ -92,12 +92,51 @@
 // # Signatures
 //
 // sig, when present, is always the last field: an Ed25519 signature, by the
-// key named in the session's session_start, over the line's bytes before
-// `,"sig":`. Through prev it covers every line before it. The writer signs
+// key named in the session's session_start ("key"), over the line's bytes
+// before `,"sig":`. Through prev it covers every line before it. The writer signs
 // the last record of every write (every commit group) and every session_end,
 // so a record that is written is, from the moment its group is written, covered
 // by a signature at or after it. Records after a session's last signature are
 // an unsigned tail: what a torn write leaves, reported and not trusted.
+//
+// # Session keys
+//
+// A log has one root key, the one a verifier pins (the aegis keygen file,
+// or a key an ssh-agent holds). The root signs no record: each journal
+// (each aegis wrap) makes an Ed25519 session key in memory, never
+// written anywhere, and the root certifies it once, in the "cert" of
+// session_start, whose "key" is then the session key:
+//
+//	"key":"ed25519:<session key>","cert":{"root":"ed25519:<root key>","seq":N,
+//	 "prev":"sha256:<hex>","ts":"<TimeLayout>","sig":"ed25519:<base64>"},…
+//
+// sig is the root's Ed25519 signature of CertMessage, six lines each
+// ended by '\n':
+//
+//	aegis session key v1
+//	root ed25519:<root key>
+//	key ed25519:<session key>
+//	seq <N>
+//	prev sha256:<hex>
+//	ts <ts>
+//
+// where seq and prev are those of the first record of the first session
+// the key signs (its session_start, or the recovery just before it): the
+// certificate names the one place in one log where the key's sessions
+// begin (for a new log, seq 0 after 64 zeros), so it cannot be moved to
+// another place, and the session key it certifies signs nothing before
+// it. The first line keeps the root's signature of a certificate from
+// passing for any other signature the root makes: a record line or a
+// head file's begins with '{', a checkpoint's with its origin, an SSH
+// authentication (through an ssh-agent) with a length. Sessions that
+// share one journal (wrap --listen) carry the same key and the same
+// certificate. Every record signature of a session is by its session
+// key; the root's signatures are the certificate, the head file and the
+// checkpoints, which a third party checks knowing the root alone.
+//
+// A session_start without "cert", as every session was written before
+// session keys, is signed by its "key" directly, and that key is its
+// root: such logs verify as they always did.
 //
 // # Head file
 //
@@ -107,7 +146,8 @@
 //	{"v":2,"kind":"head","seq":N,"hash":"sha256:<hex>","ts":"<ts>","key":"ed25519:<base64>","sig":"ed25519:<base64>"}
 //
 // where seq and hash name the last line written (as Journal.Head) and sig
-// signs the bytes before `,"sig":` with the log's key. "head" is no record
+// signs the bytes before `,"sig":` with the log's root key (never a
+// session key: a head file is checked knowing the root alone). "head" is no record
 // kind, so the line cannot pass for a record.
 //
 // # Checkpoints
@@ -115,7 +155,7 @@
 // A checkpoint file (package journal's Options.Checkpoint) holds no line of
 // this format: it is a C2SP tlog-checkpoint signed note of the log's RFC
 // 6962 Merkle tree, whose leaf i is the line with seq i byte for byte,
-// without its '\n', signed by the log's key under the origin
+// without its '\n', signed by the log's root key under the origin
 // aegis.log/<first 16 hex digits of the SHA-256 of the line with seq 0>.
 // Package tlog writes its format down (journal/tlog/doc.go). Nothing in a
 // record refers to a checkpoint, so logs written with and without them

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -77,7 +78,8 @@ func CheckFields(k Kind, n int) error {
 func Fits(b Body) error {
 	if s, ok := b.(*SessionStart); ok && s.Key == nil {
 		c := *s
-		c.Key = make(ed25519.PublicKey, ed25519.PublicKeySize) // the size Append fills in
+		c.Key = make(ed25519.PublicKey, ed25519.PublicKeySize) // the sizes Append fills in
+		c.Cert = &SessionCert{Root: c.Key, Seq: math.MaxUint64, Sig: make([]byte, ed25519.SignatureSize)}
 		b = &c
 	}
 	return CheckFields(b.Kind(), len(b.AppendFields(nil)))

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ed25519"
 	"fmt"
 	"strconv"
@@ -35,6 +36,19 @@ type SignedHead struct {
 // The signature covers the bytes before `,"sig":`, as in a record. The kind
 // "head" is not a record kind, so the line can never pass for a record.
 func AppendHeadLine(dst []byte, h Head, ts time.Time, key ed25519.PrivateKey) []byte {
+	dst, _ = SignHeadLine(dst, h, ts, key) // an ed25519.PrivateKey's Sign never fails
+	return dst
+}
+
+// SignHeadLine appends the head file's line as AppendHeadLine does,
+// signed by key, any crypto.Signer of Ed25519: the log's root key, an
+// ed25519.PrivateKey or one an ssh-agent holds (one round trip). On error
+// dst is returned as it was.
+func SignHeadLine(dst []byte, h Head, ts time.Time, key crypto.Signer) ([]byte, error) {
+	pub, ok := key.Public().(ed25519.PublicKey)
+	if !ok {
+		return dst, fmt.Errorf("%w: head key is %T, not Ed25519", ErrKey, key.Public())
+	}
 	start := len(dst)
 	dst = append(dst, `{"v":2,"kind":"head","seq":`...)
 	dst = strconv.AppendUint(dst, h.Seq, 10)
@@ -42,10 +56,17 @@ func AppendHeadLine(dst []byte, h Head, ts time.Time, key ed25519.PrivateKey) []
 	dst = append(dst, `,"ts":"`...)
 	dst = AppendTime(dst, ts)
 	dst = append(dst, `","key":"`...)
-	dst = append(dst, FormatPublicKey(key.Public().(ed25519.PublicKey))...)
+	dst = append(dst, FormatPublicKey(pub)...)
 	dst = append(dst, '"')
-	dst = AppendSig(dst, ed25519.Sign(key, dst[start:]))
-	return append(dst, '\n')
+	sig, err := key.Sign(nil, dst[start:], crypto.Hash(0))
+	if err != nil {
+		return dst[:start], fmt.Errorf("signing the head: %w", err)
+	}
+	if !ed25519.Verify(pub, dst[start:], sig) {
+		return dst[:start], fmt.Errorf("%w: the key's signature of the head does not verify", ErrKey)
+	}
+	dst = AppendSig(dst, sig)
+	return append(dst, '\n'), nil
 }
 
 // ParseHead decodes and checks a head file's content: its form must be

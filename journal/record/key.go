@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"filippo.io/edwards25519"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/aegisrelay/aegis/internal/regular"
 )
@@ -83,8 +85,9 @@ func ReadPrivateKeyFile(path string, allowOpen bool) (ed25519.PrivateKey, error)
 	return k, nil
 }
 
-// ReadPublicKeyFile reads a public key in the form FormatPublicKey writes
-// (a .pub file from keygen) from the regular file at path.
+// ReadPublicKeyFile reads a public key in either form ParsePublicKey
+// reads (a .pub file from aegis keygen or from ssh-keygen -t ed25519)
+// from the regular file at path.
 func ReadPublicKeyFile(path string) (ed25519.PublicKey, error) {
 	data, _, err := regular.ReadFile(path, "a public key file", MaxPublicKeyFile)
 	if err != nil {
@@ -102,13 +105,20 @@ func FormatPublicKey(pub ed25519.PublicKey) string {
 	return keyPrefix + base64.StdEncoding.EncodeToString(pub)
 }
 
-// ParsePublicKey parses the form FormatPublicKey writes. Surrounding white
-// space is ignored, so the contents of a .pub file can be passed as they are.
+// ParsePublicKey parses a public key in the form FormatPublicKey writes,
+// or in OpenSSH's ("ssh-ed25519 AAAA… [comment]", a line of an
+// ssh-keygen .pub file or of ssh-add -L), so that the root key an
+// ssh-agent holds can be pinned as its owner has it. Surrounding white
+// space is ignored, so the contents of a .pub file can be passed as they
+// are.
 func ParsePublicKey(s string) (ed25519.PublicKey, error) {
 	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, ssh.KeyAlgoED25519+" ") {
+		return parseSSHPublicKey(s)
+	}
 	b64, ok := strings.CutPrefix(s, keyPrefix)
 	if !ok {
-		return nil, fmt.Errorf("%w: public key %q does not start with %q", ErrKey, clip(s), keyPrefix)
+		return nil, fmt.Errorf("%w: public key %q does not start with %q or %q", ErrKey, clip(s), keyPrefix, ssh.KeyAlgoED25519+" ")
 	}
 	raw, err := base64.StdEncoding.Strict().DecodeString(b64)
 	if err != nil || len(raw) != ed25519.PublicKeySize {
@@ -118,6 +128,30 @@ func ParsePublicKey(s string) (ed25519.PublicKey, error) {
 		return nil, err
 	}
 	return ed25519.PublicKey(raw), nil
+}
+
+// parseSSHPublicKey parses an OpenSSH authorized_keys line of an Ed25519
+// key (golang.org/x/crypto/ssh).
+func parseSSHPublicKey(s string) (ed25519.PublicKey, error) {
+	pk, _, _, rest, err := ssh.ParseAuthorizedKey([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("%w: public key %q: %v", ErrKey, clip(s), err)
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return nil, fmt.Errorf("%w: public key %q: more than one key", ErrKey, clip(s))
+	}
+	ck, ok := pk.(ssh.CryptoPublicKey)
+	if !ok {
+		return nil, fmt.Errorf("%w: public key %q is not Ed25519", ErrKey, clip(s))
+	}
+	raw, ok := ck.CryptoPublicKey().(ed25519.PublicKey)
+	if !ok || pk.Type() != ssh.KeyAlgoED25519 {
+		return nil, fmt.Errorf("%w: public key %q is %s, not Ed25519", ErrKey, clip(s), pk.Type())
+	}
+	if err := checkPublicKey(raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
 }
 
 // checkPublicKey rejects what is not a usable Ed25519 public key: bytes

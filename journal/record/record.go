@@ -141,10 +141,15 @@ func AppendCall(dst []byte, c Call) []byte {
 
 // SessionStart opens a session:
 //
-//	"key":"ed25519:…","aegis":"<version>","argv":[…],"durability":"strict",
+//	"key":"ed25519:…"[,"cert":{…}],"aegis":"<version>","argv":[…],"durability":"strict",
 //	"policy_set":"sha256:…"|"pass-through","confine":null|{…}[,"env":[names]]
 type SessionStart struct {
-	Key        ed25519.PublicKey // filled in by Journal.Append when nil
+	Key ed25519.PublicKey // filled in by Journal.Append when nil
+	// Cert is the root key's certificate of Key (cert.go): filled in by
+	// Journal.Append with Key. Nil in a session signed by its root key
+	// directly, as every session was before session keys (doc.go,
+	// "Session keys").
+	Cert       *SessionCert
 	Aegis      string
 	Argv       []string
 	Durability string
@@ -167,6 +172,9 @@ func (*SessionStart) Kind() Kind { return KindSessionStart }
 
 func (s *SessionStart) AppendFields(dst []byte) []byte {
 	dst = appendStringField(dst, "key", FormatPublicKey(s.Key))
+	if s.Cert != nil {
+		dst = appendCert(dst, s.Cert)
+	}
 	dst = appendStringField(dst, "aegis", s.Aegis)
 	dst = appendStrings(dst, "argv", s.Argv)
 	dst = appendStringField(dst, "durability", s.Durability)
@@ -198,6 +206,9 @@ func (s *SessionStart) decodeFields(g *getter) error {
 		if err := checkPublicKey(s.Key); err != nil {
 			return fmt.Errorf("%w: session_start: %v", ErrRecord, err)
 		}
+	}
+	if g.has("cert") {
+		s.Cert = decodeCert(g)
 	}
 	s.Aegis = string(g.str("aegis"))
 	s.Argv = g.strs("argv")

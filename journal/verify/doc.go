@@ -2,9 +2,10 @@
 // Set the files of one log as one chain. A log is Valid when every line
 // is a canonical record (decoded and re-encoded to the same bytes, package
 // record), seqs run on without gaps, every prev is the hash of the line
-// before, every signature verifies against the session's key (or
-// Options' pinned key), and no record lies after the last signature
-// of its session; Incomplete when the only fault is a cut or torn tail,
+// before, every signature verifies against the session's key, the
+// session's key is its root or certified by it (certs.go), the root is
+// Options' pinned key if one is given, and no record lies after the last
+// signature of its session; Incomplete when the only fault is a cut or torn tail,
 // which a crash leaves; Invalid otherwise.
 //
 // # Problems

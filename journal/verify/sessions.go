@@ -29,6 +29,7 @@ type sessionBook struct {
 	// unsigned records (the recovery) that its first signature covers.
 	expectSID   *[16]byte
 	pendingRecs uint64
+	keys        certBook // session keys and their certificates (certs.go)
 }
 
 func newSessionBook(pinned ed25519.PublicKey, rep *Report) sessionBook {
@@ -48,6 +49,7 @@ func (b *sessionBook) enter(r *record.Record, gapEnd uint64, out *findings) bool
 		sid := r.SID
 		b.expectSID = &sid
 		b.pendingRecs = 1
+		b.keys.recovery(r)
 		if r.Sig != nil {
 			out.invalid(r, "signed recovery: its key is named only by the session_start after it")
 		}
@@ -65,10 +67,8 @@ func (b *sessionBook) enter(r *record.Record, gapEnd uint64, out *findings) bool
 			SID: hex.EncodeToString(r.SID[:]), Key: record.FormatPublicKey(s.Key), FirstSeq: r.Seq,
 			sid: r.SID, pub: s.Key, open: map[uint64]openCall{}, Unsigned: b.pendingRecs,
 		})
+		b.checkKey(r, s, gapEnd, out) // certs.go
 		b.pendingRecs = 0
-		if b.pinned != nil && !b.pinned.Equal(s.Key) {
-			out.invalid(r, "session %s is signed by %s, not the pinned key", b.cur.SID, b.cur.Key)
-		}
 	default:
 		if b.expectSID != nil {
 			out.invalid(r, "a recovery must be followed by its session_start")
@@ -76,10 +76,12 @@ func (b *sessionBook) enter(r *record.Record, gapEnd uint64, out *findings) bool
 		}
 		if gapEnd > 0 && b.byID[r.SID] == nil {
 			// A session whose start is in missing records (reported): its
-			// key is unknown unless pinned; unpinned, its signatures go
-			// unchecked (the set is invalid already).
+			// key is unknown, pinned or not (the pinned key is a root,
+			// which may have certified a session key in the missing
+			// session_start), so its signatures go unchecked rather than
+			// each be reported in a set that is invalid already.
 			b.open(&SessionReport{SID: hex.EncodeToString(r.SID[:]), Key: "(unknown: its session_start is missing)",
-				FirstSeq: r.Seq, sid: r.SID, pub: b.pinned, open: map[uint64]openCall{}, gapped: true})
+				FirstSeq: r.Seq, sid: r.SID, open: map[uint64]openCall{}, gapped: true})
 		}
 		// The current session is always the one its sid maps to: look
 		// the map up only for a record of another session.

@@ -78,20 +78,26 @@ type FileReport struct {
 
 // SessionReport summarises one session of the log.
 type SessionReport struct {
-	SID       string
-	Key       string
-	FirstSeq  uint64
-	LastSeq   uint64
-	Records   uint64
-	Intents   uint64
-	Outcomes  uint64
-	Ended     bool
-	EndReason string
+	SID string
+	// Key is the key the session is pinned to: its session_start's
+	// "key", or the root that certifies it (certs.go).
+	Key string
+	// SessionKey is a certified session's own key, which signs its
+	// records; "" when Key signs them.
+	SessionKey string
+	FirstSeq   uint64
+	LastSeq    uint64
+	Records    uint64
+	Intents    uint64
+	Outcomes   uint64
+	Ended      bool
+	EndReason  string
 	// Unsigned counts the session's records after its last signature.
 	Unsigned uint64
 
-	sid      [16]byte // SID's bytes
-	pub      ed25519.PublicKey
+	sid      [16]byte            // SID's bytes
+	pub      ed25519.PublicKey   // signs its records
+	root     ed25519.PublicKey   // Key's bytes
 	open     map[uint64]openCall // intents with an id still waiting for their outcome
 	recovery uint64              // unsigned records carried in by a preceding recovery
 	gapped   bool                // records of it may be in a missing segment (reported)
@@ -238,7 +244,7 @@ func (v *verifier) finish() {
 		out.invalid(nil, "log ends before the kept head %s: its tail was cut", v.opts.Head)
 	}
 	if v.opts.Head != nil && v.headFound && v.opts.HeadKey != nil {
-		if s := v.book.byID[v.headSID]; s == nil || s.pub == nil || !v.opts.HeadKey.Equal(s.pub) {
+		if s := v.book.byID[v.headSID]; s == nil || s.pub == nil || !v.opts.HeadKey.Equal(s.root) {
 			out.invalidSeq(v.opts.Head.Seq, "the kept head's record is not in a session signed by the head's key %s", record.FormatPublicKey(v.opts.HeadKey))
 		}
 	}

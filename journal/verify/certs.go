@@ -1,0 +1,86 @@
+package verify
+
+import (
+	"bytes"
+
+	"github.com/aegisrelay/aegis/journal/record"
+)
+
+// Session keys (record.SessionCert). A session_start with a "cert" names
+// two keys: its "key", the session key that signs its records, and the
+// certificate's root, the log's key, which the certificate says
+// vouches for it. The root is what a session is pinned to (Options.Key)
+// and what SessionReport.Key shows; the session key is what its
+// signatures are checked against. A session_start without a certificate
+// is signed by its "key" directly, which is then its root, as every
+// session was before session keys: such a log verifies exactly as it
+// did.
+//
+// A certificate is checked once per session key: its signature by its
+// root over record.CertMessage, and the place it names (seq and prev) as
+// the first record of the first session that carries it, its
+// session_start or the recovery just before. A later session carrying
+// the same key (sessions of one journal share it) must carry the same
+// certificate.
+
+// certBook is what the sessionBook keeps of session keys; it is used by
+// the verifier's goroutine only.
+type certBook struct {
+	seen map[string]*record.SessionCert // by session key, certificates checked and good
+	// The place of the last recovery: the first record of the session
+	// that follows it.
+	recSeq  uint64
+	recPrev record.Digest
+}
+
+// recovery notes the place of a recovery record.
+func (c *certBook) recovery(r *record.Record) { c.recSeq, c.recPrev = r.Seq, r.Prev }
+
+// checkKey judges the keys of the session the session_start r (body st)
+// has just opened, b.cur: without a certificate, its key against the
+// pinned one; with one, the certificate's root against the pinned key
+// and the certificate itself. gapEnd > 0 means records up to it are
+// missing (reported), and a certificate may name a place among them.
+func (b *sessionBook) checkKey(r *record.Record, st *record.SessionStart, gapEnd uint64, out *findings) {
+	s := b.cur
+	c := st.Cert
+	if c == nil {
+		s.root = st.Key
+		if b.pinned != nil && !b.pinned.Equal(st.Key) {
+			out.invalid(r, "session %s is signed by %s, not the pinned key", s.SID, s.Key)
+		}
+		return
+	}
+	s.root = c.Root
+	s.Key, s.SessionKey = record.FormatPublicKey(c.Root), record.FormatPublicKey(st.Key)
+	if b.pinned != nil && !b.pinned.Equal(c.Root) {
+		out.invalid(r, "session %s is certified by %s, not the pinned key", s.SID, s.Key)
+	}
+	if prior, ok := b.keys.seen[string(st.Key)]; ok {
+		if !sameCert(prior, c) {
+			out.invalid(r, "session %s: its session key %s carries another certificate than the earlier session with that key", s.SID, s.SessionKey)
+		}
+		return
+	}
+	seq, prev := r.Seq, r.Prev
+	if b.pendingRecs > 0 {
+		seq, prev = b.keys.recSeq, b.keys.recPrev
+	}
+	switch {
+	case (c.Seq != seq || c.Prev != prev) && !(gapEnd > 0 && c.Seq < gapEnd):
+		out.invalid(r, "session %s: its key's certificate is for sessions beginning at seq %d after %s; this one begins at seq %d after %s",
+			s.SID, c.Seq, c.Prev, seq, prev)
+	case !c.Verify(st.Key):
+		out.invalid(r, "session %s: its key's certificate does not verify against its root %s", s.SID, s.Key)
+	default:
+		if b.keys.seen == nil {
+			b.keys.seen = map[string]*record.SessionCert{}
+		}
+		b.keys.seen[string(st.Key)] = c
+	}
+}
+
+// sameCert reports whether two certificates are the same bytes.
+func sameCert(a, b *record.SessionCert) bool {
+	return a.Root.Equal(b.Root) && a.Seq == b.Seq && a.Prev == b.Prev && a.TS.Equal(b.TS) && bytes.Equal(a.Sig, b.Sig)
+}
