@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto"
 	"crypto/ed25519"
 	"errors"
 	"flag"
@@ -83,12 +84,15 @@ func (wf *witnessFlags) check(o journal.Options) error {
 // another tree at its size, means the log (with its checkpoint file)
 // was rolled back or forked, and wrap refuses to continue it (exit 2,
 // nothing written to it). Then it hands the journal the submitter.
-func (wf *witnessFlags) start(audit string, key ed25519.PrivateKey, o journal.Options) (journal.Options, int, bool) {
+func (wf *witnessFlags) start(audit string, key crypto.Signer, o journal.Options) (journal.Options, int, bool) {
 	if len(wf.ws) == 0 {
 		return o, 0, true
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) }
-	pub := key.Public().(ed25519.PublicKey)
+	pub, ok := key.Public().(ed25519.PublicKey)
+	if !ok {
+		return o, fail(exitcode.Usage, "wrap: --witness: the signing key is not an Ed25519 key"), false
+	}
 	sub, err := witness.NewSubmitter(witness.Options{
 		Witnesses: wf.ws, Quorum: *wf.quorum, Log: audit, File: o.Checkpoint.File,
 		Key: pub, Timeout: *wf.timeout, Logf: logf,

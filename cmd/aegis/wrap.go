@@ -56,7 +56,7 @@ func runWrap(args []string) int {
 	fs := newFlags("wrap", "aegis wrap [flags] [--] CMD [ARGS…]", wrapExamples)
 	audit := fs.String("audit", "", "append the audit log to `FILE` (default: NAME.jsonl in $XDG_STATE_HOME/aegis)")
 	name := fs.String("name", "", "name the server's default log `NAME`.jsonl (default: from the child command, e.g. server-memory for npx -y @modelcontextprotocol/server-memory)")
-	keyPath := fs.String("signing-key", "", "sign with the PKCS#8 PEM Ed25519 key in `FILE` (default: signing.key in $XDG_CONFIG_HOME/aegis; see aegis keygen); refused if its group or others have any permission on it")
+	keyPath := fs.String("signing-key", "", signingKeyUsage) // signingkey.go
 	allowOpenKey := fs.Bool("allow-open-key", false, "accept a --signing-key file that its group or others may read or write (a named hole: whoever can read the key can sign records as this log's)")
 	durability := fs.String("durability", "strict", "when records reach the disk: strict, reply, interval[:D] or none (or G3..G0)")
 	maxFrame := fs.String("max-frame", "64MiB", "longest frame either way, in bytes (KiB, MiB, GiB suffixes); longer ends the session with exit 65")
@@ -107,12 +107,9 @@ func runWrap(args []string) int {
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: --max-frame: %v", err)
 	}
-	key, err := record.ReadPrivateKeyFile(*keyPath, *allowOpenKey)
-	if errors.Is(err, record.ErrKeyMode) {
-		return fail(exitcode.Usage, "wrap: --signing-key: %v; --allow-open-key accepts it anyway", err)
-	}
-	if err != nil {
-		return fail(exitcode.Usage, "wrap: --signing-key: %v", err)
+	key, keyCode, keyOK := wrapSigningKey(*keyPath, *allowOpenKey) // signingkey.go
+	if !keyOK {
+		return keyCode
 	}
 	pol, ok := loadWrapPolicy(*policyPath)
 	if !ok {
