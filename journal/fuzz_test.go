@@ -350,6 +350,7 @@ func FuzzVerifyMutation(f *testing.F) {
 	f.Add([]byte{opTruncate, 0, 100})
 	f.Add([]byte{opDrop, 17, opDrop, 16})
 	f.Add([]byte{opInsert, 255, 255, 1, '\n'})
+	f.Add([]byte{opTruncate, 0, 0, opInsert, 0, 0, 2, 'x', '\n', opMove, 0, 1}) // the only line moved: no line to move it before
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		b := mutate(g, prog)
 		seen, done := checkedBefore(prog, b)
@@ -487,7 +488,7 @@ func mutate(g, prog []byte) []byte {
 			if len(lines) == 0 {
 				break
 			}
-			line := func(i int) int { return int(args[i]) % len(lines) }
+			line := func(i int) int { return int(args[i]) % max(len(lines), 1) }
 			i := line(0)
 			switch op {
 			case opSwap:
