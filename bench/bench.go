@@ -28,7 +28,8 @@ type Config struct {
 	// program is always built from it.
 	Aegis string
 	// Quick runs every section with fewer iterations: under a minute,
-	// noisier, and the verify log below 100k records.
+	// noisier, and the verify log below 100k records; the http section
+	// runs only when Only names it.
 	Quick bool
 	// Scale multiplies every iteration count (default 1); tests use a tiny
 	// one to keep the harness from rotting.
@@ -49,7 +50,7 @@ type Config struct {
 }
 
 // Sections are the parts of a run, in order.
-var Sections = []string{"fsync", "roundtrip", "durability", "inflight", "sizes", "scan", "verify", "rss", "start", "clients", "pprof"}
+var Sections = []string{"fsync", "roundtrip", "durability", "inflight", "sizes", "scan", "verify", "rss", "start", "clients", "http", "pprof"}
 
 // harness is one run's state.
 type harness struct {
@@ -108,12 +109,13 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{"rss", h.rssSection},
 		{"start", h.startSection},
 		{"clients", h.clientsSection},
+		{"http", h.httpSection}, // http.go
 		{"pprof", h.pprofSection},
 	}
 	t0 := time.Now()
 	for _, st := range steps {
 		only := slices.Contains(cfg.Only, st.name)
-		if len(cfg.Only) > 0 && !only || st.name == "pprof" && !cfg.Pprof && !only {
+		if len(cfg.Only) > 0 && !only || st.name == "pprof" && !cfg.Pprof && !only || st.name == "http" && cfg.Quick && !only {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

@@ -48,11 +48,22 @@
 //	echo        the MCP server every figure talks to (bench/cmd/aegis-bench-child)
 //	floorrelay  the floor a relay is judged against: plain 64 KiB read/write
 //	            loops between the client and an echo child
+//	httpfloor   the floor an HTTP front is judged against: net/http and a
+//	            pipe to one echo child (package internal/httpfloor)
 //	profwrap    aegis wrap's wiring in process under the CPU profiler (-pprof)
 //	goclient    the official Go SDK client, for the clients section
 //
 // The helpers are a program of their own so that they carry nothing of the
 // harness: its plotting library's fonts alone are 40 MiB resident.
+//
+// The http section (http.go) is the harness as an HTTP client (net/http,
+// sending what a conforming MCP client sends) of three fronts to the echo
+// child, alive together and interleaved: httpfloor, aegis wrap --listen
+// (with its default bearer token; unrecorded pings, and tools/call at
+// every durability level) and supergateway's Streamable HTTP mode
+// (interop's pinned npm package, on Node); then each front alone with 64
+// sessions at once, for memory per session and latency under load. It
+// runs in a full run, and with -quick only when named (-only http).
 //
 // The client side of the process under test is either two pipes (what Go
 // and Python MCP clients hand a server) or two UNIX socketpairs (what

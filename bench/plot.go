@@ -27,6 +27,9 @@ func (h *harness) plot(dir string) error {
 		}
 		return nil
 	}
+	if err := h.plotHTTP(dir); err != nil { // httpreport.go
+		return err
+	}
 	if len(res.durSamples) > 0 {
 		p := cdfPlot("Recorded tools/call by durability (lock-step, pipes)")
 		var lines []any

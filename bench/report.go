@@ -152,6 +152,8 @@ func (res *Results) WriteMarkdown(w io.Writer) {
 		}
 	}
 
+	res.writeHTTP(w) // httpreport.go
+
 	if len(res.Profiles) > 0 {
 		p("\n## Where wrap's time goes (pprof -top of wrap's wiring in process)\n")
 		for _, pr := range res.Profiles {

@@ -29,6 +29,7 @@ type Results struct {
 	RSS            []RSSResult    `json:"rss"`
 	Start          []StartResult  `json:"start"`
 	Clients        []ClientResult `json:"clients"`
+	HTTP           *HTTPResult    `json:"http,omitempty"` // http.go
 	Profiles       []Profile      `json:"profiles,omitempty"`
 
 	// Samples kept for the plots.
@@ -222,7 +223,7 @@ func summarise(res *Results) []TargetRow {
 		r.judge("le", 1, true)
 		rows = append(rows, r)
 	}
-	return rows
+	return append(rows, httpRows(res)...) // httpreport.go
 }
 
 func modeName(rt RTResult) string {

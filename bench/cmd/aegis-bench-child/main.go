@@ -6,6 +6,7 @@
 //
 //	aegis-bench-child echo [-size N] [-hold N]
 //	aegis-bench-child floorrelay [-size N]
+//	aegis-bench-child httpfloor -listen ADDR [-size N]
 //	aegis-bench-child profwrap -audit FILE -key FILE -durability D -profile FILE [-size N]
 //	aegis-bench-child profverify -audit FILE -key FILE -profile FILE [-runs N]
 //	aegis-bench-child goclient [-n N] [-warm N] -- CMD [ARGS…]
@@ -18,7 +19,10 @@
 //
 // floorrelay is the floor a relay is judged against (BENCHMARKS.md): an echo
 // child on two pipes, as aegis starts its child, and two plain 64 KiB
-// read/write loops between them and its own stdin and stdout.
+// read/write loops between them and its own stdin and stdout. httpfloor
+// is the floor an HTTP front is judged against (package httpfloor): an
+// echo child behind a net/http server at ADDR, each POST body a line to
+// it and its answer the response body.
 //
 // profwrap runs aegis wrap's wiring (journal, relay, session; no policy,
 // confinement or rotation) in this process with an echo child, and writes
@@ -47,6 +51,7 @@ func main() {
 	durability := fs.String("durability", "strict", "profwrap: the durability level")
 	profile := fs.String("profile", "", "profwrap, profverify: write the CPU profile to `FILE`")
 	runs := fs.Int("runs", 1, "profverify: verify the log `N` times")
+	listen := fs.String("listen", "", "httpfloor: serve HTTP at `ADDR`")
 	n := fs.Int("n", 200, "goclient: timed calls")
 	warm := fs.Int("warm", 20, "goclient: calls before the timed ones")
 	fs.Parse(os.Args[2:])
@@ -56,6 +61,8 @@ func main() {
 		code = echo(*size, *hold)
 	case "floorrelay":
 		code = floorRelay(*size)
+	case "httpfloor":
+		code = httpFloor(*listen, *size)
 	case "profwrap":
 		code = profWrap(*audit, *key, *durability, *profile, *size)
 	case "profverify":
@@ -69,7 +76,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: aegis-bench-child echo|floorrelay|profwrap|profverify|goclient [flags]")
+	fmt.Fprintln(os.Stderr, "usage: aegis-bench-child echo|floorrelay|httpfloor|profwrap|profverify|goclient [flags]")
 	os.Exit(2)
 }
 

@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHTTPSection runs the http section alone (-only http) with a tiny
+// iteration count, to keep it from rotting: the real aegis wrap --listen,
+// the HTTP floor and the pinned supergateway each serve the echo child,
+// every row and table is filled, the logs aegis wrote verify (the
+// section checks that itself), and the plot is written. It asserts
+// nothing about the figures themselves.
+func TestHTTPSection(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out := t.TempDir()
+	res, err := Run(ctx, Config{Dir: t.TempDir(), Out: out, Quick: true, Scale: 0.02, Only: []string{"http"}, Progress: tlog{t}})
+	if err != nil {
+		t.Fatalf("Run -only http: %v", err)
+	}
+	hr := res.HTTP
+	if hr == nil {
+		t.Fatal("Run -only http: no http results")
+	}
+	if hr.Supergateway == "" {
+		t.Errorf("supergateway version = %q; want the pinned one", hr.Supergateway)
+	}
+	for _, row := range []HTTPRow{hr.LockStep, hr.Pipelined} {
+		for name, s := range map[string]Stats{"direct": row.Direct, "floor": row.Floor, "aegis": row.Aegis, "supergateway": row.Supergateway} {
+			if s.N == 0 || s.Median <= 0 {
+				t.Errorf("%s %s = %+v; want samples", row.Mode, name, s)
+			}
+		}
+	}
+	if got := len(hr.Levels); got != len(levels) {
+		t.Errorf("levels = %d; want %d", got, len(levels))
+	}
+	for _, lv := range hr.Levels {
+		if lv.Log.Intents != lv.Call.N {
+			t.Errorf("level %s: %d intents in the log for %d calls", lv.Level, lv.Log.Intents, lv.Call.N)
+		}
+	}
+	if got := len(hr.Sessions); got != 4 {
+		t.Errorf("session rows = %d; want 4 (floor, aegis none, aegis strict, supergateway)", got)
+	}
+	for _, s := range hr.Sessions {
+		if s.Base <= 0 || s.Load.N != s.Calls || s.Calls < s.Sessions {
+			t.Errorf("sessions %s = %+v; want a base RSS and every call timed", s.Target, s)
+		}
+	}
+	rows := 0
+	for _, r := range res.Summary {
+		if strings.Contains(r.Figure, "wrap --listen") {
+			rows++
+			if math.IsNaN(float64(r.Ratio)) && !strings.Contains(r.Figure, "pipelined") {
+				t.Errorf("target row %q: ratio = NaN; want a number", r.Figure)
+			}
+		}
+	}
+	if rows != 3 {
+		t.Errorf("http target rows = %d; want 3 (lock-step, pipelined, beside supergateway)", rows)
+	}
+	for _, name := range []string{"results.json", "results.md", "http_cdf.png"} {
+		if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v; want a non-empty file", name, err)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "results.md"))
+	if !strings.Contains(string(md), "## Streamable HTTP") {
+		t.Errorf("results.md has no Streamable HTTP section")
+	}
+}
