@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,8 @@ import (
 // checkpoint a crash cut short (anywhere in its signature line, or before
 // it) reports it as torn and the check incomplete (exit 3), as a log's
 // torn tail; a whole last checkpoint whose signature is changed is a
-// forgery (exit 1), and the whole history passes (exit 0).
+// forgery (exit 1), and the whole history passes (exit 0). prove reads
+// the checkpoints before a torn one, and says it passed over it.
 func TestVerifyTornHistory(t *testing.T) {
 	f := newFixture(t)
 	cp := filepath.Join(f.dir, "audit.checkpoint")
@@ -24,6 +26,7 @@ func TestVerifyTornHistory(t *testing.T) {
 	if err != nil || !strings.HasSuffix(string(hist), string(last)) || len(hist) == len(last) {
 		t.Fatalf("history of %d bytes does not end with the checkpoint file's %d (%v); want several checkpoints, the last the file's", len(hist), len(last), err)
 	}
+	records := len(strings.Split(strings.TrimSpace(string(readAudit(f.audit))), "\n"))
 	sig := strings.LastIndex(string(hist), "\n— ") + 1
 	forged := []byte(string(hist))
 	forged[len(forged)-5] ^= 'A' ^ 'B'
@@ -49,6 +52,17 @@ func TestVerifyTornHistory(t *testing.T) {
 			code, out, errOut := aegisRun(t, "verify", "--key", "@"+f.key+".pub", "--checkpoint", h, f.audit)
 			if code != tt.want || !strings.Contains(out, tt.out) {
 				t.Errorf("verify --checkpoint (history %s) = exit %d\n%s%s\nwant exit %d and %q", tt.name, code, out, errOut, tt.want, tt.out)
+			}
+			if tt.want != 3 {
+				return
+			}
+			code, proof, errOut := runAegis(t, "prove", "inclusion", "--checkpoint", h, "--seq", "1", "--key", "@"+f.key+".pub", f.audit)
+			var p struct {
+				Size int `json:"tree_size"`
+			}
+			json.Unmarshal(proof, &p)
+			if code != 0 || !strings.Contains(errOut, "cut short") || p.Size == 0 || p.Size >= records {
+				t.Errorf("prove inclusion --checkpoint (history %s) = exit %d, tree size %d, %q; want 0, a checkpoint before the last (%d records), and the torn one named", tt.name, code, p.Size, errOut, records)
 			}
 		})
 	}

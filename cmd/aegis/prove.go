@@ -277,7 +277,12 @@ func readProveCheckpoint(what, path, keyArg string, size uint64) (tlog.Checkpoin
 	if err != nil {
 		return tlog.Checkpoint{}, fail(exitcode.Usage, "%s: %v", what, err), false
 	}
-	notes := tlog.Split(data)
+	// A history's torn last checkpoint (a crash during an append) is
+	// passed over, as verify --checkpoint reports it: not a forgery.
+	notes, torn := tlog.SplitHistory(data)
+	if torn != nil {
+		fmt.Fprintf(os.Stderr, "aegis: %s %v; the checkpoints before it are read\n", what, &tlog.TornError{Where: path, Bytes: len(torn)})
+	}
 	for i := len(notes) - 1; i >= 0; i-- {
 		var c tlog.Checkpoint
 		if pub != nil {
