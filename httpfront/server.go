@@ -407,7 +407,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *session {
 		httpError(w, http.StatusServiceUnavailable, "too many sessions")
 		return nil
 	}
-	c := &Conn{ID: id, Peer: r.RemoteAddr, Principal: s.principal()}
+	c := &Conn{ID: id, Peer: peer(r), Principal: s.principal()}
 	ss := newSession(s, id, c)
 	s.sessions[id] = ss
 	s.running.Add(1)
@@ -440,6 +440,18 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *session {
 		s.running.Done()
 	}()
 	return ss
+}
+
+// peer is the client's address; for a unix socket, which gives clients
+// no address, the socket's path.
+func peer(r *http.Request) string {
+	if r.RemoteAddr != "" && r.RemoteAddr != "@" {
+		return r.RemoteAddr
+	}
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		return a.String()
+	}
+	return r.RemoteAddr
 }
 
 // newSessionID is 16 random bytes in hex: visible ASCII, unguessable.

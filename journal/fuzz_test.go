@@ -131,7 +131,8 @@ func writeGenuineLog(path string, maxSize int64) error {
 		return err
 	}
 	err = write(0xb2,
-		[]record.Body{&record.SessionStart{Aegis: "fuzz", Argv: []string{"server"}, Durability: "none", PolicySet: "sha256:ef"}},
+		[]record.Body{&record.SessionStart{Aegis: "fuzz", Argv: []string{"server"}, Durability: "none", PolicySet: "sha256:ef",
+			Transport: record.TransportHTTP, Peer: "127.0.0.1:54321", Principal: "token:0123456789abcdef"}},
 		[]record.Body{&record.Intent{Call: num("7"), Tool: []byte("read_file"), HasTool: true, RequestDigest: d("7"), Verdict: record.VerdictAllowed, Rule: "read_*", Set: "sha256:ef"},
 			&record.Outcome{Call: num("7"), Intent: 16, ResponseDigest: d("r7"), HasResponse: true, Status: record.StatusOK, LatencyNS: 5}},
 		[]record.Body{&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{FramesIn: 1, FramesOut: 1, Intents: 1, Outcomes: 1}}},

@@ -35,6 +35,11 @@ type listenFlags struct {
 	idle        time.Duration
 
 	network, address string // from addr, by check
+
+	// By prepare: the socket bound, and the token and its id.
+	ln             net.Listener
+	token, tokenID string
+	tokenNote      string // where the token is, for stderr
 }
 
 func addListenFlags(fs *flag.FlagSet) *listenFlags {
@@ -91,6 +96,37 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// prepare binds the socket (so that the port is known) and makes the
+// token, and says so in the listener's session_start: transport http, the
+// address served as peer, and the principal every request must present.
+// A failure here is a setup mistake (exit 2); the caller closes the log.
+func (lf *listenFlags) prepare(start *record.SessionStart, audit string) (code int, ok bool) {
+	if !lf.on() {
+		return 0, true
+	}
+	ln, err := lf.listen()
+	if err != nil {
+		return fail(exitcode.Usage, "wrap: --listen %s: %v", lf.addr, err), false
+	}
+	lf.tokenNote = "no authentication (--auth none)"
+	principal := "none"
+	if lf.auth == "token" {
+		path := lf.tokenFile
+		if path == "" {
+			path = strings.TrimSuffix(audit, filepath.Ext(audit)) + ".token"
+		}
+		if lf.token, lf.tokenID, err = writeToken(path); err != nil {
+			ln.Close()
+			return fail(exitcode.Usage, "wrap: --token-file: %v", err), false
+		}
+		lf.tokenNote = "bearer token in " + path
+		principal = "token:" + lf.tokenID
+	}
+	lf.ln = ln
+	start.Transport, start.Peer, start.Principal = record.TransportHTTP, ln.Addr().String(), principal
+	return 0, true
+}
+
 // serve is wrap --listen once the log is open and the listener's own
 // session_start (start, at startSeq) appended: it serves until SIGINT or
 // SIGTERM, each MCP session a child run as a stdio session is, with its
@@ -100,31 +136,16 @@ func (w wrapSession) serve(j *journal.Journal, startSeq uint64) int {
 	lf, start := w.listen, w.start
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) }
 	if err := j.Wait(startSeq, journal.BeforeRequest); err != nil {
+		lf.ln.Close()
 		j.Close()
 		return fail(exitcode.AuditIO, "wrap: %v", err)
 	}
-	ln, err := lf.listen()
-	if err != nil {
-		j.Close()
-		return fail(exitcode.Usage, "wrap: --listen %s: %v", lf.addr, err)
-	}
+	ln := lf.ln
 	cfg := httpfront.Config{
 		AllowHosts: lf.allowHost, AllowOrigins: lf.allowOrigin, CheckHost: lf.network == "tcp",
 		MaxFrame: w.maxFrame, MaxSessions: lf.maxSessions, IdleTimeout: lf.idle, Logf: logf,
 	}
-	tokenNote := "no authentication (--auth none)"
-	if lf.auth == "token" {
-		path := lf.tokenFile
-		if path == "" {
-			path = strings.TrimSuffix(w.audit, filepath.Ext(w.audit)) + ".token"
-		}
-		if cfg.Token, cfg.TokenID, err = writeToken(path); err != nil {
-			ln.Close()
-			j.Close()
-			return fail(exitcode.Usage, "wrap: --token-file: %v", err)
-		}
-		tokenNote = "bearer token in " + path
-	}
+	cfg.Token, cfg.TokenID = lf.token, lf.tokenID
 	fatal := make(chan error, 1)
 	cfg.Start = func(c *httpfront.Conn) (<-chan struct{}, error) {
 		return w.startSession(j, start, c, logf, fatal)
@@ -139,7 +160,7 @@ func (w wrapSession) serve(j *journal.Journal, startSeq uint64) int {
 	// policy's reloads (the gate is shared).
 	lr := relay.New(relay.Config{Journal: j})
 	stopPolicy := w.pol.start(lr, logf)
-	fmt.Fprintf(os.Stderr, "aegis: serving MCP at %s (%s)\n", listenURL(ln), tokenNote)
+	fmt.Fprintf(os.Stderr, "aegis: serving MCP at %s (%s)\n", listenURL(ln), lf.tokenNote)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	reason, code := record.EndSignal, 0
@@ -190,6 +211,7 @@ func (w wrapSession) startSession(j *journal.Journal, start *record.SessionStart
 	}
 	h := j.Session(sid)
 	ss := *start
+	ss.Transport, ss.Peer, ss.Principal = record.TransportHTTP, c.Peer, c.Principal
 	seq, err := h.Append(&ss)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -259,6 +261,39 @@ func TestListenBytesIdentical(t *testing.T) {
 	k := f.kinds(t)
 	if k[record.KindSessionStart] != 2 || k[record.KindSessionEnd] != 2 || k[record.KindIntent] != 3 || k[record.KindOutcome] != 3 {
 		t.Errorf("records %v; want 2 session_start and session_end (the listener, the session), 3 intents and outcomes", k)
+	}
+	// Who called: both session_starts say http and the token's id (never
+	// the token); the listener's names the address it served, the
+	// session's the client's; the session's intents name it by sid.
+	sum := sha256.Sum256([]byte(l.token))
+	principal := "token:" + hex.EncodeToString(sum[:8])
+	served := strings.TrimSuffix(strings.TrimPrefix(l.url, "http://"), "/mcp")
+	var starts []*record.SessionStart
+	sessionOf := map[[16]byte]*record.SessionStart{}
+	for _, r := range f.records(t) {
+		switch b := r.Body.(type) {
+		case *record.SessionStart:
+			starts = append(starts, b)
+			sessionOf[r.SID] = b
+		case *record.Intent:
+			if s := sessionOf[r.SID]; s == nil || s.Peer == served {
+				t.Errorf("intent seq %d: session %v; want the client's session", r.Seq, s)
+			}
+		}
+	}
+	if len(starts) != 2 {
+		t.Fatalf("%d session_starts; want 2", len(starts))
+	}
+	for i, s := range starts {
+		if s.Transport != record.TransportHTTP || s.Principal != principal {
+			t.Errorf("session_start %d: transport %q, principal %q; want http, %q", i, s.Transport, s.Principal, principal)
+		}
+	}
+	if starts[0].Peer != served || !strings.HasPrefix(starts[1].Peer, "127.0.0.1:") || starts[1].Peer == served {
+		t.Errorf("peers %q, %q; want %s (served) and the client's 127.0.0.1:PORT", starts[0].Peer, starts[1].Peer, served)
+	}
+	if data := readAudit(f.audit); bytes.Contains(data, []byte(l.token)) {
+		t.Error("the audit log holds the token")
 	}
 }
 

@@ -154,6 +154,11 @@ func runWrap(args []string) int {
 		return code
 	}
 	fmt.Fprintf(os.Stderr, "aegis: recording %s to %s\n", shortArgv(argv), *audit)
+	if code, ok := lf.prepare(start, *audit); !ok { // listen.go
+		j.Close()
+		wf.abort()
+		return code
+	}
 	// session_start is made durable while the child starts (Session.Ready).
 	startSeq, err := j.Append(start)
 	if err != nil {

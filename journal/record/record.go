@@ -143,6 +143,18 @@ func AppendCall(dst []byte, c Call) []byte {
 //
 //	"key":"ed25519:…"[,"cert":{…}],"aegis":"<version>","argv":[…],"durability":"strict",
 //	"policy_set":"sha256:…"|"pass-through","confine":null|{…}[,"env":[names]]
+//	[,"transport":"http","peer":"<address>","principal":"token:<16 hex>"|"none"]
+//
+// transport, peer and principal are present, all three, in a session
+// served over a network transport (wrap --listen), and absent in a stdio
+// session. peer is the client's address as the server saw it (host:port,
+// or the unix socket's path); principal is who it authenticated as: the
+// bearer token's id (the first 16 hex digits of the token's SHA-256,
+// never the token) or none (--auth none). The listener's own session, in
+// whose records the sessions it serves interleave, has the address it
+// serves as peer and the principal every request must present. Every
+// record of a session (its intents among them) names that principal
+// through its sid.
 type SessionStart struct {
 	Key ed25519.PublicKey // filled in by Journal.Append when nil
 	// Cert is the root key's certificate of Key (cert.go): filled in by
@@ -156,7 +168,14 @@ type SessionStart struct {
 	PolicySet  string
 	Confine    *ConfineRequest
 	Env        []string // names only, never values; nil: field absent
+	// Transport, Peer and Principal: all three set, or Transport "" (a
+	// stdio session) and the fields absent.
+	Transport, Peer, Principal string
 }
+
+// TransportHTTP is session_start's transport for MCP Streamable HTTP
+// (part of the format).
+const TransportHTTP = "http"
 
 // ConfineRequest is the confinement profile as requested on the command line:
 //
@@ -195,6 +214,11 @@ func (s *SessionStart) AppendFields(dst []byte) []byte {
 	if s.Env != nil {
 		dst = appendStrings(dst, "env", s.Env)
 	}
+	if s.Transport != "" {
+		dst = appendStringField(dst, "transport", s.Transport)
+		dst = appendStringField(dst, "peer", s.Peer)
+		dst = appendStringField(dst, "principal", s.Principal)
+	}
 	return dst
 }
 
@@ -224,6 +248,11 @@ func (s *SessionStart) decodeFields(g *getter) error {
 	}
 	if g.has("env") {
 		s.Env = g.strs("env")
+	}
+	if g.has("transport") {
+		s.Transport = string(g.str("transport"))
+		s.Peer = string(g.str("peer"))
+		s.Principal = string(g.str("principal"))
 	}
 	return nil
 }
