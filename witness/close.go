@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/aegisrelay/aegis/journal/tlog"
 )
 
 // Close ends the submissions: every witness that has not cosigned the
@@ -53,6 +55,9 @@ func (s *Submitter) state(o *offer) ([]byte, []string) {
 	var b bytes.Buffer
 	b.WriteString(o.cp.Body())
 	b.WriteByte('\n')
+	if vkey, err := tlog.VerifierKey(o.cp.Origin, s.o.Key); err == nil && s.o.Key != nil {
+		fmt.Fprintf(&b, "log %s\n", vkey)
+	}
 	var lines []string
 	met := 0
 	for _, p := range s.ws {

@@ -31,7 +31,7 @@
 // the witness holds to the new one. A proof is made from the log itself
 // (tlog.ProveConsistency: one read of the log as far as the checkpoint),
 // only when the witness holds a tree that is neither empty nor the one
-// being submitted.
+// being submitted; witnesses that hold the same tree share one proof.
 //
 // # Keys
 //
@@ -48,8 +48,10 @@
 // latest checkpoint offered: a checkpoint offered while another is in
 // flight replaces any not yet taken, so the queue is one checkpoint
 // long, whatever the rate of checkpoints or the state of the witness.
-// A failed submission is tried again after Options.MinBackoff, doubling
-// to MaxBackoff, with the latest checkpoint then. Nothing on the
+// Submissions to one witness are at most one per Options.Interval
+// (default 2s), but the last, and a failed one is tried again after
+// Options.MinBackoff, doubling to MaxBackoff, with the latest checkpoint
+// then. Nothing on the
 // records' path waits for a witness: a witness that is down, slow or
 // unreachable changes nothing for the calls. Each request is bounded by
 // Options.Timeout.
@@ -87,8 +89,9 @@
 //
 // FILE.witnesses (StateExt) is the witnesses' state at the end of the
 // session, replaced at Close: the body of the last checkpoint offered
-// (origin, size, root, as in the checkpoint), a blank line, one line per
-// witness,
+// (origin, size, root, as in the checkpoint), a blank line, the line
+// "log <note verifier key of the log's checkpoints>" (what a witness's
+// operator adds for the origin: tlog.VerifierKey), one line per witness,
 //
 //	witness <name> state=<state> cosigned=<size> start=<state> attempts=<n> failures=<n> url=<url> key=<vkey>[ detail=<Go-quoted reason>]
 //

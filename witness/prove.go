@@ -2,6 +2,7 @@ package witness
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
@@ -12,12 +13,22 @@ import (
 // only with the proof that it extends it. The journal keeps only a
 // compact range (no interior nodes), so each proof reads the log once
 // from its start as far as the new checkpoint (tlog.ProveConsistency);
-// a submission round makes at most one, off the records' path.
+// a witness gets at most one submission per Options.Interval, and
+// witnesses that hold the same tree share the proof, off the records'
+// path.
+// The last proof made is kept: witnesses that hold the same tree are
+// asked to extend it to the same checkpoint, and one read serves them
+// all. Safe for concurrent use.
 type prover struct {
 	path string
+
+	mu       sync.Mutex
+	old, new tlog.Checkpoint
+	last     []tlog.Hash
+	made     bool
 }
 
-func (p prover) set() (*segment.Set, error) {
+func (p *prover) set() (*segment.Set, error) {
 	sets, err := segment.Sets([]string{p.path}, true)
 	if err != nil {
 		return nil, err
@@ -30,9 +41,14 @@ func (p prover) set() (*segment.Set, error) {
 
 // proof returns the consistency proof from old to new: none when old is
 // empty or the same size.
-func (p prover) proof(old, new tlog.Checkpoint) ([]tlog.Hash, error) {
+func (p *prover) proof(old, new tlog.Checkpoint) ([]tlog.Hash, error) {
 	if old.Size == 0 || old.Size == new.Size {
 		return nil, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.made && p.old == old && p.new == new {
+		return p.last, nil
 	}
 	set, err := p.set()
 	if err != nil {
@@ -42,12 +58,13 @@ func (p prover) proof(old, new tlog.Checkpoint) ([]tlog.Hash, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.old, p.new, p.last, p.made = old, new, c.Hashes, true
 	return c.Hashes, nil
 }
 
 // rootAt returns the root of the log's first size records: the tree a
 // witness holds at size, if it holds this log's.
-func (p prover) rootAt(size uint64) (tlog.Hash, error) {
+func (p *prover) rootAt(size uint64) (tlog.Hash, error) {
 	if size == 0 {
 		return tlog.EmptyRoot, nil
 	}

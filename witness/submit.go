@@ -29,6 +29,7 @@ const (
 	DefaultMinBackoff = 250 * time.Millisecond
 	DefaultMaxBackoff = 30 * time.Second
 	DefaultLogEvery   = 30 * time.Second
+	DefaultInterval   = 2 * time.Second
 )
 
 // maxEntries bounds the checkpoints whose cosignatures are gathered at
@@ -56,6 +57,11 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait before a failed
 	// submission is tried again, doubling from one to the other.
 	MinBackoff, MaxBackoff time.Duration
+	// Interval is the least time between two submissions to one
+	// witness, but the last at Close: each may read the log for its
+	// proof, and a witness's cosignature every few seconds is all a
+	// reader needs. Default DefaultInterval.
+	Interval time.Duration
 	// LogEvery is the least time between two lines about one witness
 	// that stays in the same failing state. Default DefaultLogEvery.
 	LogEvery time.Duration
@@ -73,7 +79,7 @@ type Options struct {
 type Submitter struct {
 	o      Options
 	hc     *http.Client
-	prover prover
+	prover *prover
 	latest atomic.Pointer[offer]
 	ws     []*peer
 	final  chan struct{} // closed by Close
@@ -159,6 +165,9 @@ func NewSubmitter(o Options) (*Submitter, error) {
 	if o.MaxBackoff < o.MinBackoff {
 		o.MaxBackoff = max(DefaultMaxBackoff, o.MinBackoff)
 	}
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
 	if o.LogEvery <= 0 {
 		o.LogEvery = DefaultLogEvery
 	}
@@ -173,7 +182,7 @@ func NewSubmitter(o Options) (*Submitter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("witness: %w", err)
 	}
-	s := &Submitter{o: o, hc: hc, prover: prover{o.Log}, final: make(chan struct{}), hist: hist}
+	s := &Submitter{o: o, hc: hc, prover: &prover{path: o.Log}, final: make(chan struct{}), hist: hist}
 	for i, w := range o.Witnesses {
 		s.ws = append(s.ws, &peer{i: i, w: w, wake: make(chan struct{}, 1), state: StateNone, start: StateNone})
 	}
@@ -236,6 +245,7 @@ func (s *Submitter) Offer(note []byte, cp tlog.Checkpoint) {
 // Timeout, and returns.
 func (s *Submitter) run(p *peer) {
 	final := false
+	var last time.Time // when the last submission began
 	for {
 		if !final {
 			select {
@@ -249,6 +259,19 @@ func (s *Submitter) run(p *peer) {
 			if o == nil || p.known && p.size == o.cp.Size && p.root == o.cp.Root {
 				break
 			}
+			// At most one submission per Interval, but the last: the
+			// checkpoint submitted is the latest when the wait ends.
+			if d := time.Until(last.Add(s.o.Interval)); d > 0 && !final {
+				t := time.NewTimer(d)
+				select {
+				case <-t.C:
+				case <-s.final:
+					t.Stop()
+					final = true
+				}
+				continue
+			}
+			last = time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
 			err := s.attempt(ctx, p, o)
 			cancel()

@@ -138,11 +138,11 @@ func TestWitnessedGolden(t *testing.T) {
 
 // TestStateGolden pins the state file's format (doc.go, "Files").
 func TestStateGolden(t *testing.T) {
-	_, witKey, cp := goldenKeys(t)
+	logKey, witKey, cp := goldenKeys(t)
 	vkey, _ := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
 	w1, _ := New("http://127.0.0.1:7380", vkey)
 	w2, _ := New("http://127.0.0.1:7381", vkey)
-	s, err := NewSubmitter(Options{Witnesses: []Witness{w1, w2}, Quorum: 1, File: t.TempDir() + "/cp"})
+	s, err := NewSubmitter(Options{Witnesses: []Witness{w1, w2}, Quorum: 1, File: t.TempDir() + "/cp", Key: logKey.Public().(ed25519.PublicKey)})
 	if err != nil {
 		t.Fatal(err)
 	}
