@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
@@ -26,7 +27,7 @@ import (
 
 // sshTool runs one of OpenSSH's tools (ssh-keygen, ssh-add) and returns
 // its output.
-func sshTool(t *testing.T, env []string, name string, args ...string) string {
+func sshTool(t testing.TB, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -39,7 +40,7 @@ func sshTool(t *testing.T, env []string, name string, args ...string) string {
 
 // sshKey makes a key of type typ with ssh-keygen in dir and returns its
 // path and its SHA256 fingerprint.
-func sshKey(t *testing.T, dir, name, typ string) (path, fp string) {
+func sshKey(t testing.TB, dir, name, typ string) (path, fp string) {
 	t.Helper()
 	path = filepath.Join(dir, name)
 	sshTool(t, nil, "ssh-keygen", "-q", "-t", typ, "-N", "", "-C", "aegis-test-"+name, "-f", path)
@@ -54,7 +55,7 @@ func sshKey(t *testing.T, dir, name, typ string) (path, fp string) {
 // of its own and returns the socket's path once the agent listens on it
 // (it prints its SSH_AUTH_SOCK line after binding). The agent is killed
 // when the test ends.
-func startSSHAgent(t *testing.T) string {
+func startSSHAgent(t testing.TB) string {
 	t.Helper()
 	if _, err := exec.LookPath("ssh-agent"); err != nil {
 		t.Fatalf("ssh-agent: %v (the tests of --signing-key ssh-agent: drive OpenSSH's; apt-get install openssh-client)", err)
@@ -95,7 +96,7 @@ func (c *countingAgent) Sign(key ssh.PublicKey, data []byte) (*ssh.Signature, er
 
 // serveCountingAgent serves a keyring holding key on a unix socket, as
 // ssh-agent does, and returns the socket and the keyring.
-func serveCountingAgent(t *testing.T, key ed25519.PrivateKey) (string, *countingAgent) {
+func serveCountingAgent(t testing.TB, key ed25519.PrivateKey) (string, *countingAgent) {
 	t.Helper()
 	ring := &countingAgent{Agent: agent.NewKeyring()}
 	if err := ring.Add(agent.AddedKey{PrivateKey: key, Comment: "counted"}); err != nil {
@@ -372,4 +373,64 @@ func withoutSigProblems(t *testing.T, out []byte) []byte {
 	var buf bytes.Buffer
 	json.NewEncoder(&buf).Encode(vj)
 	return buf.Bytes()
+}
+
+// BenchmarkAgentSign is what a root key in an agent costs a session: one
+// signature (the session key's certificate) at its start, made through
+// the agent's socket; every record is signed in process with the session
+// key, as with a key file. In the same run:
+//
+//	ed25519.Sign    the floor: a 250-byte certificate message signed in process
+//	keyring         … through agentSigner to x/crypto's keyring served on a unix socket
+//	ssh-agent       … to OpenSSH's ssh-agent holding an ssh-keygen key
+//
+// ratio = ns/op ÷ the floor's ns/op, timed interleaved (8 ops after every 16).
+func BenchmarkAgentSign(b *testing.B) {
+	root := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	msg := record.CertMessage(nil, root.Public().(ed25519.PublicKey), root.Public().(ed25519.PublicKey), 1<<20, record.Digest{}, time.Now())
+	floor := func() { ed25519.Sign(root, msg) }
+	run := func(b *testing.B, s *agentSigner) {
+		il := &interleaved{Every: 16, Per: 8}
+		kf := il.add(floor)
+		il.sample(20)
+		b.ReportAllocs()
+		b.SetBytes(int64(len(msg)))
+		for b.Loop() {
+			sig, err := s.Sign(nil, msg, crypto.Hash(0))
+			if err != nil || !ed25519.Verify(s.pub, msg, sig) {
+				b.Fatalf("Sign = %x, %v; want a signature that verifies", sig, err)
+			}
+			il.tick(b)
+		}
+		b.ReportMetric(il.mean(kf)/1e3, "floor-us")
+		b.ReportMetric(nsPerOp(b)/il.mean(kf), "ratio")
+	}
+	b.Run("ed25519.Sign", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(msg)))
+		for b.Loop() {
+			floor()
+		}
+	})
+	b.Run("keyring", func(b *testing.B) {
+		sock, _ := serveCountingAgent(b, root)
+		s, err := dialAgentKey(sock, record.FormatPublicKey(root.Public().(ed25519.PublicKey)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.conn.Close()
+		run(b, s)
+	})
+	b.Run("ssh-agent", func(b *testing.B) {
+		dir := b.TempDir()
+		sock := startSSHAgent(b)
+		key, fp := sshKey(b, dir, "id_ed25519", "ed25519")
+		sshTool(b, []string{"SSH_AUTH_SOCK=" + sock}, "ssh-add", "-q", key)
+		s, err := dialAgentKey(sock, fp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.conn.Close()
+		run(b, s)
+	})
 }
