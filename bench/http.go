@@ -268,9 +268,9 @@ func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg []string
 	}
 	r.LockStep = httpRow("lock-step", 1, lock[0], lock[1], lock[2], lock[3])
 	r.LockStep.FloorCPU, r.LockStep.AegisCPU, r.LockStep.SupergatewayCPU = cpu[0], cpu[1], cpu[2]
-	r.samples["direct (stdio)"] = lock[0].d
-	for i, k := range kinds[:3] {
-		r.samples[k.name] = lock[i+1].d
+	r.samples["direct (stdio), ping"] = lock[0].d
+	for i, name := range []string{"HTTP floor, ping", "aegis, ping (unrecorded)", "supergateway, ping"} {
+		r.samples[name] = lock[i+1].d
 	}
 	h.logf("   lock-step ping: direct %s, floor %s, aegis %s, supergateway %s; overhead ratio %.2f (≤ 1.2), ÷ supergateway's %.2f; CPU/msg floor %s, aegis %s, supergateway %s",
 		us(r.LockStep.Direct.Median), us(r.LockStep.Floor.Median), us(r.LockStep.Aegis.Median), us(r.LockStep.Supergateway.Median),
@@ -336,7 +336,7 @@ func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg []string
 		lv := HTTPLevel{Level: k.name, Call: s, Overhead: s.Median - r.LockStep.Direct.Median, OverUnrecorded: s.Median - r.LockStep.Aegis.Median, CPU: cpu[i], Log: c}
 		lv.Ratio = ratio(lv.Overhead, r.LockStep.FloorOverhead)
 		r.Levels = append(r.Levels, lv)
-		r.samples["aegis tools/call "+k.name] = lock[i+1].d
+		r.samples["aegis, tools/call at "+k.name] = lock[i+1].d
 		h.logf("   tools/call at %-8s median %s p99 %s; overhead ÷ floor's %.2f; over unrecorded %s; CPU/call %s",
 			k.name, us(s.Median), us(s.P99), lv.Ratio, us(lv.OverUnrecorded), us(float64(lv.CPU)))
 	}
