@@ -130,7 +130,9 @@
 // head file's begins with '{', a checkpoint's with its origin, an SSH
 // authentication (through an ssh-agent) with a length. Sessions that
 // share one journal (wrap --listen) carry the same key and the same
-// certificate. Every record signature of a session is by its session
+// certificate, and all begin before the next journal's first record: a
+// session_start may carry again only the key of the session_start
+// before it, with no recovery between. Every record signature of a session is by its session
 // key; the root's signatures are the certificate, the head file and the
 // checkpoints, which a third party checks knowing the root alone.
 //

@@ -21,12 +21,19 @@ import (
 // the first record of the first session that carries it, its
 // session_start or the recovery just before. A later session carrying
 // the same key (sessions of one journal share it) must carry the same
-// certificate.
+// certificate, and may begin only while that journal is the log's
+// latest: not after a session of another key, nor after a recovery (a
+// journal's sessions begin before the next journal opens the log). So a
+// session key that got out of its process cannot start sessions after
+// the process that held it ended.
 
 // certBook is what the sessionBook keeps of session keys; it is used by
 // the verifier's goroutine only.
 type certBook struct {
 	seen map[string]*record.SessionCert // by session key, certificates checked and good
+	// latest is the session key of the last session_start read, ""
+	// after a recovery: the only key a later session may carry again.
+	latest string
 	// The place of the last recovery: the first record of the session
 	// that follows it.
 	recSeq  uint64
@@ -34,7 +41,9 @@ type certBook struct {
 }
 
 // recovery notes the place of a recovery record.
-func (c *certBook) recovery(r *record.Record) { c.recSeq, c.recPrev = r.Seq, r.Prev }
+func (c *certBook) recovery(r *record.Record) {
+	c.recSeq, c.recPrev, c.latest = r.Seq, r.Prev, ""
+}
 
 // checkKey judges the keys of the session the session_start r (body st)
 // has just opened, b.cur: without a certificate, its key against the
@@ -44,6 +53,8 @@ func (c *certBook) recovery(r *record.Record) { c.recSeq, c.recPrev = r.Seq, r.P
 func (b *sessionBook) checkKey(r *record.Record, st *record.SessionStart, gapEnd uint64, out *findings) {
 	s := b.cur
 	c := st.Cert
+	latest := b.keys.latest
+	b.keys.latest = string(st.Key)
 	if c == nil {
 		s.root = st.Key
 		if b.pinned != nil && !b.pinned.Equal(st.Key) {
@@ -57,8 +68,11 @@ func (b *sessionBook) checkKey(r *record.Record, st *record.SessionStart, gapEnd
 		out.invalid(r, "session %s is certified by %s, not the pinned key", s.SID, s.Key)
 	}
 	if prior, ok := b.keys.seen[string(st.Key)]; ok {
-		if !sameCert(prior, c) {
+		switch {
+		case !sameCert(prior, c):
 			out.invalid(r, "session %s: its session key %s carries another certificate than the earlier session with that key", s.SID, s.SessionKey)
+		case latest != string(st.Key):
+			out.invalid(r, "session %s: its session key %s is an earlier journal's, whose sessions began before another key's or a recovery", s.SID, s.SessionKey)
 		}
 		return
 	}

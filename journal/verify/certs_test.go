@@ -132,6 +132,8 @@ func TestSessionCerts(t *testing.T) {
 		{"a session key's certificate replayed in a new log", []certSession{{sid: 2, key: pubOf(sk2), cert: good2.cert, sign: sk2}}, pubOf(root), Invalid,
 			[]string{"line 1 (seq 0): session 02", "is for sessions beginning at seq 4"}},
 		{"one key, one certificate, two sessions", []certSession{good1, {sid: 2, key: pubOf(sk1), cert: good1.cert, sign: sk1}}, pubOf(root), Valid, nil},
+		{"one key again after another key's session", []certSession{good1, good2, {sid: 3, key: pubOf(sk1), cert: good1.cert, sign: sk1}}, pubOf(root), Invalid,
+			[]string{"line 9 (seq 8): session 03", "is an earlier journal's"}},
 		{"one key, two certificates", []certSession{good1, {sid: 2, key: pubOf(sk1), cert: &laterTS, sign: sk1}}, pubOf(root), Invalid,
 			[]string{"line 5 (seq 4): session 02", "carries another certificate"}},
 	}
