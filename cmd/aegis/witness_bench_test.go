@@ -1,0 +1,109 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aegisrelay/aegis/witness"
+)
+
+// BenchmarkWitnessUnreachable: what witnesses that cannot be reached cost
+// a recorded call. Two aegis wrap processes, each in front of the echo
+// child at --durability strict with a checkpoint after every commit group
+// (--checkpoint-every 1): one without witnesses, one with two that never
+// cosign (a closed port, and a listener that accepts and never answers).
+// Each op is one tools/call round trip through each, alternated (and
+// which goes first alternated too), so that both share the machine's
+// drift:
+//
+//	go test -run XXX -bench WitnessUnreachable -count 5 ./cmd/aegis/
+//
+// without-us and with-us are the two medians (p50); p50-ratio =
+// with ÷ without, target ≤ 1.03 (BENCHMARKS.md).
+func BenchmarkWitnessUnreachable(b *testing.B) {
+	closed := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().String()
+	}()
+	hole, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := hole.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	b.Cleanup(func() {
+		hole.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	_, k1, _ := ed25519.GenerateKey(nil)
+	_, k2, _ := ed25519.GenerateKey(nil)
+	v1, _ := witness.CosignatureKey("example.com/closed", k1.Public().(ed25519.PublicKey))
+	v2, _ := witness.CosignatureKey("example.com/hole", k2.Public().(ed25519.PublicKey))
+
+	start := func(extra ...string) *rtProc {
+		f := benchFixture(b)
+		args := append([]string{"--durability", "strict", "--checkpoint-file", filepath.Join(f.dir, "audit.checkpoint"), "--checkpoint-every", "1"}, extra...)
+		return startRT(b, f.wrapCmd(args, child("echo")...))
+	}
+	without := start()
+	with := start("--witness-timeout", "1s", "--witness", "http://"+closed+","+v1, "--witness", "http://"+hole.Addr().String()+","+v2)
+	var dWithout, dWith []time.Duration
+	b.ReportAllocs()
+	timed := func(p *rtProc, d *[]time.Duration) int {
+		t0 := time.Now()
+		n := p.roundTrip(b, callReq)
+		*d = append(*d, time.Since(t0))
+		return n
+	}
+	i := 0
+	for b.Loop() {
+		// Each goes first every other op: the second of a pair finds
+		// the disk's queue as the first left it.
+		var n int
+		if i++; i%2 == 0 {
+			timed(without, &dWithout)
+			n = timed(with, &dWith)
+		} else {
+			n = timed(with, &dWith)
+			timed(without, &dWithout)
+		}
+		b.SetBytes(int64(n))
+	}
+	p50 := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Nanoseconds())
+	}
+	a, w := p50(dWithout), p50(dWith)
+	b.ReportMetric(a/1e3, "without-us")
+	b.ReportMetric(w/1e3, "with-us")
+	b.ReportMetric(w/a, "p50-ratio")
+	with.stop(b)
+	if !strings.Contains(with.stderr.String(), "unreachable") {
+		b.Errorf("wrap with the witnesses does not report them unreachable:\n%s", with.stderr.String())
+	}
+}
