@@ -279,6 +279,8 @@ func FuzzReader(f *testing.F) {
 		m := int(max)%512 + 1
 		checkReader(t, data, &splitReader{data: data, splits: splits}, int(size)%600, m)
 		checkReader(t, data, iotest.DataErrReader(&splitReader{data: data, splits: splits}), int(size)%600, m)
+		// And with long lines in the heap's buffers (mapped.go).
+		withoutMappings(func() { checkReader(t, data, &splitReader{data: data, splits: splits}, int(size)%600, m) })
 	})
 }
 
