@@ -62,8 +62,13 @@
 // <origin>+<key hash hex>+<base64 of 0x01 ‖ public key> (VerifierKey)
 // checks it; the tree size is the number of leaves: records seq 0 to
 // size−1. Open reads one; extension lines after the root are allowed and
-// ignored. A history is checkpoints written one after the other, each
-// whole (Split).
+// ignored. A history is checkpoints written one after the other (Split).
+// A crash during an append can leave its last one cut short, anywhere
+// before the '\n' that ends its signature line. SplitHistory sets
+// such a torn tail apart, and CheckFiles reports it as ErrTorn, which
+// verify calls incomplete, as it does a log's torn last line: no
+// checkpoint, and no forgery of one. A last note that ends in a whole
+// signature line is a checkpoint or a forgery, whatever it holds.
 //
 // # Proofs
 //
