@@ -35,6 +35,9 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 		ss.mu.Unlock()
 	}()
 	rc := http.NewResponseController(w)
+	// The write deadline is the connection's: clear it for the next
+	// request a keep-alive connection carries.
+	defer rc.SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
