@@ -368,7 +368,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Mcp-Session-Id", ss.id)
 	if sse {
-		ss.serveStream(w, r, st, 1)
+		ss.serveStream(w, r, st, 1, false)
 		return
 	}
 	ss.serveJSON(w, r, st)
@@ -499,27 +499,22 @@ func (s *Server) getStream(w http.ResponseWriter, r *http.Request) {
 	}
 	ss.use(+1)
 	defer ss.use(-1)
-	st, from := ss.get, uint64(0)
+	st, from, resume := ss.get, uint64(0), false
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		sid, n, ok := parseEventID(last)
 		ss.mu.Lock()
 		st = ss.streams[sid]
 		ss.mu.Unlock()
-		if !ok || st == nil {
+		if !ok || st == nil || !st.sse {
 			httpError(w, http.StatusNotFound, "no stream to resume for Last-Event-ID "+last)
 			return
 		}
-		from = n + 1
+		from, resume = n+1, true
 	}
 	ss.mu.Lock()
-	if st.attached {
-		ss.mu.Unlock()
-		httpError(w, http.StatusConflict, "the stream is already being read")
-		return
-	}
 	if from == 0 {
 		from = st.sent
 	}
 	ss.mu.Unlock()
-	ss.serveStream(w, r, st, from)
+	ss.serveStream(w, r, st, from, resume)
 }

@@ -18,19 +18,31 @@ const retainStreams = 64
 // serveStream writes st as an SSE stream from event number from on: a
 // priming event first (the id of the event before from, the retry field,
 // empty data), then every event as it comes, until the stream is complete
-// and sent, or the client goes away (the stream stays resumable).
-func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *stream, from uint64) {
+// and sent, or the client goes away (the stream stays resumable). One
+// connection writes a stream at a time: a GET for a stream being written
+// is 409, but a resumption (Last-Event-ID) takes the stream over, since
+// the client that resumes no longer reads the connection it had, whether
+// or not the server has seen that connection close yet.
+func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *stream, from uint64, resume bool) {
 	ss.mu.Lock()
-	if st.attached {
+	if st.attached && !resume {
 		ss.mu.Unlock()
 		httpError(w, http.StatusConflict, "the stream is already being read")
 		return
 	}
+	if st.attached {
+		close(st.notify) // the connection writing it stops
+	}
 	st.attached = true
+	st.conn++
+	conn, notify := st.conn, make(chan struct{}, 1)
+	st.notify = notify
 	ss.mu.Unlock()
 	defer func() {
 		ss.mu.Lock()
-		st.attached = false
+		if st.conn == conn {
+			st.attached = false
+		}
 		ss.retire(st)
 		ss.mu.Unlock()
 	}()
@@ -66,6 +78,10 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 			ss.mu.Unlock()
 		}
 		ss.mu.Lock()
+		if st.conn != conn { // taken over by a resumption
+			ss.mu.Unlock()
+			return
+		}
 		evs := st.from(from)
 		complete := st.complete
 		ss.mu.Unlock()
@@ -81,7 +97,7 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 			return
 		}
 		select {
-		case <-st.notify:
+		case <-notify:
 		case <-r.Context().Done():
 			return
 		}
@@ -118,7 +134,7 @@ func (ss *session) serveJSON(w http.ResponseWriter, r *http.Request, st *stream)
 	for {
 		ss.mu.Lock()
 		evs := st.from(st.sent)
-		complete := st.complete
+		complete, notify := st.complete, st.notify
 		if complete {
 			st.sent = st.next
 		}
@@ -134,7 +150,7 @@ func (ss *session) serveJSON(w http.ResponseWriter, r *http.Request, st *stream)
 			return
 		}
 		select {
-		case <-st.notify:
+		case <-notify:
 		case <-r.Context().Done():
 			return
 		}

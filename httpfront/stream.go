@@ -27,11 +27,13 @@ type stream struct {
 	sent   uint64 // events below it were written to a connection
 	// complete: the answer is in (or the session ended); no more events.
 	complete bool
-	// attached: a connection is writing the stream now.
+	// attached: a connection is writing the stream now, the conn'th.
 	attached bool
+	conn     uint64
 	// retired: answered and sent, counted among the streams kept.
 	retired bool
-	// notify wakes the connection writing the stream (capacity 1).
+	// notify wakes the connection writing the stream (capacity 1); each
+	// connection has its own, closed when another takes the stream over.
 	notify chan struct{}
 }
 
