@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/ed25519"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,37 +27,46 @@ import (
 )
 
 // The witness these tests run is torchwood's litewitness (c2sp.org/
-// tlog-witness), at the version go.mod's tool directive pins, built from
-// the module cache once; its key is served by an ssh-agent (x/crypto's
+// tlog-witness), at the version go.mod's tool directive pins: go tool -n
+// builds it from the module cache once and keeps the executable in Go's
+// build cache, and says where. Its key is served by an ssh-agent (x/crypto's
 // agent, on a unix socket in the test's folder), as litewitness requires.
 var (
 	witnessToolsOnce sync.Once
-	witnessToolsDir  string
+	witnessToolPaths [2]string
 	witnessToolsErr  error
 )
 
 func witnessTools(t testing.TB) (lite, ctl string) {
 	t.Helper()
 	witnessToolsOnce.Do(func() {
-		witnessToolsDir, witnessToolsErr = os.MkdirTemp("", "aegis-test-witness-")
-		if witnessToolsErr != nil {
-			return
-		}
 		gobin, err := exec.LookPath("go")
 		if err != nil {
-			gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+			gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
 		}
-		build := exec.Command(gobin, "build", "-o", witnessToolsDir+"/",
-			"filippo.io/torchwood/cmd/litewitness", "filippo.io/torchwood/cmd/witnessctl")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			witnessToolsErr = &buildError{err, out}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, tool := range []string{"litewitness", "witnessctl"} {
+			wg.Go(func() {
+				out, err := exec.Command(gobin, "tool", "-n", tool).Output()
+				if err != nil {
+					var ee *exec.ExitError
+					if errors.As(err, &ee) {
+						out = ee.Stderr
+					}
+					errs[i] = &buildError{err, out}
+					return
+				}
+				witnessToolPaths[i] = strings.TrimSpace(string(out))
+			})
 		}
+		wg.Wait()
+		witnessToolsErr = errors.Join(errs...)
 	})
 	if witnessToolsErr != nil {
 		t.Fatalf("building litewitness: %v", witnessToolsErr)
 	}
-	return filepath.Join(witnessToolsDir, "litewitness"), filepath.Join(witnessToolsDir, "witnessctl")
+	return witnessToolPaths[0], witnessToolPaths[1]
 }
 
 type buildError struct {
@@ -481,7 +492,7 @@ func TestWitnessUnreachable(t *testing.T) {
 	_, k2, _ := ed25519.GenerateKey(nil)
 	v1, _ := witness.CosignatureKey("example.com/closed", k1.Public().(ed25519.PublicKey))
 	v2, _ := witness.CosignatureKey("example.com/hole", k2.Public().(ed25519.PublicKey))
-	const timeout = 2 * time.Second
+	const timeout = 1500 * time.Millisecond
 	cmd := f.wrapCmd([]string{"--checkpoint-file", f.cp, "--checkpoint-every", "1", "--witness-timeout", timeout.String(),
 		"--witness", "http://" + closed + "," + v1, "--witness", "http://" + hole.Addr().String() + "," + v2}, child("echo")...)
 	in, err := cmd.StdinPipe()
@@ -530,6 +541,11 @@ func TestWitnessUnreachable(t *testing.T) {
 	for _, want := range []string{"example.com/closed", "example.com/hole", "unreachable", "NOT witnessed"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("wrap's stderr does not say %q:\n%s", want, errOut)
+		}
+	}
+	for _, name := range []string{"example.com/closed", "example.com/hole"} {
+		if n := strings.Count(errOut, "witness "+name+" (http"); n > 3 {
+			t.Errorf("%d lines about %s; want them rate-limited (one at the start, one at the end)\n%s", n, name, errOut)
 		}
 	}
 	state := string(mustReadT(t, f.cp+witness.StateExt))
