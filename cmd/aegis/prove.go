@@ -24,8 +24,8 @@ const maxProofFile = 8 << 20
 
 const proveUsage = `aegis prove inclusion --checkpoint FILE --seq N [--key PUB] LOG
        aegis prove consistency --old FILE --new FILE [--key PUB] LOG
-       aegis prove check --key PUB --checkpoint FILE --proof FILE [--line FILE]
-       aegis prove check --key PUB --old FILE --new FILE --proof FILE`
+       aegis prove check --key PUB --checkpoint FILE --proof FILE [--line FILE] [--witness KEY…]
+       aegis prove check --key PUB --old FILE --new FILE --proof FILE [--witness KEY…]`
 
 func runProve(args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -77,9 +77,15 @@ Examples:
   aegis prove consistency --old monday.checkpoint --new audit.checkpoint audit.jsonl > week.proof
   aegis prove check --key @signing.key.pub --old monday.checkpoint --new audit.checkpoint --proof week.proof
 
+With --witness KEY (repeatable; --witness-quorum N, default all), check
+also requires the checkpoint (for consistency, the new one) to carry a
+valid cosignature by those witnesses: wrap --witness keeps such
+checkpoints in CHECKPOINTFILE.witnessed.
+
 Exit status: 0 the proof is made (and checks) or checks; 1 it does not:
 the log does not match the checkpoint (rewritten, cut), a bad signature,
-a proof that does not lead to the root; 2 usage or unreadable input.
+a proof that does not lead to the root, a missing or invalid
+cosignature; 2 usage or unreadable input.
 `
 
 func proveInclusion(args []string) int {
