@@ -1,7 +1,6 @@
 package tlog
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -170,21 +169,19 @@ func fileSum(path string) (string, error) {
 // (Chain.Broken): such a segment is read whole, in its place, by prove.
 func summarize(path, sum string) (*indexEntry, error) {
 	e := &indexEntry{V: IndexVersion, File: sum}
-	var r *compact.Range
-	f := &compact.RangeFactory{Hash: hashChildren}
+	var t *Tree // the segment's leaves, from its first
 	ch := &Chain{open: true}
 	ch.Leaf = func(seq uint64, line []byte) error {
-		if r == nil {
+		if t == nil {
 			e.First, e.In = seq, ch.pendP
-			r = f.NewEmptyRange(seq)
+			t = &Tree{}
+			t.f = &compact.RangeFactory{Hash: t.hashChildren}
+			t.r = t.f.NewEmptyRange(seq)
 			if seq == 0 {
 				e.Origin = Origin(line)
 			}
 		}
-		h := ch.LeafHash()
-		if err := r.Append(bytes.Clone(h[:]), nil); err != nil {
-			return err
-		}
+		t.AppendLeaf(ch.LeafHash())
 		e.Leaves++
 		e.Out, e.LastPrev = ch.pendH, ch.pendP
 		return nil
@@ -202,10 +199,10 @@ func summarize(path, sum string) (*indexEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, broken := ch.Broken(); broken || r == nil {
+	if _, broken := ch.Broken(); broken || t == nil {
 		return nil, nil
 	}
-	for _, h := range r.Hashes() {
+	for _, h := range t.r.Hashes() {
 		e.Range = append(e.Range, Hash(h))
 	}
 	return e, nil
