@@ -473,3 +473,65 @@ func TestListenTokenFile(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestListenPolicy: --policy works over HTTP as over stdio: a refused
+// call is answered with the relay's refusal frame, byte for byte, and
+// never reaches the child; an allowed one runs; each is recorded in its
+// session with its verdict. A policy reload (SIGHUP) applies to every
+// session and is recorded in the listener's.
+func TestListenPolicy(t *testing.T) {
+	f := newFixture(t)
+	path, set := f.writePolicy(t, "policy.yaml", "version: 1\ndefault: allow\nrules:\n  - tool: \"delete_*\"\n    action: deny\n")
+	l := f.listen(t, []string{"--policy", path}, aegisBin, "demo", "--serve")
+	sid := l.initialize(t)
+	resp := l.request(t, "POST", sid, `{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"delete_all","arguments":{}}}`)
+	if p := payloads(t, resp); len(p) != 1 || p[0] != refusal(`"d"`, "POLICY_DENIED", "rules[0] delete_*") {
+		t.Errorf("denied call answered %q; want the refusal frame %s", p, refusal(`"d"`, "POLICY_DENIED", "rules[0] delete_*"))
+	}
+	resp = l.request(t, "POST", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"allowed"}}}`)
+	if p := payloads(t, resp); len(p) != 1 || !strings.Contains(p[0], `"text":"allowed"`) {
+		t.Errorf("allowed call answered %q; want the child's answer", p)
+	}
+	replacePolicy(t, path, "version: 1\ndefault: deny\n")
+	l.cmd.Process.Signal(syscall.SIGHUP)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(l.errText(), "reloaded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload 10s after SIGHUP:\n%s", l.errText())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp = l.request(t, "POST", sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"now denied"}}}`)
+	if p := payloads(t, resp); len(p) != 1 || !strings.Contains(p[0], `"POLICY_DENIED"`) {
+		t.Errorf("after the reload, echo answered %q; want a refusal", p)
+	}
+	if code := l.stop(t); code != 0 {
+		t.Fatalf("exit %d; want 0\n%s", code, l.errText())
+	}
+	f.mustVerify(t, 0)
+	recs := f.records(t)
+	listener := recs[0].SID
+	var verdicts []string
+	reloads := 0
+	for _, r := range recs {
+		switch b := r.Body.(type) {
+		case *record.Intent:
+			verdicts = append(verdicts, b.Verdict)
+			if r.SID == listener {
+				t.Errorf("intent seq %d in the listener's session", r.Seq)
+			}
+		case *record.PolicyReload:
+			reloads++
+			if r.SID != listener {
+				t.Errorf("policy_reload seq %d in a client's session; want the listener's", r.Seq)
+			}
+		case *record.SessionStart:
+			if b.PolicySet != set {
+				t.Errorf("session_start policy_set %q; want %q", b.PolicySet, set)
+			}
+		}
+	}
+	if strings.Join(verdicts, ",") != "denied,allowed,denied" || reloads != 1 {
+		t.Errorf("verdicts %v, %d reloads; want denied, allowed, denied and 1", verdicts, reloads)
+	}
+}
