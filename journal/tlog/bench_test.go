@@ -156,7 +156,7 @@ func TestInclusionProofSize(t *testing.T) {
 		}
 	}
 	for _, n := range []uint64{1<<10 - 1, 1 << 10, 1<<10 + 1, 1<<14 + 1} {
-		check(n, 0) // with n−1 leaves in the other half: the longest path
+		check(n, 0) // the longest path: ⌈log2 n⌉ hashes for n = 2^k+1
 	}
 }
 
