@@ -295,6 +295,12 @@ func TestListenBytesIdentical(t *testing.T) {
 	if data := readAudit(f.audit); bytes.Contains(data, []byte(l.token)) {
 		t.Error("the audit log holds the token")
 	}
+	// aegis log reads the interleaved sessions as such: each ended, each
+	// saying who called.
+	logOut, err := exec.Command(aegisBin, "log", f.audit).CombinedOutput()
+	if err != nil || bytes.Contains(logOut, []byte("no session_end")) || bytes.Count(logOut, []byte("over http, peer ")) != 2 || bytes.Count(logOut, []byte(" ended ")) != 2 {
+		t.Errorf("aegis log = %v\n%s\nwant two sessions over http, both ended", err, logOut)
+	}
 }
 
 // TestListenSessionsApart: 64 sessions at once, every one using id 1,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -215,11 +216,12 @@ type logPrinter struct {
 	order    []logItem           // lines not yet printed, in the order of their records
 	dec      record.Decoder
 
-	// open is the session whose session_start was read and whose
-	// session_end was not (yet); "" if none. A log holds one session at a
-	// time (wrap locks it), so a session_start while another is open
-	// means that one never got its end.
-	open string
+	// open are the sessions whose session_start was read and whose
+	// session_end was not (yet), in the order they started. A stdio wrap
+	// holds its log alone (it locks it), so a stdio session_start while
+	// sessions are open means they never got their end; sessions served
+	// over HTTP (wrap --listen) share one log and interleave.
+	open []string
 	// needHeader: the table's column header is due before the next call,
 	// at the start and after every session line, which ends the
 	// tabwriter's column block.
@@ -312,15 +314,13 @@ func (p *logPrinter) record(r *record.Record, follow bool) {
 	sid := hex.EncodeToString(r.SID[:])
 	switch b := r.Body.(type) {
 	case *record.SessionStart:
-		if p.open != "" && p.open != sid {
-			p.unended(p.open, "aegis stopped without ending it (it was killed, or the machine stopped); the next session follows")
+		for b.Transport == "" && len(p.open) > 0 {
+			p.unended(p.open[0], "aegis stopped without ending it (it was killed, or the machine stopped); the next session follows")
 		}
-		p.open = sid
+		p.open = append(p.open, sid)
 		p.order = append(p.order, logItem{sess: startRow(r, b)})
 	case *record.SessionEnd:
-		if p.open == sid {
-			p.open = ""
-		}
+		p.open = slices.DeleteFunc(p.open, func(s string) bool { return s == sid })
 		p.order = append(p.order, logItem{sess: endRow(r, b)})
 	case *record.Intent:
 		row := &callRow{Type: "call", TS: r.TS, SID: sid, Seq: r.Seq, Call: callString(b.Call), Malformed: b.Malformed,
@@ -378,16 +378,14 @@ func (p *logPrinter) unended(sid, why string) {
 		JSON: &logSessionJSON{Type: "session_open", SID: sid, Note: "no session_end: " + why},
 		Text: fmt.Sprintf("session %s has no session_end: %s", sid[:8], why),
 	}})
-	if p.open == sid {
-		p.open = ""
-	}
+	p.open = slices.DeleteFunc(p.open, func(s string) bool { return s == sid })
 }
 
 // endOfSet ends the reading of one log: a session still open there has no
 // session_end yet.
 func (p *logPrinter) endOfSet() {
-	if p.open != "" {
-		p.unended(p.open, "it is still running, or aegis was killed, or the log was cut")
+	for len(p.open) > 0 {
+		p.unended(p.open[0], "it is still running, or aegis was killed, or the log was cut")
 	}
 	p.flushDone(false)
 }
@@ -510,6 +508,9 @@ func startRow(r *record.Record, b *record.SessionStart) *sessionRow {
 	confinement := "confinement off"
 	if confined {
 		confinement = "confinement on (--confine)"
+	}
+	if b.Transport != "" { // wrap --listen: who called
+		confinement += fmt.Sprintf("; over %s, peer %s, principal %s", b.Transport, b.Peer, b.Principal)
 	}
 	return &sessionRow{
 		JSON: &logSessionJSON{Type: "session_start", TS: &ts, SID: sid, Seq: &seq, Argv: b.Argv, PolicySet: b.PolicySet, Confine: &confined},
