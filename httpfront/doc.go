@@ -85,8 +85,9 @@
 // connection, and up to Config.Replay of those written; a session keeps
 // the last 64 answered streams for resumption. A disconnection is not a
 // cancellation: the request stays in flight and its answer waits for the
-// client to resume. One connection reads a stream at a time (409
-// otherwise).
+// client to resume. One connection writes a stream at a time: a second
+// GET of the standalone stream is 409, while a resumption takes its
+// stream over from a connection the server has not yet seen close.
 //
 // # Concurrency
 //
