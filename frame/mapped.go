@@ -47,8 +47,11 @@ const (
 	// mappedKeep is what a free mapping keeps resident however long it is
 	// free: lines up to it never fault pages in again.
 	mappedKeep = 1 << 20
-	// mappedIdle is how long a free mapping keeps the rest of its pages.
-	mappedIdle = time.Second
+	// mappedIdle is how long a free mapping keeps the rest of its pages:
+	// long enough that frames a few seconds apart find their pages in
+	// place, about as long as the heap's long buffer would wait for a
+	// collection in a relay that allocates little.
+	mappedIdle = 10 * time.Second
 )
 
 // getMapped returns a mapping of at least n bytes that no Reader uses, or
