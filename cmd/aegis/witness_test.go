@@ -325,6 +325,27 @@ func TestWitnessCosigns(t *testing.T) {
 		t.Errorf("prove check --witness w1 = exit %d; want 0 naming it\n%s", code, out)
 	}
 
+	// A consistency proof from the first session's checkpoint to the
+	// witnessed one checks with --witness against the witnessed file,
+	// and not against the log's own checkpoint file, which no witness
+	// signed.
+	hist := tlog.Split(mustReadT(t, f.cp+".history"))
+	oldFile := writeProveFile(t, filepath.Join(f.dir, "first.checkpoint"), hist[0])
+	code, cproof, errOut := runAegis(t, "prove", "consistency", "--old", oldFile, "--new", f.cp+witness.WitnessedExt, "--key", pubArg, f.audit)
+	if code != 0 {
+		t.Fatalf("prove consistency = exit %d\n%s", code, errOut)
+	}
+	cproofFile := writeProveFile(t, filepath.Join(f.dir, "week.proof"), cproof)
+	for _, tc := range []struct {
+		newFile string
+		want    int
+	}{{f.cp + witness.WitnessedExt, 0}, {f.cp, exitcode.Invalid}} {
+		code, out, errOut := runAegis(t, "prove", "check", "--key", pubArg, "--witness", w2.vkey, "--old", oldFile, "--new", tc.newFile, "--proof", cproofFile)
+		if code != tc.want {
+			t.Errorf("prove check --witness w2 --new %s (consistency) = exit %d; want %d\n%s%s", tc.newFile, code, tc.want, out, errOut)
+		}
+	}
+
 	// The tampered files hold the last witnessed checkpoint alone.
 	sigLine := func(name string) []byte {
 		for _, l := range bytes.SplitAfter(last, []byte("\n")) {
