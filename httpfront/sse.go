@@ -61,22 +61,12 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 	buf = append(buf, "\nretry: "...)
 	buf = strconv.AppendInt(buf, DefaultRetry, 10)
 	buf = append(buf, "\ndata: \n\n"...)
+	// What is written is flushed only when the stream must wait: a call
+	// answered at once goes out as one write, its priming event, its
+	// events and the stream's end together; one answered later gets its
+	// priming event after primingDelay at most.
+	wait := primingDelay
 	for {
-		if len(buf) > 0 {
-			rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-			if _, err := w.Write(buf); err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
-				return
-			}
-			ss.mu.Lock()
-			if from > st.sent {
-				st.sent = from
-				st.trim(ss.srv.cfg.Replay)
-			}
-			ss.mu.Unlock()
-		}
 		ss.mu.Lock()
 		if st.conn != conn { // taken over by a resumption
 			ss.mu.Unlock()
@@ -85,15 +75,41 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 		evs := st.from(from)
 		complete := st.complete
 		ss.mu.Unlock()
-		buf = buf[:0]
 		for _, e := range evs {
 			buf = appendEvent(buf, st.id, e)
 			from = e.n + 1
 		}
 		if len(buf) > 0 {
-			continue
+			rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+			buf = buf[:0]
+			ss.mu.Lock()
+			if from > st.sent {
+				st.sent = from
+				st.trim(ss.srv.cfg.Replay)
+			}
+			ss.mu.Unlock()
 		}
 		if complete {
+			return // net/http writes what is buffered and the end of the body at once
+		}
+		if wait > 0 && len(evs) == 0 {
+			t := time.NewTimer(wait)
+			wait = 0
+			select {
+			case <-notify:
+				t.Stop()
+				continue
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
+		wait = 0
+		if err := rc.Flush(); err != nil {
 			return
 		}
 		select {
@@ -103,6 +119,10 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 		}
 	}
 }
+
+// primingDelay is how long a stream's priming event waits for the first
+// event, to go out in the same write.
+const primingDelay = time.Millisecond
 
 // appendEvent appends e as an SSE event of stream sid. The data is the
 // child's line as it wrote it; a CR inside it (which JSON allows only
