@@ -12,9 +12,10 @@ import (
 )
 
 // Close ends the submissions: every witness that has not cosigned the
-// latest checkpoint gets one more try, all of them together within
-// Timeout (a witness that does not answer delays the end of the session
-// by Timeout at most, never the calls); then it writes the state file,
+// latest checkpoint gets one more try, all of them together, each
+// within Timeout after the one in flight (a witness that does not
+// answer delays the end of the session by twice Timeout at most, never
+// the calls); then it writes the state file,
 // File+StateExt (doc.go). It returns one line per witness and one for
 // the quorum, for the user, and the error of writing the state file.
 func (s *Submitter) Close() ([]string, error) {

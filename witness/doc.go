@@ -49,12 +49,13 @@
 // flight replaces any not yet taken, so the queue is one checkpoint
 // long, whatever the rate of checkpoints or the state of the witness.
 // Submissions to one witness are at most one per Options.Interval
-// (default 2s), but the last, and a failed one is tried again after
-// Options.MinBackoff, doubling to MaxBackoff, with the latest checkpoint
-// then. Nothing on the
-// records' path waits for a witness: a witness that is down, slow or
-// unreachable changes nothing for the calls. Each request is bounded by
-// Options.Timeout.
+// (default 2s), and after a proof that read the log for d, not again
+// before 10·d, so that proofs of a long log take at most about a tenth
+// of a core; the last is never held back. A failed submission is tried
+// again after Options.MinBackoff, doubling to MaxBackoff, with the
+// latest checkpoint then. Nothing on the records' path waits for a
+// witness: a witness that is down, slow or unreachable changes nothing
+// for the calls. Each request is bounded by Options.Timeout.
 //
 // Start (wrap, before the log is opened) submits the checkpoint already
 // in the checkpoint file to every witness and waits for them at most
@@ -64,8 +65,8 @@
 // back or forked, and wrap refuses to continue the log; a witness that
 // does not answer within Timeout is recorded (its start state) and the
 // session goes on. Close gives every witness one more try at the last
-// checkpoint, within Timeout, so the end of a session is delayed by
-// Timeout at most.
+// checkpoint, within Timeout, after the one in flight if any: the end
+// of a session is delayed by twice Timeout at most.
 //
 // The user is told on stderr (Options.Logf): when a witness fails, with
 // the reason (and, for a log it does not know, what its operator adds),

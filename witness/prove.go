@@ -3,6 +3,7 @@ package witness
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
@@ -26,6 +27,21 @@ type prover struct {
 	old, new tlog.Checkpoint
 	last     []tlog.Hash
 	made     bool
+	took     time.Duration // how long the last read of the log took
+}
+
+// proofShare bounds the time spent reading the log for proofs: after a
+// read that took d, a witness's next submission waits at least
+// proofShare·d, so that proofs of a long log take at most about a tenth
+// of one core, however often checkpoints are written.
+const proofShare = 10
+
+// pause is how long a submission waits after the last one, at least:
+// Interval, or more after a long read of the log.
+func (p *prover) pause(interval time.Duration) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return max(interval, proofShare*p.took)
 }
 
 func (p *prover) set() (*segment.Set, error) {
@@ -54,7 +70,9 @@ func (p *prover) proof(old, new tlog.Checkpoint) ([]tlog.Hash, error) {
 	if err != nil {
 		return nil, err
 	}
+	t0 := time.Now()
 	c, err := tlog.ProveConsistency(set, old, new)
+	p.took = time.Since(t0)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +90,12 @@ func (p *prover) rootAt(size uint64) (tlog.Hash, error) {
 	if err != nil {
 		return tlog.Hash{}, err
 	}
+	t0 := time.Now()
+	defer func() {
+		p.mu.Lock()
+		p.took = time.Since(t0)
+		p.mu.Unlock()
+	}()
 	t := tlog.NewTree()
 	c := &tlog.Chain{}
 	c.Leaf = func(uint64, []byte) error {

@@ -259,9 +259,10 @@ func (s *Submitter) run(p *peer) {
 			if o == nil || p.known && p.size == o.cp.Size && p.root == o.cp.Root {
 				break
 			}
-			// At most one submission per Interval, but the last: the
+			// At most one submission per Interval (longer after a long
+			// read of the log: prover.pause), but the last: the
 			// checkpoint submitted is the latest when the wait ends.
-			if d := time.Until(last.Add(s.o.Interval)); d > 0 && !final {
+			if d := time.Until(last.Add(s.prover.pause(s.o.Interval))); d > 0 && !final {
 				t := time.NewTimer(d)
 				select {
 				case <-t.C:
