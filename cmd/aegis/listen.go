@@ -189,6 +189,7 @@ func (w wrapSession) serve(j *journal.Journal, startSeq uint64) int {
 		}
 	}
 	cerr := j.Close()
+	w.witnesses.finish()
 	if err := errors.Join(err, cerr); err != nil || code == exitcode.AuditIO {
 		fail(exitcode.AuditIO, "wrap: audit log failed: %v", err)
 		return exitcode.AuditIO
