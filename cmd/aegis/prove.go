@@ -67,9 +67,10 @@ summary that does not lead to the checkpoint's root makes them read the
 whole log instead (verify --checkpoint always reads every record).
 
 A checkpoint FILE may be a history (FILE.history): the last checkpoint
-in it is used, or for check the one of the proof's size. Without --key
-the checkpoint's signature is not checked by inclusion and consistency
-(check always checks it).
+in it is used, or for check the one of the proof's size; a last one cut
+short by a crash during an append is passed over, and said so. Without
+--key the checkpoint's signature is not checked by inclusion and
+consistency (check always checks it).
 
 Examples:
   aegis prove inclusion --checkpoint audit.checkpoint --seq 41 audit.jsonl > seq41.proof
