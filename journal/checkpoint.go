@@ -194,7 +194,9 @@ func (c *checkpointer) write() error {
 	c.j.cpWriting.Add(1) // for tests and benchmarks
 	msg, err := tlog.Sign(tlog.Checkpoint{Origin: origin, Size: t.Size(), Root: t.Root()}, c.signer)
 	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		// The root key failed to sign (an ssh-agent gone): an audit
+		// failure, as a failed write is.
+		return &IOError{Op: "sign checkpoint", Path: c.path, Err: err}
 	}
 	// The history first: a checkpoint file never holds one the history
 	// lacks.

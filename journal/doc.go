@@ -34,7 +34,8 @@
 // signature (through an agent, one round trip), made by the head writer's
 // or the checkpointer's goroutine, never by a leader, so an agent round
 // trip never sits on a call's path. An agent that fails to sign one
-// fails the journal closed, as a failed write does.
+// fails the journal closed, as a failed write does (an IOError: the
+// relay ends the session, wrap exits 74).
 //
 // # Durability
 //

@@ -80,9 +80,11 @@ func (h *headWriter) write() error {
 		return err
 	}
 	// Signed by the root key, which third parties pin: through an
-	// ssh-agent, one round trip per head, on this goroutine.
+	// ssh-agent, one round trip per head, on this goroutine. A root that
+	// fails to sign (an agent gone) fails the journal as a failed write
+	// does.
 	if h.buf, err = record.SignHeadLine(h.buf[:0], head, h.j.now(), h.j.key); err != nil {
-		return err
+		return &IOError{Op: "sign head", Path: h.path, Err: err}
 	}
 	if err := replaceFile(h.fs, h.path, h.buf); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,12 +83,16 @@ type heldKey struct {
 	key   ed25519.PrivateKey
 	signs atomic.Int64
 	bad   bool
+	gone  atomic.Bool // an agent gone: Sign fails
 }
 
 func (h *heldKey) Public() crypto.PublicKey { return h.key.Public() }
 
 func (h *heldKey) Sign(_ io.Reader, msg []byte, _ crypto.SignerOpts) ([]byte, error) {
 	h.signs.Add(1)
+	if h.gone.Load() {
+		return nil, errors.New("agent gone")
+	}
 	if h.bad {
 		return ed25519.Sign(h.key, append([]byte("not "), msg...)), nil
 	}
@@ -163,5 +168,46 @@ func TestHeldRootKeyBadSignature(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); len(data) != 0 {
 		t.Errorf("Open refused the key but wrote %q", data)
+	}
+}
+
+// TestHeldRootKeyGone: a root key that stops signing mid-session (an
+// agent gone) fails the journal closed at the next head file or
+// checkpoint, with an error matching ErrIO, as a failed write does: the
+// relay ends the session (exit 74) rather than record without them.
+func TestHeldRootKeyGone(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts func(dir string) Options
+	}{
+		{"head file", func(dir string) Options {
+			return Options{HeadFile: filepath.Join(dir, "audit.head"), HeadEvery: time.Hour}
+		}},
+		{"checkpoint", func(dir string) Options {
+			return Options{Checkpoint: CheckpointOptions{File: filepath.Join(dir, "audit.checkpoint"), Every: 1, Interval: -1}}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			root := &heldKey{key: testKey(t)}
+			opts := tt.opts(dir)
+			opts.Durability, opts.Key = mustDurability(t, "strict"), root
+			j, err := Open(filepath.Join(dir, "audit.jsonl"), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			root.gone.Store(true)
+			seq, err := j.Append(&record.SessionStart{Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: record.PassThroughSet})
+			if err == nil {
+				err = j.Wait(seq, BeforeRequest)
+			}
+			if err != nil {
+				t.Fatalf("the first record, before any root signature is due: %v", err)
+			}
+			err = j.Close()
+			if !errors.Is(err, ErrIO) || !strings.Contains(err.Error(), "agent gone") {
+				t.Errorf("Close with the root gone = %v; want an ErrIO naming the agent", err)
+			}
+		})
 	}
 }

@@ -55,8 +55,8 @@ func wrapSigningKey(spec string, allowOpen bool) (crypto.Signer, int, bool) {
 // socket). The journal asks it for the session key's certificate once
 // per log opened, and for each head file and checkpoint, on their own
 // goroutines; never for a record. Sign may be called concurrently (the
-// requests take turns on the one connection). A connection the agent
-// closed (an agent restarted) is dialled again once per Sign.
+// requests take turns on the one connection). A request that fails is
+// made once more on a new connection (an agent restarted).
 type agentSigner struct {
 	sock string
 	key  ssh.PublicKey
@@ -165,11 +165,13 @@ func (s *agentSigner) Sign(_ io.Reader, msg []byte, opts crypto.SignerOpts) ([]b
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sig, err := s.ag.Sign(s.key, msg)
-	var ne net.Error
-	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) || errors.Is(err, net.ErrClosed)) {
+	if err != nil {
+		// The agent's client does not say whether the connection broke
+		// (it formats the error): dial again and ask once more, which
+		// costs one request if the agent refused instead.
 		s.conn.Close()
 		if derr := s.dial(); derr != nil {
-			return nil, derr
+			return nil, fmt.Errorf("%v; %w", err, derr)
 		}
 		sig, err = s.ag.Sign(s.key, msg)
 	}

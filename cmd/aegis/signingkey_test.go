@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,8 +96,9 @@ func (c *countingAgent) Sign(key ssh.PublicKey, data []byte) (*ssh.Signature, er
 }
 
 // serveCountingAgent serves a keyring holding key on a unix socket, as
-// ssh-agent does, and returns the socket and the keyring.
-func serveCountingAgent(t testing.TB, key ed25519.PrivateKey) (string, *countingAgent) {
+// ssh-agent does, and returns the socket, the keyring, and stop, which
+// closes the socket and every connection to it (an agent gone).
+func serveCountingAgent(t testing.TB, key ed25519.PrivateKey) (string, *countingAgent, func()) {
 	t.Helper()
 	ring := &countingAgent{Agent: agent.NewKeyring()}
 	if err := ring.Add(agent.AddedKey{PrivateKey: key, Comment: "counted"}); err != nil {
@@ -112,20 +114,33 @@ func serveCountingAgent(t testing.TB, key ed25519.PrivateKey) (string, *counting
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	var mu sync.Mutex
+	var conns []net.Conn
+	stop := func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	t.Cleanup(stop)
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
 			go func() {
 				defer c.Close()
 				agent.ServeAgent(ring, c)
 			}()
 		}
 	}()
-	return sock, ring
+	return sock, ring, stop
 }
 
 // echoCalls drives n tools/call through a wrap of the demo server and
@@ -268,7 +283,7 @@ func TestSSHAgentOneRoundTripPerSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock, ring := serveCountingAgent(t, root)
+	sock, ring, _ := serveCountingAgent(t, root)
 	env := []string{"SSH_AUTH_SOCK=" + sock}
 	spec := []string{"--signing-key", "ssh-agent:" + record.FormatPublicKey(root.Public().(ed25519.PublicKey))}
 	const calls = 100
@@ -294,6 +309,50 @@ func TestSSHAgentOneRoundTripPerSession(t *testing.T) {
 	pub := record.FormatPublicKey(root.Public().(ed25519.PublicKey))
 	if code, out := aegisOut(t, "verify", "--key", pub, "--checkpoint", cp, f.audit); code != 0 {
 		t.Errorf("verify = %d\n%s; want 0", code, out)
+	}
+}
+
+// TestSSHAgentGoneMidSession: an agent that goes away during a session
+// cannot sign the next checkpoint; the journal fails closed, as when a
+// write fails (exit 74, nothing more relayed), and what was recorded
+// still verifies.
+func TestSSHAgentGoneMidSession(t *testing.T) {
+	f := newFixture(t)
+	_, root, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, _, stop := serveCountingAgent(t, root)
+	pub := record.FormatPublicKey(root.Public().(ed25519.PublicKey))
+	cp := filepath.Join(f.dir, "audit.checkpoint")
+	s := f.start(t, []string{"--signing-key", "ssh-agent:" + pub, "--checkpoint-file", cp, "--checkpoint-every", "1", "--checkpoint-interval", "-1s"},
+		[]string{"SSH_AUTH_SOCK=" + sock}, aegisBin, "__demo-server")
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"before"}}}`)
+	if got := s.recv(); !strings.Contains(got, "before") {
+		t.Fatalf("answer = %s; want the echo", got)
+	}
+	stop()
+	// Calls go on until the checkpointer, asked after each, finds the
+	// agent gone; wrap then stops relaying and exits.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 2; ; i++ {
+			if _, err := fmt.Fprintf(s.stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"after"}}}`+"\n", i); err != nil {
+				return
+			}
+			if _, err := s.stdout.ReadString('\n'); err != nil {
+				return
+			}
+		}
+	}()
+	if code := s.wait(30 * time.Second); code != 74 || !strings.Contains(s.stderr.String(), "ssh-agent") {
+		t.Errorf("wrap exited %d (stderr: %s); want 74 and the agent named", code, s.stderr)
+	}
+	<-done
+	t.Logf("wrap's stderr: %s", s.stderr)
+	if code, out := aegisOut(t, "verify", "--key", pub, f.audit); code == 1 {
+		t.Errorf("verify after the agent went away = %d\n%s; want the records written valid or incomplete, never invalid", code, out)
 	}
 }
 
@@ -413,7 +472,7 @@ func BenchmarkAgentSign(b *testing.B) {
 		}
 	})
 	b.Run("keyring", func(b *testing.B) {
-		sock, _ := serveCountingAgent(b, root)
+		sock, _, _ := serveCountingAgent(b, root)
 		s, err := dialAgentKey(sock, record.FormatPublicKey(root.Public().(ed25519.PublicKey)))
 		if err != nil {
 			b.Fatal(err)
