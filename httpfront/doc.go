@@ -81,8 +81,11 @@
 // it, so each id is unique in its session and names its stream. A
 // client whose connection dropped resumes with GET and Last-Event-ID:
 // the events of that stream after that one are written again, then the
-// stream goes on. A stream keeps the events not yet written to any
-// connection, and up to Config.Replay of those written; a session keeps
+// stream goes on. A request's stream keeps the events not yet written
+// to any connection, and up to Config.Replay of those written; the
+// standalone stream keeps Config.Replay events at most, written or not (a
+// child's messages that no GET reads are dropped beyond that, oldest
+// first); a session keeps
 // the last 64 answered streams for resumption. A disconnection is not a
 // cancellation: the request stays in flight and its answer waits for the
 // client to resume. One connection writes a stream at a time: a second

@@ -26,10 +26,11 @@ var (
 
 // Defaults of Config.
 const (
-	DefaultMaxFrame    = 64 << 20
-	DefaultMaxSessions = 256
-	DefaultIdleTimeout = 30 * time.Minute
-	DefaultReplay      = 256
+	DefaultMaxFrame     = 64 << 20
+	DefaultMaxSessions  = 256
+	DefaultIdleTimeout  = 30 * time.Minute
+	DefaultReplay       = 256
+	DefaultWriteTimeout = 30 * time.Second
 	// DefaultRetry is the SSE retry field (milliseconds) sent in each
 	// stream's priming event: how long a client waits before resuming.
 	DefaultRetry = 1000
@@ -79,6 +80,10 @@ type Config struct {
 	// Replay bounds the events of a stream kept, once sent, for a client
 	// that resumes with Last-Event-ID. Default DefaultReplay.
 	Replay int
+	// WriteTimeout bounds one write to a client: a client that reads
+	// nothing of an SSE stream for that long loses the connection (the
+	// stream stays resumable). Default DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// Logf prints a diagnostic; default none.
 	Logf func(format string, args ...any)
 }
@@ -112,6 +117,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Replay <= 0 {
 		cfg.Replay = DefaultReplay
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}

@@ -25,6 +25,7 @@ import (
 //	hold    answers once release is closed, after a notification
 //	raw     writes params.line as a line of its own, then answers
 //	emit    (a notification) writes a notification of its own
+//	emitbig (a notification) writes one of 60 KiB
 //	exit    ends the child without answering
 type fakeChild struct {
 	mu      sync.Mutex
@@ -84,6 +85,8 @@ func (fc *fakeChild) run(c *Conn, done chan struct{}) {
 			json.Unmarshal(m.Params, &p)
 			io.WriteString(c.Out, p.Line+"\n")
 			answer(`{}`)
+		case "emitbig":
+			io.WriteString(c.Out, `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`+strings.Repeat("x", 60<<10)+`"}}`+"\n")
 		case "emit":
 			io.WriteString(c.Out, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`+"\n")
 		case "exit":
@@ -406,5 +409,55 @@ func TestJSONOnly(t *testing.T) {
 	resp.Body.Close()
 	if want := `{"jsonrpc":"2.0","id":"j","result":{"x": [1, 2.50]}}`; resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || string(body) != want {
 		t.Errorf("JSON answer = %d %q %q; want 200 application/json %q", resp.StatusCode, resp.Header.Get("Content-Type"), body, want)
+	}
+}
+
+// TestSlowClient: the standalone stream holds at most Config.Replay
+// events that no GET has read; a client that opens it and reads nothing
+// while the child writes loses the connection after Config.WriteTimeout,
+// and the stream is free for the next GET (which would otherwise be 409).
+func TestSlowClient(t *testing.T) {
+	f := newFront(t, Config{Replay: 4, WriteTimeout: 200 * time.Millisecond})
+	sid := f.initialize(t)
+	ctx := context.Background()
+	for range 10 {
+		f.do(t, ctx, "POST", sid, `{"jsonrpc":"2.0","method":"emit"}`).Body.Close()
+	}
+	gctx, cancel := context.WithCancel(ctx)
+	get := f.do(t, gctx, "GET", sid, "", "Accept: text/event-stream")
+	br := bufio.NewReader(get.Body)
+	var ids []string
+	for len(ids) < 5 { // the priming event and the 4 events kept
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("GET stream: %v after %v", err, ids)
+		}
+		if id, ok := strings.CutPrefix(strings.TrimSpace(line), "id: "); ok {
+			ids = append(ids, id)
+		}
+	}
+	if want := []string{"0-0", "0-7", "0-8", "0-9", "0-10"}; strings.Join(ids, " ") != strings.Join(want, " ") {
+		t.Errorf("the standalone stream gave %v; want %v: the priming event (nothing read yet), then the 4 kept", ids, want)
+	}
+	cancel()
+	get.Body.Close()
+
+	// Now a client that reads nothing while the child writes a lot.
+	slow := f.do(t, ctx, "GET", sid, "", "Accept: text/event-stream")
+	defer slow.Body.Close()
+	for range 400 { // 24 MiB: more than loopback's socket buffers hold
+		f.do(t, ctx, "POST", sid, `{"jsonrpc":"2.0","method":"emitbig"}`).Body.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := f.do(t, ctx, "GET", sid, "", "Accept: text/event-stream")
+		r.Body.Close()
+		if r.StatusCode == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET still %d 10s after the slow client stopped reading; want its connection dropped and 200", r.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -6,11 +6,6 @@ import (
 	"time"
 )
 
-// writeTimeout bounds one write of events to a client: a client that
-// reads nothing for that long loses the connection (not the stream,
-// which it may resume).
-const writeTimeout = 30 * time.Second
-
 // retainStreams is how many answered streams a session keeps for a
 // client that resumes one (Last-Event-ID) after its answer was sent.
 const retainStreams = 64
@@ -80,7 +75,7 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 			from = e.n + 1
 		}
 		if len(buf) > 0 {
-			rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+			rc.SetWriteDeadline(time.Now().Add(ss.srv.cfg.WriteTimeout))
 			if _, err := w.Write(buf); err != nil {
 				return
 			}

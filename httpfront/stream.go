@@ -50,10 +50,13 @@ func (st *stream) add(data []byte, replayMax int) {
 	st.wake()
 }
 
-// trim drops the oldest events already sent beyond replayMax.
+// trim drops the oldest events already sent beyond replayMax; on the
+// standalone stream, the oldest beyond replayMax whether sent or not: the
+// server's messages there wait for a GET that may never come, and the
+// transport lets a server close that stream at any time.
 func (st *stream) trim(replayMax int) {
 	drop := 0
-	for drop < len(st.events)-replayMax && st.events[drop].n < st.sent {
+	for drop < len(st.events)-replayMax && (st.events[drop].n < st.sent || st.id == getStreamID) {
 		drop++
 	}
 	if drop > 0 {
