@@ -58,7 +58,8 @@
 // for the calls. Each request is bounded by Options.Timeout.
 //
 // Start (wrap, before the log is opened) submits the checkpoint already
-// in the checkpoint file to every witness and waits for them at most
+// in the checkpoint file (with no checkpoint file, wrap makes one of the
+// log as it is: ReadTree) to every witness and waits for them at most
 // Timeout: a witness that holds a larger tree of the log (409 with a
 // larger size: ErrAhead) or another tree at its size (422 on the proof
 // from it: ErrProof) means the log and its checkpoint file were rolled

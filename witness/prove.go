@@ -110,3 +110,28 @@ func (p *prover) rootAt(size uint64) (tlog.Hash, error) {
 	}
 	return t.Root(), nil
 }
+
+// ReadTree reads the whole log at path and returns its tree as a
+// checkpoint (unsigned): its origin, its number of records and its root.
+// For a log with no checkpoint to show a witness, at wrap's start.
+func ReadTree(path string) (tlog.Checkpoint, error) {
+	p := &prover{path: path}
+	set, err := p.set()
+	if err != nil {
+		return tlog.Checkpoint{}, err
+	}
+	t := tlog.NewTree()
+	origin := ""
+	c := &tlog.Chain{}
+	c.Leaf = func(seq uint64, line []byte) error {
+		if seq == 0 {
+			origin = tlog.Origin(line)
+		}
+		t.AppendLeaf(c.LeafHash())
+		return nil
+	}
+	if err := tlog.ReadSet(set, c, func() bool { return false }); err != nil {
+		return tlog.Checkpoint{}, err
+	}
+	return tlog.Checkpoint{Origin: origin, Size: t.Size(), Root: t.Root()}, nil
+}

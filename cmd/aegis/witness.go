@@ -100,15 +100,7 @@ func (wf *witnessFlags) start(audit string, key crypto.Signer, o journal.Options
 	if err != nil {
 		return o, fail(exitcode.Usage, "wrap: --witness: %v", err), false
 	}
-	var note []byte
-	var cp tlog.Checkpoint
-	if data, _, err := regular.ReadFile(o.Checkpoint.File, "a checkpoint file", tlog.MaxCheckpointFile); err == nil {
-		// A file that is not this key's checkpoint is refused by
-		// journal.Open, which says why.
-		if c, err := tlog.Open(data, pub); err == nil {
-			note, cp = data, c
-		}
-	}
+	note, cp := startCheckpoint(audit, o.Checkpoint.File, key, pub)
 	if err := sub.Start(note, cp); err != nil {
 		sub.Abort()
 		var lines []string
@@ -121,6 +113,48 @@ func (wf *witnessFlags) start(audit string, key crypto.Signer, o journal.Options
 	wf.sub = sub
 	o.Checkpoint.Sink = sub
 	return o, 0, true
+}
+
+// startCheckpoint returns the checkpoint the witnesses are asked about
+// at start: the checkpoint file's or, when there is none and the log
+// holds records, one of the log as it is, read whole and signed now, so
+// that a log put back together with its checkpoint files removed is
+// checked too. It returns nil when there is nothing to ask about: a new
+// log, or files journal.Open refuses (and says why).
+func startCheckpoint(audit, file string, key crypto.Signer, pub ed25519.PublicKey) ([]byte, tlog.Checkpoint) {
+	data, _, err := regular.ReadFile(file, "a checkpoint file", tlog.MaxCheckpointFile)
+	if err == nil {
+		if c, err := tlog.Open(data, pub); err == nil {
+			return data, c
+		}
+		return nil, tlog.Checkpoint{}
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, tlog.Checkpoint{}
+	}
+	if st, err := os.Stat(audit); err != nil || st.Size() == 0 {
+		return nil, tlog.Checkpoint{}
+	}
+	c, err := witness.ReadTree(audit)
+	if err != nil || c.Size == 0 {
+		return nil, tlog.Checkpoint{}
+	}
+	k, ok := key.(ed25519.PrivateKey)
+	if !ok {
+		// A key in an agent signs the journal's checkpoints; the journal
+		// writes the first of this session within its interval.
+		fmt.Fprintf(os.Stderr, "aegis: %s has no checkpoint file to show the witnesses at start; the session's first checkpoint is their check\n", audit)
+		return nil, tlog.Checkpoint{}
+	}
+	s, err := tlog.Signer(c.Origin, k)
+	if err != nil {
+		return nil, tlog.Checkpoint{}
+	}
+	note, err := tlog.Sign(c, s)
+	if err != nil {
+		return nil, tlog.Checkpoint{}
+	}
+	return note, c
 }
 
 // abort stops the submitter of a wrap that ends before its session.

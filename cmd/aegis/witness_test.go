@@ -438,14 +438,26 @@ func TestWitnessRollbackAndFork(t *testing.T) {
 		}
 	}
 
+	for _, tc := range []struct {
+		name   string
+		remove []string
+	}{
+		{"rollback", nil},
+		{"rollback, its checkpoint files removed", []string{f.cp, f.cp + ".history"}},
+	} {
+		putBack()
+		for _, p := range tc.remove {
+			os.Remove(p)
+		}
+		code, errOut := f.session(t, 1, "--witness", w.flag())
+		if code != exitcode.Usage || !strings.Contains(errOut, "rolled back") || !strings.Contains(errOut, "larger tree") {
+			t.Errorf("%s: wrap = exit %d; want 2 saying the witness holds a larger tree\n%s", tc.name, code, errOut)
+		}
+		if got := readAudit(f.audit); !bytes.Equal(got, bytes.TrimRight(older[f.audit], "\x00")) {
+			t.Errorf("%s: wrap changed the log it refused", tc.name)
+		}
+	}
 	putBack()
-	code, errOut := f.session(t, 1, "--witness", w.flag())
-	if code != exitcode.Usage || !strings.Contains(errOut, "rolled back") || !strings.Contains(errOut, "larger tree") {
-		t.Errorf("rollback: wrap = exit %d; want 2 saying the witness holds a larger tree\n%s", code, errOut)
-	}
-	if got := readAudit(f.audit); !bytes.Equal(got, bytes.TrimRight(older[f.audit], "\x00")) {
-		t.Error("rollback: wrap changed the log it refused")
-	}
 
 	// The fork: the older copy continued without the witness, as long
 	// as the witness's tree, with other records.
@@ -453,7 +465,7 @@ func TestWitnessRollbackAndFork(t *testing.T) {
 		t.Fatalf("the fork's session: exit %d\n%s", code, errOut)
 	}
 	forked := readAudit(f.audit)
-	code, errOut = f.session(t, 1, "--witness", w.flag())
+	code, errOut := f.session(t, 1, "--witness", w.flag())
 	if code != exitcode.Usage || !strings.Contains(errOut, "forked") || !strings.Contains(errOut, "consistency proof refused") {
 		t.Errorf("fork: wrap = exit %d; want 2 saying the witness refused the proof\n%s", code, errOut)
 	}
