@@ -214,6 +214,21 @@ func TestSSHAgentSigningKey(t *testing.T) {
 			t.Errorf("verify --key %s = %d\n%s; want 0, valid, 3 sessions", pin, code, out)
 		}
 	}
+	var rep struct {
+		Sessions []struct {
+			Key        string `json:"key"`
+			SessionKey string `json:"session_key"`
+		} `json:"sessions"`
+	}
+	code, out, _ := aegisRun(t, "verify", "--json", "--key", "@"+key+".pub", f.audit)
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || len(rep.Sessions) != 3 {
+		t.Fatalf("verify --json = %d, %v\n%s; want 0 and 3 sessions", code, err, out)
+	}
+	for i, s := range rep.Sessions {
+		if s.Key != record.FormatPublicKey(pub) || s.SessionKey == "" || s.SessionKey == s.Key {
+			t.Errorf("verify --json session %d: key %s, session_key %q; want the agent's key and a session key it certified", i, s.Key, s.SessionKey)
+		}
+	}
 	if code, out := aegisOut(t, "verify", "--key", "@"+key+".pub", "--head-file", head, "--checkpoint", cp, f.audit); code != 0 {
 		t.Errorf("verify --head-file --checkpoint = %d\n%s; want 0: the root signed them through the agent", code, out)
 	}

@@ -213,6 +213,9 @@ type sessionJSON struct {
 	Ended     bool   `json:"ended"`
 	EndReason string `json:"end_reason,omitempty"`
 	Unsigned  uint64 `json:"unsigned"`
+	// SessionKey is the key that signs a session's records when Key, its
+	// root, certified it (journal/record/doc.go, "Session keys").
+	SessionKey string `json:"session_key,omitempty"`
 }
 
 // verifySet verifies one log (a set of files) and prints the report.
@@ -247,7 +250,7 @@ func verifySet(s *segment.Set, opts verify.Options, asJSON bool) int {
 			}
 		}
 		for _, s := range rep.Sessions {
-			out.Sessions = append(out.Sessions, sessionJSON{s.SID, s.Key, s.FirstSeq, s.LastSeq, s.Records, s.Intents, s.Outcomes, s.Ended, s.EndReason, s.Unsigned})
+			out.Sessions = append(out.Sessions, sessionJSON{s.SID, s.Key, s.FirstSeq, s.LastSeq, s.Records, s.Intents, s.Outcomes, s.Ended, s.EndReason, s.Unsigned, s.SessionKey})
 		}
 		out.Problems = append(out.Problems, rep.Problems...)
 		out.Incomplete = append(out.Incomplete, rep.Gaps...)
