@@ -131,8 +131,15 @@ func FuzzHTTPBytes(f *testing.F) {
 			one = fr.Kind == frame.Single && len(fr.Msgs) == 1 && fr.Msgs[0].Type != frame.Invalid &&
 				(fr.Msgs[0].Type != frame.Request || fr.Msgs[0].ID.Key != nil) && len(line) <= 1<<20
 		}
+		// A notification's or response's 202 comes once the child's stdin
+		// took the line, maybe before the child has read it whole.
 		mc.mu.Lock()
 		got := mc.last
+		for deadline := time.Now().Add(5 * time.Second); one && resp.StatusCode == 202 && got == nil && time.Now().Before(deadline); got = mc.last {
+			mc.mu.Unlock()
+			time.Sleep(time.Millisecond)
+			mc.mu.Lock()
+		}
 		mc.mu.Unlock()
 		switch {
 		case one && (resp.StatusCode == 200 || resp.StatusCode == 202):

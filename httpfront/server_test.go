@@ -423,6 +423,22 @@ func TestSlowClient(t *testing.T) {
 	for range 10 {
 		f.do(t, ctx, "POST", sid, `{"jsonrpc":"2.0","method":"emit"}`).Body.Close()
 	}
+	// Each 202 comes once the child's stdin took the line: wait for the
+	// child's ten lines to be routed.
+	f.srv.mu.Lock()
+	ss := f.srv.sessions[sid]
+	f.srv.mu.Unlock()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		ss.mu.Lock()
+		n := ss.get.next
+		ss.mu.Unlock()
+		if n == 11 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d lines routed to the standalone stream after 10s; want 10", n-1)
+		}
+	}
 	gctx, cancel := context.WithCancel(ctx)
 	get := f.do(t, gctx, "GET", sid, "", "Accept: text/event-stream")
 	br := bufio.NewReader(get.Body)
