@@ -29,6 +29,8 @@ const verifyExamples = `  aegis verify --key @signing.key.pub audit.jsonl     pi
   aegis verify --head-file audit.head audit.jsonl     the same, from wrap --head-file
   aegis verify --key @signing.key.pub --checkpoint audit.head.checkpoint.history audit.jsonl
                                                       the log extends every checkpoint wrap wrote
+  aegis verify --key @signing.key.pub --checkpoint audit.checkpoint.witnessed --witness WITNESSKEY audit.jsonl
+                                                      … and a witness cosigned each (wrap --witness)
   aegis verify --key @signing.key.pub 'archive/audit.jsonl.*'   sealed segments, in any order
   aegis verify --key @signing.key.pub /var/log/aegis/            every log in a directory
 

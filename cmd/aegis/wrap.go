@@ -22,6 +22,7 @@ const wrapExamples = `  aegis keygen                                   once: the
   aegis wrap npx -y @modelcontextprotocol/server-everything
   aegis wrap --name notes --durability reply -- ./my-server --help
   aegis wrap --audit audit.jsonl --signing-key signing.key -- node server.js
+  aegis wrap --checkpoint-file audit.checkpoint --witness https://witness.example,KEY -- node server.js
   aegis wrap --signing-key ssh-agent:SHA256:… -- node server.js
       the root key stays in ssh-agent (ssh-add -l names it); it certifies
       each session's own key, once per session
