@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -29,6 +31,7 @@ type listener struct {
 	mu     sync.Mutex
 	stderr bytes.Buffer
 	exited chan struct{}
+	client *http.Client // nil: http.DefaultClient
 }
 
 // listen starts aegis wrap --listen 127.0.0.1:0 (extra flags before the
@@ -131,7 +134,11 @@ func (l *listener) do(method, sid, body string, hdr ...string) (*http.Response, 
 		}
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	c := l.client
+	if c == nil {
+		c = http.DefaultClient
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, l.url, err)
 	}
@@ -463,20 +470,39 @@ func TestListenTokenFile(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Wait()
-	defer cmd.Process.Signal(syscall.SIGTERM)
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if fi, err := os.Stat(sock); err == nil {
-			if fi.Mode().Perm() != 0o600 {
-				t.Errorf("unix socket mode %v; want 0600", fi.Mode().Perm())
-			}
-			break
-		}
+	for !strings.Contains(stderr.String(), "serving MCP at unix:") {
 		if time.Now().After(deadline) {
-			t.Fatalf("no socket at %s after 10s:\n%s", sock, stderr.String())
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("not serving on %s after 10s:\n%s", sock, stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("unix socket: %v, mode %v; want 0600", err, fi.Mode().Perm())
+	}
+	// A client on the socket: no token, no Host check; the session
+	// records the socket as its peer and none as its principal.
+	u := &listener{url: "http://localhost/mcp", client: &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}}
+	u.initialize(t)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("wrap --listen unix: %v\n%s", err, stderr.String())
+	}
+	if _, err := os.Stat(sock); err == nil {
+		t.Errorf("%s left behind after the end", sock)
+	}
+	var starts []*record.SessionStart
+	for _, r := range g.records(t) {
+		if b, ok := r.Body.(*record.SessionStart); ok {
+			starts = append(starts, b)
+		}
+	}
+	if len(starts) != 2 || starts[1].Peer != sock || starts[1].Principal != "none" || starts[0].Principal != "none" {
+		t.Errorf("session_starts %+v; want the listener's and the session's, peer %s, principal none", starts, sock)
 	}
 }
 
