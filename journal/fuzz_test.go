@@ -187,54 +187,6 @@ func verifyFuzz(t *testing.T, b []byte, opts verify.Options) *verify.Report {
 	return rep
 }
 
-// checked remembers, by the SHA-256 of the bytes FuzzVerifyMutation's
-// programs made, the shortest program that made them and passed. Many
-// programs make the same bytes (one that changes nothing, or cuts the log
-// to nothing, or runs out of arguments; two flips of one bit), and Verify
-// is a function of its input: checking the same bytes again asserts
-// nothing the first check did not, and costs what it did, its
-// signatures. A program is checked in full if it is the one remembered (Go
-// runs an input again to minimise it, and wants the same coverage) or
-// shorter (what minimising tries); mutate, which is what differs between
-// two programs of the same bytes, always runs. Emptied when full.
-var checked = struct {
-	sync.Mutex
-	m map[[sha256.Size]byte]checkedBy
-}{m: map[[sha256.Size]byte]checkedBy{}}
-
-type checkedBy struct {
-	n    int               // the program's length
-	prog [sha256.Size]byte // its SHA-256
-}
-
-// maxChecked bounds checked: some 100 bytes an entry.
-const maxChecked = 1 << 16
-
-// checkedBefore reports whether a program no longer than prog, and not
-// prog itself, made the bytes b and passed; done records prog as having
-// made b, to be called once every check of b passed (a failing input must
-// fail again when Go minimises it).
-func checkedBefore(prog, b []byte) (seen bool, done func()) {
-	k, p := sha256.Sum256(b), sha256.Sum256(prog)
-	checked.Lock()
-	e, ok := checked.m[k]
-	checked.Unlock()
-	if ok && e.n <= len(prog) && e.prog != p {
-		return true, nil
-	}
-	return false, func() {
-		checked.Lock()
-		defer checked.Unlock()
-		if e, ok := checked.m[k]; ok && e.n <= len(prog) {
-			return
-		}
-		if len(checked.m) >= maxChecked {
-			clear(checked.m)
-		}
-		checked.m[k] = checkedBy{n: len(prog), prog: p}
-	}
-}
-
 // checkVerdicts verifies b pinned, unpinned and against the genuine head,
 // and checks that only the genuine log or a line-end prefix of it is
 // Valid, only the whole genuine log against its head, and that pinning
@@ -354,10 +306,6 @@ func FuzzVerifyMutation(f *testing.F) {
 	f.Add([]byte{opTruncate, 0, 0, opInsert, 0, 0, 2, 'x', '\n', opMove, 0, 1}) // the only line moved: no line to move it before
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		b := mutate(g, prog)
-		seen, done := checkedBefore(prog, b)
-		if seen {
-			return
-		}
 		rep := checkVerdicts(t, g, b)
 		switch {
 		case bytes.Equal(content(b), g):
@@ -369,42 +317,7 @@ func FuzzVerifyMutation(f *testing.F) {
 			t.Fatalf("Verify(genuine log mutated by %v) = %v (gaps %v); want invalid: up to its last signed line the log is no line-end prefix of the genuine one\nmutated: %.400q",
 				describeProgram(prog), rep.Status, rep.Gaps, b)
 		}
-		done()
 	})
-}
-
-// TestCheckedBefore: FuzzVerifyMutation passes over bytes a no longer
-// program made and passed, and checks in full the program that made them
-// (Go runs it again to minimise it), a shorter one, and any bytes not yet
-// passed.
-func TestCheckedBefore(t *testing.T) {
-	b := []byte("bytes TestCheckedBefore made")
-	first := []byte{opFlip, 1, 2, 3}
-	if seen, done := checkedBefore(first, b); seen {
-		t.Fatal("checkedBefore(new bytes) = seen; want not")
-	} else if seen, _ := checkedBefore([]byte{opSet, 1, 2, 3, 4}, b); seen {
-		t.Fatal("checkedBefore(bytes not yet passed) = seen; want not")
-	} else {
-		done()
-	}
-	tests := []struct {
-		name string
-		prog []byte
-		want bool
-	}{
-		{"the same program", first, false},
-		{"a longer one", []byte{opSet, 1, 2, 3, 4}, true},
-		{"another as long", []byte{opSet, 1, 2, 3}, true},
-		{"a shorter one", []byte{opDrop, 1}, false},
-	}
-	for _, tt := range tests {
-		if seen, _ := checkedBefore(tt.prog, b); seen != tt.want {
-			t.Errorf("checkedBefore(%s) = %v; want %v", tt.name, seen, tt.want)
-		}
-	}
-	if seen, _ := checkedBefore(first, append(b, '!')); seen {
-		t.Error("checkedBefore(other bytes) = seen; want not")
-	}
 }
 
 // signedPart is b up to the end of its last whole line that carries a
