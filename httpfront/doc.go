@@ -94,7 +94,8 @@
 //
 // # Concurrency
 //
-// Server's methods are safe for concurrent use. Each session has one
-// goroutine routing its child's lines; each request is served on its own
-// goroutine (net/http's).
+// Server's methods are safe for concurrent use. A session's child's
+// lines are routed by the goroutine that writes them to Conn.Out (the
+// relay's Downstream pump), which never waits for a client; each request
+// is served on its own goroutine (net/http's).
 package httpfront

@@ -430,15 +430,12 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *session {
 		httpError(w, http.StatusInternalServerError, "cannot start the server")
 		return nil
 	}
-	routed := make(chan struct{})
-	go func() { ss.route(s.cfg.Replay, s.cfg.MaxFrame); close(routed) }()
 	go func() {
 		<-done
 		// The caller writes no more: what it wrote is routed, then the
 		// session is gone (404) and its streams end.
 		ss.inR.CloseWithError(errEnded)
-		ss.outW.Close()
-		<-routed
+		ss.out.close()
 		s.mu.Lock()
 		if s.sessions[id] == ss {
 			delete(s.sessions, id)

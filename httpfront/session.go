@@ -1,7 +1,6 @@
 package httpfront
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -18,11 +17,10 @@ type session struct {
 	srv  *Server
 	conn *Conn
 
-	inW  *io.PipeWriter // the child's stdin side: POST bodies as lines
-	inR  *io.PipeReader
-	outR *io.PipeReader // the child's stdout side: lines to route
-	outW *io.PipeWriter
-	wmu  sync.Mutex // serialises lines written to inW
+	inW *io.PipeWriter // the child's stdin side: POST bodies as lines
+	inR *io.PipeReader
+	out *router    // the child's stdout side: lines routed as written
+	wmu sync.Mutex // serialises lines written to inW
 
 	// done is closed once the caller's session has ended (Start's done)
 	// and every line it wrote is routed.
@@ -48,10 +46,10 @@ func newSession(srv *Server, id string, c *Conn) *session {
 	s := &session{id: id, srv: srv, conn: c, done: make(chan struct{}),
 		pending: map[string][]*stream{}, streams: map[uint64]*stream{}, nextStream: 1, lastUse: time.Now()}
 	s.inR, s.inW = io.Pipe()
-	s.outR, s.outW = io.Pipe()
+	s.out = &router{s: s, replayMax: srv.cfg.Replay, maxFrame: srv.cfg.MaxFrame}
 	s.get = newStream(getStreamID, true, "")
 	s.streams[getStreamID] = s.get
-	c.In, c.Out = s.inR, s.outW
+	c.In, c.Out = s.inR, s.out
 	return s
 }
 
@@ -89,33 +87,81 @@ func (s *session) open(key string, sse bool) *stream {
 	return st
 }
 
-// route reads the child's lines until EOF and gives each to one stream:
-// an answer to the stream of the request with its id (the oldest, if two
-// requests in flight share one); any other line to the newest open SSE
-// stream of a request, else to the standalone stream (package
-// documentation, "Routing").
-func (s *session) route(replayMax int, maxFrame int) {
-	br := bufio.NewReaderSize(s.outR, 64<<10)
-	var c frame.Classifier
-	var f frame.Frame
-	for {
-		line, err := readLine(br, maxFrame)
-		if len(line) > 0 {
-			payload := trimEOL(line)
-			c.Classify(payload, &f)
-			s.mu.Lock()
-			st := s.target(&f)
-			st.add(payload, replayMax)
-			if st.key != "" && s.answers(st, &f) {
-				s.finish(st)
+// router is the session's Conn.Out: each whole line written to it goes
+// to one stream as it is written, in the writer's goroutine (the relay's
+// Downstream pump): an answer to the stream of the request with its id
+// (the oldest, if two requests in flight share one); any other line to
+// the newest open SSE stream of a request, else to the standalone stream
+// (package documentation, "Routing"). Routing never blocks on a client:
+// events wait in their streams. A partial line waits for the rest.
+type router struct {
+	s         *session
+	replayMax int
+	maxFrame  int
+
+	mu  sync.Mutex // serialises writers; guards what follows
+	buf []byte     // a partial line
+	c   frame.Classifier
+	f   frame.Frame
+	end bool // closed: writes fail
+}
+
+// Write routes the whole lines in p; it keeps a partial one for the next
+// Write. It never blocks but on the session's lock.
+func (rt *router) Write(p []byte) (int, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.end {
+		return 0, errEnded
+	}
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if len(rt.buf)+len(p) <= rt.maxFrame+1 {
+				rt.buf = append(rt.buf, p...)
 			}
-			s.mu.Unlock()
-		}
-		if err != nil {
 			break
 		}
+		var line []byte
+		if len(rt.buf) > 0 {
+			line = append(rt.buf, p[:i]...)
+			rt.buf = nil
+		} else {
+			line = append([]byte(nil), p[:i]...)
+		}
+		p = p[i+1:]
+		rt.route(line)
 	}
-	s.outR.CloseWithError(errEnded)
+	return n, nil
+}
+
+// route gives one line (without its '\n', the caller's to give up) to
+// its stream. Called with rt.mu held.
+func (rt *router) route(line []byte) {
+	payload := bytes.TrimSuffix(line, []byte{'\r'})
+	rt.c.Classify(payload, &rt.f)
+	s := rt.s
+	s.mu.Lock()
+	st := s.target(&rt.f)
+	st.add(payload, rt.replayMax)
+	if st.key != "" && s.answers(st, &rt.f) {
+		s.finish(st)
+	}
+	s.mu.Unlock()
+}
+
+// close routes a last line without its '\n', if any, and ends the
+// session's streams: nothing more comes.
+func (rt *router) close() {
+	rt.mu.Lock()
+	if len(rt.buf) > 0 {
+		rt.route(rt.buf)
+		rt.buf = nil
+	}
+	rt.end = true
+	rt.mu.Unlock()
+	s := rt.s
 	s.mu.Lock()
 	s.ended = true
 	for _, st := range s.streams {
@@ -125,28 +171,6 @@ func (s *session) route(replayMax int, maxFrame int) {
 	s.pending = map[string][]*stream{}
 	s.order = nil
 	s.mu.Unlock()
-}
-
-// readLine returns the next line with its '\n' (a copy the caller keeps);
-// a line longer than max is cut there (the relay ends the session on such
-// a line before it reaches here).
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) <= max+1 {
-			line = append(line, chunk...)
-		}
-		if err != bufio.ErrBufferFull {
-			return line, err
-		}
-	}
-}
-
-// trimEOL drops a line's '\n' and a '\r' before it.
-func trimEOL(line []byte) []byte {
-	line = bytes.TrimSuffix(line, []byte{'\n'})
-	return bytes.TrimSuffix(line, []byte{'\r'})
 }
 
 // target is the stream a classified line goes to. Called with mu held.
