@@ -2,6 +2,7 @@ package httpfront
 
 import (
 	"bytes"
+	"net/http"
 	"testing"
 )
 
@@ -48,6 +49,32 @@ func TestEventID(t *testing.T) {
 	for _, bad := range []string{"", "1", "a-1", "1-b", "-1-2"} {
 		if _, _, ok := parseEventID(bad); ok {
 			t.Errorf("parseEventID(%q) ok; want refused", bad)
+		}
+	}
+}
+
+func TestAccepts(t *testing.T) {
+	tests := []struct {
+		accept    string
+		sse, json bool
+	}{
+		{"application/json, text/event-stream", true, true},
+		{"text/event-stream", true, false},
+		{"Application/JSON;q=0.9", false, true},
+		{"text/*", true, false},
+		{"*/*", true, true},
+		{"application/*; q=1 , text/html", false, true},
+		{"text/html", false, false},
+		{"", false, false},
+		{"text/event-streams", false, false},
+	}
+	for _, tc := range tests {
+		r, _ := http.NewRequest("GET", "/", nil)
+		if tc.accept != "" {
+			r.Header.Set("Accept", tc.accept)
+		}
+		if sse, js := accepts(r, "text/event-stream"), accepts(r, "application/json"); sse != tc.sse || js != tc.json {
+			t.Errorf("accepts(%q) = sse %v, json %v; want %v, %v", tc.accept, sse, js, tc.sse, tc.json)
 		}
 	}
 }

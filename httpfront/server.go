@@ -270,11 +270,18 @@ func httpError(w http.ResponseWriter, status int, msg string) {
 }
 
 // accepts reports whether the Accept header takes typ (or everything).
+// Media types are compared without case; parameters (q=…) are ignored,
+// as the transport gives them no meaning. It allocates nothing.
 func accepts(r *http.Request, typ string) bool {
+	major, _, _ := strings.Cut(typ, "/")
 	for _, v := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err == nil && (mt == typ || mt == "*/*" || mt == strings.Split(typ, "/")[0]+"/*") {
+		for v != "" {
+			var part string
+			part, v, _ = strings.Cut(v, ",")
+			part, _, _ = strings.Cut(part, ";")
+			part = strings.TrimSpace(part)
+			if strings.EqualFold(part, typ) || part == "*/*" ||
+				len(part) == len(major)+2 && strings.EqualFold(part[:len(major)], major) && part[len(major):] == "/*" {
 				return true
 			}
 		}
@@ -332,9 +339,10 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
 		return
 	}
-	var c frame.Classifier
-	var f frame.Frame
-	c.Classify(line, &f)
+	cl := classifiers.Get().(*classifier)
+	defer classifiers.Put(cl)
+	f := &cl.f
+	cl.c.Classify(line, f)
 	if f.Kind != frame.Single || len(f.Msgs) != 1 || f.Msgs[0].Type == frame.Invalid {
 		httpError(w, http.StatusBadRequest, "the body must be one JSON-RPC request, notification or response")
 		return
@@ -381,6 +389,15 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	}
 	ss.serveJSON(w, r, st)
 }
+
+// classifier is a Classifier and its Frame, reused across requests
+// (classifiers): a request's Frame is valid until the request returns it.
+type classifier struct {
+	c frame.Classifier
+	f frame.Frame
+}
+
+var classifiers = sync.Pool{New: func() any { return new(classifier) }}
 
 // headerMismatch checks the 2026-07-28 Mcp-Method and Mcp-Name headers,
 // where present, against the body: a header must never let a message be
