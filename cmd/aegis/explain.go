@@ -74,6 +74,11 @@ func endSentence(e wrapEnd) string {
 		if !errors.Is(err, journal.ErrIO) {
 			err = e.CloseErr
 		}
+		var ioErr *journal.IOError
+		if errors.As(err, &ioErr) && strings.HasPrefix(ioErr.Op, "sign ") {
+			return fmt.Sprintf("the signing key could not %s (%v), so aegis stopped relaying and ended the child rather than let a call go unrecorded (exit %d); with --signing-key ssh-agent:…, start the agent again and add the key (ssh-add), then check the log with 'aegis verify', which will find this session without its session_end",
+				ioErr.Op, ioErr.Err, exitcode.AuditIO)
+		}
 		return fmt.Sprintf("the audit log %s could not be written (%s), so aegis stopped relaying and ended the child rather than let a call go unrecorded (exit %d); free space or fix the disk, then check the log with 'aegis verify', which will find this session without its session_end",
 			e.Audit, ioCause(err), exitcode.AuditIO)
 

@@ -361,7 +361,7 @@ func TestSSHAgentGoneMidSession(t *testing.T) {
 			}
 		}
 	}()
-	if code := s.wait(30 * time.Second); code != 74 || !strings.Contains(s.stderr.String(), "ssh-agent") {
+	if code := s.wait(30 * time.Second); code != 74 || !strings.Contains(s.stderr.String(), "ssh-agent") || !strings.Contains(s.stderr.String(), "start the agent again") {
 		t.Errorf("wrap exited %d (stderr: %s); want 74 and the agent named", code, s.stderr)
 	}
 	<-done
@@ -507,4 +507,47 @@ func BenchmarkAgentSign(b *testing.B) {
 		defer s.conn.Close()
 		run(b, s)
 	})
+}
+
+// TestSSHAgentKeptFromChild: with the root key in an agent, the child
+// does not inherit SSH_AUTH_SOCK (it could have the agent certify a key of
+// its own and sign records as the log's), and --clean-env --env
+// SSH_AUTH_SOCK is refused with exit 2. With a key file the child's
+// environment is aegis's, the variable included.
+func TestSSHAgentKeptFromChild(t *testing.T) {
+	f := newFixture(t)
+	_, root, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, _, _ := serveCountingAgent(t, root)
+	env := []string{"SSH_AUTH_SOCK=" + sock}
+	spec := []string{"--signing-key", "ssh-agent:" + record.FormatPublicKey(root.Public().(ed25519.PublicKey))}
+	seen := filepath.Join(f.dir, "child-env")
+	child := []string{"/bin/sh", "-c", `printf %s "${SSH_AUTH_SOCK-unset}" > "$0" && exec "$1" __demo-server`, seen, aegisBin}
+	for _, tt := range []struct {
+		name  string
+		extra []string
+		want  string
+	}{
+		{"agent key", spec, "unset"},
+		{"key file", nil, sock},
+	} {
+		s := f.start(t, tt.extra, env, child...)
+		s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+		s.recv()
+		s.stdin.Close()
+		if code := s.wait(30 * time.Second); code != 0 {
+			t.Fatalf("%s: wrap exited %d (stderr: %s)", tt.name, code, s.stderr)
+		}
+		if got, err := os.ReadFile(seen); err != nil || string(got) != tt.want {
+			t.Errorf("%s: the child saw SSH_AUTH_SOCK=%q (%v); want %q", tt.name, got, err, tt.want)
+		}
+	}
+	cmd := f.wrapCmd(append(spec, "--clean-env", "--env", "SSH_AUTH_SOCK"), aegisBin, "__demo-server")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "--env SSH_AUTH_SOCK") {
+		t.Errorf("wrap --clean-env --env SSH_AUTH_SOCK with an agent key = %d\n%s; want 2 and a reason", code, out)
+	}
 }

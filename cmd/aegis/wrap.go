@@ -115,6 +115,9 @@ func runWrap(args []string) int {
 	if !keyOK {
 		return keyCode
 	}
+	if childEnv, err = agentFreeEnv(key, childEnv); err != nil { // signingkey.go
+		return fail(exitcode.Usage, "wrap: %v", err)
+	}
 	pol, ok := loadWrapPolicy(*policyPath)
 	if !ok {
 		return exitcode.Usage
