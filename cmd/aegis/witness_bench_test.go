@@ -1,16 +1,11 @@
 package main
 
 import (
-	"crypto/ed25519"
-	"net"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/aegisrelay/aegis/witness"
 )
 
 // BenchmarkWitnessUnreachable: what witnesses that cannot be reached cost
@@ -27,51 +22,14 @@ import (
 // without-us and with-us are the two medians (p50); p50-ratio =
 // with ÷ without, target ≤ 1.03 (BENCHMARKS.md).
 func BenchmarkWitnessUnreachable(b *testing.B) {
-	closed := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer l.Close()
-		return l.Addr().String()
-	}()
-	hole, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var mu sync.Mutex
-	var held []net.Conn
-	go func() {
-		for {
-			c, err := hole.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
-	b.Cleanup(func() {
-		hole.Close()
-		mu.Lock()
-		for _, c := range held {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	_, k1, _ := ed25519.GenerateKey(nil)
-	_, k2, _ := ed25519.GenerateKey(nil)
-	v1, _ := witness.CosignatureKey("example.com/closed", k1.Public().(ed25519.PublicKey))
-	v2, _ := witness.CosignatureKey("example.com/hole", k2.Public().(ed25519.PublicKey))
-
+	dead := deadWitnesses(b)
 	start := func(extra ...string) *rtProc {
 		f := benchFixture(b)
 		args := append([]string{"--durability", "strict", "--checkpoint-file", filepath.Join(f.dir, "audit.checkpoint"), "--checkpoint-every", "1"}, extra...)
 		return startRT(b, f.wrapCmd(args, child("echo")...))
 	}
 	without := start()
-	with := start("--witness-timeout", "1s", "--witness", "http://"+closed+","+v1, "--witness", "http://"+hole.Addr().String()+","+v2)
+	with := start(append([]string{"--witness-timeout", "1s"}, dead...)...)
 	var dWithout, dWith []time.Duration
 	b.ReportAllocs()
 	timed := func(p *rtProc, d *[]time.Duration) int {

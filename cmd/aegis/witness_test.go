@@ -164,7 +164,7 @@ func startWitness(t *testing.T, name string) *liteWitness {
 }
 
 // freePort returns a loopback address no one listens on now.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -173,6 +173,44 @@ func freePort(t *testing.T) string {
 	addr := l.Addr().String()
 	l.Close()
 	return addr
+}
+
+// deadWitnesses returns two --witness flags whose witnesses never cosign:
+// one at a closed port, one that accepts connections and never answers
+// (held open until the test ends).
+func deadWitnesses(t testing.TB) []string {
+	t.Helper()
+	closed := freePort(t)
+	hole, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := hole.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		hole.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	_, k1, _ := ed25519.GenerateKey(nil)
+	_, k2, _ := ed25519.GenerateKey(nil)
+	v1, _ := witness.CosignatureKey("example.com/closed", k1.Public().(ed25519.PublicKey))
+	v2, _ := witness.CosignatureKey("example.com/hole", k2.Public().(ed25519.PublicKey))
+	return []string{"--witness", "http://" + closed + "," + v1, "--witness", "http://" + hole.Addr().String() + "," + v2}
 }
 
 // addLog makes the witness know the log: its origin and key, as its
@@ -495,39 +533,9 @@ func TestWitnessUnreachable(t *testing.T) {
 	if code, errOut := f.session(t, 1); code != 0 {
 		t.Fatalf("first session: exit %d\n%s", code, errOut)
 	}
-	closed := freePort(t)
-	hole, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hole.Close()
-	var held []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			c, err := hole.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
-	defer func() {
-		mu.Lock()
-		for _, c := range held {
-			c.Close()
-		}
-		mu.Unlock()
-	}()
-	_, k1, _ := ed25519.GenerateKey(nil)
-	_, k2, _ := ed25519.GenerateKey(nil)
-	v1, _ := witness.CosignatureKey("example.com/closed", k1.Public().(ed25519.PublicKey))
-	v2, _ := witness.CosignatureKey("example.com/hole", k2.Public().(ed25519.PublicKey))
+	dead := deadWitnesses(t)
 	const timeout = 1500 * time.Millisecond
-	cmd := f.wrapCmd([]string{"--checkpoint-file", f.cp, "--checkpoint-every", "1", "--witness-timeout", timeout.String(),
-		"--witness", "http://" + closed + "," + v1, "--witness", "http://" + hole.Addr().String() + "," + v2}, child("echo")...)
+	cmd := f.wrapCmd(append([]string{"--checkpoint-file", f.cp, "--checkpoint-every", "1", "--witness-timeout", timeout.String()}, dead...), child("echo")...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
