@@ -68,6 +68,9 @@
 //     the stream of the request in flight with that id, matched by value
 //     as JSON-RPC peers match ids (1 and 1.0 are one); two requests in
 //     flight with one id are answered in the order they were sent;
+//   - a notifications/progress whose progressToken is the one a request
+//     in flight asked for (params._meta.progressToken) goes to that
+//     request's SSE stream;
 //   - any other line (the server's requests and notifications, a
 //     response that answers nothing in flight) goes to the SSE stream of
 //     the newest request still in flight in the session: the call in

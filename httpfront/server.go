@@ -374,7 +374,8 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "a request's id must be a string or a number")
 		return
 	}
-	st := ss.open(string(m.ID.Key), sse)
+	progress, _ := requestProgressKey(line)
+	st := ss.open(string(m.ID.Key), sse, progress)
 	if err := ss.send(line); err != nil {
 		ss.mu.Lock()
 		ss.finish(st)

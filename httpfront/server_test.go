@@ -24,6 +24,8 @@ import (
 //	        client's answer, then answers with it
 //	hold    answers once release is closed, after a notification
 //	raw     writes params.line as a line of its own, then answers
+//	progress writes a progress notification with the token params.of,
+//	        then answers
 //	emit    (a notification) writes a notification of its own
 //	emitbig (a notification) writes one of 60 KiB
 //	exit    ends the child without answering
@@ -84,6 +86,11 @@ func (fc *fakeChild) run(c *Conn, done chan struct{}) {
 			var p struct{ Line string }
 			json.Unmarshal(m.Params, &p)
 			io.WriteString(c.Out, p.Line+"\n")
+			answer(`{}`)
+		case "progress":
+			var p struct{ Of string }
+			json.Unmarshal(m.Params, &p)
+			fmt.Fprintf(c.Out, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%q,"progress":1}}`+"\n", p.Of)
 			answer(`{}`)
 		case "emitbig":
 			io.WriteString(c.Out, `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`+strings.Repeat("x", 60<<10)+`"}}`+"\n")
@@ -475,5 +482,37 @@ func TestSlowClient(t *testing.T) {
 			t.Fatalf("GET still %d 10s after the slow client stopped reading; want its connection dropped and 200", r.StatusCode)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestProgressRouting: a progress notification goes to the stream of the
+// request that asked for its token, even while a newer call is in
+// flight (which gets the server's other messages).
+func TestProgressRouting(t *testing.T) {
+	f := newFront(t, Config{})
+	sid := f.initialize(t)
+	ctx := context.Background()
+	a := f.do(t, ctx, "POST", sid, `{"jsonrpc":"2.0","id":"a","method":"hold","params":{"_meta":{"progressToken":"tok-a"}}}`)
+	ar := bufio.NewReader(a.Body)
+	for { // hold's first notification: A's stream is open and in flight
+		line, err := ar.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "data: {") {
+			break
+		}
+	}
+	b := f.do(t, ctx, "POST", sid, `{"jsonrpc":"2.0","id":"b","method":"progress","params":{"of":"tok-a","_meta":{"progressToken":7}}}`)
+	bData := datas(readEvents(t, b.Body))
+	close(f.child.release)
+	aData := datas(readEvents(t, ar))
+	a.Body.Close()
+	want := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok-a","progress":1}}`
+	if len(bData) != 1 || strings.Contains(strings.Join(bData, "\n"), "tok-a") {
+		t.Errorf("B's stream = %q; want only B's answer", bData)
+	}
+	if strings.Join(aData, "\n") != want+"\n"+`{"jsonrpc":"2.0","method":"notifications/progress","params":{"n":2}}`+"\n"+`{"jsonrpc":"2.0","id":"a","result":{"held":true}}` {
+		t.Errorf("A's stream after its first event = %q; want tok-a's progress, then its own", aData)
 	}
 }

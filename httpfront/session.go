@@ -28,6 +28,7 @@ type session struct {
 
 	mu         sync.Mutex // guards what follows
 	pending    map[string][]*stream
+	progress   map[string]*stream // by progress token, the open SSE streams that asked for progress
 	streams    map[uint64]*stream // every stream a client may still resume
 	order      []*stream          // open SSE streams of POSTs, oldest first
 	get        *stream            // the standalone stream (GET)
@@ -44,7 +45,7 @@ const getStreamID = 0
 
 func newSession(srv *Server, id string, c *Conn) *session {
 	s := &session{id: id, srv: srv, conn: c, done: make(chan struct{}),
-		pending: map[string][]*stream{}, streams: map[uint64]*stream{}, nextStream: 1, lastUse: time.Now()}
+		pending: map[string][]*stream{}, progress: map[string]*stream{}, streams: map[uint64]*stream{}, nextStream: 1, lastUse: time.Now()}
 	s.inR, s.inW = io.Pipe()
 	s.out = &router{s: s, replayMax: srv.cfg.Replay, maxFrame: srv.cfg.MaxFrame}
 	s.get = newStream(getStreamID, true, "")
@@ -71,10 +72,14 @@ func (s *session) send(line []byte) error {
 
 // open registers a stream for the request whose id key is key, before
 // its line is written to the child, so that no answer can come first.
-func (s *session) open(key string, sse bool) *stream {
+func (s *session) open(key string, sse bool, progress string) *stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := newStream(s.nextStream, sse, key)
+	if progress != "" && sse {
+		st.progress = progress
+		s.progress[progress] = st
+	}
 	s.nextStream++
 	s.pending[key] = append(s.pending[key], st)
 	s.streams[st.id] = st
@@ -143,7 +148,7 @@ func (rt *router) route(line []byte) {
 	rt.c.Classify(payload, &rt.f)
 	s := rt.s
 	s.mu.Lock()
-	st := s.target(&rt.f)
+	st := s.target(payload, &rt.f)
 	st.add(payload, rt.replayMax)
 	if st.key != "" && s.answers(st, &rt.f) {
 		s.finish(st)
@@ -169,15 +174,21 @@ func (rt *router) close() {
 		st.wake()
 	}
 	s.pending = map[string][]*stream{}
+	s.progress = map[string]*stream{}
 	s.order = nil
 	s.mu.Unlock()
 }
 
 // target is the stream a classified line goes to. Called with mu held.
-func (s *session) target(f *frame.Frame) *stream {
+func (s *session) target(line []byte, f *frame.Frame) *stream {
 	if key, ok := answerKey(f); ok {
 		if q := s.pending[key]; len(q) > 0 {
 			return q[0]
+		}
+	}
+	if len(s.progress) > 0 {
+		if key, ok := notificationProgressKey(line, f); ok && s.progress[key] != nil {
+			return s.progress[key]
 		}
 	}
 	for i := len(s.order) - 1; i >= 0; i-- {
@@ -209,6 +220,9 @@ func answerKey(f *frame.Frame) (string, bool) {
 // finish completes st, which has its answer. Called with mu held.
 func (s *session) finish(st *stream) {
 	st.complete = true
+	if st.progress != "" && s.progress[st.progress] == st {
+		delete(s.progress, st.progress)
+	}
 	q := s.pending[st.key]
 	for i, p := range q {
 		if p == st {

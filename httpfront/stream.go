@@ -21,6 +21,9 @@ type stream struct {
 	sse bool // an SSE stream; false: one JSON answer to a POST
 	// key is the id key of the request it answers; "" for the GET stream.
 	key string
+	// progress is the key of the progress token its request asked for
+	// (progress.go), or "".
+	progress string
 	// events from first on, in order; unsent ones are never dropped.
 	events []event
 	next   uint64 // the number of the next event

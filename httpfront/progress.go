@@ -1,0 +1,58 @@
+package httpfront
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/aegisrelay/aegis/frame"
+)
+
+// progressKey returns the progress token a request asks for
+// (params._meta.progressToken), as a key that matches the token a
+// notifications/progress carries (params.progressToken) when the two are
+// the same JSON value; ok false when it asks for none. Most requests
+// carry no token: a line without the member's name is not decoded.
+func requestProgressKey(line []byte) (key string, ok bool) {
+	if !bytes.Contains(line, []byte("progressToken")) {
+		return "", false
+	}
+	var m struct {
+		Params struct {
+			Meta struct {
+				ProgressToken any `json:"progressToken"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return "", false
+	}
+	return tokenKey(m.Params.Meta.ProgressToken)
+}
+
+// notificationProgressKey is requestProgressKey's match in a line the
+// child writes: the token of a notifications/progress.
+func notificationProgressKey(line []byte, f *frame.Frame) (key string, ok bool) {
+	if f.Kind != frame.Single || len(f.Msgs) != 1 || f.Msgs[0].Type != frame.Notification ||
+		string(f.Msgs[0].Method) != "notifications/progress" {
+		return "", false
+	}
+	var m struct {
+		Params struct {
+			ProgressToken any `json:"progressToken"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return "", false
+	}
+	return tokenKey(m.Params.ProgressToken)
+}
+
+// tokenKey is a progress token (a string or a number) as a map key.
+func tokenKey(tok any) (string, bool) {
+	switch tok.(type) {
+	case string, float64:
+		return fmt.Sprintf("%T:%v", tok, tok), true
+	}
+	return "", false
+}
