@@ -65,6 +65,9 @@ type harness struct {
 	audit int // audit files made so far
 	// verifyAudit is the log the verify section made, for the profiles.
 	verifyAudit string
+	// crelay is the C floor relay once built; crelayMissing says why it
+	// is not (crelay.go).
+	crelay, crelayMissing string
 }
 
 // Run runs the benchmark and returns its results; it writes results.json
@@ -231,8 +234,9 @@ func (h *harness) echoArgv(o echoOpts) []string {
 }
 
 // startTarget starts one of the processes a client talks to: "direct"
-// (the echo child itself), "floor" (the floor relay in front of one) or
-// "wrap" (aegis wrap at durability d, audit log audit, in front of one).
+// (the echo child itself), "floor" (the floor relay in front of one),
+// "crelay" (the C floor relay, built, in front of one) or "wrap" (aegis
+// wrap at durability d, audit log audit, in front of one).
 func (h *harness) startTarget(ctx context.Context, target string, t Transport, d, audit string, o echoOpts) (*proc, error) {
 	var argv []string
 	switch target {
@@ -240,6 +244,11 @@ func (h *harness) startTarget(ctx context.Context, target string, t Transport, d
 		argv = h.echoArgv(o)
 	case "floor":
 		argv = []string{h.child, "floorrelay", fmt.Sprintf("-size=%d", o.size)}
+	case "crelay":
+		if h.crelay == "" {
+			return nil, fmt.Errorf("no C floor relay: %s", h.crelayMissing)
+		}
+		argv = append([]string{h.crelay}, h.echoArgv(o)...)
 	case "wrap":
 		argv = append([]string{h.aegis, "wrap", "--audit", audit, "--signing-key", h.key, "--durability", d, "--"}, h.echoArgv(o)...)
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,15 @@ func TestQuickRun(t *testing.T) {
 
 	if got := len(res.RoundTrip); got != 4 {
 		t.Errorf("round trip rows = %d; want 4 (pipe, socketpair × lock-step, pipelined)", got)
+	}
+	// The C floor relay runs wherever gcc does; without gcc its rows say
+	// why instead.
+	_, gccErr := exec.LookPath("gcc")
+	for _, r := range res.RoundTrip {
+		if measured := r.CRelay.N > 0 && !math.IsNaN(float64(r.CPUVsC)); measured != (gccErr == nil) || measured == (r.CRelayMissing != "") {
+			t.Errorf("%s %s: C floor relay %d samples, CPU ratio %v, missing %q; want it measured = %v (gcc: %v)",
+				r.Transport, r.Mode, r.CRelay.N, r.CPUVsC, r.CRelayMissing, gccErr == nil, gccErr)
+		}
 	}
 	if res.Durability == nil || len(res.Durability.Levels) != len(levels) {
 		t.Errorf("durability = %+v; want %d levels", res.Durability, len(levels))
@@ -65,18 +75,20 @@ func TestQuickRun(t *testing.T) {
 		t.Errorf("machine = %+v; want a fdatasync floor and a filesystem", res.Machine)
 	}
 
-	// Every figure of the targets table: 4 round trip rows, strict, reply, none, group
-	// commit, 16 MiB ×2, a scan row per frame, verify of two logs, each
-	// real client at none and strict, start at strict with and without
-	// --confine.
-	want := 4 + 3 + 1 + 2 + len(jsonbaseline.Frames) + 2 + 4 + 2
+	// Every figure of the targets table: 4 round trip rows, relay CPU per
+	// message against the C floor relay over each transport, strict,
+	// reply, none, group commit, 16 MiB ×2, a scan row per frame, verify
+	// of two logs, each real client at none and strict, start at strict
+	// with and without --confine.
+	want := 4 + 2 + 3 + 1 + 2 + len(jsonbaseline.Frames) + 2 + 4 + 2
 	if got := len(res.Summary); got != want {
 		t.Errorf("target rows = %d; want %d", got, want)
 	}
 	for _, r := range res.Summary {
 		// A round trip's floor overhead (floor relay − direct) may be lost
 		// in the noise of a tiny run; every other floor is a number.
-		if math.IsNaN(float64(r.Ratio)) && !strings.HasPrefix(r.Figure, "unrecorded round trip") {
+		// The C floor relay's rows are NaN where gcc is missing (checked above).
+		if math.IsNaN(float64(r.Ratio)) && !strings.HasPrefix(r.Figure, "unrecorded round trip") && !strings.Contains(r.Floor, "not measured") {
 			t.Errorf("target row %q: ratio = NaN; want a number", r.Figure)
 		}
 	}

@@ -56,6 +56,13 @@
 // The helpers are a program of their own so that they carry nothing of the
 // harness: its plotting library's fonts alone are 40 MiB resident.
 //
+// The roundtrip section adds a floor in C, crelay (bench/crelay/relay.c):
+// one thread that polls, reads 64 KiB at most and writes, between the
+// client and an echo child on two pipes. It is the floor of relay CPU per
+// message (a Go relay's goroutines and runtime are costs a relay need not
+// pay); the harness compiles it with gcc into its temporary directory, and
+// where gcc is missing says so and leaves the rows it floors unmeasured.
+//
 // The http section (http.go) is the harness as an HTTP client (net/http,
 // sending what a conforming MCP client sends) of three fronts to the echo
 // child, alive together and interleaved: httpfloor, aegis wrap --listen

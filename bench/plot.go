@@ -53,8 +53,10 @@ func (h *harness) plot(dir string) error {
 		p := cdfPlot("Unrecorded round trip (ping, lock-step)")
 		var lines []any
 		for _, rs := range res.rtSamples {
-			for i, target := range []string{"direct", "floor relay", "wrap"} {
-				lines = append(lines, target+" / "+string(rs.t), cdfXYs(rs.s[i].d))
+			for i, target := range []string{"direct", "floor relay", "C floor relay", "wrap"} {
+				if rs.s[i].n() > 0 { // the C floor relay may not have been built
+					lines = append(lines, target+" / "+string(rs.t), cdfXYs(rs.s[i].d))
+				}
 			}
 		}
 		if err := plotutil.AddLines(p, lines...); err != nil {

@@ -51,12 +51,23 @@ func (res *Results) WriteMarkdown(w io.Writer) {
 	if len(res.RoundTrip) > 0 {
 		p("\n## Unrecorded round trip (ping)\n\nMedian / p99 per message. Lock-step: one request, its answer, the next. ")
 		p("Pipelined: elapsed ÷ messages with a window in flight, one sample per round. Overhead = median − direct median.\n\n")
-		p("CPU/msg is the relay process's own CPU time per message (its child's not counted), which a loaded machine's waiting does not inflate.\n\n")
-		p("| client side | mode | direct | floor relay | wrap | floor overhead | wrap overhead | ratio (≤ 1.5) | wrap ÷ floor | CPU/msg floor | CPU/msg wrap | CPU ratio |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		p("CPU/msg is the relay process's own CPU time per message (its child's not counted), which a loaded machine's waiting does not inflate. ")
+		p("The floor relay is Go (internal/floorrelay); the C floor relay is one thread of poll, read and write (bench/crelay/relay.c), the floor of relay CPU per message.\n\n")
+		p("| client side | mode | direct | floor relay | C floor relay | wrap | floor overhead | wrap overhead | ratio (≤ 1.5) | wrap ÷ floor | wrap ÷ C | CPU/msg floor | CPU/msg C | CPU/msg wrap | CPU wrap ÷ floor | CPU wrap ÷ C |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, r := range res.RoundTrip {
-			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Transport, modeName(r),
-				mp(r.Direct), mp(r.Floor), mp(r.Wrap), us(r.FloorOverhead), us(r.WrapOverhead), fx(r.Ratio), fx(r.WrapVsFloor),
-				us(float64(r.FloorCPU)), us(float64(r.WrapCPU)), fx(r.CPURatio))
+			c := "–"
+			if r.CRelay.N > 0 {
+				c = mp(r.CRelay)
+			}
+			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Transport, modeName(r),
+				mp(r.Direct), mp(r.Floor), c, mp(r.Wrap), us(r.FloorOverhead), us(r.WrapOverhead), fx(r.Ratio), fx(r.WrapVsFloor), fx(r.WrapVsC),
+				us(float64(r.FloorCPU)), us(float64(r.CRelayCPU)), us(float64(r.WrapCPU)), fx(r.CPURatio), fx(r.CPUVsC))
+		}
+		for _, r := range res.RoundTrip {
+			if r.CRelayMissing != "" {
+				p("\nThe C floor relay did not run: %s.\n", r.CRelayMissing)
+				break
+			}
 		}
 	}
 

@@ -88,6 +88,24 @@ func summarise(res *Results) []TargetRow {
 		r.judge("le", 1.5, true)
 		rows = append(rows, r)
 	}
+	for _, rt := range res.RoundTrip {
+		if rt.Mode != "pipelined" {
+			continue
+		}
+		floor := fmt.Sprintf("C poll/read/write relay, %s/msg", us(float64(rt.CRelayCPU)))
+		if rt.CRelayMissing != "" {
+			floor = "C poll/read/write relay: not measured, " + rt.CRelayMissing
+		}
+		r := TargetRow{
+			Figure:   fmt.Sprintf("unrecorded messages, %d in flight: relay CPU per message, %s", rt.Window, rt.Transport),
+			Floor:    floor,
+			Target:   "≤ 1.3×",
+			Measured: fmt.Sprintf("wrap %s/msg (Go floor relay %s/msg, wrap ÷ Go floor %s)", us(float64(rt.WrapCPU)), us(float64(rt.FloorCPU)), fx(rt.CPURatio)),
+			Ratio:    rt.CPUVsC,
+		}
+		r.judge("le", 1.3, true)
+		rows = append(rows, r)
+	}
 	if d := res.Durability; d != nil {
 		for _, lv := range d.Levels {
 			switch lv.Level {
