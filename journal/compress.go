@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/tlog"
 )
 
 // compressor compresses sealed segments, one at a time, in its own
@@ -23,6 +24,9 @@ type compressor struct {
 	fs   DirFS
 	logf func(format string, args ...any)
 	step stepHook
+	// index (Options.Index) is set, if at all, before the first add: the
+	// goroutine reads it only after taking a path from the queue under mu.
+	index *tlog.Index
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -94,13 +98,19 @@ func (z *compressor) run() {
 		z.queue = z.queue[1:]
 		z.mu.Unlock()
 		if failed {
+			addIndex(z.index, path)
 			continue
 		}
 		if err := z.one(path); err != nil {
 			failed = true
 			z.fs.Remove(path + segment.CompressedExt + segment.TmpExt)
 			z.logf("compressing %s: %v; it stays uncompressed (and so do later segments until the next start)", path, err)
+			addIndex(z.index, path)
+			continue
 		}
+		// Here, on this low-priority thread, rather than in the sealer: the
+		// entry is named for the bytes that stay, the compressed ones.
+		addIndex(z.index, path+segment.CompressedExt)
 	}
 }
 

@@ -143,6 +143,12 @@
 // plain one). Its failures (ENOSPC, …) do not fail the journal: the plain
 // segment stays.
 //
+// With Options.Index, each sealed segment's entry in a tlog.Index (package
+// tlog's doc, "Index") is written for the file that stays: by the sealer
+// after the seal, or by the compressor once the .zst replaces the plain
+// segment (or once compressing it failed). An entry that cannot be written
+// is left out and fails nothing: the index is a cache, filled in by prove.
+//
 // # Head file
 //
 // With Options.HeadFile the journal keeps a signed head of the log there

@@ -47,6 +47,14 @@ type Options struct {
 	// Compress zstd-compresses sealed segments in a background goroutine,
 	// including segments left uncompressed by earlier sessions. Default off.
 	Compress bool
+	// Index, when set, is given an entry for each segment this journal
+	// seals (tlog.Index.Add), so that prove passes over the segment
+	// without reading its records: for the file that stays, the .zst once
+	// compressed (Compress) or the plain segment once sealed. It is written
+	// by the sealer or the compressor, off the records' path; an entry
+	// that cannot be written is left out, as a cache's may be (prove makes
+	// it). Default nil: none.
+	Index *tlog.Index
 	// HeadFile, when set, is kept holding a signed head of the log, replaced
 	// atomically every HeadEvery (default DefaultHeadEvery) while records
 	// are written, and at Close (head.go). Default: none.

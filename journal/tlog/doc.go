@@ -153,8 +153,10 @@
 //
 // The index is a cache, kept by default in the user's cache folder
 // (DefaultIndexDir), never beside the log: a reader of a copy of the log
-// makes its own. An entry holds at most two hashes per level of the
-// segment's range: a few KB.
+// makes its own. aegis wrap, when it rotates, adds each segment's entry as
+// the journal seals it (journal.Options.Index), so that the recording
+// user's first prove already finds them. An entry holds at most two
+// hashes per level of the segment's range: a few KB.
 //
 // # What Check decides
 //
