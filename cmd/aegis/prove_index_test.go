@@ -33,6 +33,9 @@ func proveIn(t *testing.T, cache string, args ...string) (int, []byte, string) {
 // found (exit 1), as it is without an index.
 func TestProveIndex(t *testing.T) {
 	f := newFixture(t)
+	// wrap writes its sealed segments' entries in a cache folder of its
+	// own (TestProveIndexFromWrap), so that "cold" below is cold.
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(f.dir, "wrap-cache"))
 	cp := filepath.Join(f.dir, "audit.checkpoint")
 	f.drive(t, []string{"--durability", "strict", "--audit-max-size", "8KiB", "--compress", "--checkpoint-file", cp, "--checkpoint-every", "50"}, 120, 8)
 	_, zst := segmentsIn(t, f.dir)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/tlog"
 )
 
 // defaultAuditMaxSize keeps a single file small enough for tail, jq and an
@@ -45,6 +46,12 @@ func (rf *rotateFlags) options(audit string, o journal.Options) (journal.Options
 			return o, fmt.Errorf("--audit-max-size %s: below 4KiB a segment would hold a handful of records", s)
 		}
 		o.MaxSize = int64(n)
+		// Each sealed segment's index entry, written as it is sealed, makes
+		// the recording user's first prove as quick as a later one
+		// (journal/tlog/doc.go, "Index"). Without a cache folder, none.
+		if dir, err := tlog.DefaultIndexDir(); err == nil {
+			o.Index = tlog.NewIndex(dir)
+		}
 	}
 	o.Compress = *rf.compress
 	if *rf.headFile != "" {
