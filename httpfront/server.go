@@ -264,9 +264,21 @@ func (s *Server) principal() string {
 // httpError answers with status and a JSON-RPC error without an id, as
 // the transport allows for a refused message.
 func httpError(w http.ResponseWriter, status int, msg string) {
+	rpcError(w, status, codeServerError, msg)
+}
+
+// JSON-RPC 2.0 error codes of the bodies the front answers itself.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeServerError    = -32000 // a transport-level refusal: a header, the session, a limit
+)
+
+// rpcError answers status with a JSON-RPC error body of code.
+func rpcError(w http.ResponseWriter, status, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":%q}}`, msg)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%q}}`, code, msg)
 }
 
 // accepts reports whether the Accept header takes typ (or everything).
@@ -344,7 +356,13 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	f := &cl.f
 	cl.c.Classify(line, f)
 	if f.Kind != frame.Single || len(f.Msgs) != 1 || f.Msgs[0].Type == frame.Invalid {
-		httpError(w, http.StatusBadRequest, "the body must be one JSON-RPC request, notification or response")
+		// JSON-RPC's codes: a body that is not one JSON value is a parse
+		// error, one that is JSON but no single message an invalid request.
+		code := codeInvalidRequest
+		if f.Kind == frame.NotJSON || f.Kind == frame.Empty {
+			code = codeParseError
+		}
+		rpcError(w, http.StatusBadRequest, code, "the body must be one JSON-RPC request, notification or response")
 		return
 	}
 	m := &f.Msgs[0]

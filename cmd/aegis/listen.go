@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -108,7 +109,7 @@ func (lf *listenFlags) prepare(start *record.SessionStart, audit string) (code i
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: --listen %s: %v", lf.addr, err), false
 	}
-	lf.tokenNote = "no authentication (--auth none)"
+	lf.tokenNote = "no authentication: --auth none"
 	principal := "none"
 	if lf.auth == "token" {
 		path := lf.tokenFile
@@ -264,14 +265,19 @@ func listenURL(ln net.Listener) string {
 	return "http://" + ln.Addr().String() + httpfront.Path
 }
 
-// maxTokenFile is the largest file taken for a token file left by an
-// earlier run.
-const maxTokenFile = 128
+// maxTokenFile is the largest file read as a token file left by an
+// earlier run: a token and its newline.
+const maxTokenFile = 64
 
 // writeToken makes a bearer token (32 random bytes, base64url) and writes
-// it to path, mode 0600, replacing what was there. Its id, which records
-// name, is the first 16 hex digits of its SHA-256: it identifies the
-// token without revealing it.
+// it to path, mode 0600, replacing a token file an earlier run left there.
+// Its id, which records name, is the first 16 hex digits of its SHA-256:
+// it identifies the token without revealing it.
+//
+// The token is written to a temporary file in path's folder and renamed
+// over path, so that a client reading path sees the old token or the new
+// one, never an empty or partial file. Anything at path that is not a
+// token file (another file named by mistake) is refused and kept.
 func writeToken(path string) (token, id string, err error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -280,15 +286,13 @@ func writeToken(path string) (token, id string, err error) {
 	token = base64.RawURLEncoding.EncodeToString(b[:])
 	sum := sha256.Sum256([]byte(token))
 	id = hex.EncodeToString(sum[:8])
-	// A token file left by an earlier run is replaced (removed, then made
-	// anew at 0600, whatever its mode was); anything else at path is kept.
 	if fi, err := os.Lstat(path); err == nil {
-		if !fi.Mode().IsRegular() || fi.Size() > maxTokenFile {
+		old, rerr := os.ReadFile(path)
+		if !fi.Mode().IsRegular() || fi.Size() > maxTokenFile || rerr != nil || !isToken(old) {
 			return "", "", fmt.Errorf("%s exists and is no token file: it is left as it is", path)
 		}
-		os.Remove(path)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*") // mode 0600
 	if err != nil {
 		return "", "", err
 	}
@@ -298,5 +302,22 @@ func writeToken(path string) (token, id string, err error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
 	return token, id, err
+}
+
+// isToken reports whether b is what writeToken writes: a base64url token
+// of 32 bytes and a newline.
+func isToken(b []byte) bool {
+	t, ok := bytes.CutSuffix(b, []byte("\n"))
+	if !ok {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(string(t))
+	return err == nil && len(raw) == 32
 }

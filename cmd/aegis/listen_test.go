@@ -411,12 +411,19 @@ func TestListenRefusals(t *testing.T) {
 		{"GET without SSE", "GET", sid, "", []string{"Accept: application/json"}, 406},
 		{"PUT", "PUT", sid, call, nil, 405},
 	}
+	rpcCodes := map[string]int{"not JSON": -32700, "batch": -32600}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := l.request(t, tc.method, tc.sid, tc.body, tc.hdr...)
+			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != tc.want {
 				t.Errorf("%s = %d; want %d", tc.name, resp.StatusCode, tc.want)
+			}
+			// JSON-RPC's own codes for a body that is not JSON (parse
+			// error) and for JSON that is no single message.
+			if code, ok := rpcCodes[tc.name]; ok && !strings.Contains(string(body), fmt.Sprintf(`"code":%d`, code)) {
+				t.Errorf("%s: body %s; want JSON-RPC error code %d", tc.name, body, code)
 			}
 			if tc.want == 401 && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
 				t.Errorf("WWW-Authenticate = %q; want Bearer …", resp.Header.Get("WWW-Authenticate"))
@@ -565,5 +572,36 @@ func TestListenPolicy(t *testing.T) {
 	}
 	if strings.Join(verdicts, ",") != "denied,allowed,denied" || reloads != 1 {
 		t.Errorf("verdicts %v, %d reloads; want denied, allowed, denied and 1", verdicts, reloads)
+	}
+}
+
+// TestListenTokenFileReplaced: a token file an earlier run left is
+// replaced by a new token (the old one no longer admits); a --token-file
+// naming a file that is not a token file is refused with exit 2 and left
+// byte for byte as it was.
+func TestListenTokenFileReplaced(t *testing.T) {
+	f := newFixture(t)
+	first := f.listen(t, nil, aegisBin, "demo", "--serve")
+	first.stop(t)
+	second := f.listen(t, nil, aegisBin, "demo", "--serve")
+	if second.token == "" || second.token == first.token {
+		t.Fatalf("tokens %q then %q; want a new one each run", first.token, second.token)
+	}
+	second.initialize(t)
+	second.stop(t)
+
+	notToken := filepath.Join(f.dir, "notes.txt")
+	const text = "short notes\n"
+	if err := os.WriteFile(notToken, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(aegisBin, "wrap", "--audit", filepath.Join(f.dir, "other.jsonl"), "--signing-key", f.key,
+		"--listen", "127.0.0.1:0", "--token-file", notToken, "--", aegisBin, "demo", "--serve")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "no token file") {
+		t.Errorf("--token-file naming a notes file = exit %d, %q; want 2 and why", code, out)
+	}
+	if got, err := os.ReadFile(notToken); err != nil || string(got) != text {
+		t.Errorf("%s = %q, %v after the refusal; want it unchanged", notToken, got, err)
 	}
 }
