@@ -89,12 +89,15 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 
 // DecodeInto decodes one line (without its '\n') into s; s.rec is the
 // record, valid as slot says. The line is read by the canonical scanner
-// (scan) when it can, else by the general decoder, and either way it is
-// accepted only if encoding the record again gives back exactly the line
-// (canonical). Errors, and what is accepted, are the general decoder's:
-// whatever the scanner does not take, the general decoder judges.
+// (scanExact) when it can, else by the general decoder, and either way it
+// is accepted only if it is exactly what the encoder writes for the
+// record: the scanner checks that field by field as it reads, and where
+// it cannot (a loose line), and for the general decoder, encoding the
+// record again must give back exactly the line (canonical). Errors, and
+// what is accepted, are the general decoder's: whatever the scanner does
+// not take, the general decoder judges.
 func (d *Decoder) DecodeInto(s *Slot, line []byte) error {
-	if d.scan(s, line) && d.canonical(&s.rec, line) {
+	if ok, exact := d.scanExact(s, line); ok && (exact || d.canonical(&s.rec, line)) {
 		return nil
 	}
 	return d.decodeGeneral(s, line)

@@ -2,7 +2,6 @@ package record
 
 import (
 	"bytes"
-	"encoding/hex"
 	"math"
 	"time"
 )
@@ -12,10 +11,19 @@ import (
 // slot, without building a JSON tree, turning bytes into strings that
 // are not interned, or allocating.
 //
-// scan only reads. DecodeInto accepts a line that scan read only if the
-// record encodes back to exactly the line (Decoder.canonical), the check
-// every record of the general decoder passes too. Whatever scan does not
-// expect — another kind, an escape in a string, a number outside the JSON
+// scan checks the canonical form of what it reads as it reads it: a
+// field in a form the encoder never writes (a leading zero, -0, an
+// upper-case hex digit, a day past the end of its month) makes it give
+// up, and a field whose canonical form depends on more than its own bytes
+// (a string with a byte outside printable ASCII, which the encoder may
+// escape or replace; an empty string the encoder writes as null or
+// leaves out; an abbreviated value; a value longer than the encoder
+// writes whole) makes the line loose. DecodeInto accepts a line that scan
+// read exactly (not loose) as it is, and a loose one only if the record
+// encodes back to exactly the line (Decoder.canonical), the check every
+// record of the general decoder passes too: re-encoding a line costs
+// nearly as much as scanning it, and nearly every line of a log is exact.
+// Whatever scan does not expect — another kind, an escape in a string, a number outside the JSON
 // grammar, a field out of range — makes it give up, and the general
 // decoder judges the line, with its own errors. So that the two agree on
 // every line, scan accepts only lines the general decoder accepts, and
@@ -31,17 +39,29 @@ import (
 //   - strings hold no backslash, and are their bytes between the quotes,
 //     as fastjson gives them (neither checks UTF-8 nor control bytes: the
 //     re-encoding escapes or replaces those, and then differs);
-//   - ts is TimeLayout with every field in range; a day past the end of
-//     its month is left to the re-encoding (time.Date carries it into the
-//     next month), so what passes is what time.Parse reads to the same
-//     instant.
+//   - ts is TimeLayout with every field in range, the day in its month,
+//     so what passes is what time.Parse reads to the same instant (a day
+//     past the end of its month, which time.Date carries into the next,
+//     would not encode back to the line);
+//   - a line read exactly is what the encoder writes for its record
+//     (canonical holds), and its Signed is the line up to its signature,
+//     or up to its closing brace when unsigned, as canonical sets it.
 //
 // TestScanAgrees and FuzzScanAgrees hold scan to this.
 
 // scan decodes line into s if it is an intent or an outcome laid out as
-// the encoder lays it out, and reports whether it did. s.rec.Signed is
-// left for canonical to set.
+// the encoder lays it out, and reports whether it did (scanExact).
 func (d *Decoder) scan(s *Slot, line []byte) bool {
+	ok, _ := d.scanExact(s, line)
+	return ok
+}
+
+// scanExact decodes line into s if it is an intent or an outcome laid
+// out as the encoder lays it out, and reports whether it did and whether
+// it read the line exactly: every field in the one form the encoder
+// writes it in, so that the line is canonical. If exact, s.rec.Signed is
+// set; otherwise it is left for canonical to set.
+func (d *Decoder) scanExact(s *Slot, line []byte) (ok, exact bool) {
 	c := cursor{b: line}
 	r := &s.rec
 	c.lit(`{"v":2,"seq":`)
@@ -56,7 +76,7 @@ func (d *Decoder) scan(s *Slot, line []byte) bool {
 	c.hex(r.Prev[:])
 	c.lit(`"`)
 	if c.bad {
-		return false
+		return false, false
 	}
 	r.Seq, r.TS, r.Kind, r.Signed = seq, ts, kind, nil
 	switch kind {
@@ -67,16 +87,24 @@ func (d *Decoder) scan(s *Slot, line []byte) bool {
 		d.scanOutcome(&c, &s.out)
 		r.Body = &s.out
 	default:
-		return false
+		return false, false
 	}
 	r.Sig = nil
+	signed := c.i
 	if c.maybe(SigField) {
 		c.base64(s.sig[:])
 		c.lit(`"`)
 		r.Sig = s.sig[:]
 	}
 	c.lit(`}`)
-	return !c.bad && c.i == len(line)
+	if c.bad || c.i != len(line) {
+		return false, false
+	}
+	if c.loose {
+		return true, false
+	}
+	r.Signed = line[:signed]
+	return true, true
 }
 
 // scanIntent reads an intent's fields (Intent.AppendFields).
@@ -91,7 +119,7 @@ func (d *Decoder) scanIntent(c *cursor, in *Intent) {
 		in.Tool, in.ToolLen, in.ToolSum = c.abbrev()
 		in.HasTool = true
 	default:
-		in.Tool, in.HasTool = c.str(), true
+		in.Tool, in.HasTool = c.bounded(), true
 	}
 	c.lit(`,"request_digest":"` + digestPrefix)
 	c.hex(in.RequestDigest[:])
@@ -106,10 +134,10 @@ func (d *Decoder) scanIntent(c *cursor, in *Intent) {
 		}
 	}
 	if c.maybe(`,"malformed":`) {
-		in.Malformed = d.intern(c.str())
+		in.Malformed = d.intern(c.nonEmpty())
 	}
 	c.lit(`,"policy":{"verdict":`)
-	in.Verdict = d.intern(c.str())
+	in.Verdict = d.intern(c.nonEmpty())
 	c.lit(`,"rule":`)
 	switch {
 	case c.maybe(`null`):
@@ -118,10 +146,13 @@ func (d *Decoder) scanIntent(c *cursor, in *Intent) {
 		rule, in.RuleLen, in.RuleSum = c.abbrev()
 		in.Rule = d.intern(rule)
 	default:
-		in.Rule = d.intern(c.str())
+		in.Rule = d.intern(c.nonEmpty())
+		if len(in.Rule) > MaxValueBytes {
+			c.loose = true // abbreviated by the encoder (appendBounded)
+		}
 	}
 	c.lit(`,"set":`)
-	in.Set = d.intern(c.str())
+	in.Set = d.intern(c.nonEmpty())
 	c.lit(`},"capability":{"grant":"deny_all"`)
 	in.Refused = c.maybe(`,"status":"denied","reason":"policy blocked before capability"`)
 	c.lit(`}`)
@@ -145,7 +176,7 @@ func (d *Decoder) scanOutcome(c *cursor, o *Outcome) {
 	o.Status = d.intern(c.str())
 	c.lit(`,"reason":`)
 	if !c.maybe(`null`) {
-		o.Reason = d.intern(c.str())
+		o.Reason = d.intern(c.nonEmpty())
 	}
 	c.lit(`},"latency_ns":`)
 	o.LatencyNS = c.int()
@@ -153,11 +184,13 @@ func (d *Decoder) scanOutcome(c *cursor, o *Outcome) {
 
 // cursor reads a line from left to right. Its first failure sticks: every
 // later read returns a zero value and consumes nothing, so that a scan
-// reads straight through and checks bad once.
+// reads straight through and checks bad once. loose: a read took text
+// whose canonical form it did not check (scanExact).
 type cursor struct {
-	b   []byte
-	i   int
-	bad bool
+	b     []byte
+	i     int
+	bad   bool
+	loose bool
 }
 
 // lit consumes s, which must come next.
@@ -188,10 +221,11 @@ func (c *cursor) digits() int {
 	return c.i - start
 }
 
-// uint reads an unsigned integer: one or more digits, at most MaxUint64.
+// uint reads an unsigned integer: one or more digits, at most MaxUint64,
+// without a leading zero (strconv.AppendUint writes none).
 func (c *cursor) uint() uint64 {
 	start := c.i
-	if c.digits() == 0 {
+	if n := c.digits(); n == 0 || n > 1 && c.b[start] == '0' {
 		c.bad = true
 		return 0
 	}
@@ -208,12 +242,15 @@ func (c *cursor) uint() uint64 {
 }
 
 // int reads a signed integer: a '-' or not, then uint's digits, in
-// int64's range.
+// int64's range; not -0 (strconv.AppendInt writes 0).
 func (c *cursor) int() int64 {
 	neg := c.maybe("-")
 	u := c.uint()
 	switch {
 	case c.bad:
+		return 0
+	case neg && u == 0:
+		c.bad = true
 		return 0
 	case neg && u <= 1<<63:
 		return -int64(u) // 1<<63 wraps to MinInt64, which is its own negation
@@ -226,16 +263,27 @@ func (c *cursor) int() int64 {
 
 // strBody reads the rest of a string whose opening quote is consumed: its
 // bytes up to the closing quote, which it consumes. A backslash before it
-// fails the read. The bytes alias the line; their capacity ends with them.
+// fails the read; a byte outside printable ASCII, which the encoder may
+// escape or replace (appendString), makes the read loose. The bytes alias
+// the line; their capacity ends with them.
 func (c *cursor) strBody() []byte {
 	if c.bad {
 		return nil
 	}
 	rest := c.b[c.i:]
 	end := bytes.IndexByte(rest, '"')
-	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+	if end < 0 {
 		c.bad = true
 		return nil
+	}
+	for _, b := range rest[:end] {
+		switch {
+		case b == '\\':
+			c.bad = true
+			return nil
+		case b < 0x20 || b >= 0x80:
+			c.loose = true
+		}
 	}
 	c.i += end + 1
 	return rest[:end:end]
@@ -247,19 +295,60 @@ func (c *cursor) str() []byte {
 	return c.strBody()
 }
 
-// hex reads 2×len(dst) hex digits into dst.
+// nonEmpty reads a string (str) that the encoder writes only when it is
+// not empty: an empty one is loose (written as null, left out, or
+// replaced by a default).
+func (c *cursor) nonEmpty() []byte {
+	s := c.str()
+	if len(s) == 0 {
+		c.loose = true
+	}
+	return s
+}
+
+// bounded reads a string (str) that the encoder abbreviates when it is
+// longer than MaxValueBytes (appendBounded): a longer one is loose.
+func (c *cursor) bounded() []byte {
+	s := c.str()
+	if len(s) > MaxValueBytes {
+		c.loose = true
+	}
+	return s
+}
+
+// hex reads 2×len(dst) lower-case hex digits into dst, the only case
+// the encoder writes (hex.AppendEncode).
 func (c *cursor) hex(dst []byte) {
 	n := 2 * len(dst)
 	if c.bad || len(c.b)-c.i < n {
 		c.bad = true
 		return
 	}
-	if _, err := hex.Decode(dst, c.b[c.i:c.i+n]); err != nil {
+	src := c.b[c.i : c.i+n]
+	var bad byte
+	for i := range dst {
+		hi, lo := lowerHex[src[2*i]], lowerHex[src[2*i+1]]
+		bad |= hi | lo
+		dst[i] = hi<<4 | lo&0xf
+	}
+	if bad&0x80 != 0 {
 		c.bad = true
 		return
 	}
 	c.i += n
 }
+
+// lowerHex maps a lower-case hex digit to its value and any other byte to
+// 0xff.
+var lowerHex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, d := range []byte("0123456789abcdef") {
+		t[d] = byte(i)
+	}
+	return t
+}()
 
 // base64 reads standard base64, with padding, of exactly len(dst) bytes
 // into dst, up to the closing quote (not consumed).
@@ -280,6 +369,11 @@ func (c *cursor) base64(dst []byte) {
 		return
 	}
 	copy(dst, buf[:n])
+	// The decoder skips line ends wherever they are: a text with them is
+	// not the one the encoder writes.
+	if bytes.IndexByte(rest[:end], '\r') >= 0 || bytes.IndexByte(rest[:end], '\n') >= 0 {
+		c.loose = true
+	}
 	c.i += end
 }
 
@@ -293,7 +387,7 @@ func (c *cursor) call() Call {
 	case c.maybe(`null`):
 		return Call{Type: IDNull}
 	case c.b[c.i] == '"':
-		return Call{Type: IDString, Text: c.str()}
+		return Call{Type: IDString, Text: c.bounded()}
 	case c.maybe(`{"type":"number",`):
 		text, n, sum := c.abbrev()
 		return Call{Type: IDNumber, Text: text, Len: n, Sum: sum}
@@ -322,14 +416,19 @@ func (c *cursor) call() Call {
 	if c.bad {
 		return Call{}
 	}
+	if c.i-start > MaxValueBytes {
+		c.loose = true // abbreviated by the encoder (Call.fitsWhole)
+	}
 	return Call{Type: IDNumber, Text: c.b[start:c.i:c.i]}
 }
 
 // abbrev reads the fields of an abbreviated value after its opening
 // brace (and, for a call, its type), as appendAbbrev writes them; the
 // prefix aliases the line. bytes is in int's range, as the general
-// decoder requires.
+// decoder requires. The read is loose: whether the encoder abbreviates the
+// value, and to that prefix, depends on more than these fields.
 func (c *cursor) abbrev() (prefix []byte, n int, sum Digest) {
+	c.loose = true
 	c.lit(`"prefix":`)
 	prefix = c.str()
 	c.lit(`,"bytes":`)
@@ -360,13 +459,29 @@ func (c *cursor) time() time.Time {
 	}
 	year, month, day := decimal(b[0:4]), decimal(b[5:7]), decimal(b[8:10])
 	hour, minute, sec, nsec := decimal(b[11:13]), decimal(b[14:16]), decimal(b[17:19]), decimal(b[20:29])
-	if year < 0 || month < 1 || month > 12 || day < 1 || day > 31 ||
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
 		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 || nsec < 0 {
 		c.bad = true
 		return time.Time{}
 	}
 	c.i += n
 	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+}
+
+// daysIn returns the days of month (1–12) in year, by the Gregorian
+// calendar time.Date uses: it carries a later day into the next month,
+// and the record would encode otherwise.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // decimal returns the value of b, up to nine decimal digits, or -1 if b

@@ -14,16 +14,31 @@ import (
 // into, and the chunks verify holds on to while a line is pending.
 
 // checkAgree decodes line with the scanner and with the general decoder
-// alone and fails if they disagree: a line the scanner takes (and that
-// re-encodes to itself) must be one the general decoder accepts, read to
-// the same record; and DecodeInto, which tries the one and then the
-// other, must accept what the general decoder accepts, with its error.
-// It reports whether the scanner took the line.
+// alone and fails if they disagree: a line the scanner reads exactly must
+// be canonical (re-encode to itself), with the Signed canonical gives; a
+// line the scanner takes (exactly, or loose and re-encoding to itself)
+// must be one the general decoder accepts, read to the same record; and
+// DecodeInto, which tries the one and then the other, must accept what
+// the general decoder accepts, with its error. It reports whether the
+// scanner took the line.
 func checkAgree(t *testing.T, line []byte) bool {
 	t.Helper()
 	var ds, dg, di Decoder
 	var ss, sg, si Slot
-	scanned := ds.scan(&ss, line) && ds.canonical(&ss.rec, line)
+	ok, exact := ds.scanExact(&ss, line)
+	if exact {
+		signed := ss.rec.Signed
+		if !ok {
+			t.Fatalf("scanExact(%q) = not ok, exact", line)
+		}
+		if !ds.canonical(&ss.rec, line) {
+			t.Fatalf("scanExact(%q) = exact; but the record encodes to %q", line, ds.enc)
+		}
+		if !bytes.Equal(signed, ss.rec.Signed) || len(signed) != len(ss.rec.Signed) {
+			t.Fatalf("scanExact(%q): Signed = %q; canonical sets %q", line, signed, ss.rec.Signed)
+		}
+	}
+	scanned := ok && (exact || ds.canonical(&ss.rec, line))
 	gerr := dg.decodeGeneral(&sg, line)
 	if scanned {
 		if gerr != nil {
@@ -219,6 +234,59 @@ func TestScanAgrees(t *testing.T) {
 	}
 }
 
+// TestScanExact: the lines the scanner reads exactly, which DecodeInto
+// takes without encoding them again, and the loose ones it hands to the
+// re-encoding (checkAgree holds both to it).
+func TestScanExact(t *testing.T) {
+	intent := genuineLine(t, `"kind":"intent"`, `"call":1,`, `"sig":`)
+	outcome := genuineLine(t, `"kind":"outcome"`, `"call":1,`, `"sig":`)
+	batch := genuineLine(t, `"kind":"intent"`, `"call":"b-1"`)
+	refused := genuineLine(t, `"kind":"intent"`, `"malformed"`)
+	long := strings.Repeat("x", MaxValueBytes)
+	tests := []struct {
+		name, line, old, new string
+		want                 bool
+	}{
+		{"intent", intent, "", "", true},
+		{"outcome", outcome, "", "", true},
+		{"batch", batch, "", "", true},
+		{"refused, escape-free call", refused, refused[strings.Index(refused, `"call":`):strings.Index(refused, `,"tool"`)], `"call":3`, true},
+		{"unsigned", intent, intent[strings.Index(intent, `,"sig":`) : len(intent)-1], "", true},
+		{"call -0", intent, `"call":1,`, `"call":-0,`, true},
+		{"call empty string", intent, `"call":1,`, `"call":"",`, true},
+		{"call string of MaxValueBytes", intent, `"call":1,`, `"call":"` + long + `",`, true},
+		{"call string longer", intent, `"call":1,`, `"call":"x` + long + `",`, false},
+		{"call number longer", intent, `"call":1,`, `"call":1` + strings.Repeat("0", MaxValueBytes) + `,`, false},
+		{"call abbreviated", intent, `"call":1,`, `"call":{"type":"number","prefix":"1","bytes":300,"sha256":"sha256:` + strings.Repeat("0", 64) + `"},`, false},
+		{"call string with U+FFFD", intent, `"call":1,`, "\"call\":\"a\uFFFD\",", false},
+		{"call string with DEL", intent, `"call":1,`, "\"call\":\"a\x7f\",", true},
+		{"tool empty", intent, `"tool":"echo"`, `"tool":""`, true},
+		{"tool longer", intent, `"tool":"echo"`, `"tool":"x` + long + `"`, false},
+		{"status empty", outcome, `"status":"ok"`, `"status":""`, true},
+		{"reason string", outcome, `"reason":null`, `"reason":"gone"`, true},
+		{"ts Feb 29 2028", intent, `"ts":"2026-01-02`, `"ts":"2028-02-29`, true},
+		{"ts Feb 29 2100", intent, `"ts":"2026-01-02`, `"ts":"2100-02-29`, false},
+		{"ts Apr 31", intent, `"ts":"2026-01-02`, `"ts":"2026-04-31`, false},
+		{"sid uppercase", intent, `"sid":"a1`, `"sid":"A1`, false},
+		{"seq leading zero", intent, `"seq":2,`, `"seq":02,`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line := tt.line
+			if tt.old != "" {
+				if !strings.Contains(line, tt.old) {
+					t.Fatalf("line %q holds no %q", line, tt.old)
+				}
+				line = strings.Replace(line, tt.old, tt.new, 1)
+			}
+			checkAgree(t, []byte(line))
+			if got := scannedExactly([]byte(line)); got != tt.want {
+				t.Errorf("scanExact(%q) exact = %v; want %v", line, got, tt.want)
+			}
+		})
+	}
+}
+
 // FuzzScanAgrees holds the scanner to the general decoder on any line
 // (checkAgree): the fast path may take fewer lines, never more, and reads
 // the ones it takes to the same records.
@@ -235,15 +303,29 @@ func FuzzScanAgrees(f *testing.F) {
 }
 
 // TestScanTakesBenchLog: every line of a log written under load is an
-// intent or an outcome the scanner takes, but its first and last.
+// intent or an outcome the scanner takes, but its first and last, and
+// reads exactly, without encoding it again.
 func TestScanTakesBenchLog(t *testing.T) {
 	data := readTestdata(t, "load.jsonl")
 	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 	for i, line := range lines {
-		if got, want := checkAgree(t, line), i > 0 && i < len(lines)-1; got != want {
+		want := i > 0 && i < len(lines)-1
+		if got := checkAgree(t, line); got != want {
 			t.Errorf("line %d: scanned = %v; want %v (%s)", i, got, want, line)
 		}
+		if got := scannedExactly(line); got != want {
+			t.Errorf("line %d: read exactly = %v; want %v (%s)", i, got, want, line)
+		}
 	}
+}
+
+// scannedExactly reports whether the scanner reads line exactly
+// (scanExact): DecodeInto takes it without encoding it again.
+func scannedExactly(line []byte) bool {
+	var d Decoder
+	var s Slot
+	_, exact := d.scanExact(&s, line)
+	return exact
 }
 
 // TestDecodeIntoAllocs: decoding an intent or an outcome into a slot, as
