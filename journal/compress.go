@@ -17,16 +17,20 @@ import (
 )
 
 // compressor compresses sealed segments, one at a time, in its own
-// goroutine (Options.Compress). Its failures never fail the journal: the
+// goroutine (Options.Compress), and writes the index entry of each
+// (Options.Index) for the file that stays; without Compress it only
+// indexes them (indexOnly). Its failures never fail the journal: the
 // plain segment stays, complete and verifiable; it reports them through
 // Options.Logf and compresses nothing more in this session.
 type compressor struct {
 	fs   DirFS
 	logf func(format string, args ...any)
 	step stepHook
-	// index (Options.Index) is set, if at all, before the first add: the
-	// goroutine reads it only after taking a path from the queue under mu.
-	index *tlog.Index
+	// index (Options.Index) and indexOnly are set, if at all, before the
+	// first add: the goroutine reads them only after taking a path from
+	// the queue under mu.
+	index     *tlog.Index
+	indexOnly bool // compress nothing
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -69,8 +73,8 @@ func (z *compressor) close() {
 
 func (z *compressor) run() {
 	defer close(z.done)
-	// Compression is the one CPU-heavy thing the journal does, and it can
-	// always wait: run it on a thread of its own at the lowest priority, so
+	// Compression and indexing are the CPU-heavy things the journal does,
+	// and they can always wait: run them on a thread of its own at the lowest priority, so
 	// that on a small machine it takes the CPU only when the relay leaves
 	// it idle. (The encoder and decoder run in this goroutine: concurrency
 	// 1. A thread locked to a goroutine that returns is ended, not reused.)
@@ -97,7 +101,7 @@ func (z *compressor) run() {
 		path := z.queue[0]
 		z.queue = z.queue[1:]
 		z.mu.Unlock()
-		if failed {
+		if failed || z.indexOnly {
 			addIndex(z.index, path)
 			continue
 		}
@@ -108,10 +112,23 @@ func (z *compressor) run() {
 			addIndex(z.index, path)
 			continue
 		}
-		// Here, on this low-priority thread, rather than in the sealer: the
-		// entry is named for the bytes that stay, the compressed ones.
 		addIndex(z.index, path+segment.CompressedExt)
 	}
+}
+
+// addIndex writes the index entry of the sealed segment at path, if x is
+// set: here, on the low-priority thread, because it reads the whole
+// segment. The index is a cache that prove fills in and checks against
+// the signed checkpoint anyway: an entry not written fails nothing, and
+// neither does a panic in Add, which dereferences the entry it makes none
+// of (a segment whose last record does not chain: one rewritten, found
+// among an earlier session's segments) and would otherwise end the session.
+func addIndex(x *tlog.Index, path string) {
+	if x == nil {
+		return
+	}
+	defer func() { recover() }()
+	x.Add(path)
 }
 
 // one compresses the sealed segment path into path.zst. In order, each

@@ -144,10 +144,10 @@
 // segment stays.
 //
 // With Options.Index, each sealed segment's entry in a tlog.Index (package
-// tlog's doc, "Index") is written for the file that stays: by the sealer
-// after the seal, or by the compressor once the .zst replaces the plain
-// segment (or once compressing it failed). An entry that cannot be written
-// is left out and fails nothing: the index is a cache, filled in by prove.
+// tlog's doc, "Index") is written for the file that stays, on the same
+// low-priority thread: after the seal, or once the .zst replaces the plain
+// segment (or compressing it failed). An entry that cannot be written is
+// left out and fails nothing: the index is a cache, filled in by prove.
 //
 // # Head file
 //

@@ -51,7 +51,7 @@ type Options struct {
 	// seals (tlog.Index.Add), so that prove passes over the segment
 	// without reading its records: for the file that stays, the .zst once
 	// compressed (Compress) or the plain segment once sealed. It is written
-	// by the sealer or the compressor, off the records' path; an entry
+	// by the compressor's goroutine, off the records' path; an entry
 	// that cannot be written is left out, as a cache's may be (prove makes
 	// it). Default nil: none.
 	Index *tlog.Index

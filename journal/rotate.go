@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/aegisrelay/aegis/journal/segment"
-	"github.com/aegisrelay/aegis/journal/tlog"
 )
 
 // Rotation (Options.MaxSize). The protocol and the reason for each step are
@@ -71,7 +70,6 @@ type rotator struct {
 	spare string // path + spareExt
 	max   int64  // 0: no rotation (the rotator only compresses)
 	step  stepHook
-	index *tlog.Index // nil: none (Options.Index)
 
 	// Owned by the leader, like Journal.f.
 	size  int64  // bytes in the live file
@@ -101,7 +99,7 @@ type sealTask struct {
 
 func newRotator(j *Journal, opts Options, fsys DirFS, live File, first uint64) (*rotator, error) {
 	r := &rotator{j: j, fs: fsys, path: j.path, dir: filepath.Dir(j.path), spare: j.path + segment.SpareExt,
-		max: opts.MaxSize, first: first, step: opts.onStep, index: opts.Index, done: make(chan struct{})}
+		max: opts.MaxSize, first: first, step: opts.onStep, done: make(chan struct{})}
 	r.cond.L = &r.mu
 	size, err := live.Size()
 	if err != nil {
@@ -115,9 +113,11 @@ func newRotator(j *Journal, opts Options, fsys DirFS, live File, first uint64) (
 			return nil, &IOError{Op: "rotate: directory not writable", Path: r.dir, Err: err}
 		}
 	}
-	if opts.Compress {
+	if opts.Compress || opts.Index != nil && r.max > 0 {
 		r.z = newCompressor(fsys, opts.Logf, opts.onStep)
-		r.z.index = opts.Index
+		r.z.index, r.z.indexOnly = opts.Index, !opts.Compress
+	}
+	if opts.Compress {
 		entries, err := segment.Siblings(fsys, j.path)
 		if err != nil {
 			return nil, &IOError{Op: "readdir", Path: r.dir, Err: err}
@@ -375,25 +375,9 @@ func (r *rotator) seal(t sealTask) error {
 	r.busy = false
 	r.mu.Unlock()
 	if r.z != nil {
-		r.z.add(name) // indexed once compressed: the .zst is what stays
-	} else {
-		addIndex(r.index, name)
+		r.z.add(name) // compressed and indexed, or indexed, in the background
 	}
 	return nil
-}
-
-// addIndex writes the index entry of the sealed segment at path, if x is
-// set. The index is a cache that prove fills in and checks against the
-// signed checkpoint anyway: an entry not written fails nothing, and
-// neither does a panic in Add, which dereferences the entry it makes none
-// of (a segment whose last record does not chain: one rewritten, found
-// among an earlier session's segments) and would otherwise end the session.
-func addIndex(x *tlog.Index, path string) {
-	if x == nil {
-		return
-	}
-	defer func() { recover() }()
-	x.Add(path)
 }
 
 // waitSynced returns once no old file waits for the sealer's fdatasync.

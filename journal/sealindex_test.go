@@ -173,3 +173,43 @@ func keys(m map[string][]byte) []string {
 	slices.Sort(out)
 	return out
 }
+
+// BenchmarkSealIndex: a lock-step call (intent and outcome, each waited
+// for) at none through a journal that rotates every 256 KiB, with and
+// without Options.Index, plain and compressed: the entries are written by
+// the sealer or the compressor beside the calls, and this is what they
+// cost the calls on the cores they share. The floor is the same journal
+// without an index, in the same run.
+//
+//	go test -run XXX -bench SealIndex -count 5 ./journal/
+func BenchmarkSealIndex(b *testing.B) {
+	for _, compress := range []bool{false, true} {
+		for _, index := range []bool{false, true} {
+			name := map[bool]string{false: "plain", true: "compressed"}[compress] + "/" + map[bool]string{false: "floor-no-index", true: "index"}[index]
+			b.Run(name, func(b *testing.B) {
+				dir := b.TempDir()
+				opts := Options{Durability: mustDurability(b, "none"), Key: benchKey, MaxSize: 256 << 10, Compress: compress}
+				if index {
+					opts.Index = tlog.NewIndex(filepath.Join(dir, "index"))
+				}
+				j, err := Open(filepath.Join(dir, "audit.jsonl"), opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c := newCallRecords()
+				b.ReportAllocs()
+				n := 0
+				for b.Loop() {
+					if err := c.call(j, n); err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				b.StopTimer()
+				if err := j.Close(); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}
