@@ -68,23 +68,25 @@ var batches = sync.Pool{New: func() any { return &sigBatch{} }}
 // checks them on workers; close waits for them and returns what failed.
 // Of the signatures that fail it keeps the first maxProblems in file
 // order, and at most maxKept at any time, and counts the rest.
+//
+// The workers start with the first full batch: a log of fewer than
+// maxBatch signatures (a short log, a fuzzer's input) has its one batch
+// checked by close on the verifier's goroutine, which costs no goroutine
+// and no handoff, and the other cores have nothing to take from it.
 type sigChecker struct {
 	cur     *sigBatch // being filled
-	jobs    chan *sigBatch
+	workers int
+	jobs    chan *sigBatch // nil until the workers start
 	wg      sync.WaitGroup
 	mu      sync.Mutex // guards bad and dropped
 	bad     []placed
 	dropped int
 }
 
-// newSigChecker starts workers signature workers; close stops them.
+// newSigChecker returns a checker that checks full batches on workers
+// goroutines; close stops them.
 func newSigChecker(workers int) *sigChecker {
-	c := &sigChecker{jobs: make(chan *sigBatch, 2*workers)}
-	for range workers {
-		c.wg.Add(1)
-		go c.work()
-	}
-	return c
+	return &sigChecker{workers: workers}
 }
 
 // add queues the signature sig of msg by pub, found at file and line,
@@ -105,18 +107,41 @@ func (c *sigChecker) add(pub ed25519.PublicKey, msg, sig []byte, at place, file 
 	}
 }
 
-// flush hands the batch being filled to the workers.
+// flush hands the batch being filled to the workers, starting them if
+// they are not yet.
 func (c *sigChecker) flush() {
-	if c.cur != nil {
-		c.jobs <- c.cur
-		c.cur = nil
+	if c.cur == nil {
+		return
 	}
+	if c.jobs == nil {
+		c.jobs = make(chan *sigBatch, 2*c.workers)
+		for range c.workers {
+			c.wg.Add(1)
+			go func() {
+				defer c.wg.Done()
+				var bv batchVerifier
+				for b := range c.jobs {
+					c.check(&bv, b)
+				}
+			}()
+		}
+	}
+	c.jobs <- c.cur
+	c.cur = nil
 }
 
 // close checks what is queued, stops the workers and returns the
 // signatures that do not verify, in no particular order, and the count
 // of those dropped past maxProblems.
 func (c *sigChecker) close() ([]placed, int) {
+	if c.jobs == nil {
+		if c.cur != nil {
+			var bv batchVerifier
+			c.check(&bv, c.cur)
+			c.cur = nil
+		}
+		return c.bad, c.dropped
+	}
 	c.flush()
 	close(c.jobs)
 	c.wg.Wait()
@@ -128,28 +153,24 @@ func (c *sigChecker) close() ([]placed, int) {
 // more than checking each with crypto/ed25519.
 const minBatch = 4
 
-// work checks batches until close: each at once (batchVerifier), and
-// one that fails, or holds fewer than minBatch signatures, signature by
-// signature with crypto/ed25519, keeping those that do not verify.
-func (c *sigChecker) work() {
-	defer c.wg.Done()
-	var bv batchVerifier
-	for b := range c.jobs {
-		if len(b.jobs) < minBatch || !bv.ok(b) {
-			for i := range b.jobs {
-				j := &b.jobs[i]
-				if !ed25519.Verify(j.pub, b.msg(i), j.sig[:]) {
-					c.mu.Lock()
-					c.bad = append(c.bad, placed{at: j.at, Problem: Problem{File: j.file, Line: j.line, Seq: j.seq, HasSeq: true, Msg: "signature does not verify"}})
-					if len(c.bad) > maxKept {
-						c.bad, c.dropped = keepFirst(c.bad, c.dropped)
-					}
-					c.mu.Unlock()
+// check checks batch b at once (batchVerifier) and, if it fails or holds
+// fewer than minBatch signatures, signature by signature with
+// crypto/ed25519, keeping those that do not verify; then recycles b.
+func (c *sigChecker) check(bv *batchVerifier, b *sigBatch) {
+	if len(b.jobs) < minBatch || !bv.ok(b) {
+		for i := range b.jobs {
+			j := &b.jobs[i]
+			if !ed25519.Verify(j.pub, b.msg(i), j.sig[:]) {
+				c.mu.Lock()
+				c.bad = append(c.bad, placed{at: j.at, Problem: Problem{File: j.file, Line: j.line, Seq: j.seq, HasSeq: true, Msg: "signature does not verify"}})
+				if len(c.bad) > maxKept {
+					c.bad, c.dropped = keepFirst(c.bad, c.dropped)
 				}
+				c.mu.Unlock()
 			}
 		}
-		batches.Put(b)
 	}
+	batches.Put(b)
 }
 
 // batchVerifier checks a batch of Ed25519 signatures at once, composing
