@@ -36,6 +36,7 @@ type compressor struct {
 	cond    sync.Cond
 	queue   []string
 	closing bool
+	started bool // the goroutine runs: started by the first add
 	done    chan struct{}
 
 	// Owned by the goroutine.
@@ -50,25 +51,33 @@ func newCompressor(fsys DirFS, logf func(string, ...any), step stepHook) *compre
 	}
 	z := &compressor{fs: fsys, logf: logf, step: step, done: make(chan struct{})}
 	z.cond.L = &z.mu
-	go z.run()
 	return z
 }
 
-// add queues a sealed segment (its plain path).
+// add queues a sealed segment (its plain path). The goroutine, and the
+// thread it holds, start with the first: a session that seals nothing has
+// neither.
 func (z *compressor) add(path string) {
 	z.mu.Lock()
 	z.queue = append(z.queue, path)
+	if !z.started {
+		z.started = true
+		go z.run()
+	}
 	z.cond.Broadcast()
 	z.mu.Unlock()
 }
 
-// close waits for the queued segments to be compressed.
+// close waits for the queued segments to be compressed. No add follows it.
 func (z *compressor) close() {
 	z.mu.Lock()
 	z.closing = true
+	started := z.started
 	z.cond.Broadcast()
 	z.mu.Unlock()
-	<-z.done
+	if started {
+		<-z.done
+	}
 }
 
 func (z *compressor) run() {
