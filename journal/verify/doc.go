@@ -1,7 +1,7 @@
 // Package verify judges an audit log: Stream checks one file or stream,
 // Set the files of one log as one chain. A log is Valid when every line
-// is a canonical record (decoded and re-encoded to the same bytes, package
-// record), seqs run on without gaps, every prev is the hash of the line
+// is a canonical record (exactly the bytes the encoder writes for it,
+// package record), seqs run on without gaps, every prev is the hash of the line
 // before, every signature verifies against the session's key, the
 // session's key is its root or certified by it (certs.go), the root is
 // Options' pinned key if one is given, and no record lies after the last
@@ -22,7 +22,8 @@
 //
 // # Signatures
 //
-// Signatures are checked in batches on every core: one multi-scalar
+// Signatures are checked in batches on every core (a log of fewer than
+// 64 on the verifier's own goroutine, as it ends): one multi-scalar
 // multiplication (filippo.io/edwards25519) checks a batch of up to 64,
 // and a batch that fails is checked again signature by signature with
 // crypto/ed25519, so that each bad one is named. A batch checks the

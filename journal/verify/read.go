@@ -14,8 +14,9 @@ import (
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 
-// Reading for Stream and Set, on every core. Decoding a line (parse,
-// canonical re-encoding) and hashing it is the per-record cost of verify,
+// Reading for Stream and Set, on every core. Decoding a line (the
+// canonical scanner, or the general decoder and a re-encoding,
+// record.Decoder.DecodeInto) and hashing it is the per-record cost of verify,
 // and each line's is independent of the others': a reader cuts the input
 // — the files of a set one after the other — into chunks of whole lines
 // (segment.LineReader), decoders on every core decode and hash them, and
