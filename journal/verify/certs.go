@@ -2,6 +2,8 @@ package verify
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"fmt"
 
 	"github.com/aegisrelay/aegis/journal/record"
 )
@@ -17,7 +19,9 @@ import (
 // did.
 //
 // A certificate is checked once per session key: its signature by its
-// root over record.CertMessage, and the place it names (seq and prev) as
+// root over record.CertMessage, queued with the records' signatures
+// (sigs.go: checked in their batches, and reported at its session_start's
+// line if it does not verify), and the place it names (seq and prev) as
 // the first record of the first session that carries it, its
 // session_start or the recovery just before. A later session carrying
 // the same key (sessions of one journal share it) must carry the same
@@ -38,6 +42,7 @@ type certBook struct {
 	// that follows it.
 	recSeq  uint64
 	recPrev record.Digest
+	msg     []byte // a certificate's message, queued (sigChecker copies it)
 }
 
 // recovery notes the place of a recovery record.
@@ -80,13 +85,21 @@ func (b *sessionBook) checkKey(r *record.Record, st *record.SessionStart, gapEnd
 	if b.pendingRecs > 0 {
 		seq, prev = b.keys.recSeq, b.keys.recPrev
 	}
+	bad := fmt.Sprintf("session %s: its key's certificate does not verify against its root %s", s.SID, s.Key)
 	switch {
 	case (c.Seq != seq || c.Prev != prev) && !(gapEnd > 0 && c.Seq < gapEnd):
 		out.invalid(r, "session %s: its key's certificate is for sessions beginning at seq %d after %s; this one begins at seq %d after %s",
 			s.SID, c.Seq, c.Prev, seq, prev)
-	case !c.Verify(st.Key):
-		out.invalid(r, "session %s: its key's certificate does not verify against its root %s", s.SID, s.Key)
+	case len(c.Root) != ed25519.PublicKeySize || len(c.Sig) != ed25519.SignatureSize:
+		// A decoded record's never is (record.decodeCert); SessionCert.Verify
+		// rejects it.
+		out.invalid(r, "%s", bad)
 	default:
+		// Queued: the verdict is the batch's. seen holds the certificate
+		// as if good, and a later session carrying the same bytes is
+		// judged by this one check.
+		b.keys.msg = record.CertMessage(b.keys.msg[:0], c.Root, st.Key, c.Seq, c.Prev, c.TS)
+		b.sigs.addWhat(c.Root, b.keys.msg, c.Sig, out.here(), out.file, out.line, r.Seq, bad)
 		if b.keys.seen == nil {
 			b.keys.seen = map[string]*record.SessionCert{}
 		}

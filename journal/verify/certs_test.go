@@ -103,6 +103,9 @@ func TestSessionCerts(t *testing.T) {
 	flipped := *certify(t, root, pubOf(sk2), 4, lastPrev(first))
 	flipped.Sig = bytes.Clone(flipped.Sig)
 	flipped.Sig[5] ^= 1
+	flipped1 := *certify(t, root, pubOf(sk1), 0, record.Digest{})
+	flipped1.Sig = bytes.Clone(flipped1.Sig)
+	flipped1.Sig[9] ^= 1
 	laterTS := *good1.cert
 	laterTS.TS = laterTS.TS.Add(time.Second)
 
@@ -134,6 +137,8 @@ func TestSessionCerts(t *testing.T) {
 		{"one key, one certificate, two sessions", []certSession{good1, {sid: 2, key: pubOf(sk1), cert: good1.cert, sign: sk1}}, pubOf(root), Valid, nil},
 		{"one key again after another key's session", []certSession{good1, good2, {sid: 3, key: pubOf(sk1), cert: good1.cert, sign: sk1}}, pubOf(root), Invalid,
 			[]string{"line 9 (seq 8): session 03", "is an earlier journal's"}},
+		{"one key, a certificate that does not verify, two sessions", []certSession{{sid: 1, key: pubOf(sk1), cert: &flipped1, sign: sk1}, {sid: 2, key: pubOf(sk1), cert: &flipped1, sign: sk1}}, pubOf(root), Invalid,
+			[]string{"line 1 (seq 0): session 01", "certificate does not verify against its root"}},
 		{"one key, two certificates", []certSession{good1, {sid: 2, key: pubOf(sk1), cert: &laterTS, sign: sk1}}, pubOf(root), Invalid,
 			[]string{"line 5 (seq 4): session 02", "carries another certificate"}},
 	}

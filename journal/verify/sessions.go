@@ -29,11 +29,12 @@ type sessionBook struct {
 	// unsigned records (the recovery) that its first signature covers.
 	expectSID   *[16]byte
 	pendingRecs uint64
-	keys        certBook // session keys and their certificates (certs.go)
+	keys        certBook    // session keys and their certificates (certs.go)
+	sigs        *sigChecker // checks the certificates' signatures with the records'
 }
 
-func newSessionBook(pinned ed25519.PublicKey, rep *Report) sessionBook {
-	return sessionBook{pinned: pinned, rep: rep, byID: map[[16]byte]*SessionReport{}}
+func newSessionBook(pinned ed25519.PublicKey, rep *Report, sigs *sigChecker) sessionBook {
+	return sessionBook{pinned: pinned, rep: rep, byID: map[[16]byte]*SessionReport{}, sigs: sigs}
 }
 
 // enter moves to the session r belongs to: a recovery closes the current

@@ -43,6 +43,7 @@ type sigJob struct {
 	file string
 	line uint64
 	seq  uint64
+	what string // the problem if it does not verify; "" for a record's signature
 }
 
 // sigBatch is signatures queued together, their signed bytes copied one
@@ -92,6 +93,12 @@ func newSigChecker(workers int) *sigChecker {
 // add queues the signature sig of msg by pub, found at file and line,
 // in place at. msg is copied: it may be reused once add returns.
 func (c *sigChecker) add(pub ed25519.PublicKey, msg, sig []byte, at place, file string, line, seq uint64) {
+	c.addWhat(pub, msg, sig, at, file, line, seq, "")
+}
+
+// addWhat is add for a signature other than a record's (a session key's
+// certificate): what is the problem reported if it does not verify.
+func (c *sigChecker) addWhat(pub ed25519.PublicKey, msg, sig []byte, at place, file string, line, seq uint64, what string) {
 	b := c.cur
 	if b == nil {
 		b = batches.Get().(*sigBatch)
@@ -99,7 +106,7 @@ func (c *sigChecker) add(pub ed25519.PublicKey, msg, sig []byte, at place, file 
 		c.cur = b
 	}
 	b.msgs = append(b.msgs, msg...)
-	j := sigJob{pub: pub, end: len(b.msgs), at: at, file: file, line: line, seq: seq}
+	j := sigJob{pub: pub, end: len(b.msgs), at: at, file: file, line: line, seq: seq, what: what}
 	copy(j.sig[:], sig)
 	b.jobs = append(b.jobs, j)
 	if len(b.jobs) >= maxBatch || len(b.msgs) >= maxBatchBytes {
@@ -161,8 +168,12 @@ func (c *sigChecker) check(bv *batchVerifier, b *sigBatch) {
 		for i := range b.jobs {
 			j := &b.jobs[i]
 			if !ed25519.Verify(j.pub, b.msg(i), j.sig[:]) {
+				what := j.what
+				if what == "" {
+					what = "signature does not verify"
+				}
 				c.mu.Lock()
-				c.bad = append(c.bad, placed{at: j.at, Problem: Problem{File: j.file, Line: j.line, Seq: j.seq, HasSeq: true, Msg: "signature does not verify"}})
+				c.bad = append(c.bad, placed{at: j.at, Problem: Problem{File: j.file, Line: j.line, Seq: j.seq, HasSeq: true, Msg: what}})
 				if len(c.bad) > maxKept {
 					c.bad, c.dropped = keepFirst(c.bad, c.dropped)
 				}

@@ -169,11 +169,12 @@ func newVerifier(opts Options) *verifier {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
 	rep := &Report{Pinned: opts.Key != nil}
+	sigs := newSigChecker(opts.Workers)
 	return &verifier{
 		opts: opts,
 		rep:  rep,
-		book: newSessionBook(opts.Key, rep),
-		sigs: newSigChecker(opts.Workers),
+		book: newSessionBook(opts.Key, rep, sigs),
+		sigs: sigs,
 		out:  findings{rep: rep},
 	}
 }
