@@ -128,15 +128,13 @@ func (z *compressor) run() {
 // addIndex writes the index entry of the sealed segment at path, if x is
 // set: here, on the low-priority thread, because it reads the whole
 // segment. The index is a cache that prove fills in and checks against
-// the signed checkpoint anyway: an entry not written fails nothing, and
-// neither does a panic in Add, which dereferences the entry it makes none
-// of (a segment whose last record does not chain: one rewritten, found
-// among an earlier session's segments) and would otherwise end the session.
+// the signed checkpoint anyway: an entry not written fails nothing (nor
+// does a segment that has none: one rewritten, found among an earlier
+// session's segments).
 func addIndex(x *tlog.Index, path string) {
 	if x == nil {
 		return
 	}
-	defer func() { recover() }()
 	x.Add(path)
 }
 

@@ -477,8 +477,10 @@ func TestListenTokenFile(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The socket appears once bound; stderr is read only after Wait (the
+	// command's copier writes it meanwhile).
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr.String(), "serving MCP at unix:") {
+	for _, err := os.Stat(sock); err != nil; _, err = os.Stat(sock) {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			cmd.Wait()

@@ -28,6 +28,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	aegisBin = filepath.Join(dir, "aegis")
+	// Every aegis the tests run keeps its cache (prove's and wrap's index of
+	// sealed segments) in this run's folder, never the user's; noCache is a
+	// cache folder that cannot be made (its parent is a regular file).
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	noCache = filepath.Join(dir, "not-a-folder", "cache")
+	if err := os.WriteFile(filepath.Join(dir, "not-a-folder"), nil, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
@@ -42,6 +51,9 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// noCache is an XDG_CACHE_HOME no folder can be made in (TestMain).
+var noCache string
 
 // fixture is a key and an audit path in a fresh folder.
 type fixture struct {

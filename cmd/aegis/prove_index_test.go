@@ -54,7 +54,7 @@ func TestProveIndex(t *testing.T) {
 	for _, args := range [][]string{inclusion, consistency} {
 		var want []byte
 		for _, run := range []struct{ name, cache string }{
-			{"no cache folder", "/nonexistent/aegis-cache"},
+			{"no cache folder", noCache},
 			{"cold", cache},
 			{"warm", cache},
 		} {
@@ -97,7 +97,7 @@ func TestProveIndex(t *testing.T) {
 	if err := os.WriteFile(seg, enc.EncodeAll(bytes.Join(lines, nil), nil), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, run := range []struct{ name, cache string }{{"no cache folder", "/nonexistent/aegis-cache"}, {"warm", cache}} {
+	for _, run := range []struct{ name, cache string }{{"no cache folder", noCache}, {"warm", cache}} {
 		code, _, errOut := proveIn(t, run.cache, inclusion...)
 		if code != 1 || !strings.Contains(errOut, "rewritten") {
 			t.Errorf("%s: aegis prove inclusion of a rewritten log = exit %d, %q; want 1, rewritten", run.name, code, errOut)

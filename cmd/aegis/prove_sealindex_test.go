@@ -59,7 +59,7 @@ func TestProveIndexFromWrap(t *testing.T) {
 			if after := dirEntries(t, index); !equalEntries(after, before) {
 				t.Errorf("index after prove holds %v; want what wrap wrote, %v", sortedKeys(after), sortedKeys(before))
 			}
-			code, bare, errOut := proveIn(t, "/nonexistent/aegis-cache", args...)
+			code, bare, errOut := proveIn(t, noCache, args...)
 			if code != 0 || !bytes.Equal(bare, out) {
 				t.Fatalf("aegis prove inclusion without a cache folder = exit %d, %s%s; want 0 and the same proof:\n%s", code, bare, errOut, out)
 			}

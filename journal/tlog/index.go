@@ -75,8 +75,8 @@ func (x *Index) Add(path string) error {
 		return err
 	}
 	e, err := summarize(path, sum)
-	if err != nil {
-		return err
+	if err != nil || e == nil {
+		return err // nil e: a segment with no entry (no leaf, or records that do not chain within it)
 	}
 	return x.write(e)
 }
