@@ -28,18 +28,25 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	aegisBin = filepath.Join(dir, "aegis")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
 	// Every aegis the tests run keeps its cache (prove's and wrap's index of
 	// sealed segments) in this run's folder, never the user's; noCache is a
-	// cache folder that cannot be made (its parent is a regular file).
+	// cache folder that cannot be made (its parent is a regular file). Go's
+	// build cache, which defaults to a folder in the same XDG_CACHE_HOME,
+	// stays where it is (GOCACHE), so that what the tests build is cached.
+	if os.Getenv("GOCACHE") == "" {
+		if out, err := exec.Command(gobin, "env", "GOCACHE").Output(); err == nil {
+			os.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+		}
+	}
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	noCache = filepath.Join(dir, "not-a-folder", "cache")
 	if err := os.WriteFile(filepath.Join(dir, "not-a-folder"), nil, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	build := exec.Command(gobin, "build", "-o", aegisBin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")

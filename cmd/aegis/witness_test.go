@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/ed25519"
-	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -27,10 +26,12 @@ import (
 )
 
 // The witness these tests run is torchwood's litewitness (c2sp.org/
-// tlog-witness), at the version go.mod's tool directive pins: go tool -n
-// builds it from the module cache once and keeps the executable in Go's
-// build cache, and says where. Its key is served by an ssh-agent (x/crypto's
-// agent, on a unix socket in the test's folder), as litewitness requires.
+// tlog-witness), at the version go.mod's tool directive pins, built once
+// per test binary from the module cache, with witnessctl, by one go build:
+// the two share modernc.org/sqlite, which is compiled once that way (and
+// kept in Go's build cache) instead of once per tool. Its key is served by
+// an ssh-agent (x/crypto's agent, on a unix socket in the test's folder),
+// as litewitness requires.
 var (
 	witnessToolsOnce sync.Once
 	witnessToolPaths [2]string
@@ -44,24 +45,18 @@ func witnessTools(t testing.TB) (lite, ctl string) {
 		if err != nil {
 			gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
 		}
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		for i, tool := range []string{"litewitness", "witnessctl"} {
-			wg.Go(func() {
-				out, err := exec.Command(gobin, "tool", "-n", tool).Output()
-				if err != nil {
-					var ee *exec.ExitError
-					if errors.As(err, &ee) {
-						out = ee.Stderr
-					}
-					errs[i] = &buildError{err, out}
-					return
-				}
-				witnessToolPaths[i] = strings.TrimSpace(string(out))
-			})
+		dir := filepath.Join(filepath.Dir(aegisBin), "witness-tools")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			witnessToolsErr = err
+			return
 		}
-		wg.Wait()
-		witnessToolsErr = errors.Join(errs...)
+		cmd := exec.Command(gobin, "build", "-o", dir+string(filepath.Separator),
+			"filippo.io/torchwood/cmd/litewitness", "filippo.io/torchwood/cmd/witnessctl")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			witnessToolsErr = &buildError{err, out}
+			return
+		}
+		witnessToolPaths = [2]string{filepath.Join(dir, "litewitness"), filepath.Join(dir, "witnessctl")}
 	})
 	if witnessToolsErr != nil {
 		t.Fatalf("building litewitness: %v", witnessToolsErr)
