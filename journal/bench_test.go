@@ -255,21 +255,7 @@ func BenchmarkAppend(b *testing.B) {
 			ks := il.add(func() { ed25519.Sign(benchKey, floorLine[:299]) })
 			il.sample(20)
 			j, _ := openBench(b, dir, lv.name, nil)
-			c := newCallRecords()
-			size0 := contentSize(b, j)
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				if err := c.call(j, n); err != nil {
-					b.Fatal(err)
-				}
-				n++
-				il.tick(b)
-			}
-			b.SetBytes((contentSize(b, j) - size0) / int64(b.N))
-			if err := j.Close(); err != nil {
-				b.Fatal(err)
-			}
+			loopCalls(b, j, il)
 			nsop, sign := nsPerOp(b), il.mean(ks)
 			var floor float64
 			if kf >= 0 {
@@ -577,4 +563,25 @@ func BenchmarkSign(b *testing.B) {
 			sha256.Sum256(rec)
 		}
 	})
+}
+
+// loopCalls makes one lock-step call (intent, then outcome) per op on j,
+// il's floors interleaved with the loop, then closes j and reports the
+// log's bytes per op.
+func loopCalls(b *testing.B, j *Journal, il *interleaved) {
+	c := newCallRecords()
+	size0 := contentSize(b, j)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if err := c.call(j, n); err != nil {
+			b.Fatal(err)
+		}
+		n++
+		il.tick(b)
+	}
+	b.SetBytes((contentSize(b, j) - size0) / int64(b.N))
+	if err := j.Close(); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -96,21 +96,7 @@ func BenchmarkSyncPath(b *testing.B) {
 			ks := il.add(func() { ed25519.Sign(benchKey, floorLine[:299]) })
 			il.sample(20)
 			j, _ := openBench(b, dir, lv.name, nil)
-			c := newCallRecords()
-			size0 := contentSize(b, j)
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				if err := c.call(j, n); err != nil {
-					b.Fatal(err)
-				}
-				n++
-				il.tick(b)
-			}
-			b.SetBytes((contentSize(b, j) - size0) / int64(b.N))
-			if err := j.Close(); err != nil {
-				b.Fatal(err)
-			}
+			loopCalls(b, j, il)
 			nsop, syncs := nsPerOp(b), float64(lv.syncs)
 			floor, zfloor, sign := il.mean(ka), il.mean(kz), il.mean(ks)
 			b.ReportMetric(floor, "floor-ns")
