@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -148,8 +149,9 @@ func (w wrapSession) serve(j *journal.Journal, startSeq uint64) int {
 	}
 	cfg.Token, cfg.TokenID = lf.token, lf.tokenID
 	fatal := make(chan error, 1)
+	live := &liveSessions{sigs: map[chan os.Signal]struct{}{}}
 	cfg.Start = func(c *httpfront.Conn) (<-chan struct{}, error) {
-		return w.startSession(j, start, c, logf, fatal)
+		return w.startSession(j, start, c, logf, fatal, live)
 	}
 	srv, err := httpfront.New(cfg)
 	if err != nil {
@@ -168,7 +170,12 @@ func (w wrapSession) serve(j *journal.Journal, startSeq uint64) int {
 	for done := false; !done; {
 		select {
 		case sig := <-w.sigs:
-			done = sig != syscall.SIGHUP
+			if done = sig != syscall.SIGHUP; done {
+				// Each session ends as a stdio wrap does on this signal:
+				// its child gets it, and its session_end says signal,
+				// not the client_eof that closing its stdin would record.
+				live.signal(sig)
+			}
 		case err := <-served:
 			logf("serving stopped: %v", err)
 			reason, code, done = record.EndChildExit, exitcode.CannotStart, true
@@ -206,7 +213,7 @@ func (w wrapSession) serve(j *journal.Journal, startSeq uint64) int {
 // session_start (start's fields, and who asked), then whatever stdio wrap
 // records. It returns once session_start is appended; done closes when
 // the session has ended and its session_end is written.
-func (w wrapSession) startSession(j *journal.Journal, start *record.SessionStart, c *httpfront.Conn, logf func(string, ...any), fatal chan<- error) (<-chan struct{}, error) {
+func (w wrapSession) startSession(j *journal.Journal, start *record.SessionStart, c *httpfront.Conn, logf func(string, ...any), fatal chan<- error, live *liveSessions) (<-chan struct{}, error) {
 	var sid [16]byte
 	if _, err := rand.Read(sid[:]); err != nil {
 		return nil, err
@@ -224,10 +231,13 @@ func (w wrapSession) startSession(j *journal.Journal, start *record.SessionStart
 		Stdin: c.In, Stdout: c.Out, Stderr: os.Stderr, Logf: logf,
 		Ready: func() error { return h.Wait(seq, journal.BeforeRequest) },
 	}
+	sigs := live.add()
+	s.Signals = sigs
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		res := s.Run()
+		live.remove(sigs)
 		switch {
 		case errors.Is(res.Err, journal.ErrIO):
 			select {
@@ -320,4 +330,39 @@ func isToken(b []byte) bool {
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(string(t))
 	return err == nil && len(raw) == 32
+}
+
+// liveSessions holds the signal channel of every session running, so that
+// the signal that ends wrap --listen reaches each session as it reaches a
+// stdio wrap's.
+type liveSessions struct {
+	mu   sync.Mutex
+	sigs map[chan os.Signal]struct{}
+}
+
+func (l *liveSessions) add() chan os.Signal {
+	ch := make(chan os.Signal, 1)
+	l.mu.Lock()
+	l.sigs[ch] = struct{}{}
+	l.mu.Unlock()
+	return ch
+}
+
+func (l *liveSessions) remove(ch chan os.Signal) {
+	l.mu.Lock()
+	delete(l.sigs, ch)
+	l.mu.Unlock()
+}
+
+// signal hands sig to every session running; one that has a signal
+// pending already is ending.
+func (l *liveSessions) signal(sig os.Signal) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for ch := range l.sigs {
+		select {
+		case ch <- sig:
+		default:
+		}
+	}
 }

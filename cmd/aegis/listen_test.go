@@ -607,3 +607,54 @@ func TestListenTokenFileReplaced(t *testing.T) {
 		t.Errorf("%s = %q, %v after the refusal; want it unchanged", notToken, got, err)
 	}
 }
+
+// TestListenEndsBySignal: SIGTERM ends wrap --listen as it ends a stdio
+// wrap: each session still running gets the signal, and its session_end
+// says signal (not client_eof, which would claim its client ended it); a
+// session its client ended with DELETE says client_eof; the listener's
+// own session says signal; the log verifies.
+func TestListenEndsBySignal(t *testing.T) {
+	f := newFixture(t)
+	l := f.listen(t, nil, aegisBin, "demo", "--serve")
+	running := l.initialize(t)
+	deleted := l.initialize(t)
+	if resp := l.request(t, "DELETE", deleted, ""); resp.StatusCode != 200 {
+		t.Fatalf("DELETE = %d; want 200", resp.StatusCode)
+	}
+	_ = running
+	// The deleted session ends on its own (its child sees EOF and exits)
+	// before the signal, which would otherwise reach it too.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if f.kinds(t)[record.KindSessionEnd] == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deleted session has no session_end after 10s:\n%s", l.errText())
+		}
+	}
+	l.stop(t)
+	f.mustVerify(t, 0)
+	var sids [][16]byte
+	started := map[[16]byte]string{}
+	ended := map[[16]byte]string{}
+	for _, r := range f.records(t) {
+		switch b := r.Body.(type) {
+		case *record.SessionStart:
+			sids = append(sids, r.SID)
+			started[r.SID] = b.Peer
+		case *record.SessionEnd:
+			ended[r.SID] = b.Reason
+		}
+	}
+	if len(sids) != 3 {
+		t.Fatalf("%d sessions; want the listener's and two", len(sids))
+	}
+	// In order of their session_start: the listener, the session left
+	// running, the session deleted.
+	want := []string{record.EndSignal, record.EndSignal, record.EndClientEOF}
+	for i, sid := range sids {
+		if ended[sid] != want[i] {
+			t.Errorf("session %d (peer %s) ended %q; want %q", i, started[sid], ended[sid], want[i])
+		}
+	}
+}
