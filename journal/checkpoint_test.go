@@ -12,40 +12,13 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
-	xtlog "golang.org/x/mod/sumdb/tlog"
 
 	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/internal/journaltest"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
 )
-
-// independentRoot computes the RFC 6962 root of the log's lines with
-// golang.org/x/mod/sumdb/tlog, an implementation that shares no code
-// with package tlog's (transparency-dev/merkle).
-func independentRoot(t *testing.T, lines [][]byte) xtlog.Hash {
-	t.Helper()
-	var stored []xtlog.Hash
-	hr := xtlog.HashReaderFunc(func(idx []int64) ([]xtlog.Hash, error) {
-		out := make([]xtlog.Hash, len(idx))
-		for i, x := range idx {
-			out[i] = stored[x]
-		}
-		return out, nil
-	})
-	for i, l := range lines {
-		hs, err := xtlog.StoredHashes(int64(i), l, hr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored = append(stored, hs...)
-	}
-	h, err := xtlog.TreeHash(int64(len(lines)), hr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
 
 // logLines returns the lines of a log file (one file, no torn tail).
 func logLines(t *testing.T, path string) [][]byte {
@@ -136,7 +109,7 @@ func TestCheckpointFile(t *testing.T) {
 		if size != int64(len(lines)) {
 			t.Errorf("session %d: checkpoint size %d; want the log's %d lines", session, size, len(lines))
 		}
-		if want := independentRoot(t, lines); root != want.String() {
+		if want := journaltest.RFC6962Root(t, lines); root != want.String() {
 			t.Errorf("session %d: checkpoint root %s; want x/mod tlog's %s", session, root, want)
 		}
 		hist, err := os.ReadFile(cpf + HistoryExt)

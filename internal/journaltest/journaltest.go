@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"testing"
 
+	xtlog "golang.org/x/mod/sumdb/tlog"
+
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -85,4 +87,32 @@ func (c *Calls) Intent(n int) *record.Intent {
 func (c *Calls) Outcome(intent uint64) *record.Outcome {
 	c.out.Call, c.out.Intent = c.in.Call, intent
 	return &c.out
+}
+
+// RFC6962Root is the RFC 6962 root of the tree whose leaves are leaves,
+// computed with golang.org/x/mod/sumdb/tlog: an implementation that shares
+// no code with package tlog's (transparency-dev/merkle), so that tests
+// check aegis's trees against it.
+func RFC6962Root(t testing.TB, leaves [][]byte) xtlog.Hash {
+	t.Helper()
+	var stored []xtlog.Hash
+	hr := xtlog.HashReaderFunc(func(idx []int64) ([]xtlog.Hash, error) {
+		out := make([]xtlog.Hash, len(idx))
+		for i, x := range idx {
+			out[i] = stored[x]
+		}
+		return out, nil
+	})
+	for i, l := range leaves {
+		hs, err := xtlog.StoredHashes(int64(i), l, hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, hs...)
+	}
+	h, err := xtlog.TreeHash(int64(len(leaves)), hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

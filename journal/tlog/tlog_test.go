@@ -14,6 +14,7 @@ import (
 
 	xtlog "golang.org/x/mod/sumdb/tlog"
 
+	"github.com/aegisrelay/aegis/internal/journaltest"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 
@@ -136,37 +137,13 @@ func TestGoldenCheckpoint(t *testing.T) {
 	if err != nil || o != c {
 		t.Errorf("Open(golden) = %+v, %v; want %+v", o, err, c)
 	}
-	if root := xRoot(t, leaves); Hash(root) != c.Root {
+	if root := journaltest.RFC6962Root(t, leaves); Hash(root) != c.Root {
 		t.Errorf("root %s; x/mod tlog's %s", c.Root, root)
 	}
 	_, other, _ := ed25519.GenerateKey(nil)
 	if _, err := Open(want, other.Public().(ed25519.PublicKey)); !errors.Is(err, ErrCheckpoint) {
 		t.Errorf("Open with another key = %v; want ErrCheckpoint", err)
 	}
-}
-
-func xRoot(t *testing.T, leaves [][]byte) xtlog.Hash {
-	t.Helper()
-	var stored []xtlog.Hash
-	hr := xtlog.HashReaderFunc(func(idx []int64) ([]xtlog.Hash, error) {
-		out := make([]xtlog.Hash, len(idx))
-		for i, x := range idx {
-			out[i] = stored[x]
-		}
-		return out, nil
-	})
-	for i, l := range leaves {
-		hs, err := xtlog.StoredHashes(int64(i), l, hr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored = append(stored, hs...)
-	}
-	h, err := xtlog.TreeHash(int64(len(leaves)), hr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 // TestProofsIndependent: every inclusion proof (each record, each tree
