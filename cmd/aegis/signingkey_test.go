@@ -114,32 +114,7 @@ func serveCountingAgent(t testing.TB, key ed25519.PrivateKey) (string, *counting
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	stop := func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	t.Cleanup(stop)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			go func() {
-				defer c.Close()
-				agent.ServeAgent(ring, c)
-			}()
-		}
-	}()
+	stop := acceptAll(t, l, func(c net.Conn) { agent.ServeAgent(ring, c) })
 	return sock, ring, stop
 }
 
@@ -550,4 +525,39 @@ func TestSSHAgentKeptFromChild(t *testing.T) {
 	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "--env SSH_AUTH_SOCK") {
 		t.Errorf("wrap --clean-env --env SSH_AUTH_SOCK with an agent key = %d\n%s; want 2 and a reason", code, out)
 	}
+}
+
+// acceptAll accepts every connection to l and runs serve on each (nil:
+// holds it open and reads nothing) until stop, which closes l and every
+// connection accepted; stop also runs when the test ends.
+func acceptAll(t testing.TB, l net.Listener, serve func(net.Conn)) (stop func()) {
+	var mu sync.Mutex
+	var conns []net.Conn
+	stop = func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	t.Cleanup(stop)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			if serve != nil {
+				go func() {
+					defer c.Close()
+					serve(c)
+				}()
+			}
+		}
+	}()
+	return stop
 }

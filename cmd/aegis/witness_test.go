@@ -180,27 +180,7 @@ func deadWitnesses(t testing.TB) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var held []net.Conn
-	go func() {
-		for {
-			c, err := hole.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		hole.Close()
-		mu.Lock()
-		for _, c := range held {
-			c.Close()
-		}
-		mu.Unlock()
-	})
+	acceptAll(t, hole, nil)
 	_, k1, _ := ed25519.GenerateKey(nil)
 	_, k2, _ := ed25519.GenerateKey(nil)
 	v1, _ := witness.CosignatureKey("example.com/closed", k1.Public().(ed25519.PublicKey))
