@@ -180,8 +180,12 @@ func TestNULsInsideALog(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
+	// Groups of 64 intents: one signature each, not one per record.
 	for j.f.(*osFile).z.content() < 2*(segment.MaxUnsynced+record.MaxLine) {
-		seq, _ := j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, RequestDigest: record.Digest{1}})
+		var seq uint64
+		for range 64 {
+			seq, _ = j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, RequestDigest: record.Digest{1}})
+		}
 		j.Wait(seq, BeforeResponse)
 	}
 	j.Close()
