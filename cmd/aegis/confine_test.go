@@ -497,6 +497,7 @@ func runAttempt(t *testing.T, bin string, f *fixture, flags []string, env *escap
 // enforcement record: what the record claims to deny is denied, by the
 // mechanism it names, and what it leaves open works.
 func TestConfineEscapeSuite(t *testing.T) {
+	t.Parallel()
 	env := newEscapeEnv(t)
 	control, err := exec.Command(env.probeArgv(t)[0], append(env.probeArgv(t)[1:], append([]string{"-direct"}, escapeAttempts...)...)...).Output()
 	if err != nil {
@@ -623,6 +624,7 @@ func TestConfineEnforcementRecord(t *testing.T) {
 // run the child, exit 69 and record why; with --best-effort it runs and the
 // record says what was dropped, and that every port is open.
 func TestConfineFailClosed(t *testing.T) {
+	t.Parallel()
 	capped := cappedAegis(t, 3)
 	env := newEscapeEnv(t)
 	f := newFixture(t)

@@ -285,6 +285,7 @@ func octal(m os.FileMode) string {
 // write leaves, NULs not preceded by a log, only NULs, a 2 GiB sparse
 // file. A path that is not a regular file is refused the same way.
 func TestAuditRefusesNonLog(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cmd := f.wrapCmd(nil, child("echo")...)
 	cmd.Stdin = strings.NewReader(callLine)

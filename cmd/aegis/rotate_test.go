@@ -326,6 +326,7 @@ func TestRotateLogFollow(t *testing.T) {
 // miss a file a rotation renames), but not for ever: a log whose first
 // segment was removed is printed from where it starts.
 func TestLogFollowFirstSegmentGone(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.start(t, []string{"--audit-max-size", "4KiB"}, nil, child("echo")...)
 	for i := range 30 {
@@ -480,6 +481,7 @@ func TestRotateProgress(t *testing.T) {
 //
 //	AEGIS_SOAK_CALLS=1000000 go test -run TestRotateSoak -v -timeout 60m ./cmd/aegis/
 func TestRotateSoak(t *testing.T) {
+	t.Parallel()
 	calls := 40_000
 	if s := os.Getenv("AEGIS_SOAK_CALLS"); s != "" {
 		calls, _ = strconv.Atoi(s)

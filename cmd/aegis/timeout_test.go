@@ -137,6 +137,7 @@ func toAnswers(t *testing.T) map[string]string {
 // anomalies with their digests and never reach the client; the log
 // verifies. Without the flag the same session gets the server's answers.
 func TestWrapCallTimeout(t *testing.T) {
+	t.Parallel()
 	late := toAnswers(t)
 	f := newFixture(t)
 	wrap := f.wrapCmd([]string{"--call-timeout", toTimeout.String()}, aegisBin, "__demo-server")

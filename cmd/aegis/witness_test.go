@@ -281,6 +281,7 @@ func witnessedLog(t *testing.T) (*witnessFixture, *liteWitness, *liteWitness) {
 // witnesses' keys and that file. A cosignature changed, one removed, or
 // a witness that never cosigned: exit 1.
 func TestWitnessCosigns(t *testing.T) {
+	t.Parallel()
 	f, w1, w2 := witnessedLog(t)
 	data, err := os.ReadFile(f.cp + witness.WitnessedExt)
 	if err != nil {
@@ -504,6 +505,7 @@ func TestWitnessRollbackAndFork(t *testing.T) {
 // verifies, and the witnesses' state is said on stderr and kept in the
 // state file.
 func TestWitnessUnreachable(t *testing.T) {
+	t.Parallel()
 	f := newWitnessFixture(t)
 	if code, errOut := f.session(t, 1); code != 0 {
 		t.Fatalf("first session: exit %d\n%s", code, errOut)
