@@ -15,7 +15,9 @@ func echo(size, hold int) int {
 	}
 	buf := make([]byte, 64<<10)
 	var out []byte
-	var start, end, held int
+	// buf[start:scanned] holds no '\n': a long request arriving in many
+	// reads is searched once, not once per read.
+	var start, scanned, end, held int
 	flush := func() bool {
 		if len(out) == 0 {
 			return true
@@ -28,6 +30,7 @@ func echo(size, hold int) int {
 		if end == len(buf) {
 			if start > 0 {
 				end = copy(buf, buf[start:end])
+				scanned -= start
 				start = 0
 			} else {
 				buf = append(buf, make([]byte, len(buf))...)
@@ -36,12 +39,14 @@ func echo(size, hold int) int {
 		n, err := os.Stdin.Read(buf[end:])
 		end += n
 		for {
-			i := bytes.IndexByte(buf[start:end], '\n')
+			i := bytes.IndexByte(buf[scanned:end], '\n')
 			if i < 0 {
+				scanned = end
 				break
 			}
-			line := buf[start : start+i]
-			start += i + 1
+			line := buf[start : scanned+i]
+			start = scanned + i + 1
+			scanned = start
 			id, method := idAndMethod(line)
 			if id == nil || method == nil {
 				continue
@@ -71,7 +76,7 @@ func echo(size, hold int) int {
 			held++
 		}
 		if start == end {
-			start, end = 0, 0
+			start, scanned, end = 0, 0, 0
 		}
 		if hold == 0 || held >= hold {
 			if !flush() {
