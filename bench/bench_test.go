@@ -15,9 +15,9 @@ import (
 
 // TestQuickRun runs the whole harness with a tiny iteration count, to keep
 // it from rotting: every section must produce its figures, every row of the
-// targets table must be present with a ratio, and the report files must be written.
-// It asserts nothing about the figures themselves (benchmarks, never timed
-// tests).
+// targets table must be present with a ratio, and the report files and
+// every plot must be written. It asserts nothing about the figures
+// themselves (benchmarks, never timed tests).
 func TestQuickRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds aegis and starts some hundred processes")
@@ -68,6 +68,20 @@ func TestQuickRun(t *testing.T) {
 	if got := len(res.Start); got != len(startTargets) {
 		t.Errorf("start rows = %d; want %d", got, len(startTargets))
 	}
+	// The CDF plots draw every sample the rows summarise.
+	for _, r := range res.Start {
+		if got := len(res.startSamples[r.Target]); got == 0 || got != r.Stats.N {
+			t.Errorf("start %s: %d samples kept for the plot; want the row's %d", r.Target, got, r.Stats.N)
+		}
+	}
+	for _, c := range res.Clients {
+		for i, st := range []Stats{c.Direct, c.None, c.Strict} {
+			key := clientKey(c.Client, clientTargets[i].name)
+			if got := len(res.clientSamples[key]); got == 0 || got != st.N {
+				t.Errorf("%s: %d samples kept for the plot; want the row's %d", key, got, st.N)
+			}
+		}
+	}
 	if got := len(res.Profiles); got != 8 {
 		t.Errorf("profiles = %d; want 8 (seven of wrap, one of verify)", got)
 	}
@@ -94,7 +108,8 @@ func TestQuickRun(t *testing.T) {
 	}
 
 	for _, name := range []string{"results.json", "results.md", "latency_durability.png", "roundtrip_cdf.png",
-		"inflight_throughput.png", "inflight_calls_per_fdatasync.png", "response_throughput.png", "wrap-1.pprof"} {
+		"inflight_throughput.png", "inflight_calls_per_fdatasync.png", "response_throughput.png",
+		"verify_throughput.png", "start_cdf.png", "clients_cdf.png", "wrap-1.pprof"} {
 		if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v; want a non-empty file", name, err)
 		}

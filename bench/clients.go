@@ -84,6 +84,12 @@ func (h *harness) clientsSection(ctx context.Context) error {
 				}
 			}
 		}
+		if h.res.clientSamples == nil {
+			h.res.clientSamples = map[string][]time.Duration{}
+		}
+		for i, t := range clientTargets {
+			h.res.clientSamples[clientKey(c.name, t.name)] = s[i].d
+		}
 		r := ClientResult{Client: c.name, Direct: s[0].stats(), None: s[1].stats(), Strict: s[2].stats()}
 		r.NoneOverhead = r.None.Median - r.Direct.Median
 		r.StrictOverhead = r.Strict.Median - r.Direct.Median
@@ -93,6 +99,10 @@ func (h *harness) clientsSection(ctx context.Context) error {
 	}
 	return nil
 }
+
+// clientKey names a client's samples against one target, in the plots'
+// legend too.
+func clientKey(client, target string) string { return client + ", " + target }
 
 // runClient runs a client process and returns the round trips it printed.
 func runClient(ctx context.Context, argv []string) ([]int64, error) {

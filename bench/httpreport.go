@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"path/filepath"
 	"slices"
 
 	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 )
 
 // httpRows are the http section's rows of the targets table: the
@@ -102,8 +100,8 @@ func mibs(n int64) string {
 
 // plotHTTP draws http_cdf.png: the CDF of the lock-step round trip per
 // HTTP target, and the recorded call at each level.
-func (h *harness) plotHTTP(dir string) error {
-	hr := h.res.HTTP
+func plotHTTP(res *Results, dir string) error {
+	hr := res.HTTP
 	if hr == nil || len(hr.samples) == 0 {
 		return nil
 	}
@@ -115,8 +113,5 @@ func (h *harness) plotHTTP(dir string) error {
 	if err := plotutil.AddLines(p, lines...); err != nil {
 		return err
 	}
-	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, "http_cdf.png")); err != nil {
-		return fmt.Errorf("plot http_cdf.png: %w", err)
-	}
-	return nil
+	return save(p, dir, "http_cdf.png") // plot.go
 }

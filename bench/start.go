@@ -55,7 +55,9 @@ func (h *harness) startSection(ctx context.Context) error {
 		}
 	}
 	direct := s[0].stats()
+	h.res.startSamples = map[string][]time.Duration{}
 	for i, t := range startTargets {
+		h.res.startSamples[t.name] = s[i].d
 		r := StartResult{Target: t.name, Stats: s[i].stats()}
 		r.Overhead = r.Stats.Median - direct.Median
 		h.res.Start = append(h.res.Start, r)
