@@ -31,8 +31,8 @@ type Config struct {
 	// noisier, and the verify log below 100k records; the http section
 	// runs only when Only names it.
 	Quick bool
-	// Scale multiplies every iteration count (default 1); tests use a tiny
-	// one to keep the harness from rotting.
+	// Scale multiplies every iteration count, warm-ups included (default
+	// 1); tests use a tiny one to keep the harness from rotting.
 	Scale float64
 	// Pprof profiles wrap's wiring in-process (see profwrap) and aegis
 	// verify's work, and adds pprof's top functions to the report. Naming
@@ -47,6 +47,11 @@ type Config struct {
 	// Keep leaves the temporary directory (binaries, key, audit logs) in
 	// place for a look afterwards; its path goes to Progress.
 	Keep bool
+
+	// child is a prebuilt aegis-bench-child; "" builds it from the
+	// module. Tests set it, with Aegis, to build the programs once for
+	// all their runs.
+	child string
 }
 
 // Sections are the parts of a run, in order.
@@ -159,28 +164,19 @@ func (h *harness) setup(ctx context.Context) error {
 	if !fileExists(filepath.Join(root, "cmd", "aegis")) {
 		return fmt.Errorf("run aegis-bench inside the aegis module (go env GOMOD = %q)", strings.TrimSpace(string(gomod)))
 	}
-	build := func(out, pkg string) error {
-		h.logf("building %s (CGO_ENABLED=0)", pkg)
-		// -buildvcs=auto: the binary names the commit it was built from
-		// (aegis --version, the report's "aegis" row), whatever GOFLAGS says.
-		cmd := exec.CommandContext(ctx, gobin, "build", "-buildvcs=auto", "-o", out, pkg)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	h.aegis, h.child = h.cfg.Aegis, h.cfg.child
+	for _, b := range []struct {
+		path *string
+		pkg  string
+	}{{&h.aegis, "./cmd/aegis"}, {&h.child, "./bench/cmd/aegis-bench-child"}} {
+		if *b.path != "" {
+			continue
 		}
-		return nil
-	}
-	h.aegis = h.cfg.Aegis
-	if h.aegis == "" {
-		h.aegis = filepath.Join(h.work, "aegis")
-		if err := build(h.aegis, "./cmd/aegis"); err != nil {
+		*b.path = filepath.Join(h.work, filepath.Base(b.pkg))
+		h.logf("building %s (CGO_ENABLED=0)", b.pkg)
+		if err := buildProgram(ctx, gobin, root, *b.path, b.pkg); err != nil {
 			return err
 		}
-	}
-	h.child = filepath.Join(h.work, "aegis-bench-child")
-	if err := build(h.child, "./bench/cmd/aegis-bench-child"); err != nil {
-		return err
 	}
 	h.key = filepath.Join(h.work, "signing.key")
 	if out, err := exec.CommandContext(ctx, h.aegis, "keygen", "--out", h.key).CombinedOutput(); err != nil {
@@ -191,6 +187,20 @@ func (h *harness) setup(ctx context.Context) error {
 	h.res.Machine = machine(h.work)
 	h.res.Machine.BuildGo = strings.TrimSpace(string(goVersion))
 	h.res.Machine.Aegis = strings.TrimSpace(string(version))
+	return nil
+}
+
+// buildProgram builds the package pkg of the module at root into out,
+// as released: CGO_ENABLED=0, and -buildvcs=auto so that the binary
+// names the commit it was built from (aegis --version, the report's
+// "aegis" row) whatever GOFLAGS says.
+func buildProgram(ctx context.Context, gobin, root, out, pkg string) error {
+	cmd := exec.CommandContext(ctx, gobin, "build", "-buildvcs=auto", "-o", out, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
 	return nil
 }
 

@@ -49,10 +49,10 @@ func (h *harness) clientsSection(ctx context.Context) error {
 		argv func(n int, target []string) []string
 	}{
 		{"TypeScript SDK", func(n int, target []string) []string {
-			return append([]string{node, script, fmt.Sprint(n), "20"}, target...)
+			return append([]string{node, script, fmt.Sprint(n), fmt.Sprint(h.it.warm(20))}, target...)
 		}},
 		{"Go SDK", func(n int, target []string) []string {
-			return append([]string{h.child, "goclient", "-n", fmt.Sprint(n), "-warm", "20", "--"}, target...)
+			return append([]string{h.child, "goclient", "-n", fmt.Sprint(n), "-warm", fmt.Sprint(h.it.warm(20)), "--"}, target...)
 		}},
 	}
 	for _, c := range clients {

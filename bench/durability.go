@@ -91,7 +91,7 @@ func (h *harness) durabilitySection(ctx context.Context) error {
 			return err
 		}
 		procs[i] = p
-		if err := p.warm(pingReq, 100); err != nil {
+		if err := p.warm(pingReq, h.it.warm(100)); err != nil {
 			return err
 		}
 	}

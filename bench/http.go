@@ -223,13 +223,13 @@ func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg []string
 		if workers[i], err = t.worker(); err != nil {
 			return err
 		}
-		for range 200 {
+		for range h.it.warm(200) {
 			if _, err := workers[i].roundTrip(pingReq); err != nil {
 				return err
 			}
 		}
 	}
-	if err := direct.warm(pingReq, 200); err != nil {
+	if err := direct.warm(pingReq, h.it.warm(200)); err != nil {
 		return err
 	}
 
@@ -278,8 +278,8 @@ func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg []string
 
 	// Pipelined: the unrecorded targets, window requests in flight.
 	window := h.it.rtWindow
-	const rounds = 10
-	per := max(h.it.rtPipe/rounds/2, 2*window)
+	rounds := h.it.httpRounds
+	per := max(h.it.rtPipe/20, 2*window) // messages per round and target
 	pool := make([][]*httpWorker, 3)
 	for i := range pool {
 		pool[i] = make([]*httpWorker, window)

@@ -15,12 +15,15 @@ import (
 // the HTTP floor and the pinned supergateway each serve the echo child,
 // every row and table is filled, the logs aegis wrote verify (the
 // section checks that itself), and the plot is written. It asserts
-// nothing about the figures themselves.
+// nothing about the figures themselves. It runs beside TestQuickRun, on
+// the programs built once for both.
 func TestHTTPSection(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Parallel()
+	aegis, child := prebuilt(t) // bench_test.go
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	out := t.TempDir()
-	res, err := Run(ctx, Config{Dir: t.TempDir(), Out: out, Quick: true, Scale: 0.02, Only: []string{"http"}, Progress: tlog{t}})
+	res, err := Run(ctx, Config{Dir: t.TempDir(), Out: out, Quick: true, Scale: testScale, Only: []string{"http"}, Progress: tlog{t}, Aegis: aegis, child: child})
 	if err != nil {
 		t.Fatalf("Run -only http: %v", err)
 	}

@@ -63,7 +63,7 @@ func (h *harness) inFlight(ctx context.Context, sf *syncFile, w, n int) (InFligh
 		return InFlightResult{}, nil, err
 	}
 	defer p.stop()
-	if err := p.warm(pingReq, 50); err != nil {
+	if err := p.warm(pingReq, h.it.warm(50)); err != nil {
 		return InFlightResult{}, nil, err
 	}
 	var floor samples

@@ -24,7 +24,14 @@ type iters struct {
 	starts       int // starts per target
 	clientRounds int // rounds of each real client against each target
 	clientCalls  int // timed calls per client process
+	httpRounds   int // pipelined rounds per HTTP target
+	scale        float64
 }
+
+// warm is n warm-up round trips scaled as the timed ones are, at least
+// one: the first round trip pays for a process's start and first page
+// faults, more make the caches warm.
+func (it iters) warm(n int) int { return max(1, int(math.Round(float64(n)*it.scale))) }
 
 func newIters(quick bool, scale float64) iters {
 	it := iters{
@@ -38,6 +45,8 @@ func newIters(quick bool, scale float64) iters {
 		profile:      3000,
 		starts:       100,
 		clientRounds: 4, clientCalls: 300,
+		httpRounds: 10,
+		scale:      scale,
 	}
 	if quick {
 		it.fsync, it.rtLock, it.rtPipe, it.block = 150, 1000, 10000, 25
@@ -57,7 +66,7 @@ func newIters(quick bool, scale float64) iters {
 	sc(&it.durability, 5)
 	sc(&it.inFlightN, 2*it.inFlight[len(it.inFlight)-1])
 	for i := range it.sizeN {
-		sc(&it.sizeN[i], 2)
+		sc(&it.sizeN[i], 1)
 	}
 	sc(&it.scanRounds, 3)
 	sc(&it.scanFrames, 50)
@@ -67,5 +76,6 @@ func newIters(quick bool, scale float64) iters {
 	sc(&it.starts, 3)
 	sc(&it.clientRounds, 1)
 	sc(&it.clientCalls, 5)
+	sc(&it.httpRounds, 2)
 	return it
 }

@@ -2,11 +2,13 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Profile is pprof's top functions of wrap's wiring under one workload
@@ -37,16 +39,15 @@ func (h *harness) pprofSection(ctx context.Context) error {
 			return err
 		}},
 		{"16 MiB response, unrecorded", "strict", 16 << 20, func(p *proc) error {
-			return p.warm(bigReq, max(3, n/100))
+			return p.warm(bigReq, max(1, n/100))
 		}},
 		{"16 MiB response, recorded at none", "none", 16 << 20, func(p *proc) error {
-			return p.warm(callReq, max(3, n/100))
+			return p.warm(callReq, max(1, n/100))
 		}},
 	}
-	gobin, err := goTool()
-	if err != nil {
-		return err
-	}
+	// The profiles, read by pprof once every workload has run.
+	type profile struct{ workload, path string }
+	var profiles []profile
 	for i, wk := range work {
 		name := fmt.Sprintf("wrap-%d.pprof", i+1)
 		path := filepath.Join(h.work, name)
@@ -63,29 +64,46 @@ func (h *harness) pprofSection(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", wk.name, err)
 		}
-		if err := h.pprofTop(ctx, gobin, "wrap: "+wk.name+", pipes", path); err != nil {
-			return err
-		}
+		profiles = append(profiles, profile{"wrap: " + wk.name + ", pipes", path})
 		h.logf("   profiled %s", wk.name)
 	}
-	if h.verifyAudit == "" {
-		return nil
+	if h.verifyAudit != "" {
+		// aegis verify's work, on the log the verify section made.
+		path := filepath.Join(h.work, "verify.pprof")
+		argv := []string{h.child, "profverify", "-audit", h.verifyAudit, "-key", h.key, "-profile", path, "-runs", "5"}
+		if out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
+			return fmt.Errorf("profverify: %w\n%s", err, out)
+		}
+		profiles = append(profiles, profile{"aegis verify (journal.Verify, pinned), 5 runs", path})
 	}
-	// aegis verify's work, on the log the verify section made.
-	path := filepath.Join(h.work, "verify.pprof")
-	argv := []string{h.child, "profverify", "-audit", h.verifyAudit, "-key", h.key, "-profile", path, "-runs", "5"}
-	if out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
-		return fmt.Errorf("profverify: %w\n%s", err, out)
+	gobin, err := goTool()
+	if err != nil {
+		return err
 	}
-	return h.pprofTop(ctx, gobin, "aegis verify (journal.Verify, pinned), 5 runs", path)
+	// pprof reads the profiles all at once: nothing is being profiled
+	// any more, and each run of it is mostly its own start.
+	tops := make([]Profile, len(profiles))
+	errs := make([]error, len(profiles))
+	var wg sync.WaitGroup
+	for i, pr := range profiles {
+		wg.Go(func() { tops[i], errs[i] = pprofTop(ctx, gobin, pr.workload, pr.path) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i, pr := range profiles {
+		h.res.Profiles = append(h.res.Profiles, tops[i])
+		h.res.profilePaths = append(h.res.profilePaths, pr.path)
+	}
+	return nil
 }
 
-// pprofTop adds pprof's top functions of the profile at path to the
-// results.
-func (h *harness) pprofTop(ctx context.Context, gobin, workload, path string) error {
+// pprofTop is pprof's top functions of the profile at path.
+func pprofTop(ctx context.Context, gobin, workload, path string) (Profile, error) {
 	out, err := exec.CommandContext(ctx, gobin, "tool", "pprof", "-top", "-nodecount=18", path).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("go tool pprof: %w\n%s", err, out)
+		return Profile{}, fmt.Errorf("go tool pprof %s: %w\n%s", filepath.Base(path), err, out)
 	}
 	// Drop the header lines that name the binary, build and time.
 	var top []string
@@ -94,7 +112,5 @@ func (h *harness) pprofTop(ctx context.Context, gobin, workload, path string) er
 			top = append(top, strings.TrimRight(line, "\n"))
 		}
 	}
-	h.res.Profiles = append(h.res.Profiles, Profile{Workload: workload, File: filepath.Base(path), Top: strings.Join(top, "\n")})
-	h.res.profilePaths = append(h.res.profilePaths, path)
-	return nil
+	return Profile{Workload: workload, File: filepath.Base(path), Top: strings.Join(top, "\n")}, nil
 }

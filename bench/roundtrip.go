@@ -77,7 +77,7 @@ func (h *harness) roundTrips(ctx context.Context, t Transport) error {
 			return err
 		}
 		procs[i] = p
-		if err := p.warm(pingReq, 200); err != nil {
+		if err := p.warm(pingReq, h.it.warm(200)); err != nil {
 			return err
 		}
 	}

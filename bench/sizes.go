@@ -56,7 +56,7 @@ func (h *harness) size(ctx context.Context, size, n int) error {
 			return err
 		}
 		procs[i] = p
-		if err := p.warm(bigReq, 3); err != nil {
+		if err := p.warm(bigReq, h.it.warm(3)); err != nil {
 			return err
 		}
 	}
