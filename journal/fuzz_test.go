@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,14 +46,22 @@ var genuineLog = sync.OnceValues(buildGenuineLog)
 
 // buildGenuineLog writes the genuine log (seqs 0-13 the first session,
 // the torn line, 14 the recovery, 15-18 the second session) and returns it.
-func buildGenuineLog() ([]byte, error) {
+func buildGenuineLog() ([]byte, error) { return buildFuzzLog(false) }
+
+// mutationLog is the log FuzzVerifyMutation mutates: the genuine log's
+// records, sessions, torn line and recovery, written in fewer commit
+// groups (writeLog). Built once per process.
+var mutationLog = sync.OnceValues(func() ([]byte, error) { return buildFuzzLog(true) })
+
+// buildFuzzLog writes the genuine log, in fewer groups if few, and returns it.
+func buildFuzzLog(few bool) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "aegis-fuzz-verify")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "audit.jsonl")
-	if err := writeGenuineLog(path, 0); err != nil {
+	if err := writeLog(path, 0, few); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(path)
@@ -61,7 +70,17 @@ func buildGenuineLog() ([]byte, error) {
 // writeGenuineLog writes the genuine log at path, rotated at maxSize if
 // it is positive. With a fixed clock, key and session ids and
 // deterministic signatures, it writes the same bytes every time.
-func writeGenuineLog(path string, maxSize int64) error {
+func writeGenuineLog(path string, maxSize int64) error { return writeLog(path, maxSize, false) }
+
+// writeLog writes the genuine log's records at path. With few, each
+// session is two commit groups, its session_start (as wrap waits for it
+// before it starts the child) and the rest: four signed records and the
+// two sessions' certificates, where the genuine log has nine and two. A
+// verification's signature checks and their batch (verify/sigs.go) cost
+// about as much as its decoding of the lines, so the mutation target,
+// which verifies every exec, mutates this one; every record, the torn
+// line and its recovery are where they are in the genuine log.
+func writeLog(path string, maxSize int64, few bool) error {
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	now := func() time.Time {
 		clock = clock.Add(time.Millisecond + 7)
@@ -70,6 +89,9 @@ func writeGenuineLog(path string, maxSize int64) error {
 	// Each group is appended together and waited for once: one write, one
 	// signature on its last record.
 	write := func(sid byte, groups ...[]record.Body) error {
+		if few && len(groups) > 2 {
+			groups = [][]record.Body{groups[0], slices.Concat(groups[1:]...)}
+		}
 		// A session key from fixed bytes, so that it signs the same
 		// records the same way each run.
 		rand := bytes.NewReader(bytes.Repeat([]byte{sid}, ed25519.SeedSize))
@@ -187,42 +209,72 @@ func verifyFuzz(t *testing.T, b []byte, opts verify.Options) *verify.Report {
 	return rep
 }
 
-// checkVerdicts verifies b pinned, unpinned and against the genuine head,
-// and checks that only the genuine log or a line-end prefix of it is
-// Valid, only the whole genuine log against its head, and that pinning
-// only ever adds problems.
-func checkVerdicts(t *testing.T, g, b []byte) *verify.Report {
+// checkVerdicts verifies b pinned, unpinned and against head, the head
+// of g, and checks that only g or a line-end prefix of it is Valid, only
+// the whole of g against its head, and that pinning only ever adds
+// problems.
+//
+// With derive, the unpinned pass runs only where its verdict may differ
+// from the pinned one. Options.Key adds one rule to what an unpinned
+// verification checks: every session's root (SessionReport.Key, its
+// key or the key that certifies it) is the pinned key. So where every
+// session the pinned pass reports has fuzzPub as its root, the unpinned
+// verdict is the pinned one, and a second verification of the same
+// lines and signatures would double the exec's cost to learn it.
+// FuzzVerify runs both passes on every input, and holds them to that
+// rule.
+func checkVerdicts(t *testing.T, g []byte, head record.Head, b []byte, derive bool) *verify.Report {
 	t.Helper()
 	pinned := verifyFuzz(t, b, verify.Options{Key: fuzzPub})
 	if pinned.Status == verify.Valid && !genuinePrefix(g, b) {
 		t.Fatalf("Verify(%.300q…, pinned) = valid; but the bytes are not the genuine log or a prefix of it cut at a line end", b)
 	}
-	unpinned := verifyFuzz(t, b, verify.Options{})
-	if unpinned.Status == verify.Valid && !genuinePrefix(g, b) {
-		t.Fatalf("Verify(%.300q…, unpinned) = valid; but the bytes are not the genuine log or a prefix of it, and the fuzzer cannot sign (sessions %+v)", b, sessionKeys(unpinned))
-	}
-	if pinned.Records != unpinned.Records || len(pinned.Sessions) != len(unpinned.Sessions) {
-		t.Fatalf("Verify(%.300q…): pinned %d records %d sessions, unpinned %d records %d sessions", b, pinned.Records, len(pinned.Sessions), unpinned.Records, len(unpinned.Sessions))
-	}
-	if unpinned.Status == verify.Invalid && pinned.Status != verify.Invalid || pinned.Status == verify.Valid && unpinned.Status != verify.Valid {
-		t.Fatalf("Verify(%.300q…) = %v pinned, %v unpinned (%v); pinning may only add problems", b, pinned.Status, unpinned.Status, unpinned.Problems)
+	if !derive || !rootedAt(pinned, fuzzPub) {
+		unpinned := verifyFuzz(t, b, verify.Options{})
+		if unpinned.Status == verify.Valid && !genuinePrefix(g, b) {
+			t.Fatalf("Verify(%.300q…, unpinned) = valid; but the bytes are not the genuine log or a prefix of it, and the fuzzer cannot sign (sessions %+v)", b, sessionKeys(unpinned))
+		}
+		if pinned.Records != unpinned.Records || len(pinned.Sessions) != len(unpinned.Sessions) {
+			t.Fatalf("Verify(%.300q…): pinned %d records %d sessions, unpinned %d records %d sessions", b, pinned.Records, len(pinned.Sessions), unpinned.Records, len(unpinned.Sessions))
+		}
+		if unpinned.Status == verify.Invalid && pinned.Status != verify.Invalid || pinned.Status == verify.Valid && unpinned.Status != verify.Valid {
+			t.Fatalf("Verify(%.300q…) = %v pinned, %v unpinned (%v); pinning may only add problems", b, pinned.Status, unpinned.Status, unpinned.Problems)
+		}
+		if rootedAt(pinned, fuzzPub) && unpinned.Status != pinned.Status {
+			t.Fatalf("Verify(%.300q…) = %v pinned, %v unpinned (%v %v); every session's root is the pinned key, so pinning adds nothing", b, pinned.Status, unpinned.Status, unpinned.Problems, unpinned.Gaps)
+		}
 	}
 	if pinned.Status == verify.Valid {
-		head := record.Head{Seq: pinned.Head.Seq, Hash: pinned.Head.Hash}
-		full := mustGenuineHead(t)
-		withHead := verifyFuzz(t, b, verify.Options{Key: fuzzPub, Head: &full})
+		withHead := verifyFuzz(t, b, verify.Options{Key: fuzzPub, Head: &head})
 		if (withHead.Status == verify.Valid) != bytes.Equal(content(b), g) {
-			t.Fatalf("Verify(%.300q…, head %v) = %v (%v); want valid if and only if the bytes are the whole genuine log (head of the bytes: %v)", b, full, withHead.Status, withHead.Problems, head)
+			t.Fatalf("Verify(%.300q…, head %v) = %v (%v); want valid if and only if the bytes are the whole genuine log (head of the bytes: %v)", b, head, withHead.Status, withHead.Problems, pinned.Head)
 		}
 	}
 	return pinned
 }
 
-// genuineHead is the head of the genuine log as Verify reports it, found
-// once per process: the genuine log's signatures are what an exec spends
-// its time on, and its verdict is always the same.
-var genuineHead = sync.OnceValues(func() (record.Head, error) {
-	g, err := genuineLog()
+// rootedAt reports whether every session of r has root as its root.
+func rootedAt(r *verify.Report, root ed25519.PublicKey) bool {
+	k := record.FormatPublicKey(root)
+	for _, s := range r.Sessions {
+		if s.Key != k {
+			return false
+		}
+	}
+	return true
+}
+
+// genuineHead and mutationHead are the heads of the genuine log and of
+// the mutation log as Verify reports them, found once per process: a
+// log's signatures are what an exec spends its time on, and its verdict
+// is always the same.
+var (
+	genuineHead  = sync.OnceValues(func() (record.Head, error) { return logHead(genuineLog()) })
+	mutationHead = sync.OnceValues(func() (record.Head, error) { return logHead(mutationLog()) })
+)
+
+// logHead verifies g pinned, which must be Valid, and returns its head.
+func logHead(g []byte, err error) (record.Head, error) {
 	if err != nil {
 		return record.Head{}, err
 	}
@@ -234,7 +286,7 @@ var genuineHead = sync.OnceValues(func() (record.Head, error) {
 		return record.Head{}, fmt.Errorf("Verify(genuine log) = %v %v %v; want valid, with a head", rep.Status, rep.Problems, rep.Gaps)
 	}
 	return rep.Head, nil
-})
+}
 
 func mustGenuineHead(tb testing.TB) record.Head {
 	tb.Helper()
@@ -243,6 +295,20 @@ func mustGenuineHead(tb testing.TB) record.Head {
 		tb.Fatal(err)
 	}
 	return h
+}
+
+// mustMutationLog returns the mutation log and its head.
+func mustMutationLog(tb testing.TB) ([]byte, record.Head) {
+	tb.Helper()
+	g, err := mutationLog()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h, err := mutationHead()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g, h
 }
 
 func sessionKeys(r *verify.Report) []string {
@@ -259,7 +325,7 @@ func sessionKeys(r *verify.Report) []string {
 // be Valid, pinned or not (the fuzzer holds no key; see genuineLog).
 func FuzzVerify(f *testing.F) {
 	g := mustGenuine(f)
-	mustGenuineHead(f)
+	head := mustGenuineHead(f)
 	f.Add(g)
 	lines := bytes.SplitAfter(g, []byte("\n"))
 	for _, n := range []int{1, 3, 9, 15, len(lines) - 2} {
@@ -275,7 +341,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add(append(append(bytes.Join(lines[:3], nil), 0, 0), lines[3]...)) // a hole
 	f.Add(smallOrderLog())
 	f.Fuzz(func(t *testing.T, b []byte) {
-		checkVerdicts(t, g, b)
+		checkVerdicts(t, g, head, b, false)
 	})
 }
 
@@ -288,9 +354,12 @@ func FuzzVerify(f *testing.F) {
 // after the last signature (an unsigned tail, and a partial last line)
 // are what a crash leaves: Verify reports them as not trusted, and cannot
 // tell a change to them from a torn write.
+//
+// The genuine log here is mutationLog, its records in fewer commit
+// groups, and an exec verifies it pinned, unpinned only where that
+// verdict may differ (checkVerdicts): an exec's cost is Verify's.
 func FuzzVerifyMutation(f *testing.F) {
-	g := mustGenuine(f)
-	mustGenuineHead(f)
+	g, head := mustMutationLog(f)
 	f.Add([]byte{})
 	f.Add([]byte{opFlip, 0, 40, 3})
 	f.Add([]byte{opSet, 1, 0, '7'})
@@ -306,7 +375,7 @@ func FuzzVerifyMutation(f *testing.F) {
 	f.Add([]byte{opTruncate, 0, 0, opInsert, 0, 0, 2, 'x', '\n', opMove, 0, 1}) // the only line moved: no line to move it before
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		b := mutate(g, prog)
-		rep := checkVerdicts(t, g, b)
+		rep := checkVerdicts(t, g, head, b, true)
 		switch {
 		case bytes.Equal(content(b), g):
 			if rep.Status != verify.Valid {
@@ -358,11 +427,18 @@ var opNames = [numOps]string{"flip", "set", "insert", "delete", "swap", "drop", 
 // then as many as its third says).
 var opArgs = [numOps]int{opFlip: 3, opSet: 3, opInsert: 3, opDelete: 3, opSwap: 2, opDrop: 1, opRepeat: 1, opMove: 2, opTruncate: 2}
 
+// maxMutated ends a program once the log it makes is longer: a line
+// repeated is joined to itself when no line end follows it, so a
+// program of repeats can double a log at every step. The log may still
+// hold a line longer than any record (Verify's long-line path), and no
+// exec costs more than a few megabytes.
+const maxMutated = record.MaxLine
+
 // mutate runs prog on a copy of g. It stops where the program runs out of
-// arguments.
+// arguments, or once the log is longer than maxMutated.
 func mutate(g, prog []byte) []byte {
 	b := bytes.Clone(g)
-	for len(prog) > 0 {
+	for len(prog) > 0 && len(b) <= maxMutated {
 		op := prog[0] % numOps
 		args := prog[1:]
 		need := opArgs[op]
@@ -425,6 +501,20 @@ func mutate(g, prog []byte) []byte {
 	return b
 }
 
+// TestMutateBounded: a program that repeats a last line with no line
+// end after it doubles the log at every step; FuzzVerifyMutation found
+// one that ran a worker out of memory (tens of gigabytes). mutate stops
+// such a program once the log is longer than maxMutated.
+func TestMutateBounded(t *testing.T) {
+	prog := bytes.Repeat([]byte{opRepeat, 255}, 64) // 255: the last line of one or two
+	for _, g := range [][]byte{[]byte("no line end"), []byte("{}\n{\"torn\":")} {
+		b := mutate(g, prog)
+		if len(b) <= maxMutated || len(b) > 2*maxMutated {
+			t.Errorf("mutate(%q, 64 repeats of its last line) = %d bytes; want more than %d (the program runs until then) and at most twice that", g, len(b), maxMutated)
+		}
+	}
+}
+
 // describeProgram renders a mutation program for failure messages.
 func describeProgram(prog []byte) string {
 	var s []string
@@ -443,24 +533,55 @@ func describeProgram(prog []byte) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
-// TestGenuineLog checks the fuzz targets' premise: the genuine log is
-// Valid pinned, holds the sessions it was built with, and is the same
-// bytes every time it is built.
+// TestGenuineLog checks the fuzz targets' premise: the genuine log and
+// the mutation log are Valid pinned, hold the sessions they were built
+// with, the torn line and its recovery, and are the same bytes every
+// time they are built; the mutation log holds the genuine log's records,
+// in fewer signed groups.
 func TestGenuineLog(t *testing.T) {
 	g := mustGenuine(t)
-	rep := verifyBytes(t, g, verify.Options{Key: fuzzPub})
-	if rep.Status != verify.Valid || len(rep.Sessions) != 2 || rep.Records != 19 {
-		t.Fatalf("Verify(genuine log) = %v, %d sessions, %d records, %v %v; want valid, 2, 19", rep.Status, len(rep.Sessions), rep.Records, rep.Problems, rep.Gaps)
+	m, _ := mustMutationLog(t)
+	tests := []struct {
+		name string
+		log  []byte
+		few  bool
+		sigs int // signed records, and the two sessions' certificates
+	}{
+		{"genuine", g, false, 9 + 2},
+		{"mutation", m, true, 4 + 2},
 	}
-	if !bytes.Contains(g, []byte(tornLine+"\n")) || !bytes.Contains(g, []byte(`"kind":"recovery"`)) {
-		t.Errorf("genuine log has no torn line answered by a recovery")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := verifyBytes(t, tt.log, verify.Options{Key: fuzzPub})
+			if rep.Status != verify.Valid || len(rep.Sessions) != 2 || rep.Records != 19 {
+				t.Fatalf("Verify(%s log) = %v, %d sessions, %d records, %v %v; want valid, 2, 19", tt.name, rep.Status, len(rep.Sessions), rep.Records, rep.Problems, rep.Gaps)
+			}
+			if !bytes.Contains(tt.log, []byte(tornLine+"\n")) || !bytes.Contains(tt.log, []byte(`"kind":"recovery"`)) {
+				t.Errorf("%s log has no torn line answered by a recovery", tt.name)
+			}
+			if n := bytes.Count(tt.log, []byte(`"sig":"ed25519:`)); n != tt.sigs {
+				t.Errorf("%s log carries %d signatures; want %d", tt.name, n, tt.sigs)
+			}
+			again, err := buildFuzzLog(tt.few)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(tt.log, again) {
+				t.Errorf("the %s log differs between two builds: not deterministic", tt.name)
+			}
+		})
 	}
-	again, err := buildGenuineLog()
-	if err != nil {
-		t.Fatal(err)
+	gl, ml := bytes.Split(g, []byte("\n")), bytes.Split(m, []byte("\n"))
+	if len(gl) != len(ml) {
+		t.Fatalf("the mutation log has %d lines, the genuine log %d", len(ml), len(gl))
 	}
-	if !bytes.Equal(g, again) {
-		t.Errorf("the genuine log differs between two builds: not deterministic")
+	var dg, dm record.Decoder
+	for i := range gl {
+		rg, errg := dg.Decode(gl[i])
+		rm, errm := dm.Decode(ml[i])
+		if (errg == nil) != (errm == nil) || errg == nil && (rg.Seq != rm.Seq || rg.Kind != rm.Kind || rg.SID != rm.SID) {
+			t.Errorf("line %d: mutation log %q (%v); genuine log %q (%v): want the same record", i+1, ml[i], errm, gl[i], errg)
+		}
 	}
 }
 
