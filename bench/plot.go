@@ -218,6 +218,7 @@ func plotVerify(res *Results, dir string) error {
 		p.Legend.Add(who.name, bars)
 	}
 	p.Y.Max = 1.3 * top // room for the legend above the bars
+	p.Y.Tick.Marker = linTicks125{}
 	p.Legend.Top = true
 	var groups []string
 	for _, v := range shapes {
@@ -322,6 +323,33 @@ func (logTicks125) Ticks(lo, hi float64) []plot.Tick {
 		for i := range ticks {
 			ticks[i].Label = tickLabel(ticks[i].Value)
 		}
+	}
+	return ticks
+}
+
+// linTicks125 marks a linear axis at most six times, at multiples of 1,
+// 2 or 5 times a power of ten, labelled as plain numbers (plot.DefaultTicks
+// may mark a bar chart's axis twice, with decimals it has not got).
+type linTicks125 struct{}
+
+// Ticks implements plot.Ticker.
+func (linTicks125) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return nil
+	}
+	raw := (hi - lo) / 5
+	mag := math.Pow10(int(math.Floor(math.Log10(raw))))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for k := math.Ceil(lo / step); k*step <= hi; k++ {
+		v := k * step
+		ticks = append(ticks, plot.Tick{Value: v, Label: tickLabel(v)})
 	}
 	return ticks
 }

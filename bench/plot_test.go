@@ -2,6 +2,7 @@ package bench
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -35,6 +36,34 @@ func TestLogTicks125(t *testing.T) {
 		}
 		if !slices.Equal(got, tt.want) || len(ticks) != tt.marks {
 			t.Errorf("%s: Ticks(%g, %g) labels %q, %d marks; want %q, %d", tt.name, tt.lo, tt.hi, got, len(ticks), tt.want, tt.marks)
+		}
+	}
+}
+
+// TestLinTicks125 checks the verify plot's MB/s axis: at most six marks,
+// a step of 1, 2 or 5 times a power of ten, plain labels.
+func TestLinTicks125(t *testing.T) {
+	tests := []struct {
+		name   string
+		lo, hi float64
+		want   []float64
+	}{
+		{"MB/s", 0, 280, []float64{0, 100, 200}},
+		{"MB/s, taller", 0, 330, []float64{0, 100, 200, 300}},
+		{"small", 0, 9, []float64{0, 2, 4, 6, 8}},
+		{"offset", 13, 61, []float64{20, 30, 40, 50, 60}},
+		{"empty", 5, 5, nil},
+	}
+	for _, tt := range tests {
+		var got []float64
+		for _, tk := range (linTicks125{}).Ticks(tt.lo, tt.hi) {
+			got = append(got, tk.Value)
+			if want := strconv.FormatFloat(tk.Value, 'f', -1, 64); tk.Label != want {
+				t.Errorf("%s: tick %g labelled %q; want %q", tt.name, tk.Value, tk.Label, want)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: Ticks(%g, %g) = %v; want %v", tt.name, tt.lo, tt.hi, got, tt.want)
 		}
 	}
 }
