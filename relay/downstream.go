@@ -110,6 +110,7 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 		if r.inFlight.n == 0 && r.late.n == 0 {
 			continue // nothing to match: no need to parse
 		}
+		st.dg.start(line)
 		st.cl.Classify(line, f)
 		reason := ""
 		st.late = 0
@@ -122,6 +123,7 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 				}
 				seq, ok, why, err := r.answer(m, k == 0 && f.Anomaly == "", line, st)
 				if err != nil {
+					st.dg.wait()
 					return 0, 0, err
 				}
 				if ok {
@@ -146,13 +148,14 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 			}
 		}
 		if reason != "" {
-			seq, err := r.j.Append(&record.Anomaly{Digest: digest(line), Response: true, Bytes: len(line), Reason: reason, Forwarded: forwarded})
+			seq, err := r.j.Append(&record.Anomaly{Digest: st.dg.get(), Response: true, Bytes: len(line), Reason: reason, Forwarded: forwarded})
 			if err != nil {
 				return 0, 0, err
 			}
 			r.counts.Anomalies++
 			last, n = seq, n+1
 		}
+		st.dg.wait()
 	}
 	return last, n, nil
 }
@@ -161,10 +164,11 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 type downstream struct {
 	cl    frame.Classifier
 	f     frame.Frame
-	now   time.Time // when the run's first answer was matched
-	kbuf  []byte    // scratch for frame.ID.LooseKeys
-	late  int       // the current line's answers to calls that timed out
-	drops [][2]int  // byte ranges of the run that must not reach the client
+	now   time.Time  // when the run's first answer was matched
+	kbuf  []byte     // scratch for frame.ID.LooseKeys
+	late  int        // the current line's answers to calls that timed out
+	drops [][2]int   // byte ranges of the run that must not reach the client
+	dg    lineDigest // the current line's
 }
 
 // answer records the outcome of the call that m, a message with an id and
@@ -202,7 +206,7 @@ func (r *Relay) answer(m *frame.Message, clean bool, line []byte, st *downstream
 		case m.ToolError:
 			status = record.StatusToolError
 		}
-		seq, err := r.appendOutcome(c, line, status, "", st.now)
+		seq, err := r.appendOutcome(c, &st.dg, status, "", st.now)
 		return seq, err == nil, "", err
 	}
 	switch {

@@ -2,10 +2,13 @@ package relay_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"io"
 	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 )
 
@@ -97,6 +100,62 @@ func TestPumpsReleaseLongLine(t *testing.T) {
 	for range 2 {
 		if err := <-done; err != nil {
 			t.Errorf("pump = %v; want nil", err)
+		}
+	}
+}
+
+// TestLongAnswerDigests relays answers on both sides of the length from
+// which a line is hashed while it is classified (a single answer, a
+// batch answering two calls, and a line that answers a call only as some
+// clients read its id, an anomaly), and checks that every outcome and
+// anomaly carries the digest of its own line.
+func TestLongAnswerDigests(t *testing.T) {
+	for _, size := range []int{100, 64<<10 - 200, 64 << 10, 1 << 20} {
+		j, path := testJournal(t)
+		r := relay.New(relay.Config{Journal: j})
+		text := strings.Repeat("y", size)
+		answer := func(id string) string {
+			return `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`
+		}
+		var up strings.Builder
+		for _, id := range []string{"1", "2", "3", "4"} {
+			up.WriteString(tcall(id, "echo") + "\n")
+		}
+		if err := r.Upstream(strings.NewReader(up.String()), io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		lines := []string{
+			answer("1"),
+			"[" + answer("2") + "," + answer("3") + "]",
+			answer(`"4"`), // 4 only as some clients read ids: an anomaly
+		}
+		if err := r.Downstream(strings.NewReader(strings.Join(lines, "\n")+"\n"), io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]record.Digest{}
+		for i, id := range []string{"1", "2", "3"} {
+			want[id] = sha256.Sum256([]byte(lines[min(i, 1)]))
+		}
+		got := map[string]record.Digest{}
+		anomalies := 0
+		for _, rec := range records(t, j, path) {
+			switch b := rec.Body.(type) {
+			case *record.Outcome:
+				got[string(b.Call.Text)] = b.ResponseDigest
+			case *record.Anomaly:
+				anomalies++
+				if b.Digest != sha256.Sum256([]byte(lines[2])) {
+					t.Errorf("%d-byte text: the anomaly's digest is not its line's", size)
+				}
+			}
+		}
+		for id, d := range want {
+			if got[id] != d {
+				t.Errorf("%d-byte text: call %s's outcome digest %x; want its line's, %x", size, id, got[id], d)
+			}
+		}
+		if anomalies != 1 {
+			t.Errorf("%d-byte text: %d anomalies; want 1 (id \"4\" for call 4)", size, anomalies)
 		}
 	}
 }
