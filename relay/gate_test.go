@@ -55,7 +55,7 @@ func TestAppendRefusal(t *testing.T) {
 }
 
 // testJournal opens a journal at level none in a temp folder.
-func testJournal(t *testing.T) (*journal.Journal, string) {
+func testJournal(t testing.TB) (*journal.Journal, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	seed := sha256.Sum256([]byte("aegis gate test"))

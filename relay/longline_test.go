@@ -159,3 +159,36 @@ func TestLongAnswerDigests(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLongAnswer records one tools/call and its answer of 16 MiB,
+// in process at none, with the answer hashed while it is classified
+// ("parallel", as the relay does) and after it ("serial"); -count N runs
+// the two N times, one after the other.
+func BenchmarkLongAnswer(b *testing.B) {
+	const size = 16 << 20
+	j, _ := testJournal(b)
+	r := relay.New(relay.Config{Journal: j})
+	answer := longLine(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"`, size, `"}]}}`+"\n")
+	call := []byte(tcall("1", "echo") + "\n")
+	one := func(b *testing.B) {
+		if err := r.Upstream(bytes.NewReader(call), io.Discard); err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Downstream(bytes.NewReader(answer), io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, mode := range []struct {
+		name string
+		from int
+	}{{"parallel", 64 << 10}, {"serial", int(^uint(0) >> 1)}} {
+		b.Run(mode.name, func(b *testing.B) {
+			undo := relay.SetParallelDigest(mode.from)
+			defer undo()
+			b.SetBytes(size)
+			for b.Loop() {
+				one(b)
+			}
+		})
+	}
+}

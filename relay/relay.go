@@ -126,7 +126,7 @@ func digest(line []byte) record.Digest {
 // goroutine of its own while it is classified: both read the whole line,
 // and on two cores a long answer is recorded in the longer of the two
 // times instead of their sum (the harness's sizes section).
-const parallelDigest = 64 << 10
+var parallelDigest = 64 << 10
 
 // lineDigest is the digest of the line being recorded, made once however
 // many records name it (each answer of a batch, an anomaly).
