@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -182,6 +184,7 @@ func TestOpenRefusesForeignFile(t *testing.T) {
 }
 
 func TestTamper(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
 	key := testKey(t)
@@ -224,24 +227,56 @@ func TestTamper(t *testing.T) {
 	// log invalid. (Changing that one byte makes the last line torn, which
 	// verify reports as incomplete: never valid.) A log of one session of
 	// one call holds every kind of record and keeps this quick.
+	// The verifications are independent, and run on as many goroutines
+	// as there are cores: one at a time, this is the package's longest
+	// test.
 	small := filepath.Join(dir, "small.jsonl")
 	session(t, small, key, 1)
 	orig, _ = os.ReadFile(small)
+	type flip struct {
+		at  int
+		xor byte
+	}
+	var flips []flip
 	for i := range orig {
-		for _, x := range []byte{0x01, 0x80} {
-			if x == 0x80 && i%7 != 0 {
-				continue
-			}
-			mut := bytes.Clone(orig)
-			mut[i] ^= x
-			want := verify.Invalid
-			if i == len(orig)-1 {
-				want = verify.Incomplete
-			}
-			if got := verifyBytes(t, mut, verify.Options{Key: pub, Workers: 1}).Status; got != want {
-				t.Fatalf("Verify(byte %d ^= %#x, in %q) = %v; want %v", i, x, lineAt(orig, i), got, want)
-			}
+		flips = append(flips, flip{i, 0x01})
+		if i%7 == 0 {
+			flips = append(flips, flip{i, 0x80})
 		}
+	}
+	var (
+		next atomic.Int64
+		mu   sync.Mutex
+		bad  []string
+		wg   sync.WaitGroup
+	)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for k := int(next.Add(1) - 1); k < len(flips); k = int(next.Add(1) - 1) {
+				f := flips[k]
+				mut := bytes.Clone(orig)
+				mut[f.at] ^= f.xor
+				want := verify.Invalid
+				if f.at == len(orig)-1 {
+					want = verify.Incomplete
+				}
+				rep, err := verify.Stream(bytes.NewReader(mut), verify.Options{Key: pub, Workers: 1})
+				if err == nil && rep.Status == want {
+					continue
+				}
+				got := fmt.Sprint(err)
+				if err == nil {
+					got = rep.Status.String()
+				}
+				mu.Lock()
+				bad = append(bad, fmt.Sprintf("Verify(byte %d ^= %#x, in %q) = %s; want %v", f.at, f.xor, lineAt(orig, f.at), got, want))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, b := range bad[:min(len(bad), 5)] {
+		t.Error(b)
 	}
 }
 
