@@ -198,7 +198,6 @@ func dirNames(t *testing.T, dir string) []string {
 // after its Close the set has no spare, no unfinished copy and no
 // uncompressed segment left.
 func TestRotateCrashSteps(t *testing.T) {
-	t.Parallel()
 	key := testKey(t)
 	pemBytes, _ := record.MarshalPrivateKey(key)
 	pub := key.Public().(ed25519.PublicKey)

@@ -174,7 +174,6 @@ func TestSegmentName(t *testing.T) {
 // chained to the one before, the whole set valid when pinned and in any
 // order, nothing left behind.
 func TestRotate(t *testing.T) {
-	t.Parallel()
 	key := testKey(t)
 	pub := key.Public().(ed25519.PublicKey)
 	for _, level := range []string{"strict", "reply", "interval:1ms", "none"} {
@@ -882,7 +881,6 @@ func equalSets(a, b map[string][]string) bool {
 // a changed line found on its own line, a torn tail incomplete, an
 // overlong line invalid.
 func TestVerifyLarge(t *testing.T) {
-	t.Parallel()
 	key := testKey(t)
 	pub := key.Public().(ed25519.PublicKey)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
