@@ -77,23 +77,17 @@ cache=$(go env GOCACHE)/fuzz
 logs=${logs:-$(mktemp -d "${TMPDIR:-/tmp}/aegis-fuzz.XXXXXX")}
 mkdir -p "$logs"
 
-# Find the targets: "pkg Target" per line.
+# Find the targets: "pkg Target" per line, read from the test files go
+# list names for each package (those this system builds): a fuzz target
+# is a top-level func FuzzXxx(f *testing.F). (go test -list would first
+# compile and link every test binary, only to name them.)
 targets=()
-list=$(go test -list '^Fuzz' ./... 2>&1) || true
-pending=()
-while IFS= read -r line; do
-	case $line in
-	Fuzz*) pending+=("$line") ;;
-	"ok "*)
-		pkg=$(awk '{print $2}' <<<"$line")
-		for t in "${pending[@]}"; do
-			if [[ $t =~ $only ]]; then targets+=("$pkg $t"); fi
-		done
-		pending=()
-		;;
-	*"[build failed]"* | "FAIL"*) echo "fuzz: warning: $line (its targets are not run)" >&2 ;;
-	esac
-done <<<"$list"
+while read -r pkg dir files; do
+	[ -n "$files" ] || continue
+	for t in $(cd "$dir" && sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)([A-Za-z_][A-Za-z0-9_]* \*testing\.F).*/\1/p' $files | sort); do
+		if [[ $t =~ $only ]]; then targets+=("$pkg $t"); fi
+	done
+done < <(go list -f '{{.ImportPath}} {{.Dir}} {{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}' ./...)
 if [ ${#targets[@]} -eq 0 ]; then
 	echo "fuzz: no fuzz targets match '$only'" >&2
 	exit 1
