@@ -4,7 +4,7 @@
 #   fuzz/run.sh [-j JOBS] [-p WORKERS] [-m MINIMIZE] [-t REGEXP] [-s] [-l DIR] DURATION
 #
 # DURATION is a go test -fuzztime: 30s, 10m, 12h, or 100000x (executions).
-# Every FuzzXxx in the module (found with go test -list) is run with
+# Every FuzzXxx in the module (found in the test files go list names) is run with
 # go test -fuzz for DURATION, JOBS targets at a time (default: as many as
 # there are cores, at most one per target), each with WORKERS worker
 # processes (default: the cores divided among the jobs). Every target
