@@ -281,34 +281,26 @@ func (j *Journal) durableTree() (t *tlog.Tree, origin string, err error) {
 // continues from, or the log is one whose chain package tlog cannot
 // follow and no honest checkpoint can be made of it.
 func rebuildTree(path string, records uint64, last *tlog.Checkpoint) (*tlog.Tree, string, error) {
-	t := tlog.NewTree()
 	if last != nil && last.Size > records {
 		return nil, "", fmt.Errorf("%w: %s holds %d records, but its last checkpoint names %d: it was cut, or rolled back to an older copy; it is not continued", ErrRolledBack, path, records, last.Size)
 	}
 	if records == 0 {
-		return t, "", nil
+		return tlog.NewTree(), "", nil
 	}
 	var atLast tlog.Hash // the root when the tree was last's size
 	set, err := segment.Sets([]string{path}, true)
 	if err != nil {
 		return nil, "", &IOError{Op: "read for checkpoints", Path: path, Err: err}
 	}
-	origin := ""
-	c := &tlog.Chain{}
-	c.Leaf = func(seq uint64, line []byte) error {
-		if seq == 0 {
-			origin = tlog.Origin(line)
-		}
-		t.AppendLeaf(c.LeafHash())
-		if last != nil && t.Size() == last.Size {
-			atLast = t.Root()
-		}
-		return nil
-	}
 	if len(set) != 1 {
 		return nil, "", fmt.Errorf("%w: %s: %d logs where one was expected", ErrNotLog, path, len(set))
 	}
-	if err := tlog.ReadSet(set[0], c, func() bool { return t.Size() >= records }); err != nil {
+	t, origin, err := tlog.BuildTree(set[0], records, func(t *tlog.Tree) {
+		if last != nil && t.Size() == last.Size {
+			atLast = t.Root()
+		}
+	})
+	if err != nil {
 		return nil, "", fmt.Errorf("%w: %s: its tree cannot be built for checkpoints: %v", ErrNotLog, path, err)
 	}
 	if t.Size() != records {

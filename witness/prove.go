@@ -2,6 +2,7 @@ package witness
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -96,13 +97,8 @@ func (p *prover) rootAt(size uint64) (tlog.Hash, error) {
 		p.took = time.Since(t0)
 		p.mu.Unlock()
 	}()
-	t := tlog.NewTree()
-	c := &tlog.Chain{}
-	c.Leaf = func(uint64, []byte) error {
-		t.AppendLeaf(c.LeafHash())
-		return nil
-	}
-	if err := tlog.ReadSet(set, c, func() bool { return t.Size() >= size }); err != nil {
+	t, _, err := tlog.BuildTree(set, size, nil)
+	if err != nil {
 		return tlog.Hash{}, err
 	}
 	if t.Size() < size {
@@ -120,17 +116,8 @@ func ReadTree(path string) (tlog.Checkpoint, error) {
 	if err != nil {
 		return tlog.Checkpoint{}, err
 	}
-	t := tlog.NewTree()
-	origin := ""
-	c := &tlog.Chain{}
-	c.Leaf = func(seq uint64, line []byte) error {
-		if seq == 0 {
-			origin = tlog.Origin(line)
-		}
-		t.AppendLeaf(c.LeafHash())
-		return nil
-	}
-	if err := tlog.ReadSet(set, c, func() bool { return false }); err != nil {
+	t, origin, err := tlog.BuildTree(set, math.MaxUint64, nil)
+	if err != nil {
 		return tlog.Checkpoint{}, err
 	}
 	return tlog.Checkpoint{Origin: origin, Size: t.Size(), Root: t.Root()}, nil

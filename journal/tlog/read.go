@@ -56,6 +56,31 @@ func planPaths(set *segment.Set) ([]string, error) {
 	return paths, nil
 }
 
+// BuildTree reads the first n records of the log whose files are set
+// (all of them if it holds fewer) into their RFC 6962 tree, calling each,
+// if not nil, after every leaf is appended, and returns the tree and the
+// log's origin (Origin of its seq 0 line; "" if it has none). The caller
+// checks the tree's size against what it expected.
+func BuildTree(set *segment.Set, n uint64, each func(*Tree)) (*Tree, string, error) {
+	t := NewTree()
+	origin := ""
+	c := &Chain{}
+	c.Leaf = func(seq uint64, line []byte) error {
+		if seq == 0 {
+			origin = Origin(line)
+		}
+		t.AppendLeaf(c.LeafHash())
+		if each != nil {
+			each(t)
+		}
+		return nil
+	}
+	if err := ReadSet(set, c, func() bool { return t.Size() >= n }); err != nil {
+		return nil, "", err
+	}
+	return t, origin, nil
+}
+
 // streamPaths feeds c every line of the files at paths, in order, until
 // stop (if not nil) reports true after a leaf; it reports whether it did.
 // It does not call c.End: the last leaf stays pending, for the lines of a
