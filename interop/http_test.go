@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -192,17 +191,7 @@ func goScript(t *testing.T, tr mcp.Transport) []string {
 	}
 	// Calls in flight together, each on a stream of its own.
 	burst := burstScript()
-	results := make([]string, len(burst))
-	errs := make([]error, len(burst))
-	var wg sync.WaitGroup
-	for i, c := range burst {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], _, errs[i] = callTool(ctx, cs, c)
-		}()
-	}
-	wg.Wait()
+	results, _, errs := callAll(ctx, cs, burst)
 	for i := range burst {
 		if errs[i] != nil {
 			t.Fatalf("burst: %v", errs[i])

@@ -263,18 +263,7 @@ func runEverything(t *testing.T, argv []string) *session {
 	// Calls in flight together, answered out of order: the long call is
 	// still running when the quick ones sent after it are answered.
 	burst := burstScript()
-	results := make([]string, len(burst))
-	statuses := make([]string, len(burst))
-	errs := make([]error, len(burst))
-	var wg sync.WaitGroup
-	for i, c := range burst {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], statuses[i], errs[i] = callTool(ctx, cs, c)
-		}()
-	}
-	wg.Wait()
+	results, statuses, errs := callAll(ctx, cs, burst)
 	for i, c := range burst {
 		if errs[i] != nil {
 			fail("burst: %v", errs[i])
@@ -314,6 +303,18 @@ func runEverything(t *testing.T, argv []string) *session {
 // callTool makes one call and returns its normalized transcript line and
 // how it ended. A JSON-RPC error answer is a result here; only transport
 // failures and unmet expectations are errors.
+// callAll makes calls at once, each on a goroutine of its own, and
+// returns what callTool returned for each, in the order of calls.
+func callAll(ctx context.Context, cs *mcp.ClientSession, calls []toolCall) (lines, statuses []string, errs []error) {
+	lines, statuses, errs = make([]string, len(calls)), make([]string, len(calls)), make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() { lines[i], statuses[i], errs[i] = callTool(ctx, cs, c) })
+	}
+	wg.Wait()
+	return lines, statuses, errs
+}
+
 func callTool(ctx context.Context, cs *mcp.ClientSession, c toolCall) (line, status string, err error) {
 	params := &mcp.CallToolParams{Name: c.tool, Arguments: c.args}
 	if c.progress > 0 {

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,7 +81,7 @@ func TestSealIndex(t *testing.T) {
 			if len(wantFiles) != want {
 				t.Fatalf("reference index holds %d entries; want %d", len(wantFiles), want)
 			}
-			if !equalFiles(got, wantFiles) {
+			if !maps.EqualFunc(got, wantFiles, bytes.Equal) {
 				t.Errorf("index entries %v; want %v (one per sealed segment, as Index.Add makes them)", keys(got), keys(wantFiles))
 			}
 		})
@@ -151,18 +152,6 @@ func dirFiles(t *testing.T, dir string) map[string][]byte {
 		out[e.Name()] = data
 	}
 	return out
-}
-
-func equalFiles(a, b map[string][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
-			return false
-		}
-	}
-	return true
 }
 
 func keys(m map[string][]byte) []string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,7 +57,7 @@ func TestProveIndexFromWrap(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("aegis prove inclusion = exit %d: %s", code, errOut)
 			}
-			if after := dirEntries(t, index); !equalEntries(after, before) {
+			if after := dirEntries(t, index); !maps.EqualFunc(after, before, bytes.Equal) {
 				t.Errorf("index after prove holds %v; want what wrap wrote, %v", sortedKeys(after), sortedKeys(before))
 			}
 			code, bare, errOut := proveIn(t, noCache, args...)
@@ -96,16 +97,4 @@ func sortedKeys(m map[string][]byte) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func equalEntries(a, b map[string][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
-			return false
-		}
-	}
-	return true
 }
