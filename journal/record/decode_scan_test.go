@@ -220,14 +220,8 @@ func TestScanAgrees(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			line := tt.line
-			if tt.old != "" {
-				if !strings.Contains(line, tt.old) {
-					t.Fatalf("line %q holds no %q", line, tt.old)
-				}
-				line = strings.Replace(line, tt.old, tt.new, 1)
-			}
-			if got := checkAgree(t, []byte(line)); got != tt.fast {
+			line := edited(t, tt.line, tt.old, tt.new)
+			if got := checkAgree(t, line); got != tt.fast {
 				t.Errorf("fast path taken for %q = %v; want %v", line, got, tt.fast)
 			}
 		})
@@ -272,15 +266,9 @@ func TestScanExact(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			line := tt.line
-			if tt.old != "" {
-				if !strings.Contains(line, tt.old) {
-					t.Fatalf("line %q holds no %q", line, tt.old)
-				}
-				line = strings.Replace(line, tt.old, tt.new, 1)
-			}
-			checkAgree(t, []byte(line))
-			if got := scannedExactly([]byte(line)); got != tt.want {
+			line := edited(t, tt.line, tt.old, tt.new)
+			checkAgree(t, line)
+			if got := scannedExactly(line); got != tt.want {
 				t.Errorf("scanExact(%q) exact = %v; want %v", line, got, tt.want)
 			}
 		})
@@ -428,4 +416,17 @@ func TestDecodeNumberIDs(t *testing.T) {
 			t.Errorf("Decode(call %s) error = %v; want decodes = %v", tt.id, err, tt.want)
 		}
 	}
+}
+
+// edited is line with its first old replaced by new (line itself if old
+// is empty); a line that holds no old fails the test.
+func edited(t *testing.T, line, old, new string) []byte {
+	t.Helper()
+	if old != "" {
+		if !strings.Contains(line, old) {
+			t.Fatalf("line %q holds no %q", line, old)
+		}
+		line = strings.Replace(line, old, new, 1)
+	}
+	return []byte(line)
 }
