@@ -72,8 +72,22 @@ type Config struct {
 	// MaxFrame bounds a POST body and a child's line; default DefaultMaxFrame.
 	MaxFrame int
 	// MaxSessions bounds the sessions at once; an initialize beyond it is
-	// answered 503. Default DefaultMaxSessions.
+	// answered 503. A session counts until its child has exited, not
+	// only until DELETE or idleness ends it, so that the bound holds for
+	// the children running. Default DefaultMaxSessions.
 	MaxSessions int
+	// MaxConns bounds the connections open at once, and MaxConnsPerPeer
+	// those of one peer (an IPv4 address, an IPv6 /64; not applied to a
+	// unix socket): a connection beyond either is closed as soon as it
+	// is accepted. Defaults DefaultMaxConns, DefaultMaxConnsPerPeer (at
+	// most MaxConns). FitDescriptors fits both into an open-file limit.
+	MaxConns, MaxConnsPerPeer int
+	// HeaderTimeout bounds the time a connection may take to send a
+	// request's headers, from its start or from the end of its previous
+	// request: what a client costs before it is authenticated. A
+	// request refused before authentication (Host, Origin, token, path)
+	// closes its connection. Default DefaultHeaderTimeout.
+	HeaderTimeout time.Duration
 	// IdleTimeout ends a session no request has used for that long.
 	// Default DefaultIdleTimeout.
 	IdleTimeout time.Duration
@@ -98,6 +112,7 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	running  sync.WaitGroup // sessions whose done is not closed yet
+	live     int            // the same count, for MaxSessions; under mu
 	shut     bool
 }
 
@@ -121,6 +136,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxConnsPerPeer <= 0 {
+		cfg.MaxConnsPerPeer = DefaultMaxConnsPerPeer
+	}
+	cfg.MaxConnsPerPeer = min(cfg.MaxConnsPerPeer, cfg.MaxConns)
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = DefaultHeaderTimeout
+	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
@@ -130,7 +155,7 @@ func New(cfg Config) (*Server, error) {
 		// A client that sends its headers slowly holds a connection: a
 		// bound on that, and on an idle keep-alive connection. No write
 		// timeout: an SSE stream lasts as long as its call.
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: cfg.HeaderTimeout,
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -138,10 +163,11 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Serve accepts connections on ln until Shutdown.
+// Serve accepts connections on ln until Shutdown, at most
+// Config.MaxConns at once (Config.MaxConnsPerPeer from one peer).
 func (s *Server) Serve(ln net.Listener) error {
 	go s.reap()
-	err := s.hs.Serve(ln)
+	err := s.hs.Serve(newConnLimit(ln, s.cfg.MaxConns, s.cfg.MaxConnsPerPeer, s.cfg.Logf))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -208,6 +234,8 @@ var supportedVersions = map[string]bool{
 // ServeHTTP serves the MCP endpoint.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != Path {
+		// Not authenticated yet: the connection is not kept.
+		w.Header().Set("Connection", "close")
 		http.NotFound(w, r)
 		return
 	}
@@ -232,25 +260,46 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // admit checks Host, Origin and the bearer token, answering a request
-// that fails one.
+// that fails one. A request refused here closes its connection (the body
+// unread): a client without a token keeps nothing of the server's
+// between its requests.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
-	if s.cfg.CheckHost && !hostAllowed(r.Host, s.cfg.AllowHosts) {
-		httpError(w, http.StatusForbidden, "Host not allowed")
+	refuse := func(status int, msg string) bool {
+		w.Header().Set("Connection", "close")
+		httpError(w, status, msg)
 		return false
+	}
+	if s.cfg.CheckHost && !hostAllowed(r.Host, s.cfg.AllowHosts) {
+		return refuse(http.StatusForbidden, "Host not allowed")
 	}
 	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, s.cfg.AllowOrigins) {
-		httpError(w, http.StatusForbidden, "Origin not allowed")
-		return false
+		return refuse(http.StatusForbidden, "Origin not allowed")
 	}
 	if s.cfg.Token != "" {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		tok, ok := bearer(r.Header.Values("Authorization"))
 		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="aegis"`)
-			httpError(w, http.StatusUnauthorized, "a valid bearer token is required")
-			return false
+			return refuse(http.StatusUnauthorized, "a valid bearer token is required")
 		}
 	}
 	return true
+}
+
+// bearer returns the token of the one Authorization header in values
+// when it uses the Bearer scheme. The scheme is compared without case and
+// may be followed by any run of spaces (RFC 9110, 11.1 and 11.4); two
+// Authorization headers are refused, since proxies and servers differ on
+// which one counts.
+func bearer(values []string) (string, bool) {
+	if len(values) != 1 {
+		return "", false
+	}
+	scheme, tok, ok := strings.Cut(values[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimLeft(tok, " ")
+	return tok, tok != ""
 }
 
 // principal names who the request authenticated as.
@@ -445,7 +494,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *session {
 		httpError(w, http.StatusServiceUnavailable, "shutting down")
 		return nil
 	}
-	if len(s.sessions) >= s.cfg.MaxSessions {
+	if s.live >= s.cfg.MaxSessions {
 		s.mu.Unlock()
 		w.Header().Set("Retry-After", "1")
 		httpError(w, http.StatusServiceUnavailable, "too many sessions")
@@ -454,12 +503,14 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *session {
 	c := &Conn{ID: id, Peer: peer(r), Principal: s.principal()}
 	ss := newSession(s, id, c)
 	s.sessions[id] = ss
+	s.live++
 	s.running.Add(1)
 	s.mu.Unlock()
 	done, err := s.cfg.Start(c)
 	if err != nil {
 		s.mu.Lock()
 		delete(s.sessions, id)
+		s.live--
 		s.mu.Unlock()
 		s.running.Done()
 		s.cfg.Logf("session %s: %v", id, err)
@@ -476,6 +527,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *session {
 		if s.sessions[id] == ss {
 			delete(s.sessions, id)
 		}
+		s.live--
 		s.mu.Unlock()
 		close(ss.done)
 		s.running.Done()
@@ -518,6 +570,8 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	if ss == nil {
 		return
 	}
+	// The id is 404 from now on; the session keeps its MaxSessions slot
+	// until its child has exited (begin).
 	s.mu.Lock()
 	if s.sessions[ss.id] == ss {
 		delete(s.sessions, ss.id)
