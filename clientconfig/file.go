@@ -11,26 +11,38 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/internal/regular"
+	"golang.org/x/sys/unix"
 )
 
-// maxFile bounds what ReadFile reads: ~/.claude.json keeps every
-// project's history and grows to megabytes, but no configuration is this
-// large.
-const maxFile = 64 << 20
+// MaxFile bounds the configuration files ReadFile reads: ~/.claude.json
+// keeps every project's history and grows to megabytes, but no
+// configuration is this large, and a larger file is refused before a
+// byte of it is read.
+const MaxFile = 16 << 20
 
 // File is a configuration file as read: its real path (symlinks
-// followed), its bytes and its permission bits.
+// followed once, when it was opened), its bytes and its permission bits.
+// It holds its folder open: Close it when done. A File is not safe for
+// concurrent use.
 type File struct {
 	Path string
 	Data []byte
 	Mode fs.FileMode
 
-	uid, gid int // the owner, when owned
-	owned    bool
+	dir      *folder
+	name     string // in dir
+	dev, ino uint64 // the file read
+	uid, gid int    // its owner
 }
 
-// ReadFile reads the configuration file at path, following symlinks. It
-// refuses (ErrNotRegular) anything but a regular file.
+// ReadFile reads the configuration file at path. Symbolic links in path
+// are resolved once; the folder so named is then opened by a walk that
+// follows none (a link found there now was put there since: ErrMoved),
+// and the file is read relative to it, not followed if it is a link. It
+// refuses anything but a regular file (ErrNotRegular; a FIFO is not
+// waited on), a file with other names (ErrShape: hard links, which the
+// rewrite would leave behind), and a file over MaxFile bytes
+// (ErrTooLarge).
 func ReadFile(path string) (*File, error) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -39,35 +51,78 @@ func ReadFile(path string) (*File, error) {
 	if real, err = filepath.Abs(real); err != nil {
 		return nil, err
 	}
-	// Checked before opening too: opening a FIFO waits for a writer.
-	if st, err := os.Stat(real); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, real, regular.Describe(st.Mode()))
-	}
-	f, err := os.Open(real)
+	dir, err := openFolder(filepath.Dir(real))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	f, err := readIn(dir, filepath.Base(real))
 	if err != nil {
+		dir.close()
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, real, regular.Describe(st.Mode()))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFile {
-		return nil, fmt.Errorf("%w: %s is over %d MiB", ErrShape, real, maxFile>>20)
-	}
-	file := &File{Path: real, Data: data, Mode: st.Mode().Perm()}
-	file.uid, file.gid, file.owned = owner(st)
-	return file, nil
+	return f, nil
 }
+
+func readIn(dir *folder, name string) (*File, error) {
+	r, err := dir.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(r.Fd()), &st); err != nil {
+		return nil, &os.PathError{Op: "stat", Path: r.Name(), Err: err}
+	}
+	fi, err := r.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, r.Name(), regular.Describe(fi.Mode()))
+	case st.Nlink != 1:
+		return nil, fmt.Errorf("%w: %s has %d names (hard links); rewritten, the others would keep the old bytes", ErrShape, r.Name(), st.Nlink)
+	case fi.Size() > MaxFile:
+		return nil, fmt.Errorf("%w: %s is %d bytes, over %d MiB", ErrTooLarge, r.Name(), fi.Size(), MaxFile>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFile { // it grew while read
+		return nil, fmt.Errorf("%w: %s is over %d MiB", ErrTooLarge, r.Name(), MaxFile>>20)
+	}
+	return &File{
+		Path: r.Name(), Data: data, Mode: fi.Mode().Perm(),
+		dir: dir, name: name, dev: uint64(st.Dev), ino: uint64(st.Ino), uid: int(st.Uid), gid: int(st.Gid),
+	}, nil
+}
+
+// Close releases the folder f holds open.
+func (f *File) Close() error {
+	if f.dir == nil {
+		return nil
+	}
+	err := f.dir.close()
+	f.dir = nil
+	return err
+}
+
+// OwnerNote says, when WriteFile gives the new file and its backup
+// another owner than the original's, why: the original's owner could
+// not have made files in its folder (say, a user's file in a folder of
+// root's, rewritten with sudo), and is not given any there. It is ""
+// when the owner is kept.
+func (f *File) OwnerNote() string {
+	if f.keepOwner() || f.uid == os.Geteuid() {
+		return ""
+	}
+	return fmt.Sprintf("uid %d owns %s but cannot write %s: the new file and the backup are not given to it", f.uid, filepath.Base(f.Path), f.dir.path)
+}
+
+// keepOwner reports whether new files get the original's owner: only
+// when that owner could have made them there itself.
+func (f *File) keepOwner() bool { return f.dir.writableBy(f.uid, f.gid) }
 
 // BackupName returns the name of the backup of path made at t:
 // path.aegis-backup-20060102T150405Z.
@@ -77,75 +132,108 @@ func BackupName(path string, t time.Time) string {
 
 // WriteFile replaces f's file with data: first a backup of f.Data beside
 // it (BackupName at now, or with -2, -3, … appended when that name is
-// taken), then the new bytes, atomically. Both get f.Mode and the
-// original's owner. If the file no
-// longer holds f.Data it is left alone (ErrChanged): a client rewrote it
-// since it was read. It returns the backup's path.
+// taken), then the new bytes, atomically. Both get f.Mode and, when its
+// owner could write the folder (OwnerNote), the original's owner. Every
+// step is relative to the folder ReadFile opened; if f.Path no longer
+// names that folder and file (a folder on the path moved or swapped for
+// a symlink, ErrMoved) nothing is written, and if the file no longer
+// holds f.Data it is left alone (ErrChanged): a client rewrote it since
+// it was read. It returns the backup's path.
 //
 // What is left on failure: before the rename, the original file as it
 // was (and perhaps its backup); the rename itself is atomic.
 func WriteFile(f *File, data []byte, now time.Time) (backup string, err error) {
-	dir := filepath.Dir(f.Path)
-	backup, err = writeBackup(f, now)
+	if f.dir == nil {
+		return "", fmt.Errorf("clientconfig: WriteFile of a closed File")
+	}
+	if err := f.dir.same(); err != nil {
+		return "", err
+	}
+	if err := f.unchanged(); err != nil {
+		return "", err
+	}
+	backup, err = f.writeBackup(now)
 	if err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(f.Path)+".aegis-*")
+	tmp, tmpName, err := f.dir.createTemp("."+f.name+".aegis-", f.Mode)
 	if err != nil {
 		return backup, err
 	}
 	defer func() {
 		if err != nil {
-			os.Remove(tmp.Name())
+			f.dir.remove(tmpName)
 		}
 	}()
-	if err := writeSync(tmp, data, f); err != nil {
+	if err := f.writeSync(tmp, data); err != nil {
 		return backup, err
 	}
 	// The check narrows, not closes, the window in which a client's own
 	// write would be lost: there is no compare-and-swap on a file name.
-	cur, err := os.ReadFile(f.Path)
-	if err != nil {
+	if err := f.unchanged(); err != nil {
 		return backup, err
 	}
-	if !bytes.Equal(cur, f.Data) {
-		return backup, fmt.Errorf("%w: %s", ErrChanged, f.Path)
-	}
-	if err := os.Rename(tmp.Name(), f.Path); err != nil {
+	if err := f.dir.rename(tmpName, f.name); err != nil {
 		return backup, err
 	}
-	return backup, regular.SyncDir(dir)
+	return backup, f.dir.sync()
 }
 
-// writeBackup keeps f.Data beside f.Path, never over an existing file.
-func writeBackup(f *File, now time.Time) (string, error) {
-	base := BackupName(f.Path, now)
+// unchanged returns ErrChanged unless f's name in its folder is still
+// the file read, with the bytes read.
+func (f *File) unchanged() error {
+	st, err := f.dir.lstat(f.name)
+	if err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || uint64(st.Dev) != f.dev || uint64(st.Ino) != f.ino {
+		return fmt.Errorf("%w: %s is another file than the one read", ErrChanged, f.Path)
+	}
+	r, err := f.dir.open(f.name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cur, err := io.ReadAll(io.LimitReader(r, MaxFile+1))
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(cur, f.Data) {
+		return fmt.Errorf("%w: %s", ErrChanged, f.Path)
+	}
+	return nil
+}
+
+// writeBackup keeps f.Data beside f's file, never over an existing file.
+func (f *File) writeBackup(now time.Time) (string, error) {
+	base := filepath.Base(BackupName(f.name, now))
 	for n := 1; ; n++ {
 		name := base
 		if n > 1 {
 			name = fmt.Sprintf("%s-%d", base, n)
 		}
-		b, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.Mode)
+		b, err := f.dir.create(name, f.Mode)
 		if errors.Is(err, fs.ErrExist) && n < 100 {
 			continue
 		}
 		if err != nil {
 			return "", err
 		}
-		if err := writeSync(b, f.Data, f); err != nil {
-			os.Remove(name)
+		if err := f.writeSync(b, f.Data); err != nil {
+			f.dir.remove(name)
 			return "", err
 		}
-		return name, nil
+		return f.dir.join(name), nil
 	}
 }
 
 // writeSync writes data to w, sets the mode (the umask narrowed the one
-// it was created with) and the owner of f's file, syncs and closes it.
-func writeSync(w *os.File, data []byte, f *File) error {
+// it was created with) and, by descriptor, the owner of f's file when it
+// is kept, syncs and closes w.
+func (f *File) writeSync(w *os.File, data []byte) error {
 	_, err := w.Write(data)
-	if err == nil {
-		err = keepOwner(w, f)
+	if err == nil && f.keepOwner() {
+		err = chownIfOther(w, f.uid, f.gid)
 	}
 	if err == nil {
 		err = w.Chmod(f.Mode)
@@ -157,4 +245,18 @@ func writeSync(w *os.File, data []byte, f *File) error {
 		err = cerr
 	}
 	return err
+}
+
+// chownIfOther gives w the owner uid:gid when it has another: a file
+// rewritten with sudo must stay its user's, or the client can no longer
+// save it.
+func chownIfOther(w *os.File, uid, gid int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(w.Fd()), &st); err != nil {
+		return err
+	}
+	if int(st.Uid) != uid || int(st.Gid) != gid {
+		return w.Chown(uid, gid)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -133,20 +134,52 @@ func TestWriteFileUnwritable(t *testing.T) {
 	checkFile(t, path, "old", 0o600)
 }
 
-// TestReadFileRefuses: only regular files are read.
+// TestReadFileRefuses: only a regular file with one name, not over
+// MaxFile bytes, is read; a FIFO is refused without waiting for a
+// writer, an oversized file before it is read.
 func TestReadFileRefuses(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	at := func(name string) string { return filepath.Join(dir, name) }
+	if err := syscall.Mkfifo(at("fifo"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{dir, fifo} {
-		if _, err := ReadFile(p); !errors.Is(err, ErrNotRegular) {
-			t.Errorf("ReadFile(%s) = %v; want ErrNotRegular", p, err)
+	os.WriteFile(at("linked"), []byte("{}"), 0o600)
+	os.Link(at("linked"), at("other-name"))
+	big, _ := os.Create(at("big"))
+	big.Truncate(MaxFile + 1) // sparse: refused on its size, not read
+	big.Close()
+	edge, _ := os.Create(at("at-limit"))
+	edge.Truncate(MaxFile)
+	edge.Close()
+	os.Symlink(at("fifo"), at("to-fifo"))
+	os.Mkdir(at("folder"), 0o700)
+	tests := []struct {
+		path string
+		want error
+		msg  string
+	}{
+		{dir, ErrNotRegular, "is a directory"},
+		{at("fifo"), ErrNotRegular, "FIFO"},
+		{at("to-fifo"), ErrNotRegular, "FIFO"},
+		{at("linked"), ErrShape, "has 2 names (hard links)"},
+		{at("big"), ErrTooLarge, "over 16 MiB"},
+		{at("none"), os.ErrNotExist, ""},
+		{at("folder/none"), os.ErrNotExist, ""},
+	}
+	for _, tt := range tests {
+		f, err := ReadFile(tt.path)
+		if !errors.Is(err, tt.want) || !strings.Contains(fmt.Sprint(err), tt.msg) {
+			t.Errorf("ReadFile(%s) = %v; want %v saying %q", tt.path, err, tt.want, tt.msg)
+		}
+		if f != nil {
+			f.Close()
 		}
 	}
-	if _, err := ReadFile(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("ReadFile(missing) = %v; want ErrNotExist", err)
+	f, err := ReadFile(at("at-limit"))
+	if err != nil || len(f.Data) != MaxFile {
+		t.Errorf("ReadFile of MaxFile bytes = %v; want it read", err)
+	} else {
+		f.Close()
 	}
 }
 
@@ -226,34 +259,176 @@ func TestLocations(t *testing.T) {
 }
 
 // TestWriteFileOwner: the file and its backup keep the original's owner
-// (as root, a file of another user's; otherwise one's own).
+// when that owner could have made files in the folder itself, and stay
+// the writer's otherwise (as root: a user's file in a folder of root's
+// gives the user no file there). Not as root, a file is one's own.
 func TestWriteFileOwner(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "mcp.json")
-	os.WriteFile(path, []byte("old"), 0o600)
-	uid, gid := os.Geteuid(), os.Getegid()
-	if uid == 0 {
-		uid, gid = 65534, 65534
-		if err := os.Chown(path, uid, gid); err != nil {
+	const uid, gid = 1000, 1000
+	tests := []struct {
+		name     string
+		dirOwner [2]int
+		dirMode  os.FileMode
+		kept     bool
+	}{
+		{"the owner's folder", [2]int{uid, gid}, 0o700, true},
+		{"the owner's folder, read-only", [2]int{uid, gid}, 0o500, true},
+		{"root's folder", [2]int{0, 0}, 0o755, false},
+		{"root's folder, the file's group may write", [2]int{0, gid}, 0o775, true},
+		{"root's folder, another group may write", [2]int{0, 4242}, 0o775, false},
+		{"anyone's folder, sticky", [2]int{0, 0}, 0o1777, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cfg")
+			os.Mkdir(dir, 0o700)
+			path := filepath.Join(dir, "mcp.json")
+			os.WriteFile(path, []byte("old"), 0o600)
+			wantUID, wantGID := os.Geteuid(), os.Getegid()
+			if os.Geteuid() == 0 {
+				if err := os.Chown(path, uid, gid); err != nil {
+					t.Fatal(err)
+				}
+				os.Chown(dir, tt.dirOwner[0], tt.dirOwner[1])
+				os.Chmod(dir, tt.dirMode)
+				if tt.kept {
+					wantUID, wantGID = uid, gid
+				}
+			}
+			f, err := ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			note := f.OwnerNote()
+			backup, err := WriteFile(f, []byte("new"), testTime)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{path, backup} {
+				st, err := os.Stat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if u, g := ownerOf(st); u != wantUID || g != wantGID {
+					t.Errorf("%s owner = %d:%d; want %d:%d", p, u, g, wantUID, wantGID)
+				}
+			}
+			if (note == "") != (wantUID == uid || wantUID == os.Geteuid() && os.Geteuid() != 0) {
+				t.Errorf("OwnerNote() = %q; want a note exactly when the owner is not kept", note)
+			}
+			checkFile(t, path, "new", 0o600)
+		})
+	}
+}
+
+// asUser makes path (a file or folder) uid 1000's, as a user's file is
+// when root rewrites it with sudo; tests that need it run as root.
+func asUser(t *testing.T, paths ...string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the attack is on sudo aegis config")
+	}
+	for _, p := range paths {
+		if err := os.Lchown(p, 1000, 1000); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f, err := ReadFile(path)
-	if err != nil {
+}
+
+// TestWriteFileSwapped: a path changed between ReadFile and WriteFile
+// (while the file is parsed) is never followed. A user who owns a folder
+// on the path swaps it, or a folder above it, for a symlink to a folder
+// of root's, or for another folder, or the file for a link: nothing is
+// written anywhere, root's folder gets no file, and the error says why.
+func TestWriteFileSwapped(t *testing.T) {
+	tests := []struct {
+		name string
+		swap func(t *testing.T, home, secret string) // home/u/.cursor/mcp.json
+		want error
+	}{
+		{"folder for a symlink", func(t *testing.T, home, secret string) {
+			mustRename(t, filepath.Join(home, "u", ".cursor"), filepath.Join(home, "u", "moved"))
+			mustSymlink(t, secret, filepath.Join(home, "u", ".cursor"))
+		}, ErrMoved},
+		{"folder above for a symlink", func(t *testing.T, home, secret string) {
+			mustRename(t, filepath.Join(home, "u"), filepath.Join(home, "moved"))
+			os.Mkdir(filepath.Join(secret, ".cursor"), 0o700)
+			mustSymlink(t, secret, filepath.Join(home, "u"))
+		}, ErrMoved},
+		{"folder for another folder", func(t *testing.T, home, secret string) {
+			mustRename(t, filepath.Join(home, "u", ".cursor"), filepath.Join(home, "u", "moved"))
+			os.Mkdir(filepath.Join(home, "u", ".cursor"), 0o700)
+			os.WriteFile(filepath.Join(home, "u", ".cursor", "mcp.json"), []byte(`{"mcpServers": {}}`), 0o600)
+		}, ErrMoved},
+		{"folder gone", func(t *testing.T, home, secret string) {
+			mustRename(t, filepath.Join(home, "u", ".cursor"), filepath.Join(home, "u", "moved"))
+		}, ErrMoved},
+		{"file for a symlink", func(t *testing.T, home, secret string) {
+			p := filepath.Join(home, "u", ".cursor", "mcp.json")
+			os.Remove(p)
+			mustSymlink(t, filepath.Join(secret, "mcp.json"), p)
+		}, ErrChanged},
+		{"file for a hard link to root's", func(t *testing.T, home, secret string) {
+			p := filepath.Join(home, "u", ".cursor", "mcp.json")
+			os.Remove(p)
+			if err := os.Link(filepath.Join(secret, "mcp.json"), p); err != nil {
+				t.Fatal(err)
+			}
+		}, ErrChanged},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home, secret := t.TempDir(), t.TempDir() // secret: root's, 0700
+			os.Chmod(secret, 0o700)
+			rootCfg := []byte(`{"mcpServers": {"root": {"command": "x"}}}`)
+			os.WriteFile(filepath.Join(secret, "mcp.json"), rootCfg, 0o600)
+			dir := filepath.Join(home, "u", ".cursor")
+			os.MkdirAll(dir, 0o700)
+			path := filepath.Join(dir, "mcp.json")
+			userCfg := []byte(`{"mcpServers": {"evil": {"command": "the user's bytes"}}}`)
+			os.WriteFile(path, userCfg, 0o600)
+			asUser(t, filepath.Join(home, "u"), dir, path)
+			f, err := ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			tt.swap(t, home, secret)
+			backup, err := WriteFile(f, []byte("rewritten"), testTime)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("WriteFile after the swap = %q, %v; want %v", backup, err, tt.want)
+			}
+			if names := dirNames(t, secret); !slices.Equal(names, []string{"mcp.json"}) && !slices.Equal(names, []string{".cursor", "mcp.json"}) {
+				t.Errorf("root's folder holds %v; want only what it held", names)
+			}
+			checkFile(t, filepath.Join(secret, "mcp.json"), string(rootCfg), 0o600)
+			filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && d.Type()&os.ModeSymlink == 0 {
+					if data, _ := os.ReadFile(p); string(data) == "rewritten" || strings.Contains(p, "aegis") {
+						t.Errorf("WriteFile left %s", p)
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+func mustRename(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.Rename(from, to); err != nil {
 		t.Fatal(err)
 	}
-	backup, err := WriteFile(f, []byte("new"), testTime)
-	if err != nil {
+}
+
+func mustSymlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{path, backup} {
-		st, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if u, g, ok := owner(st); !ok || u != uid || g != gid {
-			t.Errorf("%s owner = %d:%d (%v); want %d:%d", p, u, g, ok, uid, gid)
-		}
-	}
-	checkFile(t, path, "new", 0o600)
+}
+
+func ownerOf(fi os.FileInfo) (uid, gid int) {
+	st := fi.Sys().(*syscall.Stat_t)
+	return int(st.Uid), int(st.Gid)
 }

@@ -21,6 +21,11 @@ var (
 	ErrNotRegular = errors.New("clientconfig: not a regular file")
 	// ErrChanged: the file changed between reading and replacing it.
 	ErrChanged = errors.New("clientconfig: the file changed while it was rewritten")
+	// ErrMoved: a folder on the file's path is no longer the one read (it
+	// was moved, or swapped for a symbolic link); nothing is written.
+	ErrMoved = errors.New("clientconfig: the file's folder was moved or replaced")
+	// ErrTooLarge: the file is over MaxFile bytes; it is not read.
+	ErrTooLarge = errors.New("clientconfig: file too large")
 )
 
 // Kind says what an entry is.

@@ -164,8 +164,9 @@ func runConfig(args []string) int {
 func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun, list bool) (int, bool) {
 	f, err := clientconfig.ReadFile(path)
 	if err != nil {
-		return fail(exitcode.Usage, "config: %v", err), false
+		return fail(exitcode.Usage, "config: %v; left as it was", err), false
 	}
+	defer f.Close()
 	rewrite := clientconfig.Wrap
 	if sub == "unwrap" {
 		rewrite = clientconfig.Unwrap
@@ -209,12 +210,17 @@ func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun
 	}
 	backup, err := clientconfig.WriteFile(f, r.Out, time.Now())
 	switch {
+	case errors.Is(err, clientconfig.ErrMoved):
+		return fail(exitcode.Usage, "config: %s: refused, left as it was: %v (moved while it was read? name the file where it is now)", f.Path, err), false
 	case errors.Is(err, clientconfig.ErrChanged):
 		return fail(exitcode.AuditIO, "config: %s changed while it was rewritten (its client wrote it?); it is left as the client wrote it; run again", f.Path), false
 	case err != nil:
 		return fail(exitcode.AuditIO, "config: writing %s: %v; it is left as it was", f.Path, err), false
 	}
 	fmt.Fprintf(w, "  written; the original is kept in %s\n", backup)
+	if note := f.OwnerNote(); note != "" {
+		fmt.Fprintf(w, "  owner: %s\n", note)
+	}
 	return exitcode.OK, true
 }
 
