@@ -261,15 +261,33 @@ func readEntry(src []byte, mem member, path []string, o Options) (*entryNodes, e
 	e := &entryNodes{name: mem.key, obj: mem.val}
 	e.cmd, _ = mem.val.get("command")
 	e.args, _ = mem.val.get("args")
-	typ, _ := mem.val.get("type")
-	url, _ := mem.val.get("url")
 	text := func(n *node) []byte { return src[n.start:n.end] }
-	typeStr := ""
-	if typ != nil {
-		if typ.val.kind != '"' {
-			return nil, fmt.Errorf("%w: %s.type is not a string", ErrShape, dotted(path))
+	// The keys that pick a transport. Clients do not agree on which wins
+	// when they disagree: Claude Code and VS Code run a "command" beside
+	// a "url" as stdio, Gemini CLI connects to the url first, and Claude
+	// Desktop runs the command whatever the "type". An entry is read only
+	// when every reading of it is the same.
+	var picks []string // transport keys beside "command", as written
+	typeStr := map[string]string{}
+	for _, key := range []string{"type", "transport"} {
+		m, _ := mem.val.get(key)
+		if m == nil {
+			continue
 		}
-		json.Unmarshal(text(typ.val), &typeStr)
+		if m.val.kind != '"' {
+			return nil, fmt.Errorf("%w: %s.%s is not a string", ErrShape, dotted(path), key)
+		}
+		var v string
+		json.Unmarshal(text(m.val), &v)
+		typeStr[key] = v
+		if v != "stdio" {
+			picks = append(picks, fmt.Sprintf("%q: %s", key, quote(v)))
+		}
+	}
+	for _, key := range []string{"url", "httpUrl", "serverUrl"} {
+		if m, _ := mem.val.get(key); m != nil {
+			picks = append(picks, fmt.Sprintf("a %q", key))
+		}
 	}
 	if e.cmd != nil {
 		if e.cmd.val.kind != '"' {
@@ -291,7 +309,9 @@ func readEntry(src []byte, mem member, path []string, o Options) (*entryNodes, e
 		}
 	}
 	switch {
-	case url != nil || typ != nil && typeStr != "stdio":
+	case e.cmd != nil && len(picks) > 0:
+		return nil, fmt.Errorf("%w: %s has a \"command\" and %s: clients differ on which they start (Claude Code and VS Code run the command beside a url, Gemini CLI the url; Claude Desktop runs the command whatever the type, Claude Code and VS Code only a stdio one); keep only the one meant", ErrShape, dotted(path), strings.Join(picks, " and "))
+	case e.cmd == nil && len(picks) > 0:
 		e.kind = Remote
 	case e.cmd == nil:
 		e.kind = Other

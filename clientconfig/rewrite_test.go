@@ -505,19 +505,63 @@ func TestWrapEmpty(t *testing.T) {
 	}
 }
 
-// TestWrapLeavesOthers: an entry with neither command nor url, and one
-// with a url beside a command, are not rewritten.
-func TestWrapLeavesOthers(t *testing.T) {
-	in := `{"mcpServers": {"x": {"disabled": true}, "y": {"type": "stdio", "command": "s", "url": "http://h/mcp"}, "z": {"type": "local", "command": "s"}}}`
-	r, err := Wrap([]byte(in), Options{Aegis: "/bin/aegis"})
-	if err != nil {
-		t.Fatal(err)
+// TestEntryKinds: an entry is read as every client reads it, or its
+// file is refused: a "command" beside anything that could make a client
+// start something else (a url of any spelling, a type or transport
+// other than exactly "stdio") is read differently by different clients.
+func TestEntryKinds(t *testing.T) {
+	tests := []struct {
+		name, entry string
+		want        string // the kind, or the refusal's words
+	}{
+		{"command", `{"command": "s"}`, "stdio"},
+		{"type stdio", `{"type": "stdio", "command": "s"}`, "stdio"},
+		{"transport stdio", `{"transport": "stdio", "command": "s"}`, "stdio"},
+		{"type and transport stdio", `{"type": "stdio", "transport": "stdio", "command": "s"}`, "stdio"},
+		{"url", `{"url": "http://h/mcp"}`, "remote"},
+		{"type http and url", `{"type": "http", "url": "http://h/mcp"}`, "remote"},
+		{"httpUrl", `{"httpUrl": "http://h/mcp"}`, "remote"},
+		{"serverUrl", `{"serverUrl": "http://h/sse"}`, "remote"},
+		{"type sse alone", `{"type": "sse"}`, "remote"},
+		{"neither", `{"disabled": true}`, "other"},
+		{"type stdio alone", `{"type": "stdio"}`, "other"},
+		{"stdio command and url", `{"type": "stdio", "command": "s", "url": "http://h/mcp"}`, `has a "command" and a "url"`},
+		{"command and url", `{"command": "s", "url": "http://h/mcp"}`, `has a "command" and a "url"`},
+		{"command and httpUrl", `{"command": "s", "httpUrl": "http://h/mcp"}`, `has a "command" and a "httpUrl"`},
+		{"command and serverUrl", `{"command": "s", "serverUrl": "http://h/sse"}`, `a "serverUrl"`},
+		{"command and empty url", `{"command": "s", "url": ""}`, `a "url"`},
+		{"command and null url", `{"command": "s", "url": null}`, `a "url"`},
+		{"http with command", `{"type": "http", "command": "s"}`, `has a "command" and "type": "http"`},
+		{"type in capitals", `{"type": "STDIO", "command": "s"}`, `"type": "STDIO"`},
+		{"type with a space", `{"type": "stdio ", "command": "s"}`, `"type": "stdio "`},
+		{"unknown type", `{"type": "local", "command": "s"}`, `"type": "local"`},
+		{"empty type", `{"type": "", "command": "s"}`, `"type": ""`},
+		{"transport sse", `{"transport": "sse", "command": "s"}`, `"transport": "sse"`},
+		{"type stdio, transport http", `{"type": "stdio", "transport": "http", "command": "s"}`, `"transport": "http"`},
+		{"transport number", `{"transport": 1, "command": "s"}`, `transport is not a string`},
+		{"wrapped with a url", `{"command": "aegis", "args": ["wrap", "--name=x", "s"], "url": "http://h"}`, `a "url"`},
 	}
-	var kinds []string
-	for _, e := range r.Entries {
-		kinds = append(kinds, e.Name+"="+e.Kind.String())
-	}
-	if want := []string{"x=other", "y=remote", "z=remote"}; !slices.Equal(kinds, want) || r.Changed() {
-		t.Errorf("Wrap: entries %v, changed %v; want %v, unchanged", kinds, r.Changed(), want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := `{"mcpServers": {"x": ` + tt.entry + `}}`
+			for _, f := range []func([]byte, Options) (*Result, error){Scan, Wrap, Unwrap} {
+				r, err := f([]byte(in), Options{Aegis: "/bin/aegis"})
+				got := ""
+				if err != nil {
+					got = err.Error()
+					if !errors.Is(err, ErrShape) || r != nil {
+						t.Errorf("Wrap(%s) = %v, %v; want ErrShape and no result", in, r, err)
+					}
+				} else {
+					got = r.Entries[0].Kind.String()
+					if got != "stdio" && r.Changed() {
+						t.Errorf("Wrap(%s) rewrote a %s entry:\n%s", in, got, r.Out)
+					}
+				}
+				if !strings.Contains(got, tt.want) {
+					t.Errorf("Wrap(%s) = %s; want %s", in, got, tt.want)
+				}
+			}
+		})
 	}
 }
