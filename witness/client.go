@@ -60,7 +60,11 @@ func (w Witness) Name() string { return w.Verifier.Name() }
 // the witnessed checkpoint. A 409 Conflict is a *ConflictError holding the
 // witness's size (and, if that size is larger than the note's, matches
 // ErrAhead too); 404 and 403 are ErrUnknownLog; 422 ErrProof; no answer
-// ErrUnreachable; anything else ErrAnswer. hc's timeout and ctx bound the
+// ErrUnreachable; anything else ErrAnswer: a redirect (never followed,
+// whatever hc's CheckRedirect), an answer over 64 KiB (no more is read).
+// None of these answers is authenticated (the protocol signs only
+// cosignatures): a size in a 409 is the witness's word, or that of
+// whatever answered in its place. hc's timeout and ctx bound the
 // request.
 func (w Witness) AddCheckpoint(ctx context.Context, hc *http.Client, oldSize uint64, proof []tlog.Hash, signed []byte, size uint64) ([]byte, error) {
 	var body bytes.Buffer
@@ -78,14 +82,26 @@ func (w Witness) AddCheckpoint(ctx context.Context, hc *http.Client, oldSize uin
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
-	resp, err := hc.Do(req)
+	// A redirect is an answer, never followed: the checkpoint goes only
+	// to the URL the user named, and a 3xx from it is a witness that
+	// does not speak the protocol (or something between that does not
+	// belong there). The copy shares hc's transport and its pool.
+	c := *hc
+	c.CheckRedirect = refuseRedirect
+	resp, err := c.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading the answer: %v", ErrUnreachable, err)
+	}
+	if len(answer) > maxAnswer {
+		return nil, fmt.Errorf("%w: %s with an answer longer than %d KiB", ErrAnswer, resp.Status, maxAnswer>>10)
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return nil, fmt.Errorf("%w: %s to %q: redirects are not followed", ErrAnswer, resp.Status, trim([]byte(resp.Header.Get("Location"))))
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
@@ -108,6 +124,10 @@ func (w Witness) AddCheckpoint(ctx context.Context, hc *http.Client, oldSize uin
 	}
 	return nil, fmt.Errorf("%w: %s: %s", ErrAnswer, resp.Status, trim(answer))
 }
+
+// refuseRedirect is the CheckRedirect of every request to a witness:
+// the 3xx itself is returned, never followed.
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // checkCosignature returns the lines of answer that are w's signature on
 // signed, once note.Open has checked them.

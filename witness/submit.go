@@ -67,8 +67,17 @@ type Options struct {
 	LogEvery time.Duration
 	// Logf prints a line for the user (wrap: stderr). Default: none.
 	Logf func(format string, args ...any)
-	// HTTP is the client requests go through. Default: one of its own.
+	// HTTP is the client requests go through (its CheckRedirect is
+	// ignored: redirects are never followed). Default: one of its own.
 	HTTP *http.Client
+	// Strict makes Start wait, at most Timeout, for the witnesses'
+	// answers about the log's last checkpoint and return ErrAhead or
+	// ErrProof when one says the log was rolled back or forked. Those
+	// answers are not authenticated (the protocol signs only
+	// cosignatures): anyone who can answer in a witness's place can
+	// make them. Default false: Start waits for no witness, and such an
+	// answer is said (Logf) and recorded, and the session goes on.
+	Strict bool
 }
 
 // A Submitter hands a log's checkpoints to its witnesses and keeps what
@@ -135,13 +144,14 @@ type State string
 
 // States: part of the state file's format (doc.go).
 const (
-	StateNone        State = "none"        // nothing submitted yet
-	StateOK          State = "ok"          // it cosigned
-	StateUnreachable State = "unreachable" // no answer (refused, timed out)
-	StateUnknownLog  State = "unknown-log" // 404/403: it does not know this log or its key
-	StateAhead       State = "ahead"       // it holds a larger tree: rollback or fork
-	StateFork        State = "fork"        // 422: its tree is not this log's
-	StateError       State = "error"       // another answer, or no proof could be made
+	StateNone        State = "none"            // nothing submitted yet
+	StateOK          State = "ok"              // it cosigned
+	StateUnreachable State = "unreachable"     // no answer (refused, timed out)
+	StateUnknownLog  State = "unknown-log"     // 404/403: it does not know this log or its key
+	StateAhead       State = "ahead"           // it holds a larger tree: rollback or fork
+	StateFork        State = "fork"            // 422: its tree is not this log's
+	StateBadCosig    State = "bad-cosignature" // 200 without a valid cosignature by its key
+	StateError       State = "error"           // another answer, or no proof could be made
 )
 
 // NewSubmitter opens File+WitnessedExt for appending and starts one
@@ -189,39 +199,59 @@ func NewSubmitter(o Options) (*Submitter, error) {
 	return s, nil
 }
 
-// Start submits note, the log's last checkpoint before the session (cp
-// its content), to every witness at once and waits at most Timeout for
-// their answers: the probe of wrap's start. It returns ErrAhead if a
-// witness holds a larger tree of the log (the log or its checkpoint
-// file was rolled back) and ErrProof if one holds another tree (a
-// fork), naming the witness; any other outcome (cosigned, unknown log,
-// unreachable) is recorded in the witness's start state and the
-// session goes on. Then the goroutines start. With a nil note (a log
-// with no checkpoint yet) it only starts them.
+// Start starts the witnesses' goroutines. With a note (the log's last
+// checkpoint before the session; cp its content), each first submits
+// it: the probe of wrap's start, whose outcome is the witness's start
+// state. Without Options.Strict, Start returns at once: what a witness
+// answers is said and recorded as it comes, never a reason to stop, for
+// nothing authenticates it. With Strict, Start waits at most Timeout
+// for the answers and returns ErrAhead if a witness says it holds a
+// larger tree of the log (the log or its checkpoint file was rolled
+// back) and ErrProof if one refuses the proof from the tree it holds
+// (a fork), naming the witness; an answer later than Timeout is
+// recorded, not returned. With a nil note (a log with no checkpoint
+// yet) nothing is submitted before Offer.
 func (s *Submitter) Start(note []byte, cp tlog.Checkpoint) error {
-	var errs []error
+	var o *offer
 	if note != nil {
-		o := &offer{note: note, cp: cp}
+		o = &offer{note: note, cp: cp}
 		s.latest.Store(o)
-		ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
-		res := make([]error, len(s.ws))
-		var wg sync.WaitGroup
-		for _, p := range s.ws {
-			wg.Go(func() { res[p.i] = s.attempt(ctx, p, o) })
-		}
-		wg.Wait()
-		cancel()
-		for _, p := range s.ws {
-			s.mu.Lock()
-			p.start = p.state
-			s.mu.Unlock()
-			if errors.Is(res[p.i], ErrAhead) || errors.Is(res[p.i], ErrProof) {
-				errs = append(errs, fmt.Errorf("witness %s (%s): %w", p.w.Name(), p.w.URL, res[p.i]))
-			}
-		}
 	}
+	res := make(chan error, len(s.ws)) // never blocks a goroutine
 	for _, p := range s.ws {
-		s.wg.Go(func() { s.run(p) })
+		s.wg.Go(func() {
+			var last time.Time
+			if o != nil {
+				last = time.Now()
+				ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
+				err := s.attempt(ctx, p, o, true)
+				cancel()
+				s.mu.Lock()
+				p.start = p.state
+				s.mu.Unlock()
+				if err != nil {
+					err = fmt.Errorf("witness %s (%s): %w", p.w.Name(), p.w.URL, err)
+				}
+				res <- err
+			}
+			s.run(p, last)
+		})
+	}
+	if o == nil || !s.o.Strict {
+		return nil
+	}
+	t := time.NewTimer(s.o.Timeout)
+	defer t.Stop()
+	var errs []error
+	for range s.ws {
+		select {
+		case err := <-res:
+			if errors.Is(err, ErrAhead) || errors.Is(err, ErrProof) {
+				errs = append(errs, err)
+			}
+		case <-t.C:
+			return errors.Join(errs...)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -242,10 +272,10 @@ func (s *Submitter) Offer(note []byte, cp tlog.Checkpoint) {
 // run is a witness's goroutine: it submits the latest checkpoint until
 // the witness has cosigned it, waiting MinBackoff, doubling to
 // MaxBackoff, after each failure; after Close it tries once more, within
-// Timeout, and returns.
-func (s *Submitter) run(p *peer) {
+// Timeout, and returns. last is when the probe at Start began, if any:
+// it counts as a submission.
+func (s *Submitter) run(p *peer, last time.Time) {
 	final := false
-	var last time.Time // when the last submission began
 	for {
 		if !final {
 			select {
@@ -274,7 +304,7 @@ func (s *Submitter) run(p *peer) {
 			}
 			last = time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
-			err := s.attempt(ctx, p, o)
+			err := s.attempt(ctx, p, o, false)
 			cancel()
 			if err == nil {
 				p.backoff = 0
@@ -304,8 +334,13 @@ const maxConflicts = 3
 
 // attempt submits o to p, starting from the tree the witness is known to
 // hold (or the empty tree, which a 409 corrects), and records the
-// outcome.
-func (s *Submitter) attempt(ctx context.Context, p *peer, o *offer) error {
+// outcome; start says it is the probe at Start.
+//
+// A size the witness names is kept only while it is at most the
+// checkpoint's: a larger one (a rollback, or a lie) is forgotten, so
+// that the next submission asks again instead of taking one
+// unauthenticated answer as the witness's state for the whole session.
+func (s *Submitter) attempt(ctx context.Context, p *peer, o *offer, start bool) error {
 	var err error
 	for range maxConflicts {
 		var proof []tlog.Hash
@@ -313,6 +348,7 @@ func (s *Submitter) attempt(ctx context.Context, p *peer, o *offer) error {
 		if p.known {
 			old.Size = p.size
 			if p.size > o.cp.Size {
+				p.known = false
 				err = fmt.Errorf("%w: it holds %d records, this log's checkpoint %d", ErrAhead, p.size, o.cp.Size)
 				break
 			}
@@ -333,11 +369,12 @@ func (s *Submitter) attempt(ctx context.Context, p *peer, o *offer) error {
 		cos, err = p.w.AddCheckpoint(ctx, s.hc, old.Size, proof, o.note, o.cp.Size)
 		var ce *ConflictError
 		if errors.As(err, &ce) {
-			p.known, p.size, p.rootKnown = true, ce.Size, false
 			if ce.Size > o.cp.Size {
-				err = fmt.Errorf("%w: it holds %d records, this log's checkpoint %d: the log was rolled back, or forked", ErrAhead, ce.Size, o.cp.Size)
+				p.known = false
+				err = fmt.Errorf("%w: it says it holds %d records, this log's checkpoint %d: the log was rolled back, or forked, or the answer is not the witness's", ErrAhead, ce.Size, o.cp.Size)
 				break
 			}
+			p.known, p.size, p.rootKnown = true, ce.Size, false
 			continue
 		}
 		if err == nil {
@@ -351,7 +388,7 @@ func (s *Submitter) attempt(ctx context.Context, p *peer, o *offer) error {
 		}
 		break
 	}
-	s.failed(p, o, err)
+	s.failed(p, o, err, start)
 	return err
 }
 
@@ -404,14 +441,17 @@ func (s *Submitter) cosigned(p *peer, o *offer, lines []byte) {
 }
 
 // failed records a failed submission and says so, at most once per
-// LogEvery while the witness stays in the same state.
-func (s *Submitter) failed(p *peer, o *offer, err error) {
+// LogEvery while the witness stays in the same state; start says it is
+// the probe at Start.
+func (s *Submitter) failed(p *peer, o *offer, err error, start bool) {
 	st := StateError
 	switch {
 	case errors.Is(err, ErrAhead):
 		st = StateAhead
 	case errors.Is(err, ErrProof):
 		st = StateFork
+	case errors.Is(err, ErrCosignature):
+		st = StateBadCosig
 	case errors.Is(err, ErrUnknownLog):
 		st = StateUnknownLog
 	case errors.Is(err, ErrUnreachable):
@@ -433,7 +473,12 @@ func (s *Submitter) failed(p *peer, o *offer, err error) {
 		if vkey, kerr := tlog.VerifierKey(o.cp.Origin, s.o.Key); kerr == nil {
 			msg += fmt.Sprintf("; its operator adds the log with its origin %s and key %s (litewitness: witnessctl add-log -origin %s, then witnessctl add-key -origin %s -key %s)", o.cp.Origin, vkey, o.cp.Origin, o.cp.Origin, vkey)
 		}
-	case StateUnreachable, StateError:
+	case StateAhead, StateFork:
+		msg += "; nothing authenticates this answer (the protocol signs only cosignatures)"
+		if !(start && s.o.Strict) {
+			msg += ": the session goes on, and the checkpoint is submitted again"
+		}
+	case StateUnreachable, StateError, StateBadCosig:
 		msg += "; the session goes on, and the checkpoint is submitted again"
 	}
 	s.o.Logf("%s", msg)

@@ -1,14 +1,24 @@
 package witness
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"filippo.io/torchwood"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/aegisrelay/aegis/journal/tlog"
 )
@@ -134,5 +144,108 @@ func TestSubmitterUnreachable(t *testing.T) {
 	}
 	if len(summary) != 3 || !strings.Contains(summary[2], "NOT witnessed") {
 		t.Errorf("Close's lines = %q; want one per witness and the quorum not met", summary)
+	}
+}
+
+// TestSubmitterAsksAgain: a size a witness names in a 409 is its word,
+// not authenticated. One larger than the log's checkpoint, said once, in
+// the middle of a session or at Start, is said (state ahead) and then
+// asked again at the next submission, never taken as the witness's state
+// for the rest of the session; without Strict, Start returns at once
+// whatever the witness says, and with it, Start returns ErrAhead.
+func TestSubmitterAsksAgain(t *testing.T) {
+	logKey, witKey, cp := goldenKeys(t)
+	vkey, _ := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	signer, err := torchwood.NewCosignatureSigner("example.com/w", witKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, _ := tlog.Signer(cp.Origin, logKey)
+	// cp2 is another tree at cp's size, so that no proof (which would
+	// read a log) is asked for.
+	cp2 := cp
+	cp2.Root = tlog.LeafHash([]byte("another root"))
+	tests := []struct {
+		name   string
+		strict bool
+		lie    int // the request answered with a 409 naming a larger size
+		want   error
+	}{
+		{"a lie at Start", false, 0, nil},
+		{"a lie at Start, Strict", true, 0, ErrAhead},
+		{"a lie in the session", false, 1, nil},
+		{"a lie in the session, Strict", true, 1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The witness cosigns whatever it is sent, but for one
+			// request, and says what it cosigned.
+			cosigned := make(chan string, 16)
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				i := int(n.Add(1)) - 1
+				body, _ := io.ReadAll(r.Body)
+				_, msg, _ := bytes.Cut(body, []byte("\n\n"))
+				text, _, _ := bytes.Cut(msg, []byte("\n\n"))
+				if i == tt.lie {
+					rw.WriteHeader(http.StatusConflict)
+					io.WriteString(rw, "18446744073709551615\n")
+					return
+				}
+				signed, err := note.Sign(&note.Note{Text: string(text) + "\n"}, signer)
+				if err != nil {
+					t.Error(err)
+				}
+				rw.Write(signed[len(text)+2:])
+				cosigned <- string(text) + "\n"
+			}))
+			defer srv.Close()
+			w, _ := New(srv.URL, vkey)
+			file := filepath.Join(t.TempDir(), "cp")
+			var mu sync.Mutex
+			var said []string
+			s, err := NewSubmitter(Options{Witnesses: []Witness{w}, File: file, Key: logKey.Public().(ed25519.PublicKey),
+				Timeout: 5 * time.Second, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Interval: time.Millisecond,
+				Strict: tt.strict, Logf: func(format string, args ...any) {
+					mu.Lock()
+					said = append(said, fmt.Sprintf(format, args...))
+					mu.Unlock()
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			note1, _ := tlog.Sign(cp, ls)
+			if err := s.Start(note1, cp); !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
+				t.Fatalf("Start = %v; want %v", err, tt.want)
+			}
+			if tt.want != nil {
+				s.Abort()
+				return
+			}
+			note2, _ := tlog.Sign(cp2, ls)
+			s.Offer(note2, cp2)
+			// The witness cosigns cp2 only if it is asked again after
+			// the lie.
+			for done := false; !done; {
+				select {
+				case text := <-cosigned:
+					done = text == cp2.Body()
+				case <-time.After(10 * time.Second):
+					t.Fatalf("the witness did not cosign the latest checkpoint in 10s (%d requests): it is not asked again after one 409 naming a larger size", n.Load())
+				}
+			}
+			if _, err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			state, _ := os.ReadFile(file + StateExt)
+			if want := "state=ok cosigned=42"; !bytes.Contains(state, []byte(want)) {
+				t.Errorf("state file:\n%s\nwant %q", state, want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if got := strings.Join(said, "\n"); !strings.Contains(got, "says it holds 18446744073709551615") || !strings.Contains(got, "nothing authenticates") {
+				t.Errorf("said:\n%s\nwant the 409's size, and that nothing authenticates it", got)
+			}
+		})
 	}
 }

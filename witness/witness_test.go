@@ -6,10 +6,12 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"flag"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"filippo.io/torchwood"
@@ -165,7 +167,9 @@ func TestStateGolden(t *testing.T) {
 // TestAddCheckpointAnswers: each answer of the protocol that the tests
 // with litewitness (cmd/aegis) do not draw is classified as the package
 // says: 404, a 409 with a smaller and a larger size, 422, 500, a 409
-// whose body is no size, a 200 whose lines are not the witness's.
+// whose body is no size, a 200 whose lines are not the witness's, an
+// answer over 64 KiB, and every redirect, which is an answer never
+// followed, even with a client that follows them.
 func TestAddCheckpointAnswers(t *testing.T) {
 	logKey, witKey, cp := goldenKeys(t)
 	ls, _ := tlog.Signer(cp.Origin, logKey)
@@ -186,15 +190,33 @@ func TestAddCheckpointAnswers(t *testing.T) {
 		{"conflict without a size", 409, "forty\n", ErrAnswer},
 		{"200 with another's line", 200, "— example.com/x AAAA\n", ErrCosignature},
 		{"200 with nothing", 200, "", ErrAnswer},
+		{"200 over 64 KiB", 200, strings.Repeat("— example.com/w AAAA\n", 4000), ErrAnswer},
+		{"409 over 64 KiB", 409, strings.Repeat("9", 70<<10) + "\n", ErrAnswer},
+		{"301 to another server", 301, "", ErrAnswer},
+		{"302 to another server", 302, "", ErrAnswer},
+		{"303 to another server", 303, "", ErrAnswer},
+		{"307 to another server", 307, "", ErrAnswer},
+		{"308 to another server", 308, "", ErrAnswer},
 	}
+	// Where the redirects point: an honest witness would have cosigned
+	// there, so any request it receives is a redirect followed.
+	var followed atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		followed.Add(1)
+		rw.WriteHeader(http.StatusOK)
+	}))
+	defer elsewhere.Close()
 	var gotBody []byte
 	for _, tt := range tests {
 		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 			gotBody = make([]byte, r.ContentLength)
-			r.Body.Read(gotBody)
+			io.ReadFull(r.Body, gotBody)
 			if r.URL.Path != AddCheckpointPath || r.Method != http.MethodPost {
 				rw.WriteHeader(400)
 				return
+			}
+			if tt.status/100 == 3 {
+				rw.Header().Set("Location", elsewhere.URL+AddCheckpointPath)
 			}
 			rw.WriteHeader(tt.status)
 			rw.Write([]byte(tt.body))
@@ -203,8 +225,13 @@ func TestAddCheckpointAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// srv.Client() follows redirects: AddCheckpoint does not,
+		// whatever the client it is given.
 		_, err = w.AddCheckpoint(context.Background(), srv.Client(), 40, []tlog.Hash{tlog.EmptyRoot}, signed, cp.Size)
 		srv.Close()
+		if n := followed.Swap(0); n != 0 {
+			t.Errorf("%s: AddCheckpoint followed the redirect (%d requests to its target); want none", tt.name, n)
+		}
 		var ce *ConflictError
 		switch want := tt.want.(type) {
 		case *ConflictError:
