@@ -2,6 +2,7 @@ package httpfront
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 
@@ -48,11 +49,17 @@ func notificationProgressKey(line []byte, f *frame.Frame) (key string, ok bool) 
 	return tokenKey(m.Params.ProgressToken)
 }
 
-// tokenKey is a progress token (a string or a number) as a map key.
+// tokenKey is a progress token (a string or a number) as a map key; a
+// long one is held as its SHA-256, as ids are (idKey).
 func tokenKey(tok any) (string, bool) {
 	switch tok.(type) {
 	case string, float64:
-		return fmt.Sprintf("%T:%v", tok, tok), true
+		k := fmt.Sprintf("%T:%v", tok, tok)
+		if len(k) > maxKey {
+			sum := sha256.Sum256([]byte(k))
+			k = hashedKey + string(sum[:])
+		}
+		return k, true
 	}
 	return "", false
 }

@@ -69,8 +69,16 @@ type Config struct {
 	// CheckHost: check the Host header (off for a unix socket, where no
 	// DNS rebinding can reach).
 	CheckHost bool
-	// MaxFrame bounds a POST body and a child's line; default DefaultMaxFrame.
+	// MaxFrame bounds a line either way as the relay counts it, its '\n'
+	// included: a POST body (without its own line ending) and a '\n', a
+	// child's line. A longer body is 413. Default DefaultMaxFrame.
 	MaxFrame int
+	// SessionBuffer bounds the bytes one session holds for its clients in
+	// each direction: POST bodies read and not yet taken by its child's
+	// relay, and events routed and not yet let go (package documentation,
+	// "Memory"). Buffer bounds the same for every session together. Each
+	// is at least MaxFrame+1. Defaults 2 and 4 times MaxFrame.
+	SessionBuffer, Buffer int
 	// MaxSessions bounds the sessions at once; an initialize beyond it is
 	// answered 503. A session counts until its child has exited, not
 	// only until DELETE or idleness ends it, so that the bound holds for
@@ -112,6 +120,7 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	running  sync.WaitGroup // sessions whose done is not closed yet
+	mem      memory         // bytes held for clients (memory.go)
 	live     int            // the same count, for MaxSessions; under mu
 	shut     bool
 }
@@ -381,22 +390,35 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.MaxFrame)+2))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
+	// A session named is found before the body is read: the body is
+	// counted against its budget, and waits for room there (memory.go).
+	var ss *session
+	if r.Header.Get("Mcp-Session-Id") != "" {
+		if ss = s.lookup(w, r); ss == nil {
 			return
 		}
+	}
+	bd, err := s.readBody(w, r, ss)
+	switch {
+	case errors.Is(err, errTooLong):
+		httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
+		return
+	case errors.Is(err, errGone):
+		return
+	case err != nil:
 		httpError(w, http.StatusBadRequest, "cannot read the body")
 		return
 	}
-	line, err := Line(body)
+	defer bd.release()
+	line, err := Line(bd.b)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if len(line) > s.cfg.MaxFrame {
+	// --max-frame counts a line as it reaches the child, its '\n'
+	// included, as the relay's reader counts it (frame.NewReader): a body
+	// taken here is never one that ends the session there.
+	if len(line)+1 > s.cfg.MaxFrame {
 		httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
 		return
 	}
@@ -419,18 +441,21 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, msg)
 		return
 	}
-	var ss *session
-	if m.Type == frame.Request && string(m.Method) == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
+	if ss == nil {
+		if m.Type != frame.Request || string(m.Method) != "initialize" {
+			s.lookup(w, r) // answers why: no Mcp-Session-Id
+			return
+		}
 		if ss = s.begin(w, r); ss == nil {
 			return
 		}
-	} else if ss = s.lookup(w, r); ss == nil {
-		return
 	}
 	ss.use(+1)
 	defer ss.use(-1)
 	if m.Type != frame.Request {
-		if err := ss.send(line); err != nil {
+		err := ss.send(line)
+		bd.release() // the relay has taken the line
+		if err != nil {
 			httpError(w, http.StatusNotFound, "session ended")
 			return
 		}
@@ -442,11 +467,12 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	progress, _ := requestProgressKey(line)
-	st := ss.open(string(m.ID.Key), sse, progress)
-	if err := ss.send(line); err != nil {
-		ss.mu.Lock()
-		ss.finish(st)
-		ss.mu.Unlock()
+	st, err := ss.request(r.Context(), line, routeKeys(m), sse, progress)
+	bd.release()
+	if errors.Is(err, errGone) {
+		return
+	}
+	if err != nil {
 		httpError(w, http.StatusNotFound, "session ended")
 		return
 	}

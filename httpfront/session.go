@@ -2,12 +2,16 @@ package httpfront
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/aegisrelay/aegis/frame"
+	"golang.org/x/sync/semaphore"
 )
 
 // session is one MCP session: one child, its two pipes, the streams its
@@ -20,14 +24,21 @@ type session struct {
 	inW *io.PipeWriter // the child's stdin side: POST bodies as lines
 	inR *io.PipeReader
 	out *router    // the child's stdout side: lines routed as written
-	wmu sync.Mutex // serialises lines written to inW
+	wmu sync.Mutex // serialises lines written to inW, each with its route
+	// in counts the session's POST bodies read and not yet taken by its
+	// relay (memory.go).
+	in *semaphore.Weighted
 
 	// done is closed once the caller's session has ended (Start's done)
 	// and every line it wrote is routed.
 	done chan struct{}
 
-	mu         sync.Mutex // guards what follows
-	pending    map[string][]*stream
+	mu sync.Mutex // guards what follows
+	// pending holds, by route key, the one request in flight with that
+	// key: a request waits (request) while one of its keys is in flight.
+	pending map[string]*stream
+	// freed is closed, and replaced, when a request leaves pending.
+	freed      chan struct{}
 	progress   map[string]*stream // by progress token, the open SSE streams that asked for progress
 	streams    map[uint64]*stream // every stream a client may still resume
 	order      []*stream          // open SSE streams of POSTs, oldest first
@@ -38,6 +49,12 @@ type session struct {
 	busy       int  // requests being served
 	ended      bool // the child's session is over: nothing more comes
 	closing    bool // DELETE, idle or shutdown: stdin closed
+	// held is the bytes of the events in the session's streams, counted
+	// in the server's out budget too (memory.go).
+	held int
+	// drained is closed, and replaced, when a connection has sent events
+	// or events were let go: the router may find room.
+	drained chan struct{}
 }
 
 // getStreamID is the standalone stream's id; POST streams count from 1.
@@ -45,10 +62,12 @@ const getStreamID = 0
 
 func newSession(srv *Server, id string, c *Conn) *session {
 	s := &session{id: id, srv: srv, conn: c, done: make(chan struct{}),
-		pending: map[string][]*stream{}, progress: map[string]*stream{}, streams: map[uint64]*stream{}, nextStream: 1, lastUse: time.Now()}
+		pending: map[string]*stream{}, progress: map[string]*stream{}, streams: map[uint64]*stream{}, nextStream: 1, lastUse: time.Now(),
+		freed: make(chan struct{}), drained: make(chan struct{})}
+	s.in = semaphore.NewWeighted(int64(srv.memory().session))
 	s.inR, s.inW = io.Pipe()
 	s.out = &router{s: s, replayMax: srv.cfg.Replay, maxFrame: srv.cfg.MaxFrame}
-	s.get = newStream(getStreamID, true, "")
+	s.get = newStream(getStreamID, true, nil)
 	s.streams[getStreamID] = s.get
 	c.In, c.Out = s.inR, s.out
 	return s
@@ -57,31 +76,91 @@ func newSession(srv *Server, id string, c *Conn) *session {
 // errEnded: the session's child is gone; a line cannot reach it.
 var errEnded = errors.New("httpfront: session ended")
 
-// send writes line and a '\n' to the child's stdin as one write.
+// send writes line, a message that is no request, to the child's stdin.
+// line must have room for its '\n' (readBody's buffer has it).
 func (s *session) send(line []byte) error {
-	buf := make([]byte, len(line)+1)
-	copy(buf, line)
-	buf[len(line)] = '\n'
+	out := append(line, '\n')
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if _, err := s.inW.Write(buf); err != nil {
+	if _, err := s.inW.Write(out); err != nil {
 		return errEnded
 	}
 	return nil
 }
 
-// open registers a stream for the request whose id key is key, before
-// its line is written to the child, so that no answer can come first.
-func (s *session) open(key string, sse bool, progress string) *stream {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := newStream(s.nextStream, sse, key)
+// request writes line, a request's, to the child's stdin, with the stream
+// its answer goes to registered under keys in the same step: under wmu,
+// in the order the lines reach the child, so that no answer can come
+// before its route and routes are in the order of the lines.
+//
+// It first waits while any of keys is in flight in the session. Two
+// requests in flight with one id would be answered in the order sent only
+// if every answer came from the child; but the relay answers a refused
+// call itself, at once, ahead of the child's answer to an earlier call
+// with the same id: with one request per id in flight, every answer,
+// the child's or aegis's, names the one request the log pairs it with.
+// It returns errGone if ctx ends first.
+func (s *session) request(ctx context.Context, line []byte, keys []string, sse bool, progress string) (*stream, error) {
+	out := append(line, '\n')
+	for {
+		s.mu.Lock()
+		busy, ch := s.inFlight(keys), s.freed
+		s.mu.Unlock()
+		if busy {
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, errGone
+			}
+		}
+		s.wmu.Lock()
+		s.mu.Lock()
+		if s.inFlight(keys) {
+			s.mu.Unlock()
+			s.wmu.Unlock()
+			continue
+		}
+		st := s.open(keys, sse, progress)
+		s.mu.Unlock()
+		_, err := s.inW.Write(out)
+		s.wmu.Unlock()
+		if err != nil {
+			s.mu.Lock()
+			s.finish(st)
+			s.mu.Unlock()
+			return nil, errEnded
+		}
+		return st, nil
+	}
+}
+
+// inFlight reports whether a request with one of keys is in flight.
+// Called with mu held.
+func (s *session) inFlight(keys []string) bool {
+	if s.ended {
+		return false // nothing more comes: the write fails
+	}
+	for _, k := range keys {
+		if s.pending[k] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// open registers a stream for the request whose route keys are keys.
+// Called with mu held.
+func (s *session) open(keys []string, sse bool, progress string) *stream {
+	st := newStream(s.nextStream, sse, keys)
 	if progress != "" && sse {
 		st.progress = progress
 		s.progress[progress] = st
 	}
 	s.nextStream++
-	s.pending[key] = append(s.pending[key], st)
+	for _, k := range keys {
+		s.pending[k] = st
+	}
 	s.streams[st.id] = st
 	if sse {
 		s.order = append(s.order, st)
@@ -92,13 +171,67 @@ func (s *session) open(key string, sse bool, progress string) *stream {
 	return st
 }
 
+// maxKey is the longest id key held as it is; a longer one is held as
+// hashedKey and its SHA-256, as the relay's table of calls in flight
+// holds them: a request costs a bounded few bytes whatever its id. Keys
+// (frame.ID.Key) start with 'N', 's' or 'n', so the forms never meet.
+const (
+	maxKey    = 64
+	hashedKey = "H"
+)
+
+// idKey is the form of an id key (frame.ID.Key) held in pending.
+func idKey(key []byte) string {
+	if len(key) <= maxKey {
+		return string(key)
+	}
+	sum := sha256.Sum256(key)
+	return hashedKey + string(sum[:])
+}
+
+// nullKey is the key of the id null (frame.ID.Key), taken from the frame
+// package, whose key format is its own.
+var nullKey = func() string {
+	var c frame.Classifier
+	var f frame.Frame
+	c.Classify([]byte(`{"jsonrpc":"2.0","id":null,"result":{}}`), &f)
+	return string(f.Msgs[0].ID.Key)
+}()
+
+// routeKeys are the keys an answer to m may carry: its id's, and, where
+// its id is ambiguous (a duplicate or case-variant id member, a value of
+// the wrong type beside one that is not), every other value some decoder
+// keeps and null, which a peer that cannot tell the id answers with
+// (JSON-RPC 2.0, 5) and the relay's refusal of such a call carries.
+func routeKeys(m *frame.Message) []string {
+	keys := []string{idKey(m.ID.Key)}
+	if len(m.AltIDs) == 0 && !strings.HasPrefix(m.Malformed, "id:") {
+		return keys
+	}
+	add := func(k string) {
+		for _, have := range keys {
+			if have == k {
+				return
+			}
+		}
+		keys = append(keys, k)
+	}
+	for i := range m.AltIDs {
+		if k := m.AltIDs[i].Key; k != nil {
+			add(idKey(k))
+		}
+	}
+	add(nullKey)
+	return keys
+}
+
 // router is the session's Conn.Out: each whole line written to it goes
 // to one stream as it is written, in the writer's goroutine (the relay's
-// Downstream pump): an answer to the stream of the request with its id
-// (the oldest, if two requests in flight share one); any other line to
-// the newest open SSE stream of a request, else to the standalone stream
-// (package documentation, "Routing"). Routing never blocks on a client:
-// events wait in their streams. A partial line waits for the rest.
+// Downstream pump): an answer to the stream of the request with its id;
+// any other line to the newest open SSE stream of a request, else to the
+// standalone stream (package documentation, "Routing"). Routing waits for
+// a client only within the bound the package documentation gives
+// ("Memory"). A partial line waits for the rest.
 type router struct {
 	s         *session
 	replayMax int
@@ -112,7 +245,7 @@ type router struct {
 }
 
 // Write routes the whole lines in p; it keeps a partial one for the next
-// Write. It never blocks but on the session's lock.
+// Write.
 func (rt *router) Write(p []byte) (int, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -123,7 +256,7 @@ func (rt *router) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			if len(rt.buf)+len(p) <= rt.maxFrame+1 {
+			if len(rt.buf)+len(p) <= rt.maxFrame {
 				rt.buf = append(rt.buf, p...)
 			}
 			break
@@ -148,16 +281,21 @@ func (rt *router) route(line []byte) {
 	rt.c.Classify(payload, &rt.f)
 	s := rt.s
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	st := s.target(payload, &rt.f)
-	st.add(payload, rt.replayMax)
-	if st.key != "" && s.answers(st, &rt.f) {
+	if !st.lost && s.room(st, len(payload)) {
+		st.add(payload)
+		s.free(st.trim(rt.replayMax))
+	}
+	if st.keys != nil && s.answers(st, &rt.f) {
 		s.finish(st)
 	}
-	s.mu.Unlock()
 }
 
 // close routes a last line without its '\n', if any, and ends the
-// session's streams: nothing more comes.
+// session's streams: nothing more comes. The events of a stream no
+// connection is writing are let go; the others once their connection
+// ends (detach).
 func (rt *router) close() {
 	rt.mu.Lock()
 	if len(rt.buf) > 0 {
@@ -172,18 +310,23 @@ func (rt *router) close() {
 	for _, st := range s.streams {
 		st.complete = true
 		st.wake()
+		if !st.attached {
+			s.free(st.letGo())
+		}
 	}
-	s.pending = map[string][]*stream{}
+	s.pending = map[string]*stream{}
 	s.progress = map[string]*stream{}
 	s.order = nil
+	close(s.freed)
+	s.freed = make(chan struct{})
 	s.mu.Unlock()
 }
 
 // target is the stream a classified line goes to. Called with mu held.
 func (s *session) target(line []byte, f *frame.Frame) *stream {
 	if key, ok := answerKey(f); ok {
-		if q := s.pending[key]; len(q) > 0 {
-			return q[0]
+		if st := s.pending[key]; st != nil {
+			return st
 		}
 	}
 	if len(s.progress) > 0 {
@@ -199,13 +342,13 @@ func (s *session) target(line []byte, f *frame.Frame) *stream {
 	return s.get
 }
 
-// answers reports whether f is the answer st waits for.
+// answers reports whether f is an answer st waits for.
 func (s *session) answers(st *stream, f *frame.Frame) bool {
 	key, ok := answerKey(f)
-	return ok && key == st.key
+	return ok && s.pending[key] == st
 }
 
-// answerKey is the id key of a line that is one response.
+// answerKey is the route key of a line that is one response.
 func answerKey(f *frame.Frame) (string, bool) {
 	if f.Kind != frame.Single || len(f.Msgs) != 1 {
 		return "", false
@@ -214,32 +357,182 @@ func answerKey(f *frame.Frame) (string, bool) {
 	if !m.Answers || !m.HasID || m.ID.Key == nil {
 		return "", false
 	}
-	return string(m.ID.Key), true
+	return idKey(m.ID.Key), true
 }
 
 // finish completes st, which has its answer. Called with mu held.
 func (s *session) finish(st *stream) {
 	st.complete = true
+	st.wake()
 	if st.progress != "" && s.progress[st.progress] == st {
 		delete(s.progress, st.progress)
 	}
-	q := s.pending[st.key]
-	for i, p := range q {
-		if p == st {
-			q = append(q[:i], q[i+1:]...)
-			break
+	for _, k := range st.keys {
+		if s.pending[k] == st {
+			delete(s.pending, k)
 		}
-	}
-	if len(q) == 0 {
-		delete(s.pending, st.key)
-	} else {
-		s.pending[st.key] = q
 	}
 	for i, p := range s.order {
 		if p == st {
 			s.order = append(s.order[:i], s.order[i+1:]...)
 			break
 		}
+	}
+	close(s.freed)
+	s.freed = make(chan struct{})
+}
+
+// free gives n bytes of events back to the session's and the server's
+// out budgets, and wakes a router waiting for room. Called with mu held.
+func (s *session) free(n int) {
+	if n == 0 {
+		return
+	}
+	s.held -= n
+	s.srv.memory().out.give(n)
+	s.wakeRouter()
+}
+
+// wakeRouter wakes a router waiting for room. Called with mu held.
+func (s *session) wakeRouter() {
+	close(s.drained)
+	s.drained = make(chan struct{})
+}
+
+// room counts n bytes of an event for st in the session's out budget and
+// the server's; it reports false if they cannot be had, and the event is
+// then dropped. Called with mu held, which it may let go while it waits.
+//
+// The rule (package documentation, "Memory"): first the events already
+// sent and kept only for resumption go, then the streams whose client is
+// gone (no connection writes them); then the router waits, holding the
+// child's output back, for the connections writing the session's
+// streams to send theirs, but no longer than Config.WriteTimeout; then
+// every stream of the session still holding unsent events is dropped,
+// its connection ended.
+func (s *session) room(st *stream, n int) bool {
+	m := s.srv.memory()
+	var deadline time.Time
+	for pass := 0; ; pass++ {
+		fits := func() bool {
+			if s.held+n <= m.session && m.out.take(n) {
+				s.held += n
+				return true
+			}
+			return false
+		}
+		if fits() {
+			return true
+		}
+		s.shed(false)
+		if s.held+n <= m.session {
+			// The server's budget is short: the other sessions' sent
+			// events and gone clients' streams go first.
+			s.mu.Unlock()
+			s.srv.shedOthers(s)
+			s.mu.Lock()
+		}
+		if st.lost || s.ended {
+			return false
+		}
+		if fits() {
+			return true
+		}
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(s.srv.cfg.WriteTimeout)
+		}
+		if !now.Before(deadline) {
+			s.shed(true)
+			if !st.lost && fits() {
+				return true
+			}
+			if st.keys != nil {
+				s.lose(st)
+			}
+			s.srv.cfg.Logf("session %s: a child's line of %d bytes dropped: its clients read nothing for %v and the front holds its bound", s.id, n, s.srv.cfg.WriteTimeout)
+			return false
+		}
+		ch1, ch2 := s.drained, m.out.waiter()
+		s.mu.Unlock()
+		waitRoom(ch1, ch2, deadline)
+		s.mu.Lock()
+	}
+}
+
+// shed lets go of the events the session can spare: those sent and kept
+// only for resumption, the streams no connection writes (the client is
+// gone), and with stalled the streams whose connection has not taken
+// their events either. It reports whether it let any go. Called with mu
+// held.
+func (s *session) shed(stalled bool) bool {
+	freed, lost := 0, false
+	for _, st := range s.streams {
+		freed += st.dropSent()
+		if st.held == 0 || st.attached && !stalled {
+			continue
+		}
+		if st.id == getStreamID {
+			// The transport lets a server end its standalone stream at any
+			// time: its messages are dropped, and a connection writing it
+			// ends, to be opened again.
+			freed += st.letGo()
+			st.conn++
+			st.wake()
+			continue
+		}
+		lost = true
+		s.lose(st)
+	}
+	if freed > 0 {
+		s.held -= freed
+		s.srv.memory().out.give(freed)
+		s.wakeRouter()
+	}
+	return freed > 0 || lost
+}
+
+// lose drops st, a request's stream that held more than its client took:
+// its events go, a connection writing it ends, a resumption of it is
+// 404; what the child still writes for it is dropped, and its answer
+// still completes it, so that no answer ever reaches another request.
+// Called with mu held.
+func (s *session) lose(st *stream) {
+	st.lost = true
+	held := st.letGo()
+	s.held -= held
+	s.srv.memory().out.give(held)
+	s.wakeRouter()
+	st.conn++
+	st.wake()
+	delete(s.streams, st.id)
+	s.srv.cfg.Logf("session %s: stream %d dropped: its client did not read %d bytes in time", s.id, st.id, held)
+}
+
+// shedOthers lets go, in every session but except, of the events sent and
+// kept only for resumption and of the streams no connection writes. It
+// holds one session's lock at a time.
+func (srv *Server) shedOthers(except *session) {
+	srv.mu.Lock()
+	all := make([]*session, 0, len(srv.sessions))
+	for _, ss := range srv.sessions {
+		if ss != except {
+			all = append(all, ss)
+		}
+	}
+	srv.mu.Unlock()
+	for _, ss := range all {
+		ss.mu.Lock()
+		ss.shed(false)
+		ss.mu.Unlock()
+	}
+}
+
+// detach is called when a connection stops writing st: once the session
+// has ended, st's events are let go. Called with mu held.
+func (s *session) detach(st *stream) {
+	if s.ended && !st.attached {
+		s.free(st.letGo())
 	}
 }
 

@@ -1,6 +1,7 @@
 package httpfront
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 	"time"
@@ -39,6 +40,7 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 			st.attached = false
 		}
 		ss.retire(st)
+		ss.detach(st)
 		ss.mu.Unlock()
 	}()
 	rc := http.NewResponseController(w)
@@ -50,12 +52,12 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	buf := make([]byte, 0, 512)
-	buf = append(buf, "id: "...)
-	buf = append(buf, eventID(st.id, from-1)...)
-	buf = append(buf, "\nretry: "...)
-	buf = strconv.AppendInt(buf, DefaultRetry, 10)
-	buf = append(buf, "\ndata: \n\n"...)
+	sw := &sseWriter{w: w, rc: rc, timeout: ss.srv.cfg.WriteTimeout, buf: make([]byte, 0, 512)}
+	sw.buf = append(sw.buf, "id: "...)
+	sw.buf = append(sw.buf, eventID(st.id, from-1)...)
+	sw.buf = append(sw.buf, "\nretry: "...)
+	sw.buf = strconv.AppendInt(sw.buf, DefaultRetry, 10)
+	sw.buf = append(sw.buf, "\ndata: \n\n"...)
 	// What is written is flushed only when the stream must wait: a call
 	// answered at once goes out as one write, its priming event, its
 	// events and the stream's end together; one answered later gets its
@@ -63,7 +65,7 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 	wait := primingDelay
 	for {
 		ss.mu.Lock()
-		if st.conn != conn { // taken over by a resumption
+		if st.conn != conn { // taken over by a resumption, or dropped
 			ss.mu.Unlock()
 			return
 		}
@@ -71,19 +73,20 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 		complete := st.complete
 		ss.mu.Unlock()
 		for _, e := range evs {
-			buf = appendEvent(buf, st.id, e)
-			from = e.n + 1
-		}
-		if len(buf) > 0 {
-			rc.SetWriteDeadline(time.Now().Add(ss.srv.cfg.WriteTimeout))
-			if _, err := w.Write(buf); err != nil {
+			if err := sw.event(st.id, e); err != nil {
 				return
 			}
-			buf = buf[:0]
+			from = e.n + 1
+		}
+		if err := sw.flushBuf(); err != nil {
+			return
+		}
+		if len(evs) > 0 {
 			ss.mu.Lock()
 			if from > st.sent {
 				st.sent = from
-				st.trim(ss.srv.cfg.Replay)
+				ss.free(st.trim(ss.srv.cfg.Replay))
+				ss.wakeRouter()
 			}
 			ss.mu.Unlock()
 		}
@@ -115,27 +118,83 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 	}
 }
 
+// sseWriter writes SSE events to a client in writes of at most about
+// sseChunk bytes of its own: an event's data longer than that is written
+// from the event itself, never copied whole, so that a stream costs its
+// events and no copy of them. Each write that reaches the connection
+// has Config.WriteTimeout.
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	buf     []byte
+}
+
+// sseChunk is what sseWriter gathers before it writes.
+const sseChunk = 32 << 10
+
+// event writes e as an event of stream sid. The data is the child's line
+// as it wrote it; a CR inside it (which JSON allows only as white space
+// between tokens) would end the field, so each CR starts another data
+// field, which a reader joins with "\n": white space still.
+func (sw *sseWriter) event(sid uint64, e event) error {
+	sw.buf = append(sw.buf, "id: "...)
+	sw.buf = append(sw.buf, eventID(sid, e.n)...)
+	sw.buf = append(sw.buf, "\ndata: "...)
+	data := e.data
+	for {
+		i := bytes.IndexByte(data, '\r')
+		piece := data
+		if i >= 0 {
+			piece = data[:i]
+		}
+		if err := sw.put(piece); err != nil {
+			return err
+		}
+		if i < 0 {
+			break
+		}
+		sw.buf = append(sw.buf, "\ndata: "...)
+		data = data[i+1:]
+	}
+	sw.buf = append(sw.buf, "\n\n"...)
+	if len(sw.buf) >= sseChunk {
+		return sw.flushBuf()
+	}
+	return nil
+}
+
+// put appends p, or writes what is gathered and then p when p is long.
+func (sw *sseWriter) put(p []byte) error {
+	if len(sw.buf)+len(p) <= sseChunk {
+		sw.buf = append(sw.buf, p...)
+		return nil
+	}
+	if err := sw.flushBuf(); err != nil {
+		return err
+	}
+	return sw.write(p)
+}
+
+// flushBuf writes what is gathered.
+func (sw *sseWriter) flushBuf() error {
+	if len(sw.buf) == 0 {
+		return nil
+	}
+	err := sw.write(sw.buf)
+	sw.buf = sw.buf[:0]
+	return err
+}
+
+func (sw *sseWriter) write(p []byte) error {
+	sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
+	_, err := sw.w.Write(p)
+	return err
+}
+
 // primingDelay is how long a stream's priming event waits for the first
 // event, to go out in the same write.
 const primingDelay = time.Millisecond
-
-// appendEvent appends e as an SSE event of stream sid. The data is the
-// child's line as it wrote it; a CR inside it (which JSON allows only
-// as white space between tokens) would end the field, so each CR starts
-// another data field, which a reader joins with "\n": white space still.
-func appendEvent(buf []byte, sid uint64, e event) []byte {
-	buf = append(buf, "id: "...)
-	buf = append(buf, eventID(sid, e.n)...)
-	buf = append(buf, "\ndata: "...)
-	for _, b := range e.data {
-		if b == '\r' {
-			buf = append(buf, "\ndata: "...)
-			continue
-		}
-		buf = append(buf, b)
-	}
-	return append(buf, "\n\n"...)
-}
 
 // serveJSON answers a request whose client takes JSON only: the answer's
 // line is the body. Other lines routed to it (none: they go to SSE
@@ -143,19 +202,21 @@ func appendEvent(buf []byte, sid uint64, e event) []byte {
 func (ss *session) serveJSON(w http.ResponseWriter, r *http.Request, st *stream) {
 	defer func() {
 		ss.mu.Lock()
+		// A JSON answer is not resumable: once written it is let go.
+		ss.free(st.letGo())
 		ss.retire(st)
 		ss.mu.Unlock()
 	}()
 	for {
 		ss.mu.Lock()
 		evs := st.from(st.sent)
-		complete, notify := st.complete, st.notify
+		complete, notify, lost := st.complete, st.notify, st.lost
 		if complete {
 			st.sent = st.next
 		}
 		ss.mu.Unlock()
-		if complete {
-			if len(evs) == 0 {
+		if complete || lost {
+			if len(evs) == 0 || lost {
 				httpError(w, http.StatusBadGateway, "the session ended before the server answered")
 				return
 			}
@@ -181,6 +242,9 @@ func (ss *session) retire(st *stream) {
 	st.retired = true
 	ss.answered = append(ss.answered, st.id)
 	if len(ss.answered) > retainStreams {
+		if old := ss.streams[ss.answered[0]]; old != nil {
+			ss.free(old.letGo())
+		}
 		delete(ss.streams, ss.answered[0])
 		ss.answered = ss.answered[1:]
 	}

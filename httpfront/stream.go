@@ -19,17 +19,23 @@ type event struct {
 type stream struct {
 	id  uint64
 	sse bool // an SSE stream; false: one JSON answer to a POST
-	// key is the id key of the request it answers; "" for the GET stream.
-	key string
+	// keys are the route keys of the request it answers (routeKeys); nil
+	// for the GET stream.
+	keys []string
 	// progress is the key of the progress token its request asked for
 	// (progress.go), or "".
 	progress string
-	// events from first on, in order; unsent ones are never dropped.
+	// events from first on, in order; held is the bytes of their data,
+	// counted in the session's out budget.
 	events []event
+	held   int
 	next   uint64 // the number of the next event
 	sent   uint64 // events below it were written to a connection
 	// complete: the answer is in (or the session ended); no more events.
 	complete bool
+	// lost: dropped for holding more than its client took (session.lose):
+	// what is routed to it is dropped; no connection writes it again.
+	lost bool
 	// attached: a connection is writing the stream now, the conn'th.
 	attached bool
 	conn     uint64
@@ -40,31 +46,60 @@ type stream struct {
 	notify chan struct{}
 }
 
-func newStream(id uint64, sse bool, key string) *stream {
-	return &stream{id: id, sse: sse, key: key, next: 1, sent: 1, notify: make(chan struct{}, 1)}
+func newStream(id uint64, sse bool, keys []string) *stream {
+	return &stream{id: id, sse: sse, keys: keys, next: 1, sent: 1, notify: make(chan struct{}, 1)}
 }
 
 // add appends an event holding data (which it keeps: the caller gives it
-// up) and wakes the connection writing the stream.
-func (st *stream) add(data []byte, replayMax int) {
+// up, and has counted it) and wakes the connection writing the stream.
+func (st *stream) add(data []byte) {
 	st.events = append(st.events, event{n: st.next, data: data})
+	st.held += len(data)
 	st.next++
-	st.trim(replayMax)
 	st.wake()
 }
 
 // trim drops the oldest events already sent beyond replayMax; on the
 // standalone stream, the oldest beyond replayMax whether sent or not: the
 // server's messages there wait for a GET that may never come, and the
-// transport lets a server close that stream at any time.
-func (st *stream) trim(replayMax int) {
+// transport lets a server close that stream at any time. It returns the
+// bytes let go.
+func (st *stream) trim(replayMax int) int {
 	drop := 0
 	for drop < len(st.events)-replayMax && (st.events[drop].n < st.sent || st.id == getStreamID) {
 		drop++
 	}
-	if drop > 0 {
-		st.events = append(st.events[:0], st.events[drop:]...)
+	return st.dropFirst(drop)
+}
+
+// dropSent drops every event already sent (kept only for a resumption)
+// and returns the bytes let go.
+func (st *stream) dropSent() int {
+	drop := 0
+	for drop < len(st.events) && st.events[drop].n < st.sent {
+		drop++
 	}
+	return st.dropFirst(drop)
+}
+
+// letGo drops every event, sent or not, and returns the bytes let go.
+func (st *stream) letGo() int {
+	return st.dropFirst(len(st.events))
+}
+
+func (st *stream) dropFirst(drop int) int {
+	if drop == 0 {
+		return 0
+	}
+	freed := 0
+	for _, e := range st.events[:drop] {
+		freed += len(e.data)
+	}
+	n := copy(st.events, st.events[drop:])
+	clear(st.events[n:])
+	st.events = st.events[:n]
+	st.held -= freed
+	return freed
 }
 
 func (st *stream) wake() {
