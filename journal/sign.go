@@ -133,7 +133,7 @@ func newSession(opts Options, seq uint64, prev record.Digest) (*signer, sessionK
 		return nil, sessionKey{}, err
 	}
 	pub := k.Public().(ed25519.PublicKey)
-	cert, err := record.Certify(opts.Key, pub, seq, prev, opts.Now())
+	cert, err := record.Certify(opts.Key, pub, opts.SID, seq, prev, opts.Now())
 	if err != nil {
 		return nil, sessionKey{}, err
 	}

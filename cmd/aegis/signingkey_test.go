@@ -436,7 +436,8 @@ func withoutSigProblems(t *testing.T, out []byte) []byte {
 // ratio = ns/op ÷ the floor's ns/op, timed interleaved (8 ops after every 16).
 func BenchmarkAgentSign(b *testing.B) {
 	root := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
-	msg := record.CertMessage(nil, root.Public().(ed25519.PublicKey), root.Public().(ed25519.PublicKey), 1<<20, record.Digest{}, time.Now())
+	cert := record.SessionCert{Root: root.Public().(ed25519.PublicKey), SID: [16]byte{1}, Seq: 1 << 20, TS: time.Now()}
+	msg := cert.AppendMessage(nil, cert.Root)
 	floor := func() { ed25519.Sign(root, msg) }
 	run := func(b *testing.B, s *agentSigner) {
 		il := &interleaved{Every: 16, Per: 8}

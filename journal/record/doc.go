@@ -107,26 +107,33 @@
 // written anywhere, and the root certifies it once, in the "cert" of
 // session_start, whose "key" is then the session key:
 //
-//	"key":"ed25519:<session key>","cert":{"root":"ed25519:<root key>","seq":N,
-//	 "prev":"sha256:<hex>","ts":"<TimeLayout>","sig":"ed25519:<base64>"},…
+//	"key":"ed25519:<session key>","cert":{"root":"ed25519:<root key>","sid":"<32 hex>",
+//	 "seq":N,"prev":"sha256:<hex>","ts":"<TimeLayout>","sig":"ed25519:<base64>"},…
 //
-// sig is the root's Ed25519 signature of CertMessage, six lines each
-// ended by '\n':
+// sig is the root's Ed25519 signature of the certificate's message
+// (SessionCert.AppendMessage), seven lines each ended by '\n':
 //
-//	aegis session key v1
+//	aegis session key v2
 //	root ed25519:<root key>
 //	key ed25519:<session key>
+//	sid <sid>
 //	seq <N>
 //	prev sha256:<hex>
 //	ts <ts>
 //
-// where seq and prev are those of the first record of the first session
-// the key signs (its session_start, or the recovery just before it): the
-// certificate names the one place in one log where the key's sessions
-// begin (for a new log, seq 0 after 64 zeros), so it cannot be moved to
-// another place, and the session key it certifies signs nothing before
-// it. The first line keeps the root's signature of a certificate from
-// passing for any other signature the root makes: a record line or a
+// where sid is the sid of the first session the key signs, seq and prev
+// are those of that session's first record (its session_start, or the
+// recovery just before it), and ts is when the certificate was made, no
+// later than that session_start's ts. The certificate names the one place
+// in one log where the key's sessions begin (for a new log, seq 0 after
+// 64 zeros), so it cannot be moved to another place, and the session key
+// it certifies signs nothing before it; and it names the one session it
+// was made for, so that a session key and certificate taken from a log
+// cannot start a new log (whose place, seq 0 after zeros, is every new
+// log's) without claiming to be that very session. A journal's first
+// session_start carries the journal's own sid (package journal's
+// Options.SID). The first line keeps the root's signature of a
+// certificate from passing for any other signature the root makes: a record line or a
 // head file's begins with '{', a checkpoint's with its origin, an SSH
 // authentication (through an ssh-agent) with a length. Sessions that
 // share one journal (wrap --listen) carry the same key and the same
@@ -135,6 +142,11 @@
 // before it, with no recovery between. Every record signature of a session is by its session
 // key; the root's signatures are the certificate, the head file and the
 // checkpoints, which a third party checks knowing the root alone.
+//
+// A v1 certificate, as journals wrote before v2, has no "sid" and its
+// message begins "aegis session key v1" and has no sid line; it is
+// checked as it always was, and names only the place, which for a new
+// log is every new log's.
 //
 // A session_start without "cert", as every session was written before
 // session keys, is signed by its "key" directly, and that key is its

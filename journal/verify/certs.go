@@ -23,7 +23,13 @@ import (
 // (sigs.go: checked in their batches, and reported at its session_start's
 // line if it does not verify), and the place it names (seq and prev) as
 // the first record of the first session that carries it, its
-// session_start or the recovery just before. A later session carrying
+// session_start or the recovery just before; a v2 certificate also names
+// that session (its sid) and was made no later than its session_start's
+// ts, so that it serves one session of one log: a copy in another log
+// names a session that is not that log's, or claims the same session as
+// the log it was taken from. A v1 certificate, written before, names
+// only the place, which is the same (seq 0 after 64 zeros) for every new
+// log; it is checked as it always was. A later session carrying
 // the same key (sessions of one journal share it) must carry the same
 // certificate, and may begin only while that journal is the log's
 // latest: not after a session of another key, nor after a recovery (a
@@ -90,6 +96,16 @@ func (b *sessionBook) checkKey(r *record.Record, st *record.SessionStart, gapEnd
 	case (c.Seq != seq || c.Prev != prev) && !(gapEnd > 0 && c.Seq < gapEnd):
 		out.invalid(r, "session %s: its key's certificate is for sessions beginning at seq %d after %s; this one begins at seq %d after %s",
 			s.SID, c.Seq, c.Prev, seq, prev)
+	case !c.V1 && (c.Seq == seq && c.Prev == prev) && c.SID != r.SID:
+		// The place is this session's, so the certificate is its own: a
+		// v2 certificate names the session it was made for. Where the
+		// place is among missing records, this may be a later session of
+		// the journal, with a sid of its own, and only the place is
+		// judged.
+		out.invalid(r, "session %s: its key's certificate is for session %x; this one is %s", s.SID, c.SID, s.SID)
+	case !c.V1 && (c.Seq == seq && c.Prev == prev) && r.TS.Before(c.TS):
+		out.invalid(r, "session %s: its key's certificate was made at %s, after the session began at %s",
+			s.SID, c.TS.Format(record.TimeLayout), r.TS.Format(record.TimeLayout))
 	case len(c.Root) != ed25519.PublicKeySize || len(c.Sig) != ed25519.SignatureSize:
 		// A decoded record's never is (record.decodeCert); SessionCert.Verify
 		// rejects it.
@@ -98,7 +114,7 @@ func (b *sessionBook) checkKey(r *record.Record, st *record.SessionStart, gapEnd
 		// Queued: the verdict is the batch's. seen holds the certificate
 		// as if good, and a later session carrying the same bytes is
 		// judged by this one check.
-		b.keys.msg = record.CertMessage(b.keys.msg[:0], c.Root, st.Key, c.Seq, c.Prev, c.TS)
+		b.keys.msg = c.AppendMessage(b.keys.msg[:0], st.Key)
 		b.sigs.addWhat(c.Root, b.keys.msg, c.Sig, out.here(), out.file, out.line, r.Seq, bad)
 		if b.keys.seen == nil {
 			b.keys.seen = map[string]*record.SessionCert{}
@@ -109,5 +125,5 @@ func (b *sessionBook) checkKey(r *record.Record, st *record.SessionStart, gapEnd
 
 // sameCert reports whether two certificates are the same bytes.
 func sameCert(a, b *record.SessionCert) bool {
-	return a.Root.Equal(b.Root) && a.Seq == b.Seq && a.Prev == b.Prev && a.TS.Equal(b.TS) && bytes.Equal(a.Sig, b.Sig)
+	return a.Root.Equal(b.Root) && a.V1 == b.V1 && a.SID == b.SID && a.Seq == b.Seq && a.Prev == b.Prev && a.TS.Equal(b.TS) && bytes.Equal(a.Sig, b.Sig)
 }

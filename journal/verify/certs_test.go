@@ -77,14 +77,31 @@ func lastPrev(log []byte) record.Digest {
 	return sha256.Sum256(bytes.TrimSuffix(lines[len(lines)-1], []byte("\n")))
 }
 
-// certify is root's certificate of key for sessions beginning at seq
-// after prev.
-func certify(t *testing.T, root ed25519.PrivateKey, key ed25519.PublicKey, seq uint64, prev record.Digest) *record.SessionCert {
+// certTS is when certify's certificates are made: a second before
+// certLog's records.
+var certTS = time.Date(2026, 1, 2, 3, 4, 4, 0, time.UTC)
+
+// sidOf is the sid certLog writes for certSession.sid.
+func sidOf(b byte) [16]byte {
+	return [16]byte{b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+}
+
+// certify is root's certificate of key for the session sid (certLog's
+// sid byte) beginning at seq after prev.
+func certify(t *testing.T, root ed25519.PrivateKey, key ed25519.PublicKey, sid byte, seq uint64, prev record.Digest) *record.SessionCert {
 	t.Helper()
-	c, err := record.Certify(root, key, seq, prev, time.Date(2026, 1, 2, 3, 4, 4, 0, time.UTC))
+	c, err := record.Certify(root, key, sidOf(sid), seq, prev, certTS)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// certifyV1 is root's v1 certificate of key, as journals wrote them
+// before v2: the place only, no session.
+func certifyV1(root ed25519.PrivateKey, key ed25519.PublicKey, seq uint64, prev record.Digest) *record.SessionCert {
+	c := &record.SessionCert{Root: pubOf(root), V1: true, Seq: seq, Prev: prev, TS: certTS}
+	c.Sig = ed25519.Sign(root, c.AppendMessage(nil, key))
 	return c
 }
 
@@ -96,18 +113,31 @@ func certify(t *testing.T, root ed25519.PrivateKey, key ed25519.PublicKey, seq u
 func TestSessionCerts(t *testing.T) {
 	root, other := seededKey("root"), seededKey("other")
 	sk1, sk2 := seededKey("session 1"), seededKey("session 2")
-	first := certLog(certSession{sid: 1, key: pubOf(sk1), cert: certify(t, root, pubOf(sk1), 0, record.Digest{}), sign: sk1})
-	good1 := certSession{sid: 1, key: pubOf(sk1), cert: certify(t, root, pubOf(sk1), 0, record.Digest{}), sign: sk1}
+	first := certLog(certSession{sid: 1, key: pubOf(sk1), cert: certify(t, root, pubOf(sk1), 1, 0, record.Digest{}), sign: sk1})
+	good1 := certSession{sid: 1, key: pubOf(sk1), cert: certify(t, root, pubOf(sk1), 1, 0, record.Digest{}), sign: sk1}
 	// A second session certified where it begins: after first's 4 lines.
-	good2 := certSession{sid: 2, key: pubOf(sk2), cert: certify(t, root, pubOf(sk2), 4, lastPrev(first)), sign: sk2}
-	flipped := *certify(t, root, pubOf(sk2), 4, lastPrev(first))
+	good2 := certSession{sid: 2, key: pubOf(sk2), cert: certify(t, root, pubOf(sk2), 2, 4, lastPrev(first)), sign: sk2}
+	flipped := *certify(t, root, pubOf(sk2), 2, 4, lastPrev(first))
 	flipped.Sig = bytes.Clone(flipped.Sig)
 	flipped.Sig[5] ^= 1
-	flipped1 := *certify(t, root, pubOf(sk1), 0, record.Digest{})
+	flipped1 := *certify(t, root, pubOf(sk1), 1, 0, record.Digest{})
 	flipped1.Sig = bytes.Clone(flipped1.Sig)
 	flipped1.Sig[9] ^= 1
 	laterTS := *good1.cert
 	laterTS.TS = laterTS.TS.Add(time.Second)
+	// A session key and its certificate taken from one log (good1's:
+	// session 01 at seq 0) and used to start a new log: the place fits
+	// every new log; the session does not.
+	stolen := func(sid byte) certSession { return certSession{sid: sid, key: pubOf(sk1), cert: good1.cert, sign: sk1} }
+	// The same with the certificate's sid edited to the new log's.
+	edited := *good1.cert
+	edited.SID = sidOf(3)
+	// A certificate made after the session it names began.
+	late, err := record.Certify(root, pubOf(sk1), sidOf(1), 0, record.Digest{}, certTS.Add(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := certSession{sid: 1, key: pubOf(sk1), cert: certifyV1(root, pubOf(sk1), 0, record.Digest{}), sign: sk1}
 
 	tests := []struct {
 		name     string
@@ -125,12 +155,12 @@ func TestSessionCerts(t *testing.T) {
 			[]string{"line 5 (seq 4): signature does not verify", "line 6 (seq 5): signature does not verify", "line 7 (seq 6): signature does not verify", "line 8 (seq 7): signature does not verify"}},
 		{"session key replaced, certificate kept", []certSession{good1, {sid: 2, key: pubOf(other), cert: good2.cert, sign: other}}, pubOf(root), Invalid,
 			[]string{"line 5 (seq 4): session 02", "certificate does not verify against its root"}},
-		{"certificate by another root, pinned", []certSession{good1, {sid: 2, key: pubOf(sk2), cert: certify(t, other, pubOf(sk2), 4, lastPrev(first)), sign: sk2}}, pubOf(root), Invalid,
+		{"certificate by another root, pinned", []certSession{good1, {sid: 2, key: pubOf(sk2), cert: certify(t, other, pubOf(sk2), 2, 4, lastPrev(first)), sign: sk2}}, pubOf(root), Invalid,
 			[]string{"line 5 (seq 4): session 02", "is certified by " + record.FormatPublicKey(pubOf(other))}},
-		{"certificate by another root, unpinned", []certSession{good1, {sid: 2, key: pubOf(sk2), cert: certify(t, other, pubOf(sk2), 4, lastPrev(first)), sign: sk2}}, nil, Valid, nil},
+		{"certificate by another root, unpinned", []certSession{good1, {sid: 2, key: pubOf(sk2), cert: certify(t, other, pubOf(sk2), 2, 4, lastPrev(first)), sign: sk2}}, nil, Valid, nil},
 		{"certificate signature flipped", []certSession{good1, {sid: 2, key: pubOf(sk2), cert: &flipped, sign: sk2}}, pubOf(root), Invalid,
 			[]string{"line 5 (seq 4): session 02", "certificate does not verify"}},
-		{"certificate for another place", []certSession{good1, {sid: 2, key: pubOf(sk2), cert: certify(t, root, pubOf(sk2), 0, record.Digest{}), sign: sk2}}, pubOf(root), Invalid,
+		{"certificate for another place", []certSession{good1, {sid: 2, key: pubOf(sk2), cert: certify(t, root, pubOf(sk2), 2, 0, record.Digest{}), sign: sk2}}, pubOf(root), Invalid,
 			[]string{"line 5 (seq 4): session 02", "is for sessions beginning at seq 0"}},
 		{"a session key's certificate replayed in a new log", []certSession{{sid: 2, key: pubOf(sk2), cert: good2.cert, sign: sk2}}, pubOf(root), Invalid,
 			[]string{"line 1 (seq 0): session 02", "is for sessions beginning at seq 4"}},
@@ -141,6 +171,23 @@ func TestSessionCerts(t *testing.T) {
 			[]string{"line 1 (seq 0): session 01", "certificate does not verify against its root"}},
 		{"one key, two certificates", []certSession{good1, {sid: 2, key: pubOf(sk1), cert: &laterTS, sign: sk1}}, pubOf(root), Invalid,
 			[]string{"line 5 (seq 4): session 02", "carries another certificate"}},
+		{"a v2 certificate copied into a new log of another session", []certSession{stolen(3)}, pubOf(root), Invalid,
+			[]string{"line 1 (seq 0): session 03", "certificate is for session 01"}},
+		{"a v2 certificate copied into a new log, unpinned", []certSession{stolen(0xfe)}, nil, Invalid,
+			[]string{"line 1 (seq 0): session fe", "certificate is for session 01"}},
+		{"a v2 certificate copied, its sid edited to the new log's", []certSession{{sid: 3, key: pubOf(sk1), cert: &edited, sign: sk1}}, pubOf(root), Invalid,
+			[]string{"line 1 (seq 0): session 03", "certificate does not verify against its root"}},
+		{"a v2 certificate made after its session began", []certSession{{sid: 1, key: pubOf(sk1), cert: late, sign: sk1}}, pubOf(root), Invalid,
+			[]string{"line 1 (seq 0): session 01", "was made at 2026-01-02T03:04:06", "after the session began at 2026-01-02T03:04:05"}},
+		{"a v2 certificate, its ts edited to the session's", []certSession{{sid: 1, key: pubOf(sk1), cert: &laterTS, sign: sk1}}, pubOf(root), Invalid,
+			[]string{"line 1 (seq 0): session 01", "certificate does not verify against its root"}},
+		{"a v2 certificate copied to a later place of its own log", []certSession{good1, stolen(2)}, pubOf(root), Valid, nil},
+		{"a v1 certificate, as logs before v2 carry", []certSession{v1, {sid: 2, key: pubOf(sk1), cert: v1.cert, sign: sk1}}, pubOf(root), Valid, nil},
+		{"a v1 certificate in a new log of another session (what v2 closes)", []certSession{{sid: 3, key: pubOf(sk1), cert: v1.cert, sign: sk1}}, pubOf(root), Valid, nil},
+		{"a v1 certificate for another place", []certSession{good1, {sid: 2, key: pubOf(sk2), cert: certifyV1(root, pubOf(sk2), 0, record.Digest{}), sign: sk2}}, pubOf(root), Invalid,
+			[]string{"line 5 (seq 4): session 02", "is for sessions beginning at seq 0"}},
+		{"a v1 certificate's signature on a v2 certificate", []certSession{{sid: 1, key: pubOf(sk1), cert: &record.SessionCert{Root: pubOf(root), SID: sidOf(1), TS: certTS, Sig: v1.cert.Sig}, sign: sk1}}, pubOf(root), Invalid,
+			[]string{"line 1 (seq 0): session 01", "certificate does not verify against its root"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -276,6 +323,44 @@ func TestRootSignedLogs(t *testing.T) {
 			for _, s := range rep.Sessions {
 				if s.SessionKey != "" {
 					t.Errorf("Verify(%s): session %s SessionKey %q; want none in a root-signed log", tt.file, s.SID, s.SessionKey)
+				}
+			}
+		}
+	}
+}
+
+// TestCertV1Logs: logs whose sessions carry v1 certificates (the place
+// only; testdata/certv1 holds the journal's golden logs as they were
+// before v2) verify as they did: the same verdict, each session pinned to
+// the root that certifies it.
+func TestCertV1Logs(t *testing.T) {
+	dir := filepath.Join("testdata", "certv1")
+	tests := []struct {
+		file     string
+		want     Status
+		sessions int
+	}{
+		{"genuine.jsonl", Valid, 2},
+		{"prezeroed.jsonl", Valid, 1},
+		{"torn.jsonl", Incomplete, 1},
+		{"rotated/audit.jsonl", Valid, 2},
+	}
+	for _, tt := range tests {
+		sets, err := segment.Sets([]string{filepath.Join(dir, tt.file)}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pin := range []ed25519.PublicKey{fuzzPub, nil} {
+			rep, err := Set(sets[0], Options{Key: pin})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Status != tt.want || len(rep.Sessions) != tt.sessions {
+				t.Errorf("Verify(%s, pinned %v) = %v %v, %d sessions; want %v, %d", tt.file, pin != nil, rep.Status, rep.Problems, len(rep.Sessions), tt.want, tt.sessions)
+			}
+			for _, s := range rep.Sessions {
+				if s.SessionKey == "" || s.Key != record.FormatPublicKey(fuzzPub) {
+					t.Errorf("Verify(%s): session %s Key %s SessionKey %q; want certified by %s", tt.file, s.SID, s.Key, s.SessionKey, record.FormatPublicKey(fuzzPub))
 				}
 			}
 		}

@@ -34,7 +34,8 @@ func TestInterleavedSessions(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
-			j, err := journal.Open(path, journal.Options{Key: testKey(t), Durability: mustDurability(t, "reply")})
+			// The journal's sid is the first session's: its certificate names it.
+			j, err := journal.Open(path, journal.Options{Key: testKey(t), Durability: mustDurability(t, "reply"), SID: [16]byte{1}})
 			if err != nil {
 				t.Fatal(err)
 			}
