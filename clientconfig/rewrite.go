@@ -89,6 +89,10 @@ type Options struct {
 	// entry's arguments as wrap's flag parser does, and needs to know;
 	// nil takes every flag for one with a value.
 	BoolFlag func(name string) bool
+	// All makes Unwrap unwrap every entry that runs aegis wrap, not only
+	// those Wrap marked: a wrap written by hand loses its flags
+	// (--policy, --audit, …).
+	All bool
 }
 
 // Result is the outcome of Wrap, Unwrap or Scan. Out holds the rewritten
@@ -332,6 +336,17 @@ func isAegis(cmd string, o Options) bool {
 	return base == "aegis" || base == "aegis.exe"
 }
 
+// The mark Wrap leaves in what it writes, so that Unwrap undoes exactly
+// what Wrap did and nothing a user wrote: Wrap spells its --name as one
+// argument, "--name=NAME" in an "args" that was there, "-name=NAME" in
+// one it added (Go's flag package reads both as --name NAME). A wrap
+// written by hand (the README's "--name", NAME, or any other spelling) is
+// not marked, and Unwrap leaves it unless Options.All.
+const (
+	markArgs  = "--name=" // args was there
+	markAdded = "-name="  // args was added
+)
+
 // wrapEntry rewrites a stdio entry to run through aegis.
 func wrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	if e.kind == Wrapped {
@@ -345,12 +360,16 @@ func wrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	if o.Name != nil {
 		name = o.Name(name)
 	}
+	mark := markArgs
+	if e.args == nil {
+		mark = markAdded
+	}
 	// No "--" unless the command itself looks like a flag: wrap's flags
 	// end at the first argument that is not one, and a client that adds
 	// flags of its own after the entry's args (the MCP Inspector's
 	// config-file mode appends --method …) must not find them behind a
 	// "--" the child would then be given.
-	prefix := []string{quote("wrap"), quote("--name"), quote(name)}
+	prefix := []string{quote("wrap"), quote(mark + name)}
 	if strings.HasPrefix(e.cmdStr, "-") {
 		prefix = append(prefix, quote("--"))
 	}
@@ -363,7 +382,10 @@ func wrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 		sep := memberSep(src, e.cmd.keyStart)
 		edits = append(edits, edit{e.cmd.keyStart, e.cmd.keyStart, `"args": [` + strings.Join(prefix, ", ") + `],` + sep})
 	case len(e.args.val.elems) == 0:
-		edits = append(edits, edit{e.args.val.start, e.args.val.end, "[" + strings.Join(prefix, ", ") + "]"})
+		// Just inside the brackets: what was between them (white space,
+		// a comment) stays, after the arguments.
+		at := e.args.val.start + 1
+		edits = append(edits, edit{at, at, strings.Join(prefix, ", ")})
 	default:
 		sep := elemSep(src, e.args.val)
 		first := e.args.val.elems[0].start
@@ -372,28 +394,66 @@ func wrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	return edits, ""
 }
 
-// unwrapEntry rewrites a wrapped entry back to the command it wraps.
+// unwrapEntry rewrites a wrapped entry back to the command it wraps: an
+// entry Wrap marked exactly as it was before, one written by hand only
+// with Options.All.
 func unwrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	if e.kind != Wrapped {
 		return nil, ""
+	}
+	mark := ""
+	if len(e.argStrs) > 1 {
+		mark = e.argStrs[1]
+	}
+	added := strings.HasPrefix(mark, markAdded)
+	marked := added || strings.HasPrefix(mark, markArgs)
+	if !marked && !o.All {
+		return nil, "written by hand, not by config wrap; left as it is"
 	}
 	c, err := childStart(e.argStrs[1:], o.BoolFlag)
 	if err != "" {
 		return nil, err + "; left as it is"
 	}
 	i := c + 1 // in args, after "wrap"
-	elems := e.args.val.elems
-	edits := []edit{{e.cmd.val.start, e.cmd.val.end, string(src[elems[i].start:elems[i].end])}}
+	arr := e.args.val
+	elems := arr.elems
 	k := i + 1
+	// What goes: elements [0, k) and the gaps between them, or the whole
+	// "args" member Wrap added. A comment there would go with them.
+	var gone [][2]int
+	var cut edit
 	switch {
 	case k < len(elems):
-		edits = append(edits, edit{elems[0].start, elems[k].start, ""})
-	case e.args.keyStart < e.cmd.keyStart && isMemberSep(src[e.args.val.end:e.cmd.keyStart]):
-		edits = append(edits, edit{e.args.keyStart, e.cmd.keyStart, ""})
+		cut = edit{elems[0].start, elems[k].start, ""}
+		gone = gaps(elems[:k+1])
+	case added && e.args.keyStart < e.cmd.keyStart && isMemberSep(src[arr.end:e.cmd.keyStart]):
+		cut = edit{e.args.keyStart, e.cmd.keyStart, ""}
+		gone = append(gaps(elems), [2]int{arr.start + 1, elems[0].start}, [2]int{elems[k-1].end, arr.end - 1})
 	default:
-		edits = append(edits, edit{e.args.val.start, e.args.val.end, "[]"})
+		cut = edit{elems[0].start, elems[k-1].end, ""}
+		gone = gaps(elems)
 	}
-	return edits, ""
+	for _, g := range gone {
+		if !isElemSep(src[g[0]:g[1]]) {
+			return nil, "a comment among aegis's arguments; left as it is"
+		}
+	}
+	return []edit{{e.cmd.val.start, e.cmd.val.end, string(src[elems[i].start:elems[i].end])}, cut}, ""
+}
+
+// gaps returns the spans between consecutive elements.
+func gaps(elems []*node) [][2]int {
+	var g [][2]int
+	for j := 1; j < len(elems); j++ {
+		g = append(g, [2]int{elems[j-1].end, elems[j].start})
+	}
+	return g
+}
+
+// isElemSep reports whether gap holds nothing but white space and at
+// most one comma: no comment.
+func isElemSep(gap []byte) bool {
+	return len(bytes.Trim(gap, " \t\r\n,")) == 0 && bytes.Count(gap, []byte(",")) <= 1
 }
 
 // childStart returns the index in args (wrap's arguments) of the child's
@@ -439,7 +499,12 @@ func elemSep(src []byte, arr *node) string {
 		return " "
 	}
 	if gap := src[arr.start+1 : arr.elems[0].start]; isSpace(gap) && bytes.IndexByte(gap, '\n') >= 0 {
-		return string(gap[bytes.LastIndexByte(gap, '\n'):])
+		// From the last line break, with its \r if the file has one.
+		at := bytes.LastIndexByte(gap, '\n')
+		if at > 0 && gap[at-1] == '\r' {
+			at--
+		}
+		return string(gap[at:])
 	}
 	return " "
 }

@@ -124,9 +124,9 @@ func TestWrapSemantics(t *testing.T) {
 				for k, v := range b {
 					want[k] = v
 				}
-				args := []any{"wrap", "--name", e.Name, b["command"]}
+				args := []any{"wrap", "-name=" + e.Name, b["command"]}
 				if old, ok := b["args"].([]any); ok {
-					args = append(args, old...)
+					args = append([]any{"wrap", "--name=" + e.Name, b["command"]}, old...)
 				}
 				want["command"], want["args"] = testAegis, args
 				if !reflect.DeepEqual(a, want) {
@@ -189,8 +189,9 @@ func TestScanKinds(t *testing.T) {
 	}
 }
 
-// TestUnwrapFlags unwraps entries written by hand, with aegis flags
-// before --: the flags go, the command and its arguments stay as written.
+// TestUnwrapFlags unwraps entries written by hand (Options.All), with
+// aegis flags before --: the flags go, the command and its arguments stay
+// as written.
 func TestUnwrapFlags(t *testing.T) {
 	tests := []struct {
 		name, in, want, note string
@@ -248,7 +249,7 @@ func TestUnwrapFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			isBool := func(name string) bool { return name == "confine" || name == "clean-env" }
-			r, err := Unwrap([]byte(tt.in), Options{BoolFlag: isBool})
+			r, err := Unwrap([]byte(tt.in), Options{BoolFlag: isBool, All: true})
 			if err != nil {
 				t.Fatalf("Unwrap: %v", err)
 			}
@@ -270,7 +271,7 @@ func TestWrapIdempotentOtherAegis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"mcpServers": {"a": {"command": "/home/me/go/bin/aegis-dev", "args": ["wrap", "--name", "a", "--", "srv"]}, "b": {"args": ["wrap", "--name", "b", "srv"], "command": "/home/me/go/bin/aegis-dev"}}}`
+	want := `{"mcpServers": {"a": {"command": "/home/me/go/bin/aegis-dev", "args": ["wrap", "--name", "a", "--", "srv"]}, "b": {"args": ["wrap", "-name=b", "srv"], "command": "/home/me/go/bin/aegis-dev"}}}`
 	if string(r.Out) != want {
 		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
 	}
@@ -285,7 +286,8 @@ func TestWrapIdempotentOtherAegis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"mcpServers": {"a": {"command": "srv", "args": []}, "b": {"command": "srv"}}}`; string(u.Out) != want {
+	// a was written by hand: only b, which Wrap marked, is unwrapped.
+	if want := `{"mcpServers": {"a": {"command": "/home/me/go/bin/aegis-dev", "args": ["wrap", "--name", "a", "--", "srv"]}, "b": {"command": "srv"}}}`; string(u.Out) != want {
 		t.Errorf("Unwrap =\n%s\nwant\n%s", u.Out, want)
 	}
 }
@@ -297,7 +299,7 @@ func TestWrapName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"mcpServers": {"Brave Search": {"command": "/bin/aegis", "args": ["wrap", "--name", "Brave-Search", "npx", "-y", "brave"]}}}`
+	want := `{"mcpServers": {"Brave Search": {"command": "/bin/aegis", "args": ["wrap", "--name=Brave-Search", "npx", "-y", "brave"]}}}`
 	if string(r.Out) != want {
 		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
 	}
@@ -362,7 +364,7 @@ func TestWrapDashCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"mcpServers": {"d": {"command": "/bin/aegis", "args": ["wrap", "--name", "d", "--", "-odd", "x"]}}}`
+	want := `{"mcpServers": {"d": {"command": "/bin/aegis", "args": ["wrap", "--name=d", "--", "-odd", "x"]}}}`
 	if string(r.Out) != want {
 		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
 	}
@@ -376,7 +378,7 @@ func TestJSONC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "\uFEFF// top\n{ /* a */ \"servers\" /* b */ : // c\n { \"x\" : { \"command\" /* d */ : \"/bin/aegis\" , \"args\" : [ /* e */ \"wrap\", \"--name\", \"x\", \"srv\", \"-v\" , ] , } , } , }\n// end"
+	want := "\uFEFF// top\n{ /* a */ \"servers\" /* b */ : // c\n { \"x\" : { \"command\" /* d */ : \"/bin/aegis\" , \"args\" : [ /* e */ \"wrap\", \"--name=x\", \"srv\", \"-v\" , ] , } , } , }\n// end"
 	if string(r.Out) != want {
 		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
 	}
@@ -403,7 +405,7 @@ func TestDiff(t *testing.T) {
 @@ -1,5 +1,5 @@
  {
 -"mcpServers": {"x": {"command": "c"}},
-+"mcpServers": {"x": {"args": ["wrap", "--name", "x", "c"], "command": "/a"}},
++"mcpServers": {"x": {"args": ["wrap", "-name=x", "c"], "command": "/a"}},
  "kaa": 0,
  "kba": 0,
  "kca": 0,
@@ -413,7 +415,7 @@ func TestDiff(t *testing.T) {
  "kdb": 0,
 -"servers": {"y": {"command": "d"}}}
 \ No newline at end of file
-+"servers": {"y": {"args": ["wrap", "--name", "y", "d"], "command": "/a"}}}
++"servers": {"y": {"args": ["wrap", "-name=y", "d"], "command": "/a"}}}
 \ No newline at end of file
 `
 	if got := r.Diff("old", "new"); got != want {
@@ -563,5 +565,99 @@ func TestEntryKinds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnwrapUndoesWrap: Unwrap gives back, byte for byte, the file Wrap
+// was given, whatever the layout of the entries it rewrote, and leaves
+// the wraps a user wrote by hand (which Wrap skipped) as they are.
+func TestUnwrapUndoesWrap(t *testing.T) {
+	tests := []struct{ name, in string }{
+		{"no args", `{"mcpServers": {"a": {"command": "s"}}}`},
+		{"no args, command first on its line", "{\"mcpServers\": {\"a\": {\n  \"command\": \"s\",\n  \"env\": {}\n}}}"},
+		{"empty args before command", `{"mcpServers": {"a": {"args": [], "command": "s"}}}`},
+		{"empty args after command", `{"mcpServers": {"a": {"command": "s", "args": []}}}`},
+		{"empty args with a space", `{"mcpServers": {"a": {"args": [ ], "command": "s"}}}`},
+		{"empty args with a comment", `{"servers": {"a": {"args": [ /* none yet */ ], "command": "s"}}}`},
+		{"empty args on lines", "{\"mcpServers\": {\"a\": {\"args\": [\n],\n\"command\": \"s\"}}}"},
+		{"one arg", `{"mcpServers": {"a": {"command": "s", "args": ["-v"]}}}`},
+		{"dash command", `{"mcpServers": {"a": {"command": "-s", "args": ["-v"]}}}`},
+		{"one a line", "{\"mcpServers\": {\"a\": {\"command\": \"s\", \"args\": [\n    \"-v\",\n    \"x\"\n]}}}"},
+		{"comment before the first arg", `{"servers": {"a": {"command": "s", "args": [ // first
+"-v"]}}}`},
+		{"CRLF, one arg a line", "{\r\n  \"mcpServers\": {\r\n    \"a\": {\r\n      \"command\": \"s\",\r\n      \"args\": [\r\n        \"-v\"\r\n      ]\r\n    }\r\n  }\r\n}\r\n"},
+		{"CRLF, two args a line", "{\r\n  \"mcpServers\": {\r\n    \"a\": {\r\n      \"command\": \"s\",\r\n      \"args\": [\r\n        \"-v\",\r\n        \"x\"\r\n      ]\r\n    }\r\n  }\r\n}\r\n"},
+		{"CRLF, no args", "{\r\n  \"mcpServers\": {\r\n    \"a\": {\r\n      \"command\": \"s\"\r\n    }\r\n  }\r\n}\r\n"},
+		{"CRLF, empty args", "{\r\n  \"mcpServers\": {\r\n    \"a\": {\r\n      \"command\": \"s\",\r\n      \"args\": [\r\n      ]\r\n    }\r\n  }\r\n}\r\n"},
+		{"hand-written wrap beside", `{"mcpServers": {"a": {"command": "s"}, "b": {"command": "aegis", "args": ["wrap", "--policy", "p.yaml", "--confine", "--", "t"]}}}`},
+		{"hand-written as the README", `{"mcpServers": {"a": {"command": "s"}, "b": {"command": "aegis", "args": ["wrap", "--name", "b", "t"]}}}`},
+		{"hand-written, no args after", `{"mcpServers": {"a": {"args": [], "command": "s"}, "b": {"args": ["wrap", "t"], "command": "aegis"}}}`},
+	}
+	isBool := func(name string) bool { return name == "confine" }
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := Wrap([]byte(tt.in), Options{Aegis: "/bin/aegis", BoolFlag: isBool})
+			if err != nil || !w.Changed() {
+				t.Fatalf("Wrap(%q) = changed %v, %v; want a change", tt.in, w != nil && w.Changed(), err)
+			}
+			if crlf := strings.Count(tt.in, "\r\n"); crlf > 0 && strings.Count(string(w.Out), "\r\n") != strings.Count(string(w.Out), "\n") {
+				t.Errorf("Wrap(%q) = %q; want every line ended by CRLF, as in the file", tt.in, w.Out)
+			}
+			u, err := Unwrap(w.Out, Options{Aegis: "/bin/aegis", BoolFlag: isBool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(u.Out) != tt.in {
+				t.Errorf("Unwrap(Wrap(%q)) = %q; want the original", tt.in, u.Out)
+			}
+		})
+	}
+}
+
+// TestUnwrapKeepsComments: a comment among the arguments Unwrap would
+// remove (written there after Wrap) keeps the entry as it is, noted.
+func TestUnwrapKeepsComments(t *testing.T) {
+	tests := []struct{ name, in string }{
+		{"between wrap's arguments", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", /* audited */ "--name=a", "s", "-v"]}}}`},
+		{"before the command", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", // the server
+  "s", "-v"]}}}`},
+		{"after the command, before its arguments", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", "s" /* its flags: */, "-v"]}}}`},
+		{"before the first argument kept", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", "s", /* flags */ "-v"]}}}`},
+		{"in args Wrap added", `{"servers": {"a": {"args": [/* aegis */ "wrap", "-name=a", "s"], "command": "/bin/aegis"}}}`},
+		{"at the end of args Wrap added", `{"servers": {"a": {"args": ["wrap", "-name=a", "s" // end
+], "command": "/bin/aegis"}}}`},
+		{"between arguments, no args before", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", /* x */ "s"]}}}`},
+		{"hand-written, --all", `{"servers": {"a": {"command": "aegis", "args": ["wrap", "--policy", /* strict */ "p.yaml", "s"]}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := Unwrap([]byte(tt.in), Options{Aegis: "/bin/aegis", All: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u.Changed() || u.Entries[0].Note != "a comment among aegis's arguments; left as it is" {
+				t.Errorf("Unwrap(%s) = %s, note %q; want it left, noted", tt.in, u.Out, u.Entries[0].Note)
+			}
+		})
+	}
+	// A comment outside what goes stays where it is.
+	in := `{"servers": {"a": {"command": /* c */ "/bin/aegis", "args": [ /* first */ "wrap", "--name=a", "s", "-v" /* keep */, "x"]}}}`
+	want := `{"servers": {"a": {"command": /* c */ "s", "args": [ /* first */ "-v" /* keep */, "x"]}}}`
+	if u, err := Unwrap([]byte(in), Options{Aegis: "/bin/aegis"}); err != nil || string(u.Out) != want {
+		t.Errorf("Unwrap(%s) = %s, %v; want %s", in, u.Out, err, want)
+	}
+}
+
+// TestUnwrapHandWritten: a wrap without Wrap's mark is left with a note,
+// and unwrapped with Options.All.
+func TestUnwrapHandWritten(t *testing.T) {
+	in := `{"mcpServers": {"a": {"command": "aegis", "args": ["wrap", "--name", "a", "--policy", "p.yaml", "s", "-v"]}}}`
+	u, err := Unwrap([]byte(in), Options{})
+	if err != nil || u.Changed() || u.Entries[0].Note != "written by hand, not by config wrap; left as it is" {
+		t.Errorf("Unwrap(%s) = %s, note %q, %v; want it left, noted", in, u.Out, u.Entries[0].Note, err)
+	}
+	u, err = Unwrap([]byte(in), Options{All: true})
+	if want := `{"mcpServers": {"a": {"command": "s", "args": ["-v"]}}}`; err != nil || string(u.Out) != want {
+		t.Errorf("Unwrap(%s, All) = %s, %v; want %s", in, u.Out, err, want)
 	}
 }
