@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -56,7 +57,8 @@ type CheckpointSink interface {
 // tree of the records made durable so far, so a checkpoint never names a
 // record a power loss could take back, and writes nothing if the tree has
 // not grown since the last one. A failure fails the journal closed, like
-// any audit I/O.
+// any audit I/O, but for a want of file descriptors (a PublishError):
+// that is said, and the next checkpoint tries again.
 type checkpointer struct {
 	j        *Journal
 	fs       DirFS
@@ -69,14 +71,17 @@ type checkpointer struct {
 	done     chan struct{}
 
 	// Owned by the goroutine, then by close.
-	hist   File
-	signer note.Signer
-	last   uint64 // tree size of the last checkpoint written
-	wrote  bool
-	buf    []byte
+	hist     File
+	signer   note.Signer
+	last     uint64 // tree size of the last checkpoint written
+	wrote    bool
+	histLast uint64 // tree size of the last checkpoint in the history
+	histAny  bool
+	pub      publisher
+	buf      []byte
 }
 
-func newCheckpointer(j *Journal, opts CheckpointOptions, fsys DirFS) (*checkpointer, error) {
+func newCheckpointer(j *Journal, opts CheckpointOptions, fsys DirFS, logf func(string, ...any)) (*checkpointer, error) {
 	if err := checkReplaceable(opts.File, "checkpoint file"); err != nil {
 		return nil, err
 	}
@@ -92,7 +97,7 @@ func newCheckpointer(j *Journal, opts CheckpointOptions, fsys DirFS) (*checkpoin
 		interval = DefaultCheckpointInterval
 	}
 	c := &checkpointer{j: j, fs: fsys, path: opts.File, every: uint64(max(opts.Every, 0)), interval: interval, sink: opts.Sink,
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), hist: hist}
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), hist: hist, pub: publisher{what: "checkpoint file", logf: logf}}
 	go c.run()
 	return c, nil
 }
@@ -142,7 +147,7 @@ func (c *checkpointer) run() {
 			}
 		}
 		last = time.Now()
-		if err := c.write(); err != nil {
+		if err := c.pub.outcome(c.write()); err != nil {
 			c.j.fail(err)
 			return
 		}
@@ -173,7 +178,7 @@ func (c *checkpointer) close() error {
 	<-c.done
 	var err error
 	if c.j.Err() == nil {
-		err = c.write()
+		err = c.pub.outcome(c.write())
 	}
 	if cerr := c.hist.Close(); err == nil && cerr != nil {
 		err = &IOError{Op: "close", Path: c.path + HistoryExt, Err: cerr}
@@ -199,16 +204,20 @@ func (c *checkpointer) write() error {
 		return &IOError{Op: "sign checkpoint", Path: c.path, Err: err}
 	}
 	// The history first: a checkpoint file never holds one the history
-	// lacks.
-	n, err := c.hist.Write(msg)
-	if err == nil && n < len(msg) {
-		err = errors.New("short write")
-	}
-	if err == nil {
-		err = c.hist.Sync()
-	}
-	if err != nil {
-		return &IOError{Op: "append", Path: c.path + HistoryExt, Err: err}
+	// lacks. Once only: a checkpoint whose file could not be replaced for
+	// want of a descriptor is in the history already when tried again.
+	if !c.histAny || c.histLast != t.Size() {
+		n, err := c.hist.Write(msg)
+		if err == nil && n < len(msg) {
+			err = errors.New("short write")
+		}
+		if err == nil {
+			err = c.hist.Sync()
+		}
+		if err != nil {
+			return &IOError{Op: "append", Path: c.path + HistoryExt, Err: err}
+		}
+		c.histLast, c.histAny = t.Size(), true
 	}
 	if err := replaceFile(c.fs, c.path, msg); err != nil {
 		return err
@@ -223,10 +232,22 @@ func (c *checkpointer) write() error {
 // replaceFile replaces path with data atomically and durably: write
 // path.tmp, fdatasync, rename over path, sync the directory. The head
 // file and the checkpoint file are replaced this way.
+//
+// Opening path.tmp or the directory may fail for want of a file
+// descriptor (EMFILE, ENFILE): that says nothing of the log or of the
+// storage, only that the process is out of descriptors for a moment
+// (clients' connections; wrap --listen keeps descriptors in reserve). It
+// is a *PublishError, not an IOError: the file keeps its last content,
+// the journal goes on, and the next replacement writes a new path.tmp
+// (never syncing again a file whose sync failed). Every other failure is
+// the storage's and an IOError.
 func replaceFile(fsys DirFS, path string, data []byte) error {
 	tmp := path + segment.TmpExt
 	f, err := fsys.Create(tmp)
 	if err != nil {
+		if outOfDescriptors(err) {
+			return &PublishError{Op: "create", Path: tmp, Err: err}
+		}
 		return &IOError{Op: "create", Path: tmp, Err: err}
 	}
 	_, err = f.Write(data)
@@ -243,9 +264,66 @@ func replaceFile(fsys DirFS, path string, data []byte) error {
 		return &IOError{Op: "rename", Path: path, Err: err}
 	}
 	if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
+		if outOfDescriptors(err) {
+			// The rename is done but may not survive a power loss: the
+			// next replacement syncs the folder again.
+			return &PublishError{Op: "open directory", Path: filepath.Dir(path), Err: err}
+		}
 		return &IOError{Op: "fsync directory", Path: filepath.Dir(path), Err: err}
 	}
 	return nil
+}
+
+// PublishError is a head file or checkpoint file that could not be
+// replaced for want of a file descriptor (replaceFile). It does not match
+// ErrIO: the log is intact and goes on, and the next replacement tries
+// again.
+type PublishError struct {
+	Op, Path string
+	Err      error
+}
+
+func (e *PublishError) Error() string {
+	return fmt.Sprintf("journal: %s %s: %v", e.Op, e.Path, e.Err)
+}
+
+func (e *PublishError) Unwrap() error { return e.Err }
+
+// outOfDescriptors reports whether err is the process's or the system's
+// want of file descriptors.
+func outOfDescriptors(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
+
+// publisher says, for a file the journal replaces (what), when a
+// replacement fails for want of descriptors and when one succeeds again:
+// a line each, however many attempts fail in between. Owned by one
+// goroutine.
+type publisher struct {
+	what   string
+	logf   func(string, ...any)
+	failed int // replacements failed since the last one that succeeded
+}
+
+// outcome returns err unless it is a *PublishError, which it reports
+// instead.
+func (p *publisher) outcome(err error) error {
+	var pe *PublishError
+	switch {
+	case err == nil:
+		if p.failed > 0 && p.logf != nil {
+			p.logf("%s written again, after %d attempts that found no file descriptor", p.what, p.failed)
+		}
+		p.failed = 0
+		return nil
+	case errors.As(err, &pe):
+		if p.failed == 0 && p.logf != nil {
+			p.logf("%s not replaced, the log goes on and the next one tries again: %v", p.what, err)
+		}
+		p.failed++
+		return nil
+	}
+	return err
 }
 
 // durableTree returns a copy of the tree of every record written, once

@@ -20,7 +20,9 @@ const DefaultHeadEvery = time.Second
 // written since, it makes the head durable in the log (a head file must
 // never name a record that a power loss could take back) and replaces the
 // file atomically: write FILE.tmp, fdatasync, rename over FILE, sync the
-// directory. A failure fails the journal closed, like any audit I/O.
+// directory. A failure fails the journal closed, like any audit I/O, but
+// for a want of file descriptors (a PublishError): that is said, and the
+// next replacement tries again.
 type headWriter struct {
 	j     *Journal
 	fs    DirFS
@@ -31,6 +33,7 @@ type headWriter struct {
 
 	last  record.Head // owned by the goroutine, then by close
 	wrote bool
+	pub   publisher
 	buf   []byte
 }
 
@@ -42,7 +45,8 @@ func newHeadWriter(j *Journal, opts Options, fsys DirFS) (*headWriter, error) {
 	if every <= 0 {
 		every = DefaultHeadEvery
 	}
-	h := &headWriter{j: j, fs: fsys, path: opts.HeadFile, every: every, stop: make(chan struct{}), done: make(chan struct{})}
+	h := &headWriter{j: j, fs: fsys, path: opts.HeadFile, every: every, stop: make(chan struct{}), done: make(chan struct{}),
+		pub: publisher{what: "head file", logf: opts.Logf}}
 	go h.run()
 	return h, nil
 }
@@ -56,7 +60,7 @@ func (h *headWriter) run() {
 		case <-h.stop:
 			return
 		case <-t.C:
-			if err := h.write(); err != nil {
+			if err := h.pub.outcome(h.write()); err != nil {
 				h.j.fail(err)
 				return
 			}
@@ -71,7 +75,7 @@ func (h *headWriter) close() error {
 	if h.j.Err() != nil {
 		return nil
 	}
-	return h.write()
+	return h.pub.outcome(h.write())
 }
 
 func (h *headWriter) write() error {

@@ -292,7 +292,7 @@ func (j *Journal) startCompanions(path string, opts Options, dfs DirFS) (err err
 		if j.tree, j.origin, err = rebuildTree(path, j.nextSeq, last); err != nil {
 			return err
 		}
-		if j.cps, err = newCheckpointer(j, opts.Checkpoint, dfs); err != nil {
+		if j.cps, err = newCheckpointer(j, opts.Checkpoint, dfs, opts.Logf); err != nil {
 			return err
 		}
 	}
