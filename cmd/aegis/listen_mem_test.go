@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -179,4 +181,66 @@ func TestListenMaxFrame(t *testing.T) {
 		t.Fatalf("exit %d; want 0\n%s", code, l.errText())
 	}
 	f.mustVerify(t, 0)
+}
+
+// TestListenBodiesBounded: POST bodies to a child that reads nothing after
+// initialize are held back, not buffered: 24 concurrent bodies of a MiB
+// (--max-frame 1MiB, so the front holds at most 4 MiB of bodies) leave
+// aegis's peak RSS far below the 24 MiB, and three copies of it, that
+// reading them all would cost.
+func TestListenBodiesBounded(t *testing.T) {
+	f := newFixture(t)
+	const mib = 1 << 20
+	stuck := `IFS= read -r l; printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}\n'; exec sleep 600`
+	l := f.listen(t, []string{"--max-frame", "1MiB", "--grace", "100ms"}, "sh", "-c", stuck)
+	resp := l.request(t, "POST", "", initializeLine)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if p := payloads(t, resp); sid == "" || len(p) != 1 {
+		t.Fatalf("initialize = %q, session %q", p, sid)
+	}
+	base := peakRSS(t, l.cmd.Process.Pid)
+	body := `{"jsonrpc":"2.0","method":"notifications/message","params":{"pad":"` + strings.Repeat("x", mib-100) + `"}}`
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 24 {
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, "POST", l.url, strings.NewReader(body))
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+l.token)
+			req.Header.Set("Mcp-Session-Id", sid)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	// Reading every body takes a few milliseconds on loopback; the peak
+	// is watched for long enough to see it.
+	peak := base
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		peak = max(peak, peakRSS(t, l.cmd.Process.Pid))
+	}
+	if grew := peak - base; grew > 16*mib {
+		t.Errorf("peak RSS grew by %d MiB with 24 bodies of 1 MiB waiting; want at most 16 MiB (4 MiB of bodies, the relay's line and read-ahead, their copies)", grew/mib)
+	}
+	t.Logf("peak RSS %d MiB, %d MiB before the bodies", peak/mib, base/mib)
+	cancel()
+}
+
+// peakRSS is the peak resident set of process pid (VmHWM), in bytes.
+func peakRSS(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/pid/status")
+	return 0
 }
