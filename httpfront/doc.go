@@ -37,9 +37,12 @@
 // as the line it is, followed by '\n' (Line): one trailing "\n" or "\r\n"
 // of the body is a line ending and not written twice; a body holding any
 // other raw CR or LF byte is refused with 400, since on line-framed stdio
-// it would be two lines, or one that a reader splits at a bare CR. A body
-// longer than Config.MaxFrame is 413. Ids and every other byte are never
-// rewritten: two sessions may both use id 1.
+// it would be two lines, or one that a reader splits at a bare CR.
+// Config.MaxFrame (--max-frame) counts a line as the relay's reader counts
+// it, on stdio and here alike: its bytes and its '\n'. A body whose line
+// and '\n' are longer is 413, whatever line ending the body itself has;
+// so a body taken here never ends its session as too long. Ids and every
+// other byte are never rewritten: two sessions may both use id 1.
 //
 // Each line the child writes goes to exactly one place, without its line
 // ending ("\n", or "\r\n"), byte for byte: an SSE event's data, or, for a
@@ -66,8 +69,19 @@
 //
 //   - a response (a message with an id and a result or error) goes to
 //     the stream of the request in flight with that id, matched by value
-//     as JSON-RPC peers match ids (1 and 1.0 are one); two requests in
-//     flight with one id are answered in the order they were sent;
+//     as JSON-RPC peers match ids (1 and 1.0 are one). A session has one
+//     request in flight per id: a second request with an id in flight
+//     waits, unwritten, until the first is answered (or its client goes
+//     away), since aegis itself answers a call its policy refuses, at
+//     once, ahead of the child's answer to an earlier call with that id.
+//     A request's route is registered in the same step as its line is
+//     written to the child, in the order the lines are written, so each
+//     request receives the answer the log pairs with it. A request whose
+//     id is ambiguous (a duplicate or case-variant id member, a value of
+//     the wrong type beside another) is routed by every value a decoder
+//     may keep and by null, which the relay's refusal of it carries and a
+//     peer that cannot tell the id answers with: every request gets an
+//     answer or a close;
 //   - a notifications/progress whose progressToken is the one a request
 //     in flight asked for (params._meta.progressToken) goes to that
 //     request's SSE stream;
@@ -85,20 +99,59 @@
 // client whose connection dropped resumes with GET and Last-Event-ID:
 // the events of that stream after that one are written again, then the
 // stream goes on. A request's stream keeps the events not yet written
-// to any connection, and up to Config.Replay of those written; the
-// standalone stream keeps Config.Replay events at most, written or not (a
-// child's messages that no GET reads are dropped beyond that, oldest
-// first); a session keeps
+// to any connection (within the bounds of "Memory"), and up to
+// Config.Replay of those written; the standalone stream keeps
+// Config.Replay events at most, written or not (a child's messages that
+// no GET reads are dropped beyond that, oldest first); a session keeps
 // the last 64 answered streams for resumption. A disconnection is not a
 // cancellation: the request stays in flight and its answer waits for the
 // client to resume. One connection writes a stream at a time: a second
 // GET of the standalone stream is 409, while a resumption takes its
 // stream over from a connection the server has not yet seen close.
 //
+// # Memory
+//
+// What the front holds for clients is bounded in bytes in each
+// direction, per session (Config.SessionBuffer, default twice MaxFrame)
+// and for the server (Config.Buffer, default four times MaxFrame), each
+// at least one largest frame:
+//
+//   - client to child: a POST body is counted before it is read (its
+//     Content-Length, or MaxFrame+1 when it gives none), and waits, in
+//     order, unread, until both bounds have room; it is counted until the
+//     session's relay has taken its line. A client whose child reads
+//     nothing is held back by TCP, not buffered;
+//   - child to client: each event is counted from when it is routed
+//     until its stream lets it go: sent and beyond Config.Replay, or
+//     dropped. When an event does not fit, first the events already sent
+//     and kept only for resumption go (in every session, for the
+//     server's bound), then the streams no connection is writing (their
+//     client is gone: they are dropped, and a resumption is 404); then
+//     the router waits, holding the child's output back as a stdio
+//     client that reads slowly does, for the connections writing the
+//     session's streams to send theirs, but no longer than
+//     Config.WriteTimeout: the relay's Downstream pump never waits on a
+//     client for longer. Past that every stream of the session still
+//     holding unsent events is dropped and its connection ended; the
+//     standalone stream loses its events (the transport lets a server
+//     end it at any time) and a request's stream is lost: what the child
+//     still writes for it is dropped, and its answer still completes it,
+//     so that no answer ever reaches another request.
+//
+// The log is unchanged by any of this: an outcome records what the
+// server answered, before it is routed, as on stdio, where a client that
+// is gone receives nothing either; whether a client read it is not a
+// record. Ids and progress tokens longer than 64 bytes are held as their
+// SHA-256, as the relay's table of calls in flight holds ids, so a
+// request in flight costs a bounded few hundred bytes whatever its id.
+// The number of requests is bounded by the connections (Config.MaxConns).
+// The relay behind each session holds its own bounds (package relay,
+// "Memory").
+//
 // # Concurrency
 //
 // Server's methods are safe for concurrent use. A session's child's
 // lines are routed by the goroutine that writes them to Conn.Out (the
-// relay's Downstream pump), which never waits for a client; each request
-// is served on its own goroutine (net/http's).
+// relay's Downstream pump), which waits for a client only as "Memory"
+// says; each request is served on its own goroutine (net/http's).
 package httpfront
