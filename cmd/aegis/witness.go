@@ -24,6 +24,7 @@ type witnessFlags struct {
 	list    stringList
 	quorum  *int
 	timeout *time.Duration
+	strict  *bool
 	ws      []witness.Witness
 	sub     *witness.Submitter
 }
@@ -32,7 +33,8 @@ func addWitnessFlags(fs *flag.FlagSet) *witnessFlags {
 	wf := &witnessFlags{}
 	fs.Var(&wf.list, "witness", "submit every checkpoint to the tlog-witness at `URL,KEY` (KEY its note verifier key, name+hash+base64) and keep its cosignatures in CHECKPOINTFILE.witnessed; needs a checkpoint file (repeatable)")
 	wf.quorum = fs.Int("witness-quorum", 0, "a checkpoint is witnessed once `N` witnesses cosigned it (default: all)")
-	wf.timeout = fs.Duration("witness-timeout", witness.DefaultTimeout, "wait at most `D` for a witness's answer: per request, at start (the rollback check), and at the end of the session")
+	wf.timeout = fs.Duration("witness-timeout", witness.DefaultTimeout, "wait at most `D` for a witness's answer: per request, at start with --witness-strict, and at the end of the session")
+	wf.strict = fs.Bool("witness-strict", false, "at start, wait for the witnesses (at most --witness-timeout) and refuse to continue the log if one says it holds a larger tree of it or another tree at its size; without it, such an answer (which nothing authenticates) is reported and the session goes on")
 	return wf
 }
 
@@ -60,6 +62,9 @@ func (wf *witnessFlags) check(o journal.Options) error {
 		if *wf.quorum != 0 {
 			return errors.New("--witness-quorum: no --witness")
 		}
+		if *wf.strict {
+			return errors.New("--witness-strict: no --witness")
+		}
 		return nil
 	}
 	ws, err := parseWitnessList(wf.list)
@@ -79,11 +84,14 @@ func (wf *witnessFlags) check(o journal.Options) error {
 	return nil
 }
 
-// start asks the witnesses, within --witness-timeout, about the log's
-// last checkpoint: a witness holding a larger tree of the log, or
-// another tree at its size, means the log (with its checkpoint file)
-// was rolled back or forked, and wrap refuses to continue it (exit 2,
-// nothing written to it). Then it hands the journal the submitter.
+// start asks the witnesses about the log's last checkpoint and hands
+// the journal the submitter. A witness's answer is not authenticated,
+// so by default nothing waits for it: a witness that says it holds a
+// larger tree of the log, or another tree at its size, is reported and
+// the session goes on. With --witness-strict, wrap waits for the
+// answers (at most --witness-timeout) and such an answer means the log
+// (with its checkpoint file) was rolled back or forked: wrap refuses to
+// continue it (exit 2, nothing written to it).
 func (wf *witnessFlags) start(audit string, key crypto.Signer, o journal.Options) (journal.Options, int, bool) {
 	if len(wf.ws) == 0 {
 		return o, 0, true
@@ -95,7 +103,7 @@ func (wf *witnessFlags) start(audit string, key crypto.Signer, o journal.Options
 	}
 	sub, err := witness.NewSubmitter(witness.Options{
 		Witnesses: wf.ws, Quorum: *wf.quorum, Log: audit, File: o.Checkpoint.File,
-		Key: pub, Timeout: *wf.timeout, Logf: logf,
+		Key: pub, Timeout: *wf.timeout, Logf: logf, Strict: *wf.strict,
 	})
 	if err != nil {
 		return o, fail(exitcode.Usage, "wrap: --witness: %v", err), false
@@ -107,7 +115,7 @@ func (wf *witnessFlags) start(audit string, key crypto.Signer, o journal.Options
 		for _, e := range unjoin(err) {
 			lines = append(lines, e.Error())
 		}
-		return o, fail(exitcode.Usage, "wrap: %s: %s; its last checkpoint, in %s, is %d records: the log (and its checkpoint file) was rolled back to an older copy, or forked; it is not continued, and is left as it was",
+		return o, fail(exitcode.Usage, "wrap: %s: %s; its last checkpoint, in %s, is %d records: the log (and its checkpoint file) was rolled back to an older copy, or forked, or the witness's answer is wrong; under --witness-strict it is not continued, and is left as it was",
 			audit, strings.Join(lines, "; "), o.Checkpoint.File, cp.Size), false
 	}
 	wf.sub = sub

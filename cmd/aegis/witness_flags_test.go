@@ -12,7 +12,8 @@ import (
 
 // TestWitnessFlags: wrap's --witness URL,KEY needs a checkpoint file to
 // submit, an http(s) URL and a witness key; --witness-quorum is between 1
-// and the witnesses given, and means nothing without them.
+// and the witnesses given, and means nothing without them, nor does
+// --witness-strict.
 func TestWitnessFlags(t *testing.T) {
 	_, k, _ := ed25519.GenerateKey(nil)
 	vkey, err := witness.CosignatureKey("example.com/w", k.Public().(ed25519.PublicKey))
@@ -37,6 +38,8 @@ func TestWitnessFlags(t *testing.T) {
 		{"not a key", []string{"--witness", "http://127.0.0.1:7380,ed25519:AAAA"}, cp, 0, "not a witness key"},
 		{"quorum above the witnesses", []string{"--witness", w, "--witness-quorum", "2"}, cp, 0, "--witness-quorum 2"},
 		{"quorum without witnesses", []string{"--witness-quorum", "1"}, cp, 0, "no --witness"},
+		{"strict", []string{"--witness", w, "--witness-strict"}, cp, 1, ""},
+		{"strict without witnesses", []string{"--witness-strict"}, cp, 0, "--witness-strict: no --witness"},
 		{"no timeout", []string{"--witness", w, "--witness-timeout", "0s"}, cp, 0, "--witness-timeout"},
 	}
 	for _, tt := range tests {

@@ -420,10 +420,12 @@ func mustReadT(t *testing.T, path string) []byte {
 // TestWitnessRollbackAndFork: an older copy of the log (with its
 // checkpoint files) put back while the witness holds a later checkpoint
 // of it, and a fork (the older copy continued without the witness: same
-// origin, other records), are refused at wrap's start (exit 2, the log
-// left as it was) by what the witness answers (409 with a larger size;
-// 422 for the fork's proof), and the fork's checkpoints fail verify
-// --witness and the witnessed checkpoint (exit 1).
+// origin, other records), are refused at the start of wrap
+// --witness-strict (exit 2, the log left as it was) by what the witness
+// answers (409 with a larger size; 422 for the fork's proof), and the
+// fork's checkpoints fail verify --witness and the witnessed checkpoint
+// (exit 1). Without --witness-strict the same answers, which nothing
+// authenticates, are said and recorded, and the session goes on.
 func TestWitnessRollbackAndFork(t *testing.T) {
 	f := newWitnessFixture(t)
 	if code, errOut := f.session(t, 1); code != 0 {
@@ -463,7 +465,7 @@ func TestWitnessRollbackAndFork(t *testing.T) {
 		for _, p := range tc.remove {
 			os.Remove(p)
 		}
-		code, errOut := f.session(t, 1, "--witness", w.flag())
+		code, errOut := f.session(t, 1, "--witness", w.flag(), "--witness-strict")
 		if code != exitcode.Usage || !strings.Contains(errOut, "rolled back") || !strings.Contains(errOut, "larger tree") {
 			t.Errorf("%s: wrap = exit %d; want 2 saying the witness holds a larger tree\n%s", tc.name, code, errOut)
 		}
@@ -479,7 +481,7 @@ func TestWitnessRollbackAndFork(t *testing.T) {
 		t.Fatalf("the fork's session: exit %d\n%s", code, errOut)
 	}
 	forked := readAudit(f.audit)
-	code, errOut := f.session(t, 1, "--witness", w.flag())
+	code, errOut := f.session(t, 1, "--witness", w.flag(), "--witness-strict")
 	if code != exitcode.Usage || !strings.Contains(errOut, "forked") || !strings.Contains(errOut, "consistency proof refused") {
 		t.Errorf("fork: wrap = exit %d; want 2 saying the witness refused the proof\n%s", code, errOut)
 	}
@@ -496,6 +498,17 @@ func TestWitnessRollbackAndFork(t *testing.T) {
 	if code != exitcode.Invalid || !strings.Contains(string(out), "fork") && !strings.Contains(string(out), "rewritten") {
 		t.Errorf("verify of the fork against the witnessed checkpoints = exit %d; want 1\n%s%s", code, out, errOut2)
 	}
+
+	// Without --witness-strict the fork goes on, and says what the
+	// witness answered; the witness cosigns none of it.
+	code, errOut = f.session(t, 1, "--witness", w.flag())
+	if code != 0 || !strings.Contains(errOut, "consistency proof refused") || !strings.Contains(errOut, "nothing authenticates") || !strings.Contains(errOut, "NOT witnessed") {
+		t.Errorf("fork without --witness-strict: wrap = exit %d; want 0 saying the witness refused the proof\n%s", code, errOut)
+	}
+	if state := string(mustReadT(t, f.cp+witness.StateExt)); !strings.Contains(state, "state=fork cosigned=0 start=fork") {
+		t.Errorf("fork without --witness-strict: the state file does not say the witness refused the fork's proof:\n%s", state)
+	}
+	f.mustVerify(t, 0)
 }
 
 // TestWitnessUnreachable: a witness whose port is closed and one that
