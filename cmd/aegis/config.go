@@ -15,7 +15,7 @@ import (
 	"github.com/aegisrelay/aegis/exitcode"
 )
 
-const configHelp = `Usage: aegis config wrap|unwrap [--aegis PATH] [--dry-run] [--list] [FILE…]
+const configHelp = `Usage: aegis config wrap|unwrap [--aegis PATH] [--dry-run] [--list] [--all] [FILE…]
 
 wrap rewrites an MCP client's configuration so that every stdio server in
 it runs through aegis wrap; unwrap rewrites it back. An entry
@@ -25,15 +25,20 @@ it runs through aegis wrap; unwrap rewrites it back. An entry
 becomes
 
   "command": "/usr/local/bin/aegis",
-  "args": ["wrap", "--name", "everything", "npx", "-y", "@modelcontextprotocol/server-everything"]
+  "args": ["wrap", "--name=everything", "npx", "-y", "@modelcontextprotocol/server-everything"]
 
 where everything is the entry's name (other bytes than letters, digits,
 '.', '_' and '-' made '-'), which names its audit log (see 'aegis wrap
---help'): ~/.local/state/aegis/everything.jsonl. Entries with a "url" or a "type" other than stdio are
-remote and left alone, and so are entries that already run through aegis:
-wrapping twice changes nothing. unwrap reads wrap's arguments as wrap does
-and puts back the command and arguments it would run, dropping aegis's own
-flags (--policy, --audit, …).
+--help'): ~/.local/state/aegis/everything.jsonl. Entries with a "url" and
+no "command" are remote and left alone, and so are entries that already
+run through aegis: wrapping twice changes nothing.
+
+--name=NAME, as one argument, marks the entries config wrap rewrote
+(-name=NAME when it added "args" too): unwrap puts back exactly what wrap
+changed in those, and leaves a wrap written by hand (with --name NAME as
+two arguments, or none) as it is, since it may carry a --policy or
+--confine of yours. unwrap --all unwraps those too, dropping aegis's own
+flags (--policy, --audit, …); it reads wrap's arguments as wrap does.
 
 Files read: any JSON or JSONC file with "mcpServers" (Claude Desktop,
 Cursor, Claude Code's .mcp.json), "servers" (VS Code's mcp.json) or
@@ -53,18 +58,32 @@ for byte: key order, white space, comments and trailing commas (JSONC),
 string escapes, "env", "cwd", "type", "inputs" and every other key. The
 original command and arguments move into "args" exactly as they were
 written, so unwrap gives back the file wrap was given. An entry that had no
-"args" gets one, placed before "command", which unwrap removes again.
+"args" gets one, placed before "command", which unwrap removes again. Lines
+wrap adds end as the file's do (CRLF or LF). An entry with a comment among
+the arguments unwrap would remove is left as it is, and said so.
 
 Before writing, the original is kept beside the file as
 FILE.aegis-backup-<UTC time>, with the file's permissions and owner; the
 file is then replaced atomically (a synced temporary file renamed over it),
-keeping its permissions and owner. A symlink is followed: the file it
-names is rewritten. The change is printed as a unified diff.
+keeping its permissions and owner. A symlink there when aegis starts is
+followed: the file it names is rewritten. The change is printed as a
+unified diff.
+
+The file's folder is opened once, by a walk that follows no symlink, and
+everything after (reading, the backup, the temporary file, the rename) is
+done relative to it: run with sudo, a folder on the path swapped for a
+symlink while the file is read refuses the file, and writes nothing
+anywhere. The new file and the backup keep the original's owner only when
+that owner could write the folder; otherwise they stay the writer's.
 
 A file is refused whole and left exactly as it was (exit 2) when it is not
-JSON or JSONC, or anything read is not what a client reads: a server map or
-entry that is not an object, a "command" or "type" that is not a string,
-"args" that is not an array of strings, or a key written twice.
+a regular file with one name (no FIFO, no hard link), is over 16 MiB, is
+not JSON or JSONC, or anything read is not what a client reads: a server
+map or entry that is not an object, a "command", "type" or "transport"
+that is not a string, "args" that is not an array of strings, a key
+written twice, or a "command" beside a "url" (or "httpUrl", "serverUrl")
+or a "type" or "transport" other than "stdio": clients differ on which of
+the two they start.
 
 Exit status: 0 done (also when nothing needed changing); 2 usage, a file
 that cannot be read or is refused, or no file found; 74 a file could not be
@@ -79,6 +98,8 @@ Flags:
   --list
       list each file's servers and whether they run through aegis; write
       nothing
+  --all
+      (unwrap) unwrap wraps written by hand too, not only config wrap's
 
 Examples:
   aegis config wrap --list
@@ -101,15 +122,16 @@ func runConfig(args []string) int {
 		return fail(exitcode.Usage, "config: unknown subcommand %q; want wrap or unwrap (see 'aegis config --help')", args[0])
 	}
 	sub := args[0]
-	fs := newFlags("config "+sub, "aegis config "+sub+" [--aegis PATH] [--dry-run] [--list] [FILE…]", "")
+	fs := newFlags("config "+sub, "aegis config "+sub+" [--aegis PATH] [--dry-run] [--list] [--all] [FILE…]", "")
 	fs.Usage = func() { fmt.Print(configHelp) }
 	aegisPath := fs.String("aegis", "", "the aegis to run (default: this binary's absolute path)")
 	dryRun := fs.Bool("dry-run", false, "print what would change; write nothing")
 	list := fs.Bool("list", false, "list each file's servers; write nothing")
+	all := fs.Bool("all", false, "(unwrap) unwrap wraps written by hand too")
 	if code, ok := parseFlags(fs, args[1:]); !ok {
 		return code
 	}
-	opts := clientconfig.Options{Aegis: *aegisPath, Name: safeName, BoolFlag: func(name string) bool { return wrapBoolFlags[name] }}
+	opts := clientconfig.Options{Aegis: *aegisPath, Name: safeName, BoolFlag: func(name string) bool { return wrapBoolFlags[name] }, All: *all}
 	if opts.Aegis == "" {
 		exe, err := os.Executable()
 		if err == nil {
@@ -229,8 +251,8 @@ func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun
 // takes none must not swallow the child's command. TestConfigWrapBoolFlags
 // holds this to 'aegis wrap --help'.
 var wrapBoolFlags = map[string]bool{
-	"allow-exec-support": true, "allow-open-key": true, "allow-udp": true, "best-effort": true,
-	"clean-env": true, "compress": true, "confine": true, "print-profile": true,
+	"allow-exec-support": true, "allow-open-key": true, "allow-udp": true, "allow-unix": true, "best-effort": true,
+	"clean-env": true, "compress": true, "confine": true, "print-profile": true, "witness-strict": true,
 }
 
 // findConfigs returns the well-known configuration files that exist, each

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -95,11 +96,11 @@ func TestConfigWrapUnwrap(t *testing.T) {
 		t.Errorf("wrapped file has %d servers, globalShortcut %v; want 5 and the key kept", len(cfg.MCPServers), cfg.GlobalShortcut)
 	}
 	for name, s := range cfg.MCPServers {
-		if s.Command != self || len(s.Args) < 4 || !slices.Equal(s.Args[:3], []string{"wrap", "--name", name}) {
-			t.Errorf("%s = %s %v; want %s wrap --name %s …", name, s.Command, s.Args, self, name)
+		if s.Command != self || len(s.Args) < 3 || s.Args[0] != "wrap" || s.Args[1] != "--name="+name && s.Args[1] != "-name="+name {
+			t.Errorf("%s = %s %v; want %s wrap --name=%s …", name, s.Command, s.Args, self, name)
 		}
 	}
-	if got := cfg.MCPServers["sqlite"]; got.Env["PYTHONUNBUFFERED"] != "1" || !slices.Equal(got.Args[3:], []string{"uvx", "mcp-server-sqlite", "--db-path", `C:\Users\username\test.db`}) {
+	if got := cfg.MCPServers["sqlite"]; got.Env["PYTHONUNBUFFERED"] != "1" || !slices.Equal(got.Args[2:], []string{"uvx", "mcp-server-sqlite", "--db-path", `C:\Users\username\test.db`}) {
 		t.Errorf("sqlite = %+v; want its env kept and uvx … after wrap's flags", got)
 	}
 	b := backups(t, path)
@@ -140,7 +141,7 @@ func TestConfigDryRunAndAegisFlag(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("aegis config wrap --dry-run = exit %d\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"+\t\t\t\"command\": \"/opt/aegis/bin/aegis\",", "+\t\t\t\"args\": [\"wrap\", \"--name\", \"fetch\", \"uvx\", \"mcp-server-fetch\"],", "--dry-run: not written", "remote   servers.github: https://api.githubcopilot.com/mcp/"} {
+	for _, want := range []string{"+\t\t\t\"command\": \"/opt/aegis/bin/aegis\",", "+\t\t\t\"args\": [\"wrap\", \"--name=fetch\", \"uvx\", \"mcp-server-fetch\"],", "--dry-run: not written", "remote   servers.github: https://api.githubcopilot.com/mcp/"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("aegis config wrap --dry-run printed\n%s\nwant it to say %q", out, want)
 		}
@@ -323,15 +324,21 @@ func TestConfigWrapBoolFlags(t *testing.T) {
 }
 
 // TestConfigUnwrapWithoutDash: an entry written by hand without --, with
-// boolean and valued flags of wrap's, unwraps to the command wrap runs.
+// boolean and valued flags of wrap's, is left by unwrap (it carries the
+// user's own flags), and unwrap --all unwraps it to the command wrap runs.
 func TestConfigUnwrapWithoutDash(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	in := `{"mcpServers": {"fs": {"command": "aegis", "args": ["wrap", "--confine", "--allow-read", "/srv", "--clean-env", "--durability", "reply", "node", "server.js", "--", "/srv"]}}}`
 	os.WriteFile(path, []byte(in), 0o600)
 	code, out, errOut := runConfigCmd(t, dir, dir, "unwrap", path)
+	if code != 0 || !strings.Contains(out, "written by hand, not by config wrap; left as it is") || strings.Contains(out, "---") {
+		t.Fatalf("aegis config unwrap of a wrap written by hand = exit %d\n%s%s\nwant 0, left, noted", code, out, errOut)
+	}
+	checkBytes(t, path, []byte(in), 0o600)
+	code, out, errOut = runConfigCmd(t, dir, dir, "unwrap", "--all", path)
 	if code != 0 {
-		t.Fatalf("aegis config unwrap = exit %d\n%s%s", code, out, errOut)
+		t.Fatalf("aegis config unwrap --all = exit %d\n%s%s", code, out, errOut)
 	}
 	want := `{"mcpServers": {"fs": {"command": "node", "args": ["server.js", "--", "/srv"]}}}`
 	checkBytes(t, path, []byte(want), 0o600)
@@ -346,6 +353,128 @@ func TestConfigNameMadeSafe(t *testing.T) {
 	if code, out, errOut := runConfigCmd(t, dir, dir, "wrap", "--aegis", "/bin/aegis", path); code != 0 {
 		t.Fatalf("aegis config wrap = exit %d\n%s%s", code, out, errOut)
 	}
-	want := `{"mcpServers": {"Brave Search/v2": {"args": ["wrap", "--name", "Brave-Search-v2", "npx"], "command": "/bin/aegis"}}}`
+	want := `{"mcpServers": {"Brave Search/v2": {"args": ["wrap", "-name=Brave-Search-v2", "npx"], "command": "/bin/aegis"}}}`
 	checkBytes(t, path, []byte(want), 0o600)
+}
+
+// TestConfigFilesRefused: aegis config refuses, exit 2 and the file as it
+// was, what it must not read or rewrite: a FIFO (without waiting for a
+// writer), a file with a second name, one over 16 MiB, and an entry
+// clients read differently (a command beside a url or a non-stdio type).
+func TestConfigFilesRefused(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	if err := syscall.Mkfifo(at("fifo.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(at("linked.json"), []byte(`{"mcpServers": {"a": {"command": "s"}}}`), 0o600)
+	os.Link(at("linked.json"), at("second-name.json"))
+	big, _ := os.Create(at("big.json"))
+	big.Truncate(16<<20 + 1)
+	big.Close()
+	os.WriteFile(at("both.json"), []byte(`{"mcpServers": {"a": {"type": "stdio", "command": "s", "url": "http://127.0.0.1:1/mcp"}}}`), 0o600)
+	os.WriteFile(at("http-command.json"), []byte(`{"servers": {"a": {"type": "http", "command": "s"}}}`), 0o600)
+	os.WriteFile(at("transport.json"), []byte(`{"mcpServers": {"a": {"transport": "sse", "command": "s"}}}`), 0o600)
+	tests := []struct{ file, why string }{
+		{"fifo.json", "is a FIFO"},
+		{"linked.json", "has 2 names (hard links)"},
+		{"big.json", "over 16 MiB"},
+		{"both.json", `mcpServers.a has a "command" and a "url": clients differ`},
+		{"http-command.json", `servers.a has a "command" and "type": "http"`},
+		{"transport.json", `"transport": "sse"`},
+	}
+	for _, tt := range tests {
+		for _, sub := range []string{"wrap", "unwrap"} {
+			before, _ := os.Lstat(at(tt.file))
+			code, out, errOut := runConfigCmd(t, dir, dir, sub, at(tt.file))
+			if code != 2 || !strings.Contains(errOut, tt.why) || !strings.Contains(errOut, "left as it was") {
+				t.Errorf("aegis config %s %s = exit %d, %q; want 2 saying %q\n%s", sub, tt.file, code, errOut, tt.why, out)
+			}
+			if after, _ := os.Lstat(at(tt.file)); !after.ModTime().Equal(before.ModTime()) || after.Size() != before.Size() {
+				t.Errorf("aegis config %s changed %s", sub, tt.file)
+			}
+		}
+	}
+	if b, _ := filepath.Glob(at("*aegis*")); len(b) != 0 {
+		t.Errorf("refused files left %v", b)
+	}
+}
+
+// TestConfigOwnerAsRoot: with sudo, a user's file keeps its owner only
+// in a folder the user could write; in root's folder (here reached
+// through a symlink the user may have made) the new file and the backup
+// are root's, never the user's, and the output says so.
+func TestConfigOwnerAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the case is sudo aegis config")
+	}
+	tests := []struct {
+		name     string
+		dirOwner int
+		kept     bool
+	}{
+		{"the user's folder", 1000, true},
+		{"root's folder", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			folder := filepath.Join(base, "folder")
+			os.Mkdir(folder, 0o700)
+			os.Chown(folder, tt.dirOwner, tt.dirOwner)
+			path := filepath.Join(folder, "mcp.json")
+			os.WriteFile(path, []byte(`{"mcpServers": {"a": {"command": "s"}}}`), 0o600)
+			os.Chown(path, 1000, 1000)
+			link := filepath.Join(base, "link")
+			os.Symlink(folder, link)
+			code, out, errOut := runConfigCmd(t, base, base, "wrap", "--aegis", "/bin/aegis", filepath.Join(link, "mcp.json"))
+			if code != 0 {
+				t.Fatalf("aegis config wrap = exit %d\n%s%s", code, out, errOut)
+			}
+			wantUID := uint32(0)
+			if tt.kept {
+				wantUID = 1000
+			}
+			names, _ := filepath.Glob(filepath.Join(folder, "*"))
+			if len(names) != 2 {
+				t.Errorf("the folder holds %v; want the file and its backup", names)
+			}
+			for _, p := range names {
+				fi, err := os.Lstat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != wantUID {
+					t.Errorf("%s is uid %d's; want %d's", p, uid, wantUID)
+				}
+			}
+			if noted := strings.Contains(out, "owner: uid 1000 owns mcp.json but cannot write "+folder); noted == tt.kept {
+				t.Errorf("aegis config wrap printed\n%s\nwant the owner note %v", out, !tt.kept)
+			}
+		})
+	}
+}
+
+// TestConfigRoundTrip: on a CRLF file with a wrap written by hand, wrap
+// adds CRLF lines and leaves the hand-written wrap; unwrap gives back
+// the file's bytes exactly.
+func TestConfigRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.json")
+	orig := "{\r\n  \"mcpServers\": {\r\n    \"a\": {\r\n      \"command\": \"s\",\r\n      \"args\": [\r\n        \"-v\"\r\n      ]\r\n    },\r\n" +
+		"    \"b\": {\r\n      \"command\": \"aegis\",\r\n      \"args\": [\"wrap\", \"--name\", \"b\", \"--policy\", \"p.yaml\", \"t\"]\r\n    },\r\n" +
+		"    \"c\": {\r\n      \"command\": \"u\"\r\n    }\r\n  }\r\n}\r\n"
+	os.WriteFile(path, []byte(orig), 0o600)
+	if code, out, errOut := runConfigCmd(t, dir, dir, "wrap", "--aegis", "/bin/aegis", path); code != 0 {
+		t.Fatalf("aegis config wrap = exit %d\n%s%s", code, out, errOut)
+	}
+	wrapped, _ := os.ReadFile(path)
+	if bytes.Count(wrapped, []byte("\r\n")) != bytes.Count(wrapped, []byte("\n")) || !bytes.Contains(wrapped, []byte("\"--name=a\",\r\n")) {
+		t.Errorf("wrapped file %q; want a wrapped, every line ending in CRLF", wrapped)
+	}
+	code, out, errOut := runConfigCmd(t, dir, dir, "unwrap", path)
+	if code != 0 || !strings.Contains(out, "wrapped  mcpServers.b") || !strings.Contains(out, "(written by hand, not by config wrap; left as it is)") {
+		t.Fatalf("aegis config unwrap = exit %d\n%s%s\nwant b left as it is, noted", code, out, errOut)
+	}
+	checkBytes(t, path, []byte(orig), 0o600)
 }
