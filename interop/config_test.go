@@ -120,7 +120,7 @@ func TestConfigNewUser(t *testing.T) {
 		t.Fatalf("the rewritten configuration is not JSON: %v\n%s", err, data)
 	}
 	entry := wrapped.MCPServers["everything"]
-	wantArgs := []string{"wrap", "--name", "everything", node, argv[1], "stdio"}
+	wantArgs := []string{"wrap", "--name=everything", node, argv[1], "stdio"}
 	if entry.Command != aegis || !slices.Equal(entry.Args, wantArgs) || entry.Env["AEGIS_INTEROP_MARK"] != "kept through aegis" {
 		t.Fatalf("rewritten entry = %+v; want %s %v with its env", entry, aegis, wantArgs)
 	}
