@@ -18,11 +18,18 @@
 //
 // # Entries
 //
-// An entry is a stdio server when it has a "command" and its "type", if
-// any, is "stdio"; an entry with a "url", or of another type (http, sse,
-// streamable-http, ws), is remote and left alone. A stdio server is
-// wrapped when its command is an aegis binary (named aegis, or the path
-// given as Options.Aegis) and its first argument is "wrap".
+// An entry is a stdio server when it has a "command" and nothing that
+// could make a client start something else; an entry without a command
+// but with a url ("url", "httpUrl", "serverUrl") or a type other than
+// stdio is remote and left alone. A "command" beside a url, or beside a
+// "type" or "transport" that is not exactly "stdio", refuses the file:
+// clients differ on which of the two they start (Claude Code and VS Code
+// run the command beside a url, Gemini CLI connects to the url first;
+// Claude Desktop runs the command whatever the type, Claude Code and
+// VS Code run only a "stdio" one as stdio), so aegis cannot read it as
+// the client does. A stdio server is wrapped when its command is an
+// aegis binary (named aegis, or the path given as Options.Aegis) and its
+// first argument is "wrap".
 //
 // Wrap turns
 //
@@ -30,18 +37,24 @@
 //
 // into
 //
-//	"command": AEGIS, "args": ["wrap", "--name", NAME, CMD, A1, A2]
+//	"command": AEGIS, "args": ["wrap", "--name=NAME", CMD, A1, A2]
 //
 // with NAME the entry's key (or what Options.Name makes of it), and a
 // "--" before CMD only if CMD begins with '-': a client that appends
 // arguments of its own to an entry's args (the MCP Inspector's
 // config-file mode adds --method …) must not find them behind a "--",
-// which would hand them to the child. Unwrap
-// turns any wrapped entry back: it reads wrap's arguments as wrap does
-// (Go's flag package: flags end at "--" or at the first argument that is
-// not a flag, Options.BoolFlag telling which flags take no value), and
-// puts back the child's command and arguments; aegis's own flags
-// (--policy, --audit, …) are dropped.
+// which would hand them to the child.
+//
+// The one-argument --name=NAME is Wrap's mark (-name=NAME when the entry
+// had no "args" and Wrap added one; Go's flag package reads all three
+// spellings alike). Unwrap turns back only marked entries, so that it
+// undoes what Wrap did and nothing a user wrote: a wrap written by hand
+// ("--name", NAME as two arguments, or no --name) may carry a --policy or
+// --confine, and is left with a note unless Options.All. Unwrap reads
+// wrap's arguments as wrap does (Go's flag package: flags end at "--" or
+// at the first argument that is not a flag, Options.BoolFlag telling
+// which flags take no value), and puts back the child's command and
+// arguments; aegis's own flags (--policy, --audit, …) are dropped.
 //
 // # What is kept
 //
@@ -52,9 +65,13 @@
 // every other key — is kept as it was; the original command and
 // arguments move into "args" as the exact bytes they were written with.
 // Wrap inserts its arguments in the array's own layout (one a line when
-// the array has one a line), so Unwrap of a file Wrap wrote gives back the
-// original bytes exactly. An entry without "args" gets one, placed just
-// before "command"; Unwrap removes an "args" there that it empties.
+// the array has one a line, with the file's line ends, CRLF or LF), and
+// into an empty array just after its "[", keeping what was between the
+// brackets; an entry without "args" gets one, placed just before
+// "command". Unwrap of a file Wrap wrote therefore gives back the
+// original bytes exactly, unless the file already held marked entries.
+// An entry with a comment among the bytes Unwrap would remove is left as
+// it is, with a note: the comment would go with them.
 //
 // A command written with variables (${workspaceFolder} in VS Code,
 // ${env:NAME} in Cursor, ${VAR} in Claude Code) still works from "args":
@@ -67,16 +84,35 @@
 // whole (ErrSyntax, ErrShape), and nothing of it is rewritten, when it is
 // not JSONC, its top level is not an object, or
 // anything the rewrite reads is not what a client reads: a map or entry
-// that is not an object, a "command" or "type" that is not a string, an
-// "args" that is not an array of strings, or a key written twice in an
-// object the rewrite reads (readers disagree on which of the two counts).
+// that is not an object, a "command", "type" or "transport" that is not a
+// string, an "args" that is not an array of strings, a key written twice
+// in an object the rewrite reads (readers disagree on which of the two
+// counts), or a command beside a url or a non-stdio type (see Entries).
+// ReadFile refuses a file that is not regular (a FIFO is not waited on),
+// one with more than one name (a hard link: the rename would leave the
+// other names with the old bytes), and one over MaxFile (16 MiB) before
+// reading it.
 //
 // # Writing
 //
 // WriteFile replaces a file atomically (a temporary file in the same
 // folder, synced, renamed over it, the folder synced) with the original's
-// permission bits and owner, after keeping a backup of the original bytes
-// beside it, FILE.aegis-backup-<UTC time>, with the same permission bits
-// and owner. A symlink
-// is followed: the file it names is rewritten and the link stays.
+// permission bits, after keeping a backup of the original bytes beside
+// it, FILE.aegis-backup-<UTC time>, with the same permission bits.
+//
+// Run with sudo, the rewrite must not become a way for a user to have
+// root write a file of theirs where they cannot. So ReadFile resolves
+// the symlinks in the path once, opens the folder by a walk from / that
+// follows none (O_NOFOLLOW on each component), and reads the file
+// relative to that descriptor, not following it if it is a link; the
+// backup and the temporary file are created relative to it with O_EXCL
+// and O_NOFOLLOW, renamed with renameat and synced through it. Before
+// writing, WriteFile walks the path again and refuses (ErrMoved), writing
+// nothing, unless it reaches the same folder (device and inode): a folder
+// swapped for a symlink while the file was parsed. The new files get the
+// original's owner (by descriptor, never by path) only when that owner
+// could have made files in the folder itself (it owns the folder, or the
+// file's group or anyone may write it); otherwise they stay the writer's
+// (File.OwnerNote says so). A symlink present when ReadFile starts is
+// followed: the file it names is rewritten and the link stays.
 package clientconfig
