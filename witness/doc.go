@@ -33,6 +33,17 @@
 // only when the witness holds a tree that is neither empty nor the one
 // being submitted; witnesses that hold the same tree share one proof.
 //
+// Nothing in an answer is believed before its cosignature checks: the
+// protocol signs only cosignatures, so a status and a size are the word
+// of whatever answered at the witness's URL. A redirect (any 3xx) is an
+// answer the protocol does not allow, never followed: the checkpoint
+// goes to the URL given and nowhere else. No more than 64 KiB of an
+// answer is read, and a longer one is an error. A size in a 409 is kept
+// only while it is at most the checkpoint's, to make the proof from it;
+// a larger one is said and forgotten, and the next submission asks
+// again, so that one answer never stands for the witness's state for
+// the rest of a session.
+//
 // # Keys
 //
 // A witness key is its note verifier key, name+hash+base64, as the
@@ -59,15 +70,20 @@
 //
 // Start (wrap, before the log is opened) submits the checkpoint already
 // in the checkpoint file (with no checkpoint file, wrap makes one of the
-// log as it is: ReadTree) to every witness and waits for them at most
-// Timeout: a witness that holds a larger tree of the log (409 with a
-// larger size: ErrAhead) or another tree at its size (422 on the proof
-// from it: ErrProof) means the log and its checkpoint file were rolled
-// back or forked, and wrap refuses to continue the log; a witness that
-// does not answer within Timeout is recorded (its start state) and the
-// session goes on. Close gives every witness one more try at the last
-// checkpoint, within Timeout, after the one in flight if any: the end
-// of a session is delayed by twice Timeout at most.
+// log as it is: ReadTree) to every witness, each from its own
+// goroutine; the outcome is the witness's start state. A witness that
+// says it holds a larger tree of the log (409 with a larger size:
+// ErrAhead) or refuses the proof from the tree it holds (422: ErrProof)
+// says the log and its checkpoint file were rolled back or forked; but
+// nothing authenticates that answer, so by default Start waits for no
+// witness, the answer is said and recorded, and the session goes on
+// (the witness cosigns nothing of a log that was rolled back, and the
+// state file keeps what it said). With Options.Strict (wrap
+// --witness-strict), Start waits at most Timeout for the answers and
+// returns those two, and wrap refuses to continue the log. Close gives
+// every witness one more try at the last checkpoint, within Timeout,
+// after the one in flight if any: the end of a session is delayed by
+// twice Timeout at most.
 //
 // The user is told on stderr (Options.Logf): when a witness fails, with
 // the reason (and, for a log it does not know, what its operator adds),
@@ -97,7 +113,10 @@
 //
 //	witness <name> state=<state> cosigned=<size> start=<state> attempts=<n> failures=<n> url=<url> key=<vkey>[ detail=<Go-quoted reason>]
 //
-// (state: the outcome of its last submission, one of State's values;
+// (state: the outcome of its last submission, one of State's values:
+// none, ok, unreachable, unknown-log, ahead, fork, bad-cosignature (a
+// 200 without a valid cosignature by its key: a witness that is not the
+// one named, or an answer changed on the way), error;
 // cosigned: the largest size it cosigned in the session, 0 for none;
 // start: the outcome at Start; attempts and failures: submissions made
 // and failed), and the line "quorum <q> of <n>: met" or "…: not met", as
