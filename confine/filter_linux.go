@@ -10,7 +10,7 @@ import (
 // besides AF_UNIX, and what else it refuses.
 //
 // With neither tcp nor udp the filter denies the network: socket(2) for any
-// family but AF_UNIX kills the process (SIGSYS), except AF_NETLINK, which
+// family but AF_UNIX (below) kills the process (SIGSYS), except AF_NETLINK, which
 // fails with EAFNOSUPPORT because getaddrinfo opens it and copes.
 //
 // With tcp or udp, AF_INET and AF_INET6 are decided by type and protocol:
@@ -22,6 +22,16 @@ import (
 // only udp is open) fails with EPERM rather than killing, because glibc's
 // getaddrinfo opens UDP sockets to sort addresses and must survive it.
 // Every other family still kills.
+//
+// socket(2) of AF_UNIX fails with EACCES unless unix (--allow-unix):
+// before Landlock ABI 9 nothing else stops a unix socket from connecting
+// to any pathname socket the child can name (an ssh-agent, whose key
+// would sign for the child; a container runtime; the session bus), and
+// receiving descriptors over it. EACCES, not a kill, because libraries
+// try such sockets and cope (glibc's nscd client and syslog, a logger's
+// journald socket). socketpair(2) stays allowed: the pair is connected
+// only to itself, so it reaches nothing outside, and runtimes make one at
+// start (Python's asyncio self-pipe, Node's child_process stdio).
 //
 // In every mode socketpair(2) is allowed for AF_UNIX only (else kill), and
 // io_uring_setup, io_uring_enter and io_uring_register fail with ENOSYS:
@@ -50,6 +60,7 @@ import (
 // setFlagsIoctls.
 type netFilter struct {
 	tcp, udp bool
+	unix     bool
 	noListen bool
 	noMeta   bool
 }
@@ -163,7 +174,7 @@ func (f netFilter) program(a arch) []unix.SockFilter {
 
 	asm.label("socket")
 	asm.load(offArg0)
-	asm.jeq(unix.AF_UNIX, "allow", "")
+	asm.jeq(unix.AF_UNIX, pick(f.unix, "allow", "eacces"), "")
 	asm.jeq(unix.AF_NETLINK, "eafnosupport", "")
 	if f.tcp || f.udp {
 		asm.jeq(unix.AF_INET, "inet", "")
@@ -209,7 +220,7 @@ func (f netFilter) program(a arch) []unix.SockFilter {
 	return asm.assemble()
 }
 
-func pick(c bool, a, b uint32) uint32 {
+func pick[T any](c bool, a, b T) T {
 	if c {
 		return a
 	}

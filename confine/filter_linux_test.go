@@ -103,8 +103,12 @@ func TestFilter(t *testing.T) {
 		{"i386 entry point", seccompData{nr: 359, arch: unix.AUDIT_ARCH_I386, args: [6]uint64{unix.AF_INET}}, kill, kill, kill},
 		{"x32 socket", call(unix.SYS_SOCKET|x32SyscallBit, unix.AF_INET, unix.SOCK_STREAM), kill, kill, kill},
 		{"x32 read", call(unix.SYS_READ | x32SyscallBit), kill, kill, kill},
-		{"unix stream", sock(unix.AF_UNIX, stream), allow, allow, allow},
-		{"unix, high half set", sock(hi|unix.AF_UNIX, unix.SOCK_DGRAM), allow, allow, allow},
+		// Unix sockets are refused without --allow-unix (TestFilterUnix),
+		// in every type; a pair is not.
+		{"unix stream", sock(unix.AF_UNIX, stream), eacces, eacces, eacces},
+		{"unix datagram", sock(unix.AF_UNIX, unix.SOCK_DGRAM), eacces, eacces, eacces},
+		{"unix seqpacket", sock(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC), eacces, eacces, eacces},
+		{"unix, high half set", sock(hi|unix.AF_UNIX, unix.SOCK_DGRAM), eacces, eacces, eacces},
 		{"inet, high half set", sock(hi|unix.AF_INET, unix.SOCK_STREAM), kill, allow, eperm},
 		{"tcp", sock(unix.AF_INET, stream, 0), kill, allow, eperm},
 		{"tcp6 IPPROTO_TCP", sock(unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_TCP), kill, allow, eperm},
@@ -184,5 +188,30 @@ func TestFilter(t *testing.T) {
 	arm := netFilter{}.program(arch{audit: unix.AUDIT_ARCH_AARCH64})
 	if got := evaluate(t, arm, seccompData{nr: 198, arch: unix.AUDIT_ARCH_X86_64}); got != kill {
 		t.Errorf("arm64 filter on an amd64 call = %#x; want kill", got)
+	}
+}
+
+// TestFilterUnix: with --allow-unix (netFilter.unix) unix sockets of every
+// type are allowed in every network mode, and nothing else changes.
+func TestFilterUnix(t *testing.T) {
+	amd64 := arch{audit: unix.AUDIT_ARCH_X86_64, x32: true}
+	allow, kill := uint32(retAllow), uint32(retKill)
+	for _, f := range []netFilter{{unix: true, noMeta: true}, {unix: true, tcp: true, noListen: true}, {unix: true, udp: true}} {
+		prog := f.program(amd64)
+		for _, tt := range []struct {
+			name string
+			d    seccompData
+			want uint32
+		}{
+			{"unix stream", seccompData{nr: unix.SYS_SOCKET, arch: amd64.audit, args: [6]uint64{unix.AF_UNIX, unix.SOCK_STREAM}}, allow},
+			{"unix datagram", seccompData{nr: unix.SYS_SOCKET, arch: amd64.audit, args: [6]uint64{unix.AF_UNIX, unix.SOCK_DGRAM}}, allow},
+			{"unix seqpacket", seccompData{nr: unix.SYS_SOCKET, arch: amd64.audit, args: [6]uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET}}, allow},
+			{"socketpair unix", seccompData{nr: unix.SYS_SOCKETPAIR, arch: amd64.audit, args: [6]uint64{unix.AF_UNIX, unix.SOCK_STREAM}}, allow},
+			{"packet", seccompData{nr: unix.SYS_SOCKET, arch: amd64.audit, args: [6]uint64{unix.AF_PACKET, unix.SOCK_RAW}}, kill},
+		} {
+			if got := evaluate(t, prog, tt.d); got != tt.want {
+				t.Errorf("%+v filter on %s = %#x; want %#x", f, tt.name, got, tt.want)
+			}
+		}
 	}
 }

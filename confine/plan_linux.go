@@ -92,8 +92,11 @@ func makePlan(p Profile, target, procSelf string, abi, errata int, seccompErr er
 	// is refused wherever a TCP socket can be had; file metadata calls are
 	// refused wherever nothing is granted write (see netFilter).
 	pl := &plan{abi: abi, seccomp: seccompErr == nil, filter: netFilter{
-		tcp: allowTCP, udp: p.UDP, noListen: allowTCP, noMeta: len(p.Write) == 0,
+		tcp: allowTCP, udp: p.UDP, unix: p.Unix, noListen: allowTCP, noMeta: len(p.Write) == 0,
 	}}
+	if why := agentReach(p, abi, pl.seccomp); why != "" {
+		return nil, fmt.Errorf("%w: the child could reach the ssh-agent that holds the log's root key (%s): %s", ErrRefused, p.Agent, why)
+	}
 	var dropped []string
 	if abi == 0 {
 		dropped = append(dropped, "landlock: unavailable (ABI 0): no filesystem, ptrace or signal restriction")
@@ -244,7 +247,11 @@ func reachAndGaps(rep *Enforced, p Profile, abi int, allowTCP, seccomp bool) {
 	if abi >= 1 && abi < 6 {
 		nc = append(nc, fmt.Sprintf("signals and abstract unix sockets outside the sandbox (landlock ABI %d < 6)", abi))
 	}
-	if abi < 9 {
+	unixSockets := p.Unix || !seccomp
+	if p.Unix {
+		nc = append(nc, "unix sockets: socket(2) of AF_UNIX (--allow-unix)")
+	}
+	if unixSockets && abi < 9 {
 		nc = append(nc, fmt.Sprintf("pathname unix sockets (landlock ABI %d < 9)", abi))
 	}
 	if len(p.Write) > 0 && seccomp {
@@ -258,4 +265,37 @@ func reachAndGaps(rep *Enforced, p Profile, abi int, allowTCP, seccomp bool) {
 		}
 	}
 	rep.NotCovered = nc
+}
+
+// agentReach says how a child confined by p on abi could reach p.Agent,
+// the ssh-agent socket that holds the log's root key, or "" if it cannot:
+// the agent signs whatever reaches it, so a child that could ask it would
+// certify a session key of its own and sign records as this log's. A unix
+// socket needs socket(2) of AF_UNIX (seccomp refuses it without
+// --allow-unix; without seccomp nothing does); then an abstract socket is
+// kept out by Landlock's scope from ABI 6, and a pathname socket by
+// resolve_unix from ABI 9, which only --allow-write grants.
+func agentReach(p Profile, abi int, seccomp bool) string {
+	if p.Agent == "" || (seccomp && !p.Unix) {
+		return ""
+	}
+	how := "--allow-unix"
+	if !seccomp {
+		how = "no seccomp filter refuses unix sockets"
+	}
+	if strings.HasPrefix(p.Agent, "@") {
+		if abi < 6 {
+			return fmt.Sprintf("%s, and landlock ABI %d < 6 does not scope abstract unix sockets", how, abi)
+		}
+		return ""
+	}
+	if abi < 9 {
+		return fmt.Sprintf("%s, and landlock ABI %d < 9 does not restrict connecting to a pathname unix socket", how, abi)
+	}
+	for _, w := range p.Write {
+		if w == "/" || p.Agent == w || strings.HasPrefix(p.Agent, strings.TrimSuffix(w, "/")+"/") {
+			return fmt.Sprintf("%s, and it is beneath --allow-write %s", how, w)
+		}
+	}
+	return ""
 }

@@ -73,7 +73,14 @@ func TestPlan(t *testing.T) {
 			if len(e.Dropped) != 0 {
 				t.Errorf("dropped = %v; want none", e.Dropped)
 			}
-			wantNotCovered(t, e, "pathname unix sockets (landlock ABI 7 < 9)")
+			for _, n := range e.NotCovered {
+				if strings.Contains(n, "unix sockets") {
+					t.Errorf("not_covered = %q; want unix sockets refused (no --allow-unix), not named", e.NotCovered)
+				}
+			}
+			if pl.filter.unix {
+				t.Errorf("filter = %+v; want unix sockets refused", pl.filter)
+			}
 			if pl.filter.tcp || pl.filter.udp || pl.filter.noListen || !pl.filter.noMeta {
 				t.Errorf("filter = %+v; want the network and file metadata denied, listen left to the network", pl.filter)
 			}
@@ -345,5 +352,37 @@ func TestReadReport(t *testing.T) {
 			(got.Enforced != nil && got.Enforced.LandlockABI != tt.want.Enforced.LandlockABI) {
 			t.Errorf("%s: readReport = %+v, %v; want %+v", tt.name, got, err, tt.want)
 		}
+	}
+}
+
+// TestAgentReach: a profile that would let the child reach the ssh-agent
+// holding the log's root key is refused, best effort or not; one that
+// keeps it out is not.
+func TestAgentReach(t *testing.T) {
+	const sock = "/tmp/ssh-XXXX/agent.1"
+	tests := []struct {
+		name    string
+		p       Profile
+		abi     int
+		seccomp bool
+		want    string // substring of the refusal; "" none
+	}{
+		{"no --allow-unix", Profile{Agent: sock}, 7, true, ""},
+		{"--allow-unix, ABI 7", Profile{Agent: sock, Unix: true}, 7, true, "--allow-unix, and landlock ABI 7 < 9"},
+		{"--allow-unix, ABI 7, best effort", Profile{Agent: sock, Unix: true, BestEffort: true}, 7, true, "landlock ABI 7 < 9"},
+		{"no seccomp, best effort", Profile{Agent: sock, BestEffort: true}, 7, false, "no seccomp filter refuses unix sockets"},
+		{"--allow-unix, ABI 9, socket not granted", Profile{Agent: sock, Unix: true}, 9, true, ""},
+		{"--allow-unix, ABI 9, socket beneath a write grant", Profile{Agent: sock, Unix: true, Write: []string{"/tmp"}}, 9, true, "beneath --allow-write /tmp"},
+		{"--allow-unix, ABI 9, a sibling folder granted", Profile{Agent: sock, Unix: true, Write: []string{"/tmp/ssh-X"}}, 9, true, ""},
+		{"abstract agent, --allow-unix, ABI 6", Profile{Agent: "@agent", Unix: true}, 6, true, ""},
+		{"abstract agent, --allow-unix, ABI 5", Profile{Agent: "@agent", Unix: true}, 5, true, "landlock ABI 5 < 6"},
+		{"no agent, --allow-unix", Profile{Unix: true}, 7, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := agentReach(tt.p, tt.abi, tt.seccomp); !(tt.want == "" && got == "" || tt.want != "" && strings.Contains(got, tt.want)) {
+				t.Errorf("agentReach(%+v, %d, %v) = %q; want %q", tt.p, tt.abi, tt.seccomp, got, tt.want)
+			}
+		})
 	}
 }

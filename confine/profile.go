@@ -55,6 +55,14 @@ type Profile struct {
 	ExecSupport bool `json:"exec_support,omitempty"`
 	// UDP opens UDP sockets to any host and port: a named hole.
 	UDP bool `json:"udp,omitempty"`
+	// Unix lets the target create unix sockets (socket(2) of AF_UNIX): a
+	// named hole before Landlock ABI 9, where a pathname socket the target
+	// can name is reachable; from ABI 9, only those beneath Write.
+	Unix bool `json:"unix,omitempty"`
+	// Agent is the ssh-agent socket that holds the log's root key, which
+	// the target must never reach: the helper refuses a profile that
+	// would let it (whatever BestEffort says). Not part of the request.
+	Agent string `json:"agent,omitempty"`
 	// BestEffort runs the target even when the kernel cannot enforce the
 	// whole profile; what was dropped is reported.
 	BestEffort bool `json:"best_effort,omitempty"`

@@ -89,6 +89,7 @@ type escapeEnv struct {
 	port6Denied             int // 0: no IPv6 loopback
 	sleeper                 *exec.Cmd
 	abstract                string
+	unixDir                 string // stream.sock, seqpacket.sock, dgram.sock listening
 }
 
 func newEscapeEnv(t *testing.T) *escapeEnv {
@@ -126,6 +127,14 @@ func newEscapeEnv(t *testing.T) *escapeEnv {
 	}
 	e.abstract = fmt.Sprintf("aegis-escape-%d-%d", os.Getpid(), time.Now().UnixNano())
 	listen("unix", "@"+e.abstract)
+	// Pathname sockets outside every grant, such as an ssh-agent's.
+	e.unixDir = filepath.Join(dir, "sockets")
+	must(os.Mkdir(e.unixDir, 0o755))
+	listen("unix", filepath.Join(e.unixDir, "stream.sock"))
+	listen("unixpacket", filepath.Join(e.unixDir, "seqpacket.sock"))
+	dg, err := net.ListenPacket("unixgram", filepath.Join(e.unixDir, "dgram.sock"))
+	must(err)
+	t.Cleanup(func() { dg.Close() })
 	e.sleeper = exec.Command("sleep", "120")
 	must(e.sleeper.Start())
 	t.Cleanup(func() { e.sleeper.Process.Kill(); e.sleeper.Wait() })
@@ -135,7 +144,7 @@ func newEscapeEnv(t *testing.T) *escapeEnv {
 func (e *escapeEnv) probeArgv(t testing.TB) []string {
 	return []string{probeBin(t), "-outside", e.out, "-read", e.read, "-write", e.write,
 		"-port-allowed", strconv.Itoa(e.portAllowed), "-port-denied", strconv.Itoa(e.portDenied),
-		"-pid", strconv.Itoa(e.sleeper.Process.Pid), "-abstract", e.abstract,
+		"-pid", strconv.Itoa(e.sleeper.Process.Pid), "-abstract", e.abstract, "-unix-dir", e.unixDir,
 		"-port6-denied", strconv.Itoa(e.port6Denied), "-client", strconv.Itoa(os.Getpid())}
 }
 
@@ -148,6 +157,9 @@ var escapeAttempts = append(append([]string{
 	"exec_outside", "tcp_socket", "tcp6_socket", "udp_socket", "raw_socket", "packet_socket",
 	"netlink_socket", "mptcp_socket", "vsock_socket", "connect_denied_port", "connect_allowed_port",
 	"io_uring_read", "io_uring_socket", "signal_outside", "abstract_unix_connect",
+	// Unix sockets: pathname ones outside every grant (an ssh-agent's),
+	// of each type, and a pair, which reaches nothing outside.
+	"unix_stream_connect", "unix_seqpacket_connect", "unix_dgram_send", "unix_socketpair",
 	// TCP Fast Open, which connects where Landlock's connect hook does
 	// not look, and listen, which binds where its bind hook does not.
 	"tfo_sendto_denied_port", "tfo_sendto_allowed_port", "tfo6_sendto_denied_port",
@@ -236,6 +248,9 @@ func expect(attempt string, e *record.Enforcement, env *escapeEnv, wrapPID int) 
 	// socket is the verdict on creating a socket that is neither unix nor
 	// an open kind (tcp/udp per the record).
 	netDenied := e.SeccompApplied && e.SeccompNetworkDenied
+	// unixOpen: the child can make unix sockets (--allow-unix, which the
+	// record names in not_covered, or no filter).
+	unixOpen := !e.SeccompApplied || notCovered(e, "unix sockets:")
 	socket := func(open bool, refused string) ([]string, string) {
 		switch {
 		case netDenied:
@@ -318,7 +333,17 @@ func expect(attempt string, e *record.Enforcement, env *escapeEnv, wrapPID int) 
 			return listen()
 		})
 	case "listen_unix":
+		if !unixOpen {
+			return []string{"blocked EACCES"}, "seccomp: unix sockets without --allow-unix"
+		}
 		return listen()
+	case "unix_stream_connect", "unix_seqpacket_connect", "unix_dgram_send":
+		if !unixOpen {
+			return []string{"blocked EACCES"}, "seccomp: unix sockets without --allow-unix"
+		}
+		return fs(filepath.Join(env.unixDir, "stream.sock"), "resolve_unix")
+	case "unix_socketpair":
+		return allowed, "socketpair reaches nothing outside"
 	case "proc_parent_environ", "proc_parent_cmdline", "proc_parent_maps", "proc_parent_status", "proc_parent_mem":
 		return proc(wrapPID, strings.TrimPrefix(attempt, "proc_parent_"), "read_file")
 	case "proc_parent_fd":
@@ -406,6 +431,9 @@ func expect(attempt string, e *record.Enforcement, env *escapeEnv, wrapPID int) 
 		}
 		return allowed, "no signal scope"
 	case "abstract_unix_connect":
+		if !unixOpen {
+			return []string{"blocked EACCES"}, "seccomp: unix sockets without --allow-unix"
+		}
 		if slices.Contains(e.Scopes, "abstract_unix_socket") {
 			return []string{"blocked EPERM"}, "scopes: abstract_unix_socket"
 		}
@@ -529,6 +557,7 @@ func TestConfineEscapeSuite(t *testing.T) {
 		{"allow-net", []string{"--confine", "--allow-read", env.read, "--allow-write", env.write,
 			"--allow-net", "127.0.0.1:" + strconv.Itoa(env.portAllowed)}},
 		{"allow-udp", []string{"--confine", "--allow-read", env.read, "--allow-write", env.write, "--allow-udp"}},
+		{"allow-unix", []string{"--confine", "--allow-read", env.read, "--allow-write", env.write, "--allow-unix"}},
 		// What a dynamically linked server gets, with nothing granted
 		// write: /proc and /dev narrowed, file metadata refused.
 		{"exec-support", []string{"--confine", "--allow-exec-support", "--allow-read", env.read,
@@ -581,8 +610,8 @@ func TestConfineEnforcementRecord(t *testing.T) {
 	if e.LandlockABI >= 6 && !slices.Equal(e.Scopes, []string{"abstract_unix_socket", "signal"}) {
 		t.Errorf("scopes = %v at ABI %d; want both", e.Scopes, e.LandlockABI)
 	}
-	if e.LandlockABI < 9 && !slices.ContainsFunc(e.NotCovered, func(s string) bool { return strings.HasPrefix(s, "pathname unix sockets") }) {
-		t.Errorf("not_covered = %q at ABI %d; want pathname unix sockets named", e.NotCovered, e.LandlockABI)
+	if slices.ContainsFunc(e.NotCovered, func(s string) bool { return strings.Contains(s, "unix sockets") }) {
+		t.Errorf("not_covered = %q at ABI %d; want unix sockets refused without --allow-unix, not named", e.NotCovered, e.LandlockABI)
 	}
 	if notCovered(e, "file metadata") {
 		t.Errorf("not_covered = %q with nothing granted write; want file metadata refused, not named", e.NotCovered)

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
+	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal/record"
 )
@@ -192,9 +193,17 @@ func (s *agentSigner) Sign(_ io.Reader, msg []byte, opts crypto.SignerOpts) ([]b
 // SSH_AUTH_SOCK) is refused for the same reason. The socket's path is
 // still in the file system: a server that finds it by itself is not kept
 // out by this, which README's section on the agent says.
-func agentFreeEnv(key crypto.Signer, env []string) ([]string, error) {
-	if _, ok := key.(*agentSigner); !ok {
+//
+// Under --confine, prof.Agent names the agent's socket, and the helper
+// refuses a profile that would let the child reach it (confine's
+// agentReach): without --allow-unix the child cannot make a unix socket.
+func agentFreeEnv(key crypto.Signer, env []string, prof *confine.Profile) ([]string, error) {
+	ag, ok := key.(*agentSigner)
+	if !ok {
 		return env, nil
+	}
+	if prof != nil {
+		prof.Agent = ag.sock
 	}
 	inherited := env == nil
 	if inherited {

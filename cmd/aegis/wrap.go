@@ -115,7 +115,7 @@ func runWrap(args []string) int {
 	if !keyOK {
 		return keyCode
 	}
-	if childEnv, err = agentFreeEnv(key, childEnv); err != nil { // signingkey.go
+	if childEnv, err = agentFreeEnv(key, childEnv, prof); err != nil { // signingkey.go
 		return fail(exitcode.Usage, "wrap: %v", err)
 	}
 	pol, ok := loadWrapPolicy(*policyPath)

@@ -16,7 +16,7 @@ import (
 // confineFlags are wrap's confinement and child-environment flags
 // (confine/doc.go).
 type confineFlags struct {
-	confine, execSupport, udp, bestEffort, cleanEnv bool
+	confine, execSupport, udp, unix, bestEffort, cleanEnv bool
 	printProfile                                    bool
 	read, write, net, env                           stringList
 }
@@ -35,6 +35,7 @@ func addConfineFlags(fs *flag.FlagSet) *confineFlags {
 	fs.Var(&c.net, "allow-net", "with --confine: allow TCP connect to `HOST:PORT`; only the port is enforced (repeatable)")
 	fs.BoolVar(&c.execSupport, "allow-exec-support", false, "with --confine: grant read and execute on /usr /lib /lib64 /bin /sbin /etc /dev /proc, which a dynamically linked program or a script needs (a named hole: /etc/passwd, /proc)")
 	fs.BoolVar(&c.udp, "allow-udp", false, "with --confine: allow UDP sockets to every host and port (a named hole; DNS lookups need it)")
+	fs.BoolVar(&c.unix, "allow-unix", false, "with --confine: allow creating unix sockets (a named hole: before Landlock ABI 9 they reach any pathname socket the child can name; from ABI 9 only those beneath --allow-write)")
 	fs.BoolVar(&c.bestEffort, "best-effort", false, "with --confine: run even if the kernel cannot enforce the whole profile; what was dropped is recorded")
 	fs.BoolVar(&c.cleanEnv, "clean-env", false, "start the child with only HOME, PATH, LANG and what --env adds (the names are recorded, never the values)")
 	fs.BoolVar(&c.printProfile, "print-profile", false, "with --confine: print what the child would be confined to on this kernel, and exit without running anything")
@@ -52,7 +53,7 @@ func (c *confineFlags) resolve() (*confine.Profile, []string, []string, error) {
 			name string
 			set  bool
 		}{{"--allow-read", len(c.read) > 0}, {"--allow-write", len(c.write) > 0}, {"--allow-net", len(c.net) > 0},
-			{"--allow-exec-support", c.execSupport}, {"--allow-udp", c.udp}, {"--best-effort", c.bestEffort}} {
+			{"--allow-exec-support", c.execSupport}, {"--allow-udp", c.udp}, {"--allow-unix", c.unix}, {"--best-effort", c.bestEffort}} {
 			if f.set {
 				return nil, nil, nil, fmt.Errorf("%s needs --confine", f.name)
 			}
@@ -65,13 +66,20 @@ func (c *confineFlags) resolve() (*confine.Profile, []string, []string, error) {
 	if c.confine {
 		prof = &confine.Profile{
 			Read: c.read, Write: c.write, Net: c.net,
-			ExecSupport: c.execSupport, UDP: c.udp, BestEffort: c.bestEffort,
+			ExecSupport: c.execSupport, UDP: c.udp, Unix: c.unix, BestEffort: c.bestEffort,
 		}
 		if err := prof.Check(); err != nil {
 			return nil, nil, nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "confine: invalid profile: "))
 		}
 	}
 	if !c.cleanEnv {
+		if prof != nil {
+			// A confined child does not learn where the user's ssh-agent
+			// is: whatever key signs the log, the agent's keys sign for
+			// whoever reaches it. --clean-env --env SSH_AUTH_SOCK passes
+			// it on purpose.
+			return prof, withoutEnv(os.Environ(), "SSH_AUTH_SOCK"), nil, nil
+		}
 		return prof, nil, nil, nil
 	}
 	var names []string
@@ -187,4 +195,15 @@ func printProfile(w io.Writer, prof *confine.Profile, argv []string) int {
 	}
 	fmt.Fprintf(w, "A permission error in the child means a grant is missing: --allow-read, --allow-write, --allow-net, --allow-udp, --allow-exec-support (see 'aegis wrap --help').\n")
 	return exitcode.OK
+}
+
+// withoutEnv returns env without the variable name.
+func withoutEnv(env []string, name string) []string {
+	kept := make([]string, 0, len(env))
+	for _, e := range env {
+		if n, _, _ := strings.Cut(e, "="); n != name {
+			kept = append(kept, e)
+		}
+	}
+	return kept
 }

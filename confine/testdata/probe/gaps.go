@@ -69,7 +69,7 @@ func init() {
 		"listen_unix": func() error {
 			fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 			if err != nil {
-				return fmt.Errorf("setup: %w", err)
+				return err // refused without --allow-unix
 			}
 			defer unix.Close(fd)
 			if err := unix.Bind(fd, &unix.SockaddrUnix{Name: fmt.Sprintf("@aegis-probe-listen-%d", os.Getpid())}); err != nil {

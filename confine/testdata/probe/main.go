@@ -35,6 +35,7 @@ var (
 	portDenied  = flag.Int("port-denied", 0, "a loopback TCP port that is listening and not allowed")
 	pid         = flag.Int("pid", 0, "a process outside the sandbox, to signal")
 	abstract    = flag.String("abstract", "", "an abstract unix socket name (without @) listening outside the sandbox")
+	unixDir     = flag.String("unix-dir", "", "a directory outside the sandbox holding listening pathname unix sockets stream.sock, seqpacket.sock and dgram.sock")
 	direct      = flag.Bool("direct", false, "run the attempts named as arguments and print the results")
 	noop        = flag.Bool("noop", false, "exit 0 at once")
 )
@@ -75,21 +76,33 @@ var attempts = map[string]func() error{
 	"packet_socket": func() error {
 		return socket(unix.AF_PACKET, unix.SOCK_RAW, int(htons(unix.ETH_P_ALL)))
 	},
-	"netlink_socket":       func() error { return socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE) },
-	"mptcp_socket":         func() error { return socket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP) },
-	"vsock_socket":         func() error { return socket(unix.AF_VSOCK, unix.SOCK_STREAM, 0) },
-	"connect_denied_port":  func() error { return connectTCP(*portDenied) },
-	"connect_allowed_port": func() error { return connectTCP(*portAllowed) },
-	"io_uring_read":        ioURingRead,
-	"io_uring_socket":      ioURingSocket,
-	"signal_outside":       func() error { return unix.Kill(*pid, unix.SIGURG) },
-	"abstract_unix_connect": func() error {
-		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	"netlink_socket":         func() error { return socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE) },
+	"mptcp_socket":           func() error { return socket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP) },
+	"vsock_socket":           func() error { return socket(unix.AF_VSOCK, unix.SOCK_STREAM, 0) },
+	"connect_denied_port":    func() error { return connectTCP(*portDenied) },
+	"connect_allowed_port":   func() error { return connectTCP(*portAllowed) },
+	"io_uring_read":          ioURingRead,
+	"io_uring_socket":        ioURingSocket,
+	"signal_outside":         func() error { return unix.Kill(*pid, unix.SIGURG) },
+	"abstract_unix_connect":  func() error { return unixConnect(unix.SOCK_STREAM, "@"+*abstract) },
+	"unix_stream_connect":    func() error { return unixConnect(unix.SOCK_STREAM, filepath.Join(*unixDir, "stream.sock")) },
+	"unix_seqpacket_connect": func() error { return unixConnect(unix.SOCK_SEQPACKET, filepath.Join(*unixDir, "seqpacket.sock")) },
+	"unix_dgram_send": func() error {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
-			return fmt.Errorf("setup: %w", err)
+			return err
 		}
 		defer unix.Close(fd)
-		return unix.Connect(fd, &unix.SockaddrUnix{Name: "@" + *abstract})
+		return unix.Sendto(fd, []byte("x"), 0, &unix.SockaddrUnix{Name: filepath.Join(*unixDir, "dgram.sock")})
+	},
+	// A pair is connected to itself only: it must keep working.
+	"unix_socketpair": func() error {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		unix.Close(fds[0])
+		return unix.Close(fds[1])
 	},
 	// PTRACE_SEIZE does not stop the tracee; the probe's exit detaches.
 	"ptrace_parent": func() error { return unix.PtraceSeize(os.Getppid()) },
@@ -326,4 +339,16 @@ func readOwn(addr uintptr, b []byte) error {
 		err = fmt.Errorf("read %d of %d bytes", n, len(b))
 	}
 	return err
+}
+
+// unixConnect makes a unix socket of type typ and connects it to name
+// (a leading @: abstract). Making the socket is part of the attempt:
+// under --confine without --allow-unix that is what is refused.
+func unixConnect(typ int, name string) error {
+	fd, err := unix.Socket(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Connect(fd, &unix.SockaddrUnix{Name: name})
 }
