@@ -17,8 +17,8 @@ import (
 // (confine/doc.go).
 type confineFlags struct {
 	confine, execSupport, udp, unix, bestEffort, cleanEnv bool
-	printProfile                                    bool
-	read, write, net, env                           stringList
+	printProfile                                          bool
+	read, write, net, env                                 stringList
 }
 
 // stringList is a repeatable string flag.
