@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -561,4 +562,58 @@ func acceptAll(t testing.TB, l net.Listener, serve func(net.Conn)) (stop func())
 		}
 	}()
 	return stop
+}
+
+// TestSSHAgentConfined: under --confine the child does not learn the
+// agent's socket, whatever key signs the log, and a profile that would
+// let it reach the agent holding the root key (--allow-unix with the
+// socket's folder granted write: reachable on any Landlock ABI) is
+// refused with exit 69 before the child starts.
+func TestSSHAgentConfined(t *testing.T) {
+	f := newFixture(t)
+	_, root, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, _, _ := serveCountingAgent(t, root)
+	env := []string{"SSH_AUTH_SOCK=" + sock}
+	agentKey := []string{"--signing-key", "ssh-agent:" + record.FormatPublicKey(root.Public().(ed25519.PublicKey))}
+	seen := filepath.Join(f.dir, "child-env")
+	child := []string{"/bin/sh", "-c", `printf %s "${SSH_AUTH_SOCK-unset}" > "$0" && exec "$1" __demo-server`, seen, aegisBin}
+	confined := []string{"--confine", "--allow-exec-support", "--allow-write", f.dir, "--allow-read", filepath.Dir(aegisBin)}
+	for _, tt := range []struct {
+		name  string
+		extra []string
+	}{
+		{"key file", confined},
+		{"agent key", append(slices.Clone(agentKey), confined...)},
+	} {
+		os.Remove(seen)
+		s := f.start(t, tt.extra, env, child...)
+		s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+		s.recv()
+		s.stdin.Close()
+		if code := s.wait(30 * time.Second); code != 0 {
+			t.Fatalf("%s: wrap exited %d (stderr: %s)", tt.name, code, s.stderr)
+		}
+		if got, err := os.ReadFile(seen); err != nil || string(got) != "unset" {
+			t.Errorf("%s: the confined child saw SSH_AUTH_SOCK=%q (%v); want it unset", tt.name, got, err)
+		}
+	}
+	for _, tt := range []struct {
+		name  string
+		extra []string
+		want  int
+	}{
+		{"--allow-unix, the agent's folder granted write", append(slices.Clone(agentKey), "--confine", "--allow-unix", "--allow-write", filepath.Dir(sock)), 69},
+		{"--allow-unix, best effort", append(slices.Clone(agentKey), "--confine", "--allow-unix", "--best-effort", "--allow-write", filepath.Dir(sock)), 69},
+	} {
+		cmd := f.wrapCmd(tt.extra, aegisBin, "__demo-server")
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.CombinedOutput()
+		if code := exitCode(err); code != tt.want || !strings.Contains(string(out), "ssh-agent that holds the log's root key") {
+			t.Errorf("%s: wrap = %d\n%s; want %d and the reason", tt.name, code, out, tt.want)
+		}
+	}
 }
