@@ -68,7 +68,8 @@ type Options struct {
 	// Logf prints a line for the user (wrap: stderr). Default: none.
 	Logf func(format string, args ...any)
 	// HTTP is the client requests go through (its CheckRedirect is
-	// ignored: redirects are never followed). Default: one of its own.
+	// ignored: redirects are never followed). Default: one of its own,
+	// which reads at most 64 KiB of an answer's header.
 	HTTP *http.Client
 	// Strict makes Start wait, at most Timeout, for the witnesses'
 	// answers about the log's last checkpoint and return ErrAhead or
@@ -186,7 +187,11 @@ func NewSubmitter(o Options) (*Submitter, error) {
 	}
 	hc := o.HTTP
 	if hc == nil {
-		hc = &http.Client{Timeout: o.Timeout}
+		// The answer's header is bounded as its body is (maxAnswer);
+		// the default transport's bound is megabytes.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxResponseHeaderBytes = maxAnswer
+		hc = &http.Client{Timeout: o.Timeout, Transport: tr}
 	}
 	hist, err := os.OpenFile(o.File+WitnessedExt, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {

@@ -175,7 +175,7 @@ func fwHeld(release <-chan struct{}) fakeAnswer {
 // session of wrap --witness (without --witness-strict): not a redirect
 // (never followed, whatever its code), a 409 naming a size larger than
 // the log's (at start or later), a 409 naming a smaller one or no size,
-// a 422, an answer over 64 KiB, a cosignature by another key or one
+// a 422, an answer or a header over 64 KiB, a cosignature by another key or one
 // changed, a witness that holds the request past --witness-timeout or
 // drips its answer, nor one that has not answered when the first call
 // comes. Each session exits 0 with its calls answered and a log that
@@ -226,6 +226,12 @@ func TestWitnessAnswers(t *testing.T) {
 			wantErr: []string{"consistency proof refused"}, wantState: "state=fork cosigned=0 start=fork"},
 		{name: "an answer of 1 MiB", script: fwAlways(fwStatus(200, strings.Repeat("x", 1<<20))),
 			wantErr: []string{"longer than 64 KiB"}, wantState: "state=error cosigned=0 start=error"},
+		{name: "a header of 1 MiB", script: fwAlways(func(fw *fakeWitness, rw http.ResponseWriter, r *http.Request, old uint64, text []byte) {
+			for i := range 16 {
+				rw.Header().Set("X-Pad-"+strconv.Itoa(i), strings.Repeat("x", 64<<10))
+			}
+			fwHonest(fw, rw, r, old, text)
+		}), wantErr: []string{"unreachable"}, wantState: "state=unreachable cosigned=0 start=unreachable"},
 		{name: "a cosignature by another key", script: fwAlways(fwOtherKey),
 			wantErr: []string{"cosignature missing or invalid"}, wantState: "state=bad-cosignature cosigned=0 start=bad-cosignature"},
 		{name: "a cosignature changed", script: fwAlways(fwTampered),
