@@ -53,7 +53,16 @@
 // default is allow. It checks the architecture (anything but the native
 // one, such as i386 or x32 entry points on amd64, is killed), compares
 // only the low 32 bits of integer arguments (the kernel reads them as
-// int), and decides socket(2) and socketpair(2) by an allow-list. It also
+// int), and decides socket(2) and socketpair(2) by an allow-list. Unix
+// sockets are refused too (EACCES) unless --allow-unix: before Landlock
+// ABI 9 nothing else keeps a unix socket from any pathname socket the
+// child can name, an ssh-agent's included, whose keys sign for whoever
+// asks; from ABI 9 Landlock's resolve_unix, granted only beneath
+// --allow-write, makes the grant finer. socketpair(2) stays allowed: a
+// pair reaches nothing outside. A profile that would let the child reach
+// the agent holding the log's root key (Profile.Agent) is refused, best
+// effort or not, and wrap takes SSH_AUTH_SOCK out of a confined child's
+// environment unless --clean-env --env passes it. It also
 // refuses what Landlock's hooks do not see: TCP Fast Open (a connect from
 // inside sendto, sendmsg or sendmmsg), listen(2) wherever a TCP socket can
 // be had (it binds without the bind hook, and no bind is ever granted),
