@@ -3,7 +3,9 @@
 // is a canonical record (exactly the bytes the encoder writes for it,
 // package record), seqs run on without gaps, every prev is the hash of the line
 // before, every signature verifies against the session's key, the
-// session's key is its root or certified by it (certs.go), the root is
+// session's key is its root or certified by it for the place the log
+// gives it and, in a v2 certificate, for the session that carries it
+// (certs.go), the root is
 // Options' pinned key if one is given, and no record lies after the last
 // signature of its session; Incomplete when the only fault is a cut or torn tail,
 // which a crash leaves; Invalid otherwise.
