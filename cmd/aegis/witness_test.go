@@ -549,7 +549,7 @@ func TestWitnessUnreachable(t *testing.T) {
 		}
 		return time.Since(t0)
 	}
-	call(1) // while the start's check waits on the witnesses
+	call(1) // its time includes the start of wrap and of the child
 	for id := 2; id <= 8; id++ {
 		if d := call(id); d >= timeout/2 {
 			t.Errorf("call %d took %v with the witnesses unreachable; want it unaffected (well under %v)", id, d, timeout)
