@@ -39,9 +39,9 @@ const (
 var ErrDescriptors = errors.New("httpfront: too few file descriptors")
 
 // FitDescriptors returns the connections and sessions that fit in limit
-// open files beside ReservedDescriptors: at most conns and sessions, the
-// sessions taking no more than half of what is left, the connections the
-// rest. A connection beyond the result is refused when accepted, so the
+// open files beside ReservedDescriptors: conns and sessions if they fit,
+// else the sessions taking no more than half of what is left and the
+// connections the rest. A connection beyond the result is refused when accepted, so the
 // log's own files never go without a descriptor. It fails with
 // ErrDescriptors where not even one session and two connections fit.
 func FitDescriptors(limit uint64, conns, sessions int) (int, int, error) {
@@ -50,6 +50,9 @@ func FitDescriptors(limit uint64, conns, sessions int) (int, int, error) {
 		return 0, 0, fmt.Errorf("%w: the open-file limit is %d, aegis --listen needs %d at least", ErrDescriptors, limit, least)
 	}
 	avail := int(min(limit-ReservedDescriptors, 1<<30))
+	if conns+sessions*SessionDescriptors <= avail {
+		return conns, sessions, nil
+	}
 	sessions = max(min(sessions, avail/2/SessionDescriptors), 1)
 	conns = max(min(conns, avail-sessions*SessionDescriptors), 2)
 	return conns, sessions, nil

@@ -243,8 +243,7 @@ var supportedVersions = map[string]bool{
 // ServeHTTP serves the MCP endpoint.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != Path {
-		// Not authenticated yet: the connection is not kept.
-		w.Header().Set("Connection", "close")
+		closeUnread(w)
 		http.NotFound(w, r)
 		return
 	}
@@ -274,7 +273,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // between its requests.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
 	refuse := func(status int, msg string) bool {
-		w.Header().Set("Connection", "close")
+		closeUnread(w)
 		httpError(w, status, msg)
 		return false
 	}
@@ -292,6 +291,15 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	return true
+}
+
+// closeUnread makes the connection of a request refused before
+// authentication end with its response, the rest of its body unread:
+// net/http would otherwise read up to 256 KiB of a declared body, for as
+// long as its client takes to send it, before closing.
+func closeUnread(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 // bearer returns the token of the one Authorization header in values

@@ -35,6 +35,9 @@ type listenFlags struct {
 	allowHost   stringList
 	maxSessions int
 	idle        time.Duration
+	maxConns    int
+	perPeer     int
+	header      time.Duration
 
 	network, address string // from addr, by check
 
@@ -53,6 +56,9 @@ func addListenFlags(fs *flag.FlagSet) *listenFlags {
 	fs.Var(&lf.allowHost, "allow-host", "with --listen: accept requests whose Host is `NAME` or NAME:PORT (* any) beside the loopback names (repeatable)")
 	fs.IntVar(&lf.maxSessions, "max-sessions", httpfront.DefaultMaxSessions, "with --listen: sessions at once; an initialize beyond it is answered 503")
 	fs.DurationVar(&lf.idle, "idle-timeout", httpfront.DefaultIdleTimeout, "with --listen: end a session that no request used for `D`")
+	fs.IntVar(&lf.maxConns, "max-conns", httpfront.DefaultMaxConns, "with --listen: connections open at once; one beyond it is closed as accepted (lowered to fit the open-file limit)")
+	fs.IntVar(&lf.perPeer, "max-conns-per-peer", httpfront.DefaultMaxConnsPerPeer, "with --listen: connections open at once from one IP address (an IPv6 /64)")
+	fs.DurationVar(&lf.header, "header-timeout", httpfront.DefaultHeaderTimeout, "with --listen: time a connection has to send a request's headers")
 	return lf
 }
 
@@ -83,8 +89,8 @@ func (lf *listenFlags) check() (code int, ok bool) {
 	if lf.auth != "token" && lf.auth != "none" {
 		return fail(exitcode.Usage, "wrap: --auth %q: want token or none", lf.auth), false
 	}
-	if lf.maxSessions <= 0 || lf.idle <= 0 {
-		return fail(exitcode.Usage, "wrap: --max-sessions and --idle-timeout must be positive"), false
+	if lf.maxSessions <= 0 || lf.idle <= 0 || lf.maxConns <= 0 || lf.perPeer <= 0 || lf.header <= 0 {
+		return fail(exitcode.Usage, "wrap: --max-sessions, --idle-timeout, --max-conns, --max-conns-per-peer and --header-timeout must be positive"), false
 	}
 	return 0, true
 }
@@ -105,6 +111,9 @@ func loopbackHost(host string) bool {
 func (lf *listenFlags) prepare(start *record.SessionStart, audit string) (code int, ok bool) {
 	if !lf.on() {
 		return 0, true
+	}
+	if err := lf.fitDescriptors(); err != nil {
+		return fail(exitcode.Usage, "wrap: --listen: %v", err), false
 	}
 	ln, err := lf.listen()
 	if err != nil {
@@ -146,6 +155,7 @@ func (w wrapSession) serve(j *journal.Journal, startSeq uint64) int {
 	cfg := httpfront.Config{
 		AllowHosts: lf.allowHost, AllowOrigins: lf.allowOrigin, CheckHost: lf.network == "tcp",
 		MaxFrame: w.maxFrame, MaxSessions: lf.maxSessions, IdleTimeout: lf.idle, Logf: logf,
+		MaxConns: lf.maxConns, MaxConnsPerPeer: lf.perPeer, HeaderTimeout: lf.header,
 	}
 	cfg.Token, cfg.TokenID = lf.token, lf.tokenID
 	fatal := make(chan error, 1)
@@ -249,6 +259,29 @@ func (w wrapSession) startSession(j *journal.Journal, start *record.SessionStart
 		}
 	}()
 	return done, nil
+}
+
+// fitDescriptors lowers --max-conns and --max-sessions to what the
+// open-file limit holds beside the descriptors the log needs
+// (httpfront.FitDescriptors), and says so when it does: a client's
+// connection that finds no descriptor is refused, never a write of the
+// log. The Go runtime has raised the soft limit to the hard one at start;
+// a child gets the soft limit aegis was started with.
+func (lf *listenFlags) fitDescriptors() error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("open-file limit: %w", err)
+	}
+	conns, sessions, err := httpfront.FitDescriptors(uint64(lim.Cur), lf.maxConns, lf.maxSessions)
+	if err != nil {
+		return fmt.Errorf("%w (ulimit -n)", err)
+	}
+	if conns < lf.maxConns || sessions < lf.maxSessions {
+		fmt.Fprintf(os.Stderr, "aegis: open-file limit %d: serving at most %d connections and %d sessions (--max-conns %d, --max-sessions %d; raise the limit with ulimit -n)\n",
+			uint64(lim.Cur), conns, sessions, lf.maxConns, lf.maxSessions)
+	}
+	lf.maxConns, lf.maxSessions = conns, sessions
+	return nil
 }
 
 // listen opens the listening socket; a unix socket is made mode 0600.

@@ -39,8 +39,17 @@ type listener struct {
 // (SIGTERM) when the test ends, if the test has not stopped it.
 func (f *fixture) listen(t *testing.T, extra []string, argv ...string) *listener {
 	t.Helper()
+	return f.listenUnder(t, nil, extra, argv...)
+}
+
+// listenUnder is listen with aegis run by the command in under (such as
+// a shell that sets a limit first), which must exec it.
+func (f *fixture) listenUnder(t *testing.T, under []string, extra []string, argv ...string) *listener {
+	t.Helper()
 	args := append([]string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--grace", "5s", "--listen", "127.0.0.1:0"}, extra...)
-	l := &listener{cmd: exec.Command(aegisBin, append(append(args, "--"), argv...)...), exited: make(chan struct{})}
+	args = append(append(append(append([]string(nil), under...), aegisBin), args...), "--")
+	args = append(args, argv...)
+	l := &listener{cmd: exec.Command(args[0], args[1:]...), exited: make(chan struct{})}
 	pr, err := l.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
