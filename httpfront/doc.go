@@ -13,9 +13,26 @@
 // (when the header is present: http or https on a loopback name, or
 // Config.AllowOrigins), each 403 when it fails (DNS-rebinding protection);
 // the bearer token (Config.Token, compared in constant time; 401 with
-// WWW-Authenticate: Bearer); and MCP-Protocol-Version, when present, one
+// WWW-Authenticate: Bearer; the scheme read without case, one
+// Authorization header only); and MCP-Protocol-Version, when present, one
 // of the revisions this package knows (400 otherwise; absent is taken as
 // 2025-03-26, as the transport says).
+//
+// # Connections
+//
+// A client without a token costs a descriptor for a bounded time and
+// never reaches a session or the log. At most Config.MaxConns
+// connections are open at once, and Config.MaxConnsPerPeer from one peer
+// (an IPv4 address, an IPv6 /64; a unix socket's clients count only
+// against the total): one beyond either is reset as soon as it is
+// accepted, before a byte is read. A request's headers must arrive
+// within Config.HeaderTimeout of the connection's start or of its
+// previous request. A request refused before authentication (Host,
+// Origin, token, another path) is answered with Connection: close and
+// its connection ends there, its body unread. Running out of descriptors
+// while accepting leaves new connections waiting in the kernel's queue
+// (retried with backoff up to a second); FitDescriptors sizes the bounds
+// so that the log's own files always find one.
 //
 // # Sessions
 //
@@ -27,7 +44,9 @@
 // Config.IdleTimeout, or whose child exited). DELETE ends the session
 // (the child's stdin is closed, as a stdio client's EOF ends a stdio
 // session) and answers 200; from then on the id is 404. An initialize
-// beyond Config.MaxSessions is answered 503. A session's lines reach its
+// beyond Config.MaxSessions is answered 503; a session counts against it
+// until its child has exited (after DELETE or idleness, through the
+// child's grace periods), so the bound is one on children running. A session's lines reach its
 // child alone: sessions share nothing but the log.
 //
 // # Bytes
