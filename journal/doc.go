@@ -159,6 +159,15 @@
 // names are fdatasynced first, at every level, so a head file never names a
 // record that a power loss could take back.
 //
+// The head file and the checkpoint file are publications of the log, not
+// the log: when FILE.tmp or the folder cannot be opened for want of a
+// file descriptor (EMFILE, ENFILE: a state of the process, such as the
+// connections of wrap --listen, not of the storage), the file keeps its
+// last content, Options.Logf says so once (and again once it is written),
+// and the next replacement tries again with a new FILE.tmp (PublishError;
+// it does not match ErrIO). Any other failure of theirs is the storage's
+// and fails the journal closed.
+//
 // # Checkpoints
 //
 // With Options.Checkpoint.File the journal keeps signed checkpoints of the
@@ -202,8 +211,10 @@
 //     directory): FILE always holds the latest whole checkpoint, which the
 //     history holds too.
 //
-// A failure of either fails the journal closed, like any audit I/O. The
-// history is locked as the log is: one writer.
+// A failure of either fails the journal closed, like any audit I/O, but
+// for a want of descriptors in step 2 (see "Head file"): the checkpoint,
+// in the history already, is not appended again when FILE is tried again.
+// The history is locked as the log is: one writer.
 //
 // With Checkpoint.Sink set, each checkpoint, once in FILE, is handed to
 // the sink from the same goroutine (a call that must not block): wrap's
