@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/mod/sumdb/note"
 
@@ -90,18 +92,20 @@ func (w Witness) AddCheckpoint(ctx context.Context, hc *http.Client, oldSize uin
 	c.CheckRedirect = refuseRedirect
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+		// The error may quote what the server sent (a malformed
+		// header line, whole).
+		return nil, fmt.Errorf("%w: %s", ErrUnreachable, printable(err.Error()))
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading the answer: %v", ErrUnreachable, err)
+		return nil, fmt.Errorf("%w: reading the answer: %s", ErrUnreachable, printable(err.Error()))
 	}
 	if len(answer) > maxAnswer {
-		return nil, fmt.Errorf("%w: %s with an answer longer than %d KiB", ErrAnswer, resp.Status, maxAnswer>>10)
+		return nil, fmt.Errorf("%w: %s with an answer longer than %d KiB", ErrAnswer, status(resp), maxAnswer>>10)
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		return nil, fmt.Errorf("%w: %s to %q: redirects are not followed", ErrAnswer, resp.Status, trim([]byte(resp.Header.Get("Location"))))
+		return nil, fmt.Errorf("%w: %s to %s: redirects are not followed", ErrAnswer, status(resp), trim([]byte(resp.Header.Get("Location"))))
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
@@ -110,7 +114,7 @@ func (w Witness) AddCheckpoint(ctx context.Context, hc *http.Client, oldSize uin
 		s := strings.TrimSuffix(string(answer), "\n")
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil || strconv.FormatUint(n, 10) != s {
-			return nil, fmt.Errorf("%w: 409 Conflict with a body that is no tree size: %q", ErrAnswer, trim(answer))
+			return nil, fmt.Errorf("%w: 409 Conflict with a body that is no tree size: %s", ErrAnswer, trim(answer))
 		}
 		ce := &ConflictError{Size: n}
 		if n > size {
@@ -118,11 +122,11 @@ func (w Witness) AddCheckpoint(ctx context.Context, hc *http.Client, oldSize uin
 		}
 		return nil, ce
 	case http.StatusNotFound, http.StatusForbidden:
-		return nil, fmt.Errorf("%w: %s: %s", ErrUnknownLog, resp.Status, trim(answer))
+		return nil, fmt.Errorf("%w: %s: %s", ErrUnknownLog, status(resp), trim(answer))
 	case http.StatusUnprocessableEntity:
 		return nil, fmt.Errorf("%w: %s", ErrProof, trim(answer))
 	}
-	return nil, fmt.Errorf("%w: %s: %s", ErrAnswer, resp.Status, trim(answer))
+	return nil, fmt.Errorf("%w: %s: %s", ErrAnswer, status(resp), trim(answer))
 }
 
 // refuseRedirect is the CheckRedirect of every request to a witness:
@@ -133,7 +137,7 @@ func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLa
 // signed, once note.Open has checked them.
 func (w Witness) checkCosignature(signed, answer []byte) ([]byte, error) {
 	if len(answer) == 0 || answer[len(answer)-1] != '\n' {
-		return nil, fmt.Errorf("%w: 200 OK without signature lines: %q", ErrAnswer, trim(answer))
+		return nil, fmt.Errorf("%w: 200 OK without signature lines: %s", ErrAnswer, trim(answer))
 	}
 	msg := append(append([]byte(nil), signed...), answer...)
 	n, err := note.Open(msg, note.VerifierList(w.Verifier))
@@ -152,11 +156,37 @@ func (w Witness) checkCosignature(signed, answer []byte) ([]byte, error) {
 	return out, nil
 }
 
-// trim shortens a witness's answer for an error message.
+// trim shortens a witness's answer for an error message, which goes to
+// a terminal: quoted, with every byte that is not a printable character
+// escaped, so that an answer cannot write control sequences there.
 func trim(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > 200 {
-		s = s[:200] + "…"
+		return strconv.QuoteToGraphic(s[:200]) + "…"
 	}
-	return s
+	return strconv.QuoteToGraphic(s)
+}
+
+// printable returns s with every byte that is not part of a printable
+// character written as \xNN: a message may hold what a server sent.
+func printable(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && n == 1 || !unicode.IsGraphic(r) {
+			for i := range n {
+				fmt.Fprintf(&b, "\\x%02x", s[i])
+			}
+		} else {
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
+}
+
+// status is the answer's status code and its standard text: the text
+// in the answer's status line is the server's, which is not printed.
+func status(resp *http.Response) string {
+	return strconv.Itoa(resp.StatusCode) + " " + http.StatusText(resp.StatusCode)
 }

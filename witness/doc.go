@@ -38,7 +38,9 @@
 // of whatever answered at the witness's URL. A redirect (any 3xx) is an
 // answer the protocol does not allow, never followed: the checkpoint
 // goes to the URL given and nowhere else. No more than 64 KiB of an
-// answer is read, and a longer one is an error. A size in a 409 is kept
+// answer is read, and a longer one is an error; what an error quotes of
+// an answer has every byte that is not a printable character escaped,
+// for it is said on a terminal. A size in a 409 is kept
 // only while it is at most the checkpoint's, to make the proof from it;
 // a larger one is said and forgotten, and the next submission asks
 // again, so that one answer never stands for the witness's state for

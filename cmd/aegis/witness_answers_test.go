@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"filippo.io/torchwood"
 	"golang.org/x/mod/sumdb/note"
@@ -139,6 +141,19 @@ func fwTampered(fw *fakeWitness, rw http.ResponseWriter, _ *http.Request, _ uint
 	rw.Write(line)
 }
 
+// fwRaw writes resp on the connection as the whole answer.
+func fwRaw(resp string) fakeAnswer {
+	return func(_ *fakeWitness, rw http.ResponseWriter, _ *http.Request, _ uint64, _ []byte) {
+		c, buf, err := rw.(http.Hijacker).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		buf.WriteString(resp)
+		buf.Flush()
+		c.Close()
+	}
+}
+
 // fwHang holds the request until the client gives up.
 func fwHang(_ *fakeWitness, _ http.ResponseWriter, r *http.Request, _ uint64, _ []byte) {
 	<-r.Context().Done()
@@ -175,7 +190,8 @@ func fwHeld(release <-chan struct{}) fakeAnswer {
 // session of wrap --witness (without --witness-strict): not a redirect
 // (never followed, whatever its code), a 409 naming a size larger than
 // the log's (at start or later), a 409 naming a smaller one or no size,
-// a 422, an answer or a header over 64 KiB, a cosignature by another key or one
+// a 422, an answer or a header over 64 KiB, an answer that writes
+// control sequences to the terminal (said escaped), a cosignature by another key or one
 // changed, a witness that holds the request past --witness-timeout or
 // drips its answer, nor one that has not answered when the first call
 // comes. Each session exits 0 with its calls answered and a log that
@@ -188,6 +204,10 @@ func TestWitnessAnswers(t *testing.T) {
 	elsewhere := newFakeWitness(t, "example.com/elsewhere")
 	release := make(chan struct{})
 	const huge = "18446744073709551615"
+	// escapes clear a terminal and set its title: said on stderr as
+	// they came, a witness's answer would write to the user's terminal.
+	// \u009b is CSI as a C1 control, which Go lets through in a header.
+	const escapes = "\x1b[2J\x1b]0;owned\x07\x9b1m\u009b2J"
 	tests := []struct {
 		name    string
 		script  []fakeAnswer
@@ -226,6 +246,16 @@ func TestWitnessAnswers(t *testing.T) {
 			wantErr: []string{"consistency proof refused"}, wantState: "state=fork cosigned=0 start=fork"},
 		{name: "an answer of 1 MiB", script: fwAlways(fwStatus(200, strings.Repeat("x", 1<<20))),
 			wantErr: []string{"longer than 64 KiB"}, wantState: "state=error cosigned=0 start=error"},
+		{name: "a 500 whose body writes to the terminal", script: fwAlways(fwStatus(500, escapes+" oops\n")),
+			wantErr: []string{`\x1b[2J`}, wantState: "state=error cosigned=0 start=error"},
+		{name: "a 404 whose body writes to the terminal", script: fwAlways(fwStatus(404, escapes+"\n")),
+			wantErr: []string{`\x1b[2J`}, wantState: "state=unknown-log cosigned=0 start=unknown-log"},
+		{name: "a status line that writes to the terminal", script: fwAlways(fwRaw("HTTP/1.1 500 " + escapes + "\r\nContent-Length: 0\r\n\r\n")),
+			wantErr: []string{"500 Internal Server Error"}, wantState: "state=error cosigned=0 start=error"},
+		{name: "a header line that writes to the terminal", script: fwAlways(fwRaw("HTTP/1.1 200 OK\r\n" + escapes + "\r\n\r\n")),
+			wantErr: []string{`\x1b[2J`}, wantState: "state=unreachable cosigned=0 start=unreachable"},
+		{name: "a redirect whose Location writes to the terminal", script: fwAlways(fwRaw("HTTP/1.1 302 Found\r\nLocation: /\u009b2J\r\nContent-Length: 0\r\n\r\n")),
+			wantErr: []string{`\u009b2J`, "redirects are not followed"}, wantState: "state=error cosigned=0 start=error"},
 		{name: "a header of 1 MiB", script: fwAlways(func(fw *fakeWitness, rw http.ResponseWriter, r *http.Request, old uint64, text []byte) {
 			for i := range 16 {
 				rw.Header().Set("X-Pad-"+strconv.Itoa(i), strings.Repeat("x", 64<<10))
@@ -290,6 +320,11 @@ func TestWitnessAnswers(t *testing.T) {
 				t.Fatalf("wrap = exit %d; want 0\n%s", code, s.stderr)
 			}
 			errOut := s.stderr.String()
+			if i := strings.IndexFunc(errOut, func(r rune) bool {
+				return r == utf8.RuneError || unicode.IsControl(r) && r != '\n'
+			}); i >= 0 {
+				t.Errorf("wrap's stderr holds a control character or a byte that is no character, which the witness sent (%q)", errOut[max(0, i-40):min(len(errOut), i+40)])
+			}
 			for _, want := range tc.wantErr {
 				if !strings.Contains(errOut, want) {
 					t.Errorf("wrap's stderr does not say %q:\n%s", want, errOut)
