@@ -44,7 +44,7 @@ func (f *fixture) listen(t *testing.T, extra []string, argv ...string) *listener
 
 // listenUnder is listen with aegis run by the command in under (such as
 // a shell that sets a limit first), which must exec it.
-func (f *fixture) listenUnder(t *testing.T, under []string, extra []string, argv ...string) *listener {
+func (f *fixture) listenUnder(t testing.TB, under []string, extra []string, argv ...string) *listener {
 	t.Helper()
 	args := append([]string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--grace", "5s", "--listen", "127.0.0.1:0"}, extra...)
 	args = append(append(append(append([]string(nil), under...), aegisBin), args...), "--")
@@ -95,7 +95,7 @@ func (l *listener) errText() string {
 }
 
 // stop sends SIGTERM and returns the exit status.
-func (l *listener) stop(t *testing.T) int {
+func (l *listener) stop(t testing.TB) int {
 	t.Helper()
 	select {
 	case <-l.exited:
