@@ -41,7 +41,7 @@ func openFDs(pid int) int {
 
 // BenchmarkListenFlood measures wrap --listen, with its default bounds,
 // under a flood of connections that never authenticate, from loopback
-// alone: 16 peers (127.0.1.1 to 127.0.1.16), 64 dialers each, each
+// alone: 16 peers (127.0.1.1 to 127.0.1.16), 256 dialers each (4,096), each
 // dialer opening connections one after the other for 10s and holding
 // each until aegis ends it: idle, half a header, or a POST without a
 // token declaring a 64 KiB body of which it sends 1 KiB. Meanwhile an
@@ -69,7 +69,7 @@ func BenchmarkListenFlood(b *testing.B) {
 	idleHWM := procStatus(pid, "VmHWM")
 	const (
 		peers   = 16
-		dialers = 64
+		dialers = 256
 		flood   = 10 * time.Second
 	)
 	kinds := []string{
