@@ -149,8 +149,8 @@ const (
 	StateOK          State = "ok"              // it cosigned
 	StateUnreachable State = "unreachable"     // no answer (refused, timed out)
 	StateUnknownLog  State = "unknown-log"     // 404/403: it does not know this log or its key
-	StateAhead       State = "ahead"           // it holds a larger tree: rollback or fork
-	StateFork        State = "fork"            // 422: its tree is not this log's
+	StateAhead       State = "ahead"           // it says it holds a larger tree: rollback, fork, or not its word
+	StateFork        State = "fork"            // 422: it says its tree is not this log's
 	StateBadCosig    State = "bad-cosignature" // 200 without a valid cosignature by its key
 	StateError       State = "error"           // another answer, or no proof could be made
 )
