@@ -417,7 +417,15 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "cannot read the body")
 		return
 	}
-	defer bd.release()
+	// The body's count is given back once the child's relay has its
+	// line: by send, or by the goroutine request starts, which then
+	// owns it.
+	owned := true
+	defer func() {
+		if owned {
+			bd.release()
+		}
+	}()
 	line, err := Line(bd.b)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
@@ -475,15 +483,18 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	progress, _ := requestProgressKey(line)
-	st, err := ss.request(r.Context(), line, routeKeys(m), sse, progress)
-	bd.release()
-	if errors.Is(err, errGone) {
-		return
-	}
+	o, err := ss.request(r.Context(), line, routeKeys(m), sse, progress, bd.release)
 	if err != nil {
+		return // errGone: the client went away while an earlier request with its id was in flight
+	}
+	owned = false
+	if err := ss.wait(r.Context(), o); errors.Is(err, errGone) {
+		return
+	} else if err != nil {
 		httpError(w, http.StatusNotFound, "session ended")
 		return
 	}
+	st := o.st
 	w.Header().Set("Mcp-Session-Id", ss.id)
 	if sse {
 		ss.serveStream(w, r, st, 1, false)

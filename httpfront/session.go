@@ -99,8 +99,10 @@ func (s *session) send(line []byte) error {
 // call itself, at once, ahead of the child's answer to an earlier call
 // with the same id: with one request per id in flight, every answer,
 // the child's or aegis's, names the one request the log pairs it with.
-// It returns errGone if ctx ends first.
-func (s *session) request(ctx context.Context, line []byte, keys []string, sse bool, progress string) (*stream, error) {
+// It returns errGone if ctx ends first. Once it returns an opened, the
+// line is being written; taken is called once the relay has taken it
+// (or the write failed), and the caller waits for it with session.wait.
+func (s *session) request(ctx context.Context, line []byte, keys []string, sse bool, progress string, taken func()) (*opened, error) {
 	out := append(line, '\n')
 	for {
 		s.mu.Lock()
@@ -122,16 +124,56 @@ func (s *session) request(ctx context.Context, line []byte, keys []string, sse b
 			continue
 		}
 		st := s.open(keys, sse, progress)
+		first := st.notify
 		s.mu.Unlock()
-		_, err := s.inW.Write(out)
-		s.wmu.Unlock()
-		if err != nil {
-			s.mu.Lock()
-			s.finish(st)
-			s.mu.Unlock()
-			return nil, errEnded
+		// The line is written on a goroutine of its own, still under
+		// wmu: the child may be writing lines, held back by the
+		// router, before it reads this one, and some of them may be
+		// routed to this request's stream, which then waits for its
+		// handler to send them. The handler waits for the write only
+		// until its stream has an event (session.wait).
+		written := make(chan error, 1)
+		go func() {
+			_, err := s.inW.Write(out)
+			s.wmu.Unlock()
+			if err != nil {
+				err = errEnded
+				s.mu.Lock()
+				s.finish(st)
+				s.mu.Unlock()
+			}
+			taken()
+			written <- err
+		}()
+		return &opened{st: st, written: written, first: first}, nil
+	}
+}
+
+// opened is a request whose line is being written to the child.
+type opened struct {
+	st      *stream
+	written <-chan error  // the write's result, once
+	first   chan struct{} // the stream's notify as opened: its first event
+}
+
+// wait returns once the request's line is written (errEnded if the
+// session ended first), or its stream has an event to send, whichever
+// comes first; or errGone when ctx ends first, and then the stream is
+// one no connection writes.
+func (s *session) wait(ctx context.Context, o *opened) error {
+	select {
+	case err := <-o.written:
+		return err
+	case <-o.first: // the writer reads the stream's events before it waits
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		if o.st.conn == 0 {
+			o.st.attached = false
+			s.wakeRouter()
 		}
-		return st, nil
+		s.mu.Unlock()
+		return errGone
 	}
 }
 
@@ -153,6 +195,10 @@ func (s *session) inFlight(keys []string) bool {
 // Called with mu held.
 func (s *session) open(keys []string, sse bool, progress string) *stream {
 	st := newStream(s.nextStream, sse, keys)
+	// The POST that opens the stream writes it from the start (conn 0):
+	// an answer routed before that POST has begun writing is its
+	// client's, not one a gone client left behind.
+	st.attached = true
 	if progress != "" && sse {
 		st.progress = progress
 		s.progress[progress] = st
@@ -477,8 +523,7 @@ func (s *session) shed(stalled bool) bool {
 			// time: its messages are dropped, and a connection writing it
 			// ends, to be opened again.
 			freed += st.letGo()
-			st.conn++
-			st.wake()
+			st.endConn()
 			continue
 		}
 		lost = true
@@ -503,8 +548,7 @@ func (s *session) lose(st *stream) {
 	s.held -= held
 	s.srv.memory().out.give(held)
 	s.wakeRouter()
-	st.conn++
-	st.wake()
+	st.endConn()
 	delete(s.streams, st.id)
 	s.srv.cfg.Logf("session %s: stream %d dropped: its client did not read %d bytes in time", s.id, st.id, held)
 }

@@ -2,8 +2,11 @@ package httpfront
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,17 +23,20 @@ const retainStreams = 64
 // the client that resumes no longer reads the connection it had, whether
 // or not the server has seen that connection close yet.
 func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *stream, from uint64, resume bool) {
+	rc := http.NewResponseController(w)
+	cut := &cutter{rc: rc}
 	ss.mu.Lock()
-	if st.attached && !resume {
+	if st.attached && st.conn != 0 && !resume {
 		ss.mu.Unlock()
 		httpError(w, http.StatusConflict, "the stream is already being read")
 		return
 	}
-	if st.attached {
+	if st.attached && st.conn != 0 {
 		close(st.notify) // the connection writing it stops
 	}
 	st.attached = true
 	st.conn++
+	st.writer = cut
 	conn, notify := st.conn, make(chan struct{}, 1)
 	st.notify = notify
 	ss.mu.Unlock()
@@ -38,12 +44,15 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 		ss.mu.Lock()
 		if st.conn == conn {
 			st.attached = false
+			st.writer = nil
 		}
 		ss.retire(st)
 		ss.detach(st)
+		// Its events, unsent, are now a gone client's: a router waiting
+		// for room may let them go.
+		ss.wakeRouter()
 		ss.mu.Unlock()
 	}()
-	rc := http.NewResponseController(w)
 	// The write deadline is the connection's: clear it for the next
 	// request a keep-alive connection carries.
 	defer rc.SetWriteDeadline(time.Time{})
@@ -52,7 +61,7 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	sw := &sseWriter{w: w, rc: rc, timeout: ss.srv.cfg.WriteTimeout, buf: make([]byte, 0, 512)}
+	sw := &sseWriter{w: w, cut: cut, timeout: ss.srv.cfg.WriteTimeout, buf: make([]byte, 0, 512)}
 	sw.buf = append(sw.buf, "id: "...)
 	sw.buf = append(sw.buf, eventID(st.id, from-1)...)
 	sw.buf = append(sw.buf, "\nretry: "...)
@@ -69,8 +78,8 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 			ss.mu.Unlock()
 			return
 		}
-		evs := st.from(from)
-		complete := st.complete
+		evs, more := st.from(from, sseChunk)
+		complete := st.complete && !more
 		ss.mu.Unlock()
 		for _, e := range evs {
 			if err := sw.event(st.id, e); err != nil {
@@ -92,6 +101,9 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 		}
 		if complete {
 			return // net/http writes what is buffered and the end of the body at once
+		}
+		if more {
+			continue
 		}
 		if wait > 0 && len(evs) == 0 {
 			t := time.NewTimer(wait)
@@ -125,9 +137,41 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 // has Config.WriteTimeout.
 type sseWriter struct {
 	w       http.ResponseWriter
-	rc      *http.ResponseController
+	cut     *cutter
 	timeout time.Duration
 	buf     []byte
+}
+
+// cutter ends, from another goroutine, the connection a handler writes a
+// stream on: when the front drops the stream, the events it let go stay
+// in memory only as long as a write holding them, which then fails at
+// once rather than at its deadline. Goroutine-safe; end must be called
+// while the handler runs (under the session's mu, before the handler's
+// own deferred detach clears it), since the connection outlives the
+// handler.
+type cutter struct {
+	rc  *http.ResponseController
+	cut atomic.Bool
+}
+
+// errCut: the front dropped the stream the connection was writing.
+var errCut = errors.New("httpfront: stream dropped")
+
+func (c *cutter) end() {
+	c.cut.Store(true)
+	c.rc.SetWriteDeadline(time.Now())
+}
+
+// write writes p within timeout, unless the stream is cut. The deadline
+// is set before cut is read, so that an end between the two still fails
+// the write.
+func (c *cutter) write(w io.Writer, p []byte, timeout time.Duration) error {
+	c.rc.SetWriteDeadline(time.Now().Add(timeout))
+	if c.cut.Load() {
+		return errCut
+	}
+	_, err := w.Write(p)
+	return err
 }
 
 // sseChunk is what sseWriter gathers before it writes.
@@ -187,9 +231,7 @@ func (sw *sseWriter) flushBuf() error {
 }
 
 func (sw *sseWriter) write(p []byte) error {
-	sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
-	_, err := sw.w.Write(p)
-	return err
+	return sw.cut.write(sw.w, p, sw.timeout)
 }
 
 // primingDelay is how long a stream's priming event waits for the first
@@ -200,29 +242,46 @@ const primingDelay = time.Millisecond
 // line is the body. Other lines routed to it (none: they go to SSE
 // streams) are skipped. If the session ends before the child answers, 502.
 func (ss *session) serveJSON(w http.ResponseWriter, r *http.Request, st *stream) {
+	rc := http.NewResponseController(w)
+	defer rc.SetWriteDeadline(time.Time{})
+	cut := &cutter{rc: rc}
+	ss.mu.Lock()
+	st.writer = cut
+	ss.mu.Unlock()
 	defer func() {
 		ss.mu.Lock()
-		// A JSON answer is not resumable: once written it is let go.
+		// A JSON answer is not resumable: once written, or once its
+		// client is gone, it is let go, and nothing more is held for it.
+		st.attached, st.writer, st.lost = false, nil, true
 		ss.free(st.letGo())
+		if !st.complete {
+			delete(ss.streams, st.id)
+		}
 		ss.retire(st)
+		ss.wakeRouter()
 		ss.mu.Unlock()
 	}()
 	for {
 		ss.mu.Lock()
-		evs := st.from(st.sent)
-		complete, notify, lost := st.complete, st.notify, st.lost
-		if complete {
-			st.sent = st.next
+		// The answer is the stream's last event; it stays counted until
+		// it is written.
+		var answer []byte
+		if n := len(st.events); n > 0 {
+			answer = st.events[n-1].data
 		}
+		complete, notify, lost := st.complete, st.notify, st.lost
 		ss.mu.Unlock()
 		if complete || lost {
-			if len(evs) == 0 || lost {
+			if answer == nil || lost {
 				httpError(w, http.StatusBadGateway, "the session ended before the server answered")
 				return
 			}
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
-			w.Write(evs[len(evs)-1].data)
+			cut.write(w, answer, ss.srv.cfg.WriteTimeout)
+			ss.mu.Lock()
+			st.sent = st.next
+			ss.mu.Unlock()
 			return
 		}
 		select {

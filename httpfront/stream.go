@@ -36,9 +36,13 @@ type stream struct {
 	// lost: dropped for holding more than its client took (session.lose):
 	// what is routed to it is dropped; no connection writes it again.
 	lost bool
-	// attached: a connection is writing the stream now, the conn'th.
+	// attached: a connection is writing the stream now, the conn'th
+	// (0: the POST that opened it, from its start, so that its events
+	// are never taken for a gone client's before it writes them).
 	attached bool
 	conn     uint64
+	// writer ends the connection writing the stream (nil: none).
+	writer *cutter
 	// retired: answered and sent, counted among the streams kept.
 	retired bool
 	// notify wakes the connection writing the stream (capacity 1); each
@@ -109,14 +113,36 @@ func (st *stream) wake() {
 	}
 }
 
-// from returns the events numbered n and after; the slice is the caller's,
-// the data shared (never modified).
-func (st *stream) from(n uint64) []event {
+// from returns the events numbered n and after, as many as make limit
+// bytes of data (one at least), and whether more follow; the slice is
+// the caller's, the data shared (never modified). A writer takes a
+// bounded part of a stream at a time: events that the front lets go
+// while a writer holds them (a standalone stream's oldest, beyond
+// Replay) are memory beyond the count until that writer is done.
+func (st *stream) from(n uint64, limit int) (evs []event, more bool) {
 	i := 0
 	for i < len(st.events) && st.events[i].n < n {
 		i++
 	}
-	return append([]event(nil), st.events[i:]...)
+	j, size := i, 0
+	for j < len(st.events) && (j == i || size+len(st.events[j].data) <= limit) {
+		size += len(st.events[j].data)
+		j++
+	}
+	return append([]event(nil), st.events[i:j]...), j < len(st.events)
+}
+
+// endConn ends the connection writing st, if one is: the write in
+// progress fails at once, and the stream is free for another. Called
+// with the session's mu held.
+func (st *stream) endConn() {
+	if st.writer != nil {
+		st.writer.end()
+		st.writer = nil
+	}
+	st.attached = false
+	st.conn++
+	st.wake()
 }
 
 // eventID is the SSE id of event n of stream s: the stream is named in it,
