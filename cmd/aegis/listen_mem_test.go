@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -243,4 +247,183 @@ func peakRSS(t *testing.T, pid int) int {
 	}
 	t.Fatal("no VmHWM in /proc/pid/status")
 	return 0
+}
+
+// floodChild is a shell MCP server for the memory tests: it answers
+// initialize; a line naming "flood" gets 64 notifications of 1,000,000
+// bytes and then (when it has an id) its answer; any other line with an
+// id is answered at once.
+const floodChild = `IFS= read -r l
+printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}\n'
+pad=$(head -c 1000000 /dev/zero | tr '\0' x)
+note='{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"'$pad'"}}'
+while IFS= read -r l; do
+  id=${l#*'"id":'}; id=${id%%,*}
+  case $l in *'"flood"'*) i=0; while [ $i -lt 64 ]; do printf '%s\n' "$note"; i=$((i+1)); done;; esac
+  case $l in *'"id":'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}\n' "$id";; esac
+done`
+
+// slowClient is an HTTP client whose connections take 64 KiB before its
+// reader does (a fixed receive buffer, which the kernel does not grow),
+// so that one that reads nothing holds the server back at once.
+func slowClient() *http.Client {
+	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		c.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
+		})
+		return err
+	}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
+// TestListenOutBounded: a server that writes 64 MB of notifications
+// during a call (--max-frame 1MiB: the front holds 2 MiB a session, 4 MiB
+// in all) to a client that stops reading, to a client that is gone, or
+// to a standalone stream that a GET reads: aegis's peak RSS grows by a
+// few MiB, not by what the server wrote. A client that stops reading for
+// a while holds the server back (not aegis's memory) and then gets every
+// event; another session is answered meanwhile; a client that is gone
+// lets the session go on at once, long before the write timeout (30s).
+// The log records each call's answer.
+func TestListenOutBounded(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name   string
+		client string // stalls, gone, standalone
+	}{
+		{"client stalls, then reads", "stalls"},
+		{"client gone", "gone"},
+		{"standalone stream read", "standalone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			l := f.listen(t, []string{"--max-frame", "1MiB"}, "sh", "-c", floodChild)
+			sid, other := l.initialize(t), l.initialize(t)
+			base := peakRSS(t, l.cmd.Process.Pid)
+			orig := l.client
+			l.client = slowClient()
+			var resp *http.Response
+			if tc.client == "standalone" {
+				resp = l.request(t, "GET", sid, "")
+				l.client = orig
+				l.request(t, "POST", sid, `{"jsonrpc":"2.0","method":"flood"}`).Body.Close()
+			} else {
+				resp = l.request(t, "POST", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood","arguments":{}}}`)
+				l.client = orig
+			}
+			defer resp.Body.Close()
+			br := bufio.NewReaderSize(resp.Body, 2*mib)
+			if _, err := br.ReadString('\n'); err != nil {
+				t.Fatalf("the stream's first line: %v", err)
+			}
+			switch tc.client {
+			case "stalls":
+				time.Sleep(time.Second) // the client reads nothing meanwhile
+				if p := payloads(t, l.request(t, "POST", other, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)); len(p) != 1 {
+					t.Errorf("another session's ping while the client stalls = %.200q; want its answer", p)
+				}
+			case "gone":
+				time.Sleep(time.Second)
+				resp.Body.Close()
+			}
+			if tc.client != "gone" {
+				want := 64
+				if tc.client == "stalls" {
+					want++ // the answer
+				}
+				n := 0
+				for n < want {
+					line, err := br.ReadSlice('\n')
+					if err != nil && err != bufio.ErrBufferFull {
+						break
+					}
+					if bytes.HasPrefix(line, []byte("data: {")) {
+						n++
+					}
+				}
+				if n != want {
+					t.Errorf("the client read %d events; want %d", n, want)
+				}
+			}
+			// The session goes on; for a gone client, long before the write
+			// timeout (30s) would drop its stream. The ping takes JSON only:
+			// what is left of the flood goes to no stream of its.
+			start := time.Now()
+			if p := payloads(t, l.request(t, "POST", sid, `{"jsonrpc":"2.0","id":4,"method":"ping"}`, "Accept: application/json")); len(p) != 1 || p[0] != `{"jsonrpc":"2.0","id":4,"result":{"content":[]}}` {
+				t.Errorf("ping after the flood = %.200q; want its answer", p)
+			}
+			if took := time.Since(start); took > 15*time.Second {
+				t.Errorf("ping after the flood answered after %v; want long before the write timeout, 30s", took)
+			}
+			peak := peakRSS(t, l.cmd.Process.Pid)
+			if grew := peak - base; grew > 24*mib {
+				t.Errorf("peak RSS grew by %d MiB while the server wrote 64 MB; want at most 24 MiB (4 MiB of events, the relay's 1 MiB line and read-ahead, the runtime's slack)", grew/mib)
+			}
+			t.Logf("peak RSS %d MiB, %d MiB before the flood", peak/mib, base/mib)
+			resp.Body.Close()
+			if code := l.stop(t); code != 0 {
+				t.Errorf("exit %d; want 0\n%s", code, l.errText())
+			}
+			f.mustVerify(t, 0)
+			if tc.client != "standalone" {
+				ok := 0
+				for _, rec := range f.records(t) {
+					if o, isOutcome := rec.Body.(*record.Outcome); isOutcome && o.Status == record.StatusOK {
+						ok++
+					}
+				}
+				if ok != 1 {
+					t.Errorf("log: %d outcomes ok; want 1, the flood's call, answered whatever its client read", ok)
+				}
+			}
+		})
+	}
+}
+
+// TestListenLongIDsBounded: 1,000 calls in flight with ids of 100 kB,
+// which the server never answers (each POST closed once its stream has
+// begun: the call stays in flight), raise aegis's peak RSS by a bounded
+// few MiB: the front holds each id as its SHA-256, as the relay's table
+// of calls in flight does, not the 100 MB of the ids.
+func TestListenLongIDsBounded(t *testing.T) {
+	const mib = 1 << 20
+	f := newFixture(t)
+	silent := `IFS= read -r l; printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}\n'; exec cat >/dev/null`
+	l := f.listen(t, []string{"--max-frame", "1MiB"}, "sh", "-c", silent)
+	sid := l.initialize(t)
+	base := peakRSS(t, l.cmd.Process.Pid)
+	id := strings.Repeat("i", 100_000)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var failed sync.Map
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				resp, err := l.do("POST", sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":"%s%d","method":"tools/call","params":{"name":"echo","arguments":{}}}`, id, i))
+				if err != nil || resp.StatusCode != 200 {
+					failed.Store(i, err)
+				}
+				if err == nil {
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	for i := range 1000 {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	failed.Range(func(k, v any) bool {
+		t.Errorf("call %v: %v; want 200", k, v)
+		return false
+	})
+	peak := peakRSS(t, l.cmd.Process.Pid)
+	if grew := peak - base; grew > 32*mib {
+		t.Errorf("peak RSS grew by %d MiB with 1,000 calls of 100 kB ids in flight; want at most 32 MiB", grew/mib)
+	}
+	t.Logf("peak RSS %d MiB, %d MiB before the calls", peak/mib, base/mib)
 }
