@@ -308,6 +308,9 @@ func notifyFlood(a *aegis, sid string, _ time.Duration) (string, error) {
 		return "", err
 	}
 	defer get.Body.Close()
+	if get.StatusCode != 200 {
+		return "", fmt.Errorf("GET: %s", get.Status)
+	}
 	counted := make(chan int, 1)
 	go func() { n, _ := countEvents(get.Body); counted <- n }()
 	resp, err := a.post(context.Background(), sid, `{"jsonrpc":"2.0","method":"bench/notify","params":{"n":200,"size":4000000}}`)
