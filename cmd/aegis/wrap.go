@@ -63,7 +63,7 @@ func runWrap(args []string) int {
 	keyPath := fs.String("signing-key", "", signingKeyUsage) // signingkey.go
 	allowOpenKey := fs.Bool("allow-open-key", false, "accept a --signing-key file that its group or others may read or write (a named hole: whoever can read the key can sign records as this log's)")
 	durability := fs.String("durability", "strict", "when records reach the disk: strict, reply, interval[:D] or none (or G3..G0)")
-	maxFrame := fs.String("max-frame", "64MiB", "longest frame either way, in bytes (KiB, MiB, GiB suffixes); longer ends the session with exit 65")
+	maxFrame := fs.String("max-frame", "64MiB", "longest line either way, its newline counted, in bytes (KiB, MiB, GiB suffixes); longer ends the session with exit 65 (over --listen, a longer body is answered 413)")
 	maxPending := fs.Int("max-pending", relay.DefaultMaxPending, "calls in flight tracked; beyond it the oldest is recorded unanswered")
 	callTimeout := fs.Duration("call-timeout", 0, "answer a tools/call the child has not answered after `D` with a CALL_TIMEOUT error, record it timeout, and drop the late answer (0: never)")
 	grace := fs.Duration("grace", relay.DefaultGrace, "how long the child has to exit after its stdin closes, and after SIGTERM")
