@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -495,17 +494,7 @@ func (j *Journal) encode(q *queue) []byte {
 	start := 0
 	for i, r := range q.recs {
 		line := len(out)
-		out = append(out, `{"v":2,"seq":`...)
-		out = strconv.AppendUint(out, r.seq, 10)
-		out = append(out, `,"ts":"`...)
-		out = record.AppendTime(out, r.ts)
-		out = append(out, `","sid":"`...)
-		out = append(out, r.sid[:]...)
-		out = append(out, `","kind":"`...)
-		out = append(out, r.kind.String()...)
-		out = append(out, `","prev":"`...)
-		out = j.prev.Append(out)
-		out = append(out, '"')
+		out = record.AppendCommon(out, r.seq, r.ts, r.sid, r.kind, j.prev)
 		out = append(out, q.fields[start:r.end]...)
 		start = r.end
 		if i == len(q.recs)-1 || r.kind == record.KindSessionEnd {

@@ -165,7 +165,7 @@ func decodeCert(g *getter) *SessionCert {
 	c.Seq = o.uint("seq")
 	c.Prev = o.digest("prev")
 	if ts := o.str("ts"); o.err == nil {
-		t, err := time.Parse(TimeLayout, string(ts))
+		t, err := parseTime(ts)
 		if err != nil {
 			o.fail("cert ts %q is not RFC 3339 UTC with nanoseconds", ts)
 		}

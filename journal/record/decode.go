@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/valyala/fastjson"
@@ -127,7 +126,7 @@ func (d *Decoder) decodeGeneral(s *Slot, line []byte) error {
 	}
 	r.Seq = g.uint("seq")
 	if ts := g.str("ts"); g.err == nil {
-		if r.TS, err = time.Parse(TimeLayout, string(ts)); err != nil {
+		if r.TS, err = parseTime(ts); err != nil {
 			g.fail("ts %q is not RFC 3339 UTC with nanoseconds", ts)
 		}
 	}
@@ -168,17 +167,9 @@ func (d *Decoder) decodeGeneral(s *Slot, line []byte) error {
 // and, if it is, sets r.Signed. This rejects unknown fields, duplicate
 // fields, another order, white space, other escapes.
 func (d *Decoder) canonical(r *Record, line []byte) bool {
-	enc := append(d.enc[:0], `{"v":2,"seq":`...)
-	enc = strconv.AppendUint(enc, r.Seq, 10)
-	enc = append(enc, `,"ts":"`...)
-	enc = appendTS(enc, r.TS)
-	enc = append(enc, `","sid":"`...)
-	enc = hex.AppendEncode(enc, r.SID[:])
-	enc = append(enc, `","kind":"`...)
-	enc = append(enc, kindNames[r.Kind]...)
-	enc = append(enc, `","prev":"`...)
-	enc = r.Prev.Append(enc)
-	enc = append(enc, '"')
+	var sid [32]byte
+	hex.Encode(sid[:], r.SID[:])
+	enc := AppendCommon(d.enc[:0], r.Seq, r.TS, &sid, r.Kind, r.Prev)
 	enc = r.Body.AppendFields(enc)
 	signedLen := len(enc)
 	if r.Sig != nil {

@@ -64,15 +64,15 @@ func (d *Decoder) scan(s *Slot, line []byte) bool {
 func (d *Decoder) scanExact(s *Slot, line []byte) (ok, exact bool) {
 	c := cursor{b: line}
 	r := &s.rec
-	c.lit(`{"v":2,"seq":`)
+	c.lit(LineStart)
 	seq := c.uint()
-	c.lit(`,"ts":"`)
+	c.lit(fieldTS)
 	ts := c.time()
-	c.lit(`","sid":"`)
+	c.lit(fieldSID)
 	c.hex(r.SID[:])
-	c.lit(`","kind":"`)
+	c.lit(fieldKind)
 	kind, _ := parseKind(c.strBody())
-	c.lit(`,"prev":"` + digestPrefix)
+	c.lit(fieldPrev)
 	c.hex(r.Prev[:])
 	c.lit(`"`)
 	if c.bad {
@@ -495,34 +495,4 @@ func decimal(b []byte) int {
 		n = n*10 + int(x-'0')
 	}
 	return n
-}
-
-// appendTS appends t as AppendTime does — TimeLayout, in UTC — without
-// interpreting the layout, which is a fifth of the cost of decoding a
-// line (canonical re-encodes every ts). A year TimeLayout does not write
-// in four digits goes to AppendTime. TestAppendTS holds the two equal.
-func appendTS(dst []byte, t time.Time) []byte {
-	t = t.UTC()
-	year, month, day := t.Date()
-	if year < 0 || year > 9999 {
-		return AppendTime(dst, t)
-	}
-	hour, minute, sec := t.Clock()
-	b := [len(TimeLayout)]byte{4: '-', 7: '-', 10: 'T', 13: ':', 16: ':', 19: '.', 29: 'Z'}
-	putDecimal(b[0:4], year)
-	putDecimal(b[5:7], int(month))
-	putDecimal(b[8:10], day)
-	putDecimal(b[11:13], hour)
-	putDecimal(b[14:16], minute)
-	putDecimal(b[17:19], sec)
-	putDecimal(b[20:29], t.Nanosecond())
-	return append(dst, b[:]...)
-}
-
-// putDecimal writes v into b in decimal, zero-padded to len(b) digits.
-func putDecimal(b []byte, v int) {
-	for i := len(b) - 1; i >= 0; i-- {
-		b[i] = byte('0' + v%10)
-		v /= 10
-	}
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"time"
 	"unicode/utf8"
 )
 
@@ -207,11 +206,6 @@ func (d Digest) Append(dst []byte) []byte {
 func AppendDigestField(dst []byte, name string, d Digest) []byte {
 	dst = append(appendKey(dst, name), '"')
 	return append(d.Append(dst), '"')
-}
-
-// AppendTime appends t in UTC as TimeLayout writes it, the form of "ts".
-func AppendTime(dst []byte, t time.Time) []byte {
-	return t.UTC().AppendFormat(dst, TimeLayout)
 }
 
 // AppendSig ends a line with its signature: `,"sig":"ed25519:<base64>"}`.

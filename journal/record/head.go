@@ -50,14 +50,7 @@ func SignHeadLine(dst []byte, h Head, ts time.Time, key crypto.Signer) ([]byte, 
 		return dst, fmt.Errorf("%w: head key is %T, not Ed25519", ErrKey, key.Public())
 	}
 	start := len(dst)
-	dst = append(dst, `{"v":2,"kind":"head","seq":`...)
-	dst = strconv.AppendUint(dst, h.Seq, 10)
-	dst = AppendDigestField(dst, "hash", h.Hash)
-	dst = append(dst, `,"ts":"`...)
-	dst = AppendTime(dst, ts)
-	dst = append(dst, `","key":"`...)
-	dst = append(dst, FormatPublicKey(pub)...)
-	dst = append(dst, '"')
+	dst = appendHeadSigned(dst, h, ts, pub)
 	sig, err := key.Sign(nil, dst[start:], crypto.Hash(0))
 	if err != nil {
 		return dst[:start], fmt.Errorf("signing the head: %w", err)
@@ -67,6 +60,18 @@ func SignHeadLine(dst []byte, h Head, ts time.Time, key crypto.Signer) ([]byte, 
 	}
 	dst = AppendSig(dst, sig)
 	return append(dst, '\n'), nil
+}
+
+// appendHeadSigned appends the part of a head line its signature covers,
+// everything before `,"sig":` (AppendHeadLine): the one spelling of it,
+// for the writer and for ParseHead's canonical check.
+func appendHeadSigned(dst []byte, h Head, ts time.Time, key ed25519.PublicKey) []byte {
+	dst = append(dst, `{"v":2,"kind":"head","seq":`...)
+	dst = strconv.AppendUint(dst, h.Seq, 10)
+	dst = AppendDigestField(dst, "hash", h.Hash)
+	dst = append(dst, fieldTS...)
+	dst = append(AppendTime(dst, ts), '"')
+	return appendStringField(dst, "key", FormatPublicKey(key))
 }
 
 // ParseHead decodes and checks a head file's content: its form must be
@@ -91,7 +96,7 @@ func ParseHead(data []byte) (SignedHead, error) {
 	sh.Seq = g.uint("seq")
 	sh.Hash = g.digest("hash")
 	if ts := g.str("ts"); g.err == nil {
-		if sh.TS, err = time.Parse(TimeLayout, string(ts)); err != nil {
+		if sh.TS, err = parseTime(ts); err != nil {
 			g.fail("ts %q is not RFC 3339 UTC with nanoseconds", ts)
 		}
 	}
@@ -105,14 +110,7 @@ func ParseHead(data []byte) (SignedHead, error) {
 		return sh, fmt.Errorf("head file: %w", g.err)
 	}
 	// Canonical form: re-encode the signed part and compare.
-	want := []byte(`{"v":2,"kind":"head","seq":`)
-	want = strconv.AppendUint(want, sh.Seq, 10)
-	want = AppendDigestField(want, "hash", sh.Hash)
-	want = append(want, `,"ts":"`...)
-	want = AppendTime(want, sh.TS)
-	want = append(want, `","key":"`...)
-	want = append(want, FormatPublicKey(sh.Key)...)
-	want = append(want, '"')
+	want := appendHeadSigned(nil, sh.Head, sh.TS, sh.Key)
 	signed := len(want)
 	want = AppendSig(want, sig)
 	if !bytes.Equal(want, line) || len(data) != len(line)+1 {

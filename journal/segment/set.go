@@ -218,7 +218,7 @@ func isCheckpoint(path string) bool {
 }
 
 // notALog says why the file of a set at path is not a log, or returns ""
-// if it may be one: a log's content begins with a record (recordStart) or,
+// if it may be one: a log's content begins with a record (record.LineStart) or,
 // after a power loss, with a hole of NULs. Only the first bytes are read,
 // so a file that is not a log (a key, a binary) is never decoded line by
 // line into a report that would quote it.
@@ -228,7 +228,7 @@ func notALog(path string) (string, error) {
 		return "", err
 	}
 	defer rc.Close()
-	head := make([]byte, len(RecordStart))
+	head := make([]byte, len(record.LineStart))
 	n, err := io.ReadFull(rc, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		if errors.Is(err, ErrCorruptSegment) {
@@ -236,10 +236,10 @@ func notALog(path string) (string, error) {
 		}
 		return "", err
 	}
-	if head = head[:n]; n == 0 || head[0] == 0 || strings.HasPrefix(RecordStart, string(head)) {
+	if head = head[:n]; n == 0 || head[0] == 0 || strings.HasPrefix(record.LineStart, string(head)) {
 		return "", nil
 	}
-	why := "not an aegis audit log: it does not begin with a record (" + RecordStart + "…); not read"
+	why := "not an aegis audit log: it does not begin with a record (" + record.LineStart + "…); not read"
 	if st, err := os.Stat(path); err == nil {
 		if what := companion(path, st); what != "" {
 			why = "not an aegis audit log but " + what + "; not read"

@@ -23,10 +23,6 @@ type Tail struct {
 	TornEnded bool
 }
 
-// RecordStart is how every line the journal writes begins (journal.go,
-// flush): a log's first bytes, and a torn line's, are a prefix of it.
-const RecordStart = `{"v":2,"seq":`
-
 // ReadTail finds the last intact line of f and any torn bytes after it,
 // reading backwards from the end: the cost does not grow with the file.
 //
@@ -159,7 +155,7 @@ func lastIndexNL(f File, path string, size, end, limit int64) (int64, error) {
 
 // checkStart refuses (ErrNotLog) a file whose content, which ends at
 // content, cannot be the start of a log: one that begins with anything but
-// a record (recordStart), and one that holds nothing but NULs. A log's
+// a record (record.LineStart), and one that holds nothing but NULs. A log's
 // first line is a record, or a torn one (a prefix of a record), or, after
 // a power loss over pre-zeroed space, a hole: NULs, which are torn bytes
 // only within the last maxUnsynced bytes of content (readTail). A file of
@@ -176,7 +172,7 @@ func checkStart(f File, path string, content int64) error {
 		}
 		return nil
 	}
-	head := make([]byte, min(content, int64(len(RecordStart))))
+	head := make([]byte, min(content, int64(len(record.LineStart))))
 	if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
 		return &IOError{Op: "read", Path: path, Err: err}
 	}
@@ -186,8 +182,8 @@ func checkStart(f File, path string, content int64) error {
 		}
 		return nil
 	}
-	if !strings.HasPrefix(RecordStart, string(head)) {
-		return fmt.Errorf("%w: %s does not begin with a record (%s…)", ErrNotLog, path, RecordStart)
+	if !strings.HasPrefix(record.LineStart, string(head)) {
+		return fmt.Errorf("%w: %s does not begin with a record (%s…)", ErrNotLog, path, record.LineStart)
 	}
 	return nil
 }
@@ -208,17 +204,17 @@ func rawSize(f File) (int64, error) {
 // written after one).
 type tornCheck struct {
 	w    io.Writer
-	head []byte // the first bytes, up to len(recordStart)
+	head []byte // the first bytes, up to len(record.LineStart)
 	n    int64
 	bad  string
 }
 
 func (c *tornCheck) Write(p []byte) (int, error) {
 	if c.bad == "" {
-		if k := len(RecordStart) - len(c.head); k > 0 {
+		if k := len(record.LineStart) - len(c.head); k > 0 {
 			c.head = append(c.head, p[:min(k, len(p))]...)
-			if h := c.head; h[0] != 0 && !strings.HasPrefix(RecordStart, string(h)) {
-				c.bad = "they do not begin as a record does (" + RecordStart + "…)"
+			if h := c.head; h[0] != 0 && !strings.HasPrefix(record.LineStart, string(h)) {
+				c.bad = "they do not begin as a record does (" + record.LineStart + "…)"
 			}
 		}
 		for i, b := range p {

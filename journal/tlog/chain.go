@@ -1,13 +1,9 @@
 package tlog
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
-	"math"
 
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 // Chain picks a log's leaves out of its lines: leaf i is the line of the
@@ -17,7 +13,7 @@ import (
 //
 // A line is a candidate if it begins as a record does
 // ({"v":2,"seq":N,…), holds a "prev":"sha256:<hex>" field and ends with
-// '}'; every other line (torn bytes, a hole's NULs, a line too long to be a
+// '}' (record.PeekChain reads its seq and prev); every other line (torn bytes, a hole's NULs, a line too long to be a
 // record) is passed over. A candidate whose seq is the next leaf's and
 // whose prev is the SHA-256 of the leaf before (64 zeros for seq 0) is
 // the next leaf. It stays pending until a line chains to it: a candidate
@@ -80,7 +76,7 @@ type lineInfo struct {
 }
 
 func (li *lineInfo) compute(line []byte, lh *leafHasher) {
-	li.seq, li.prev, li.ok = candidate(line)
+	li.seq, li.prev, li.ok = record.PeekChain(line)
 	if li.ok {
 		li.h = sha256.Sum256(line)
 		lh.sum(line, &li.leaf)
@@ -95,7 +91,7 @@ func (c *Chain) line(line []byte, in *lineInfo) error {
 	if in != nil {
 		seq, prev, ok = in.seq, in.prev, in.ok
 	} else {
-		seq, prev, ok = candidate(line)
+		seq, prev, ok = record.PeekChain(line)
 	}
 	if !ok {
 		return nil
@@ -191,40 +187,3 @@ func (c *Chain) Leaves() uint64 { return c.n }
 // does not chain to the last leaf, if no leaf followed it: a record
 // rewritten (or removed) without the chain after it rewritten too.
 func (c *Chain) Broken() (seq uint64, ok bool) { return c.brokenSeq, c.broken }
-
-var (
-	prevField = []byte(`,"prev":"sha256:`)
-)
-
-// candidate parses a line's seq and prev, if it may be a record.
-func candidate(line []byte) (seq uint64, prev record.Digest, ok bool) {
-	rest, found := bytes.CutPrefix(line, []byte(segment.RecordStart))
-	if !found || len(line) == 0 || line[len(line)-1] != '}' {
-		return 0, prev, false
-	}
-	i := 0
-	for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
-		d := uint64(rest[i] - '0')
-		if seq > (math.MaxUint64-d)/10 {
-			return 0, prev, false
-		}
-		seq = seq*10 + d
-	}
-	if i == 0 || i == len(rest) || rest[i] != ',' || (i > 1 && rest[0] == '0') {
-		return 0, prev, false
-	}
-	// prev follows ts, sid and kind: within the first few hundred bytes.
-	head := rest[i:min(len(rest), i+256)]
-	j := bytes.Index(head, prevField)
-	if j < 0 {
-		return 0, prev, false
-	}
-	hx := head[j+len(prevField):]
-	if len(hx) < 2*len(prev)+1 || hx[2*len(prev)] != '"' {
-		return 0, prev, false
-	}
-	if _, err := hex.Decode(prev[:], hx[:2*len(prev)]); err != nil {
-		return 0, prev, false
-	}
-	return seq, prev, true
-}

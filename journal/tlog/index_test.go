@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 
@@ -26,8 +27,8 @@ func writeSegments(t testing.TB, lines [][]byte, cuts ...int) *segment.Set {
 		data := join(lines[start:end])
 		path := base
 		if i < len(cuts) {
-			first, _, _ := candidate(lines[start])
-			last, _, _ := candidate(lines[end-1])
+			first, _, _ := record.PeekChain(lines[start])
+			last, _, _ := record.PeekChain(lines[end-1])
 			path = segment.Name(base, first, last)
 			if i == len(cuts)-1 {
 				enc, err := zstd.NewWriter(nil)

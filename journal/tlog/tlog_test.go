@@ -15,6 +15,7 @@ import (
 	xtlog "golang.org/x/mod/sumdb/tlog"
 
 	"github.com/aegisrelay/aegis/internal/journaltest"
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 
@@ -102,7 +103,7 @@ func TestChainLeaves(t *testing.T) {
 		t.Fatalf("%d leaves; want 19", len(leaves))
 	}
 	for i, l := range leaves {
-		seq, _, ok := candidate(l)
+		seq, _, ok := record.PeekChain(l)
 		if !ok || seq != uint64(i) {
 			t.Errorf("leaf %d: seq %d (%v); want %d", i, seq, ok, i)
 		}
@@ -230,7 +231,8 @@ func rechain(lines [][]byte) [][]byte {
 	for i, l := range lines {
 		l = bytes.Clone(l)
 		if i > 0 {
-			j := bytes.Index(l, prevField) + len(prevField)
+			const prevField = `,"prev":"sha256:`
+			j := bytes.Index(l, []byte(prevField)) + len(prevField)
 			hex.Encode(l[j:j+64], prev[:])
 		}
 		prev = sha256.Sum256(l)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 // TestOpenCallLong: an id longer than openCall keeps inline is matched
@@ -87,7 +86,7 @@ func TestVerifyTornAtChunkEdge(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A torn line begins as every record does (Open refuses any other).
-		_, err = f.Write([]byte((segment.RecordStart + strings.Repeat("t", tornLen))[:tornLen]))
+		_, err = f.Write([]byte((record.LineStart + strings.Repeat("t", tornLen))[:tornLen]))
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
