@@ -7,11 +7,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aegisrelay/aegis/relay"
+	"github.com/aegisrelay/aegis/gate"
 )
 
 // Gate is the policy of one wrap session, as the relay enforces it: the rule
-// set in force, swapped whole by Reload. It implements relay.Gate.
+// set in force, swapped whole by Reload. It implements gate.Gate.
 //
 // Begin is called by the relay's client→child pump alone (one goroutine at
 // a time); Current, Reload and ReloadFile are safe from any goroutine.
@@ -33,10 +33,10 @@ func NewGate(p *Policy) *Gate {
 // Current returns the rule set in force.
 func (g *Gate) Current() *Policy { return g.cur.Load() }
 
-// Begin implements relay.Gate: it takes the rule set in force now for one
-// frame. The Frame it returns is the Gate's own and valid until the next
-// Begin; it allocates nothing.
-func (g *Gate) Begin(now time.Time) relay.FrameDecider {
+// Begin implements gate.Gate: it takes the rule set in force now for one
+// frame. The FrameDecider it returns is the Gate's own and valid until the
+// next Begin; it allocates nothing.
+func (g *Gate) Begin(now time.Time) gate.FrameDecider {
 	g.fd.reset(g.cur.Load(), now)
 	return &g.fd
 }
@@ -100,7 +100,7 @@ func rejected(err error) string {
 	return statusRejected + err.Error()
 }
 
-// frameDecider decides the calls of one frame (relay.FrameDecider). tally counts
+// frameDecider decides the calls of one frame (gate.FrameDecider). tally counts
 // the calls decided so far under each rate-limited rule, so that a batch of
 // k calls to a rule needs k tokens; Commit takes them.
 type frameDecider struct {
@@ -119,7 +119,7 @@ func (f *frameDecider) reset(p *Policy, now time.Time) {
 
 func (f *frameDecider) Set() string { return f.p.set }
 
-func (f *frameDecider) Decide(tool []byte) relay.Decision {
+func (f *frameDecider) Decide(tool []byte) gate.Decision {
 	i := f.p.Match(tool)
 	k := 0
 	if i >= 0 && f.p.lim[i] != nil && f.p.rules[i].Action == Allow {

@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/relay"
+	"github.com/aegisrelay/aegis/gate"
 )
 
 func mustParse(t testing.TB, src string) *Policy {
@@ -27,13 +26,13 @@ func TestGateDecide(t *testing.T) {
 	now := time.Unix(1000, 0)
 	tests := []struct {
 		tool string
-		want relay.Decision
+		want gate.Decision
 	}{
-		{"read_file", relay.Decision{Verdict: record.VerdictAllowed, Rule: "rules[0] read_file", Set: set}},
-		{"delete_all", relay.Decision{Verdict: record.VerdictDenied, Rule: "rules[1] delete_*", Set: set, Code: relay.CodePolicyDenied}},
-		{"write_file", relay.Decision{Verdict: record.VerdictPendingApproval, Rule: "rules[2] write_file", Set: set, Code: relay.CodePendingApproval}},
-		{"search", relay.Decision{Verdict: record.VerdictAllowed, Rule: "rules[3] search", Set: set}},
-		{"anything_else", relay.Decision{Verdict: record.VerdictAllowed, Rule: "default", Set: set}},
+		{"read_file", gate.Decision{Verdict: gate.Allowed, Rule: "rules[0] read_file", Set: set}},
+		{"delete_all", gate.Decision{Verdict: gate.Denied, Rule: "rules[1] delete_*", Set: set}},
+		{"write_file", gate.Decision{Verdict: gate.PendingApproval, Rule: "rules[2] write_file", Set: set}},
+		{"search", gate.Decision{Verdict: gate.Allowed, Rule: "rules[3] search", Set: set}},
+		{"anything_else", gate.Decision{Verdict: gate.Allowed, Rule: "default", Set: set}},
 	}
 	for _, tt := range tests {
 		fr := g.Begin(now)
@@ -45,7 +44,7 @@ func TestGateDecide(t *testing.T) {
 		}
 	}
 	deny := NewGate(mustParse(t, "version: 1\ndefault: deny\n"))
-	if got := deny.Begin(now).Decide([]byte("x")); got.Code != relay.CodePolicyDenied || got.Rule != "default" {
+	if got := deny.Begin(now).Decide([]byte("x")); got.Verdict != gate.Denied || got.Rule != "default" {
 		t.Errorf("default deny: Decide = %+v; want POLICY_DENIED by default", got)
 	}
 }
@@ -55,7 +54,7 @@ func TestGateDecide(t *testing.T) {
 func TestRateWindow(t *testing.T) {
 	g := NewGate(mustParse(t, "version: 1\ndefault: deny\nrules:\n  - {tool: search, action: allow, rate: 3/m}\n"))
 	now := time.Unix(1000, 0)
-	call := func(at time.Time) relay.Decision {
+	call := func(at time.Time) gate.Decision {
 		fr := g.Begin(at)
 		d := fr.Decide([]byte("search"))
 		if !d.Refused() {
@@ -69,7 +68,7 @@ func TestRateWindow(t *testing.T) {
 		}
 	}
 	d := call(now)
-	if d.Verdict != record.VerdictRateLimited || d.Code != relay.CodeRateLimited || d.Rule != "rules[0] search" {
+	if d.Verdict != gate.RateLimited || d.Rule != "rules[0] search" {
 		t.Fatalf("call 4 = %+v; want rate_limited by rules[0]", d)
 	}
 	if d.RetryAfter != 20*time.Second {
@@ -93,7 +92,7 @@ func TestRateBatch(t *testing.T) {
 	now := time.Unix(5000, 0)
 	fr := g.Begin(now)
 	a, b, c := fr.Decide([]byte("q_a")), fr.Decide([]byte("q_b")), fr.Decide([]byte("q_c"))
-	if a.Refused() || b.Refused() || !c.Refused() || c.Code != relay.CodeRateLimited {
+	if a.Refused() || b.Refused() || !c.Refused() || c.Verdict != gate.RateLimited {
 		t.Fatalf("batch of 3 under 2/h = %v %v %v; want allowed, allowed, rate_limited", a.Verdict, b.Verdict, c.Verdict)
 	}
 	if c.RetryAfter != 30*time.Minute {
@@ -102,7 +101,7 @@ func TestRateBatch(t *testing.T) {
 	// Not committed: a refused frame ran nothing and takes nothing.
 	fr = g.Begin(now)
 	fr.Decide([]byte("q_a"))
-	if d := fr.Decide([]byte("boom")); d.Code != relay.CodePolicyDenied {
+	if d := fr.Decide([]byte("boom")); d.Verdict != gate.Denied {
 		t.Fatalf("boom = %+v; want denied", d)
 	}
 	fr = g.Begin(now)
@@ -110,7 +109,7 @@ func TestRateBatch(t *testing.T) {
 		t.Fatalf("after refused frames, 2 calls = %v %v; want both allowed (no token taken)", x.Verdict, y.Verdict)
 	}
 	fr.Commit()
-	if d := g.Begin(now).Decide([]byte("q_z")); d.Code != relay.CodeRateLimited {
+	if d := g.Begin(now).Decide([]byte("q_z")); d.Verdict != gate.RateLimited {
 		t.Errorf("after a committed frame of 2, q_z = %+v; want rate_limited", d)
 	}
 }
@@ -141,7 +140,7 @@ func TestReload(t *testing.T) {
 	if err := g.Reload("p.yaml", []byte(v2), record); err != nil {
 		t.Fatalf("Reload(v2) = %v", err)
 	}
-	if inflight.Set() != old.Set() || inflight.Decide([]byte("x")).Code != relay.CodePolicyDenied {
+	if inflight.Set() != old.Set() || inflight.Decide([]byte("x")).Verdict != gate.Denied {
 		t.Error("a frame begun before the reload changed rule set")
 	}
 	if g.Current().Set() != SetOf([]byte(v2)) || len(recs) != 1 || recs[0] != (reloadRec{SetOf([]byte(v2)), StatusApplied}) {
@@ -151,7 +150,7 @@ func TestReload(t *testing.T) {
 	if d := fr.Decide([]byte("x")); d.Refused() {
 		t.Errorf("x under v2 = %+v; want allowed", d)
 	}
-	if d := fr.Decide([]byte("s")); d.Code != relay.CodeRateLimited {
+	if d := fr.Decide([]byte("s")); d.Verdict != gate.RateLimited {
 		t.Errorf("s under v2 = %+v; want rate_limited: the bucket carries over a reload", d)
 	}
 	// An invalid file is rejected and the old set stays.

@@ -5,8 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/relay"
+	"github.com/aegisrelay/aegis/gate"
 	"golang.org/x/time/rate"
 )
 
@@ -176,7 +175,7 @@ func (p *Policy) action(i int) (Action, string) {
 // Decide decides one call at now, taking a rate token if the rule has a
 // rate. The relay decides through a Gate instead, which takes tokens only
 // for frames that are relayed; Decide is for callers outside a relay.
-func (p *Policy) Decide(tool []byte, now time.Time) relay.Decision {
+func (p *Policy) Decide(tool []byte, now time.Time) gate.Decision {
 	var fd frameDecider
 	fd.reset(p, now)
 	d := fd.Decide(tool)
@@ -186,20 +185,20 @@ func (p *Policy) Decide(tool []byte, now time.Time) relay.Decision {
 
 // decide is the verdict of the k-th call of a frame to rule i (k counts
 // from 1 and matters only for rates).
-func (p *Policy) decide(i, k int, now time.Time) relay.Decision {
+func (p *Policy) decide(i, k int, now time.Time) gate.Decision {
 	act, label := p.action(i)
-	d := relay.Decision{Rule: label, Set: p.set}
+	d := gate.Decision{Rule: label, Set: p.set}
 	switch act {
 	case Deny:
-		d.Verdict, d.Code = record.VerdictDenied, relay.CodePolicyDenied
+		d.Verdict = gate.Denied
 	case Approve:
-		d.Verdict, d.Code = record.VerdictPendingApproval, relay.CodePendingApproval
+		d.Verdict = gate.PendingApproval
 	default:
-		d.Verdict = record.VerdictAllowed
+		d.Verdict = gate.Allowed
 		if i >= 0 && p.lim[i] != nil {
 			l := p.lim[i]
 			if have := l.TokensAt(now); have < float64(k) {
-				d.Verdict, d.Code = record.VerdictRateLimited, relay.CodeRateLimited
+				d.Verdict = gate.RateLimited
 				d.RetryAfter = time.Duration((float64(k) - have) / float64(l.Limit()) * float64(time.Second))
 			}
 		}

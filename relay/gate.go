@@ -1,67 +1,20 @@
 package relay
 
 import (
-	"time"
-
+	"github.com/aegisrelay/aegis/gate"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
-// Gate is the tool-identity policy the relay enforces. A nil Gate
-// is pass-through: every line is relayed, every intent says "pass-through",
-// and the relay behaves byte for byte as one without policy code.
-//
-// The relay calls Begin from the client→child pump only, under its lock,
-// once for each frame that carries a tools/call, and decides every call of
-// that frame with the FrameDecider it returns: a reload between two frames never
-// splits one frame (a batch) between two rule sets, and a call keeps the
-// rule set it was decided under. Begin must be cheap: it is on the path of
-// every recorded call.
-type Gate interface {
-	Begin(now time.Time) FrameDecider
-}
-
-// FrameDecider decides the tools/calls of one frame, in order, under one
-// rule set. It is valid until the next Begin on the same Gate and is used
-// by one goroutine.
-type FrameDecider interface {
-	// Set names the rule set: "sha256:<hex>" of the policy file's bytes.
-	Set() string
-	// Decide decides one call by its tool name (decoded params.name). It
-	// takes no rate tokens: a rate-limited rule counts the calls of this
-	// frame decided before, so the k-th call to a rule is allowed only if k
-	// tokens are there. It must not retain tool.
-	Decide(tool []byte) Decision
-	// Commit takes the rate tokens of every call decided in this frame. The
-	// relay calls it once the frame is to be relayed; a refused frame takes
-	// none, since none of its calls runs.
-	Commit()
-}
-
-// Decision is a verdict as the intent's "policy" records it, and, for a
-// refusal, what the refusal frame says.
-type Decision struct {
-	Verdict string // journal.Verdict*
-	Rule    string // the rule that decided, "" for none (null)
-	Set     string // the rule set, "sha256:…"
-	// Code is the refusal's data.aegis.code (Code* below), "" if allowed.
-	Code string
-	// RetryAfter is when a RATE_LIMITED call could next be allowed.
-	RetryAfter time.Duration
-}
-
-// Refused reports whether the decision keeps the call from the child.
-func (d *Decision) Refused() bool { return d.Code != "" }
-
 // gateFrame decides and records the calls of one frame (chunk[start:end]
-// is line) under the Gate. Every call of the frame is decided under one rule
-// set before anything is recorded; if any is refused, the whole frame is:
+// is line) under Config.Gate. Every call of the frame is decided under one
+// rule set before anything is recorded; if any is refused, the whole frame is:
 // every call's intent says so, each call with an id gets a host_denied
 // outcome, the line is dropped, and every request in it with an id is
 // answered (refused calls with their own cause, the rest HOST_DENIED).
 // Malformed calls and calls that name no tool are refused without asking
 // the Gate: decoders may disagree about what they would run.
 func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64, n int) (uint64, int, error) {
-	var fr FrameDecider
+	var fr gate.FrameDecider
 	refused := false
 	st.decs = st.decs[:0]
 	for i := range st.f.Msgs {
@@ -72,7 +25,7 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 		if fr == nil {
 			fr = r.cfg.Gate.Begin(r.cfg.Clock())
 		}
-		var d Decision
+		var d gate.Decision
 		if m.Malformed != "" || !m.HasTool {
 			d = refuseMalformed(fr.Set())
 		} else {
@@ -95,7 +48,7 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 		d := &st.decs[k]
 		k++
 		st.intent(i, dg)
-		st.in.Verdict, st.in.Rule, st.in.Set, st.in.Refused = d.Verdict, d.Rule, d.Set, refused
+		st.in.Verdict, st.in.Rule, st.in.Set, st.in.Refused = verdictOf(d.Verdict), d.Rule, d.Set, refused
 		seq, err := r.j.Append(&st.in)
 		if err != nil {
 			return 0, 0, err
@@ -135,4 +88,30 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 	st.drop(start, end)
 	st.answerFrame()
 	return last, n, nil
+}
+
+// verdictOf is a verdict as the intent's policy.verdict records it. A
+// verdict this relay does not know is recorded as the refusal it is
+// (gate.Decision.Refused).
+func verdictOf(v gate.Verdict) string {
+	switch v {
+	case gate.Allowed:
+		return record.VerdictAllowed
+	case gate.RateLimited:
+		return record.VerdictRateLimited
+	case gate.PendingApproval:
+		return record.VerdictPendingApproval
+	}
+	return record.VerdictDenied
+}
+
+// codeOf is the refusal frame's data.aegis.code for a refused verdict.
+func codeOf(v gate.Verdict) string {
+	switch v {
+	case gate.RateLimited:
+		return CodeRateLimited
+	case gate.PendingApproval:
+		return CodePendingApproval
+	}
+	return CodePolicyDenied
 }

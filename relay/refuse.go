@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/frame"
+	"github.com/aegisrelay/aegis/gate"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -29,7 +30,7 @@ func (st *upstream) answerFrame() {
 	k, answered := 0, 0
 	for i := range st.f.Msgs {
 		m := &st.f.Msgs[i]
-		var d *Decision
+		var d *gate.Decision
 		if isCall(m) {
 			d = &st.decs[k]
 			k++
@@ -39,7 +40,7 @@ func (st *upstream) answerFrame() {
 		}
 		code, rule, retry := CodeHostDenied, "", time.Duration(0)
 		if d != nil && d.Refused() {
-			code, rule, retry = d.Code, d.Rule, d.RetryAfter
+			code, rule, retry = codeOf(d.Verdict), d.Rule, d.RetryAfter
 		}
 		if answered > 0 {
 			st.answer = append(st.answer, ',')
@@ -106,8 +107,8 @@ const (
 
 // Refusals of calls no rule is asked about: a parser differential could
 // make the child run another tool than the one aegis would judge.
-func refuseMalformed(set string) Decision {
-	return Decision{Verdict: record.VerdictDenied, Set: set, Code: CodePolicyDenied}
+func refuseMalformed(set string) gate.Decision {
+	return gate.Decision{Verdict: gate.Denied, Set: set}
 }
 
 const refusalHead = `{"jsonrpc":"2.0","id":`

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/frame"
+	"github.com/aegisrelay/aegis/gate"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 )
@@ -46,7 +47,7 @@ type Config struct {
 	// Gate enforces a policy; nil is pass-through. With a Gate,
 	// Client is required: the writer the Downstream pump writes to, where
 	// refusal frames go too (the relay serialises the two writers' lines).
-	Gate   Gate
+	Gate   gate.Gate
 	Client io.Writer
 	// CallTimeout, when positive, is how long a tools/call may go
 	// unanswered after its request was released to the child: then the

@@ -43,7 +43,7 @@ import (
 type timeouts struct {
 	d      time.Duration
 	reason string     // the reason of every timeout outcome
-	fault  chan error // a journal failure met by expire, for Session; nil without a CallTimeout
+	fault  chan error // a journal failure met by expire (Relay.Fault); nil without a CallTimeout
 
 	// Under Relay.mu.
 	timer *time.Timer // runs expire; made on first use
@@ -173,9 +173,9 @@ func (r *Relay) expire() {
 	r.writeClient(buf)
 }
 
-// failed passes a journal failure that expire met on to Session, which
-// then ends the session as when a pump fails; the end of the session
-// (ErrEnded) is no failure.
+// failed passes a journal failure that expire met on to Relay.Fault, whose
+// reader then ends the session as when a pump fails; the end of the
+// session (ErrEnded) is no failure.
 func (tm *timeouts) failed(err error) {
 	if errors.Is(err, ErrEnded) {
 		return
@@ -185,3 +185,10 @@ func (tm *timeouts) failed(err error) {
 	default:
 	}
 }
+
+// Fault returns the channel on which a journal failure that the timeout
+// timer meets is delivered, at most once: no pump returns it while both
+// are blocked in reads, so whoever runs the pumps must end the session on
+// it as on a pump's error (package documentation, "Failing closed").
+// Without a CallTimeout it is nil, and a receive from it blocks forever.
+func (r *Relay) Fault() <-chan error { return r.tm.fault }

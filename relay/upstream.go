@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/frame"
+	"github.com/aegisrelay/aegis/gate"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 )
@@ -18,11 +19,11 @@ type upstream struct {
 	calls []*call // calls this run added to the table of calls in flight
 
 	// With a Gate only.
-	drops   [][2]int   // byte ranges of the run that must not reach the child
-	answer  []byte     // refusal frames for the client, each ending in '\n'
-	refused bool       // a refusal's records were appended this run
-	decs    []Decision // the current frame's decisions, one per call
-	refs    []refusal  // the current frame's refused calls that get an outcome
+	drops   [][2]int        // byte ranges of the run that must not reach the child
+	answer  []byte          // refusal frames for the client, each ending in '\n'
+	refused bool            // a refusal's records were appended this run
+	decs    []gate.Decision // the current frame's decisions, one per call
+	refs    []refusal       // the current frame's refused calls that get an outcome
 }
 
 // drop marks chunk[start:end] as not to be relayed.

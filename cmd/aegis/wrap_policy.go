@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/aegisrelay/aegis/gate"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/policy"
 	"github.com/aegisrelay/aegis/relay"
@@ -60,7 +61,7 @@ func (w *wrapPolicy) set() string {
 
 // relayGate is the relay's Gate: a nil interface without a policy (a nil
 // *policy.Gate in a non-nil interface would not be pass-through).
-func (w *wrapPolicy) relayGate() relay.Gate {
+func (w *wrapPolicy) relayGate() gate.Gate {
 	if w == nil {
 		return nil
 	}
