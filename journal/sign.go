@@ -73,45 +73,13 @@ func rootPublicKey(key crypto.Signer) (ed25519.PublicKey, error) {
 	return pub, nil
 }
 
-// rootNoteSigner signs checkpoints of origin (package tlog's signed
-// notes) with the root key, any crypto.Signer of Ed25519: its key name is
-// the origin and its key hash the one note.NewEd25519VerifierKey gives,
-// as tlog.Signer's. Each Sign is one signature by the root: through an
+// newRootNoteSigner returns the signer of checkpoints of origin (package
+// tlog's signed notes) with the root key, any crypto.Signer of Ed25519
+// (tlog.Signer). Each Sign is one signature by the root: through an
 // ssh-agent, one round trip, made on the checkpointer's goroutine, off
 // the records' path.
-type rootNoteSigner struct {
-	origin string
-	hash   uint32
-	key    crypto.Signer
-	pub    ed25519.PublicKey
-}
-
 func newRootNoteSigner(origin string, key crypto.Signer) (note.Signer, error) {
-	if k, ok := key.(ed25519.PrivateKey); ok {
-		return tlog.Signer(origin, k)
-	}
-	pub, err := rootPublicKey(key)
-	if err != nil {
-		return nil, err
-	}
-	v, err := tlog.Verifier(origin, pub)
-	if err != nil {
-		return nil, err
-	}
-	return &rootNoteSigner{origin: origin, hash: v.KeyHash(), key: key, pub: pub}, nil
-}
-
-func (s *rootNoteSigner) Name() string    { return s.origin }
-func (s *rootNoteSigner) KeyHash() uint32 { return s.hash }
-
-// Sign signs msg and checks the signature: a signer that returns anything
-// else would leave a checkpoint no one can verify.
-func (s *rootNoteSigner) Sign(msg []byte) ([]byte, error) {
-	sig, err := s.key.Sign(nil, msg, crypto.Hash(0))
-	if err == nil && !ed25519.Verify(s.pub, msg, sig) {
-		err = fmt.Errorf("%w: the root key's signature of a checkpoint does not verify", record.ErrKey)
-	}
-	return sig, err
+	return tlog.Signer(origin, key)
 }
 
 // sessionKey is the public half of a journal's session key and the root

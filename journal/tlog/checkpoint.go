@@ -2,16 +2,19 @@ package tlog
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ed25519"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"filippo.io/torchwood"
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // OriginPrefix begins every origin aegis gives a log: part of the format.
@@ -55,15 +58,51 @@ func VerifierKey(origin string, pub ed25519.PublicKey) (string, error) {
 	return note.NewEd25519VerifierKey(origin, pub)
 }
 
-// Signer returns the note signer of checkpoints of origin with key.
-func Signer(origin string, key ed25519.PrivateKey) (note.Signer, error) {
-	v, err := Verifier(origin, key.Public().(ed25519.PublicKey))
+// Signer returns the note signer of checkpoints of origin with key, any
+// crypto.Signer of Ed25519 (an ed25519.PrivateKey, a key an ssh-agent
+// holds): its key name is the origin and its key hash the one x/mod's
+// note gives the verifier key (VerifierKey), so that what it signs opens
+// with Verifier. No private key string is made: the key signs the note
+// itself. A signature by a key that is not an ed25519.PrivateKey is
+// checked before it is returned, since a signer that returns anything
+// else would leave a checkpoint no one can verify. A key that is not
+// Ed25519, or a signature that does not verify, is an error matching
+// record.ErrKey.
+func Signer(origin string, key crypto.Signer) (note.Signer, error) {
+	pub, ok := key.Public().(ed25519.PublicKey)
+	if !ok || len(pub) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%w: signing key is %T, not Ed25519", record.ErrKey, key.Public())
+	}
+	v, err := Verifier(origin, pub)
 	if err != nil {
 		return nil, err
 	}
-	skey := fmt.Sprintf("PRIVATE+KEY+%s+%08x+%s", origin, v.KeyHash(),
-		base64.StdEncoding.EncodeToString(append([]byte{1}, key.Seed()...)))
-	return note.NewSigner(skey)
+	_, check := key.(ed25519.PrivateKey)
+	return &noteSigner{name: origin, hash: v.KeyHash(), key: key, pub: pub, check: !check}, nil
+}
+
+// noteSigner is Signer's note.Signer. It is safe for concurrent use if
+// its key is.
+type noteSigner struct {
+	name  string
+	hash  uint32
+	key   crypto.Signer
+	pub   ed25519.PublicKey
+	check bool // verify each signature: the key is not known to be sound
+}
+
+func (s *noteSigner) Name() string    { return s.name }
+func (s *noteSigner) KeyHash() uint32 { return s.hash }
+
+func (s *noteSigner) Sign(msg []byte) ([]byte, error) {
+	sig, err := s.key.Sign(nil, msg, crypto.Hash(0))
+	if err != nil {
+		return nil, fmt.Errorf("signing a checkpoint: %w", err)
+	}
+	if s.check && !ed25519.Verify(s.pub, msg, sig) {
+		return nil, fmt.Errorf("%w: the key's signature of a checkpoint does not verify", record.ErrKey)
+	}
+	return sig, nil
 }
 
 // Sign returns c as a signed note.
@@ -88,26 +127,21 @@ func Open(msg []byte, pub ed25519.PublicKey) (Checkpoint, error) {
 	return ParseBody(n.Text)
 }
 
-// ParseBody parses a checkpoint's note text, unsigned.
+// ParseBody parses a checkpoint's note text, unsigned, as a C2SP
+// tlog-checkpoint: torchwood's parser, which bounds its size (1 MB),
+// holds the size to a canonical decimal and the root to 32 bytes of
+// base64, and allows after the root only extension lines, each non-empty
+// and ended by '\n'. The extension lines are not kept; an empty origin
+// is refused too.
 func ParseBody(text string) (Checkpoint, error) {
-	var c Checkpoint
-	lines := strings.SplitN(text, "\n", 4)
-	if len(lines) < 4 {
-		return c, fmt.Errorf("%w: fewer than three lines", ErrCheckpoint)
+	tc, err := torchwood.ParseCheckpoint(text)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("%w: %v", ErrCheckpoint, err)
 	}
-	c.Origin = lines[0]
-	if c.Origin == "" {
-		return c, fmt.Errorf("%w: empty origin", ErrCheckpoint)
+	if tc.Origin == "" {
+		return Checkpoint{}, fmt.Errorf("%w: empty origin", ErrCheckpoint)
 	}
-	size, err := strconv.ParseUint(lines[1], 10, 64)
-	if err != nil || strconv.FormatUint(size, 10) != lines[1] {
-		return c, fmt.Errorf("%w: tree size %q is not a decimal number", ErrCheckpoint, lines[1])
-	}
-	c.Size = size
-	if err := c.Root.UnmarshalText([]byte(lines[2])); err != nil {
-		return c, fmt.Errorf("%w: root: %v", ErrCheckpoint, err)
-	}
-	return c, nil
+	return Checkpoint{Origin: tc.Origin, Size: uint64(tc.N), Root: Hash(tc.Hash)}, nil
 }
 
 // Split cuts a file of signed notes written one after the other (a

@@ -21,7 +21,8 @@
 // the SHA-256 of leaf i−1 (64 zeros for seq 0). Lines that are no part of
 // the chain are not leaves: a torn line (the bytes a crash left, which a
 // recovery record answers), the lines after a hole, a line too long to
-// be a record. A torn line that was a whole record but for its '\n' has
+// be a record (record.PeekChain reads a line's seq and prev, and
+// passes over what cannot be a record). A torn line that was a whole record but for its '\n' has
 // the seq and prev of the recovery that answers it; the later of the
 // two, the recovery, is the leaf. The segments of a rotated log are read
 // as one, in seq order, compressed or not.
@@ -55,14 +56,15 @@
 //
 //	— <origin> <base64 of 4-byte key hash ‖ 64-byte Ed25519 signature>\n
 //
-// by the log's own Ed25519 key (the key of its session_start records),
-// in the note format: the key hash is the first 4 bytes of
+// by the log's root key (Signer: any crypto.Signer of Ed25519, an
+// ssh-agent's key included), in the note format: the key hash is the first 4 bytes of
 // SHA-256(<origin> ‖ "\n" ‖ 0x01 ‖ public key), and the signature is over
 // the text. Any signed-note verifier holding the note verifier key
 // <origin>+<key hash hex>+<base64 of 0x01 ‖ public key> (VerifierKey)
 // checks it; the tree size is the number of leaves: records seq 0 to
-// size−1. Open reads one; extension lines after the root are allowed and
-// ignored. A history is checkpoints written one after the other (Split).
+// size−1. Open reads one, its text with torchwood's C2SP parser
+// (ParseBody): at most 1 MB, extension lines after the root allowed, each
+// non-empty and ended by '\n', and ignored. A history is checkpoints written one after the other (Split).
 // A crash during an append can leave its last one cut short, anywhere
 // before the '\n' that ends its signature line. SplitHistory sets
 // such a torn tail apart, and CheckFiles reports it as ErrTorn, which
