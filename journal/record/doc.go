@@ -1,10 +1,18 @@
 // Package record is the format of aegis's audit log: the bytes of every
 // line, the record kinds and their fields, the hash chain, the signature
-// rules, and the head file's one line. It encodes records (Body's
-// AppendFields, AppendTime, AppendSig, …) and decodes them (Decoder), and
-// reads and writes the keys that sign them. It does no I/O on logs:
+// rules, and the head file's one line. It encodes records (AppendCommon,
+// Body's AppendFields, AppendSig) and decodes them (Decoder, PeekChain),
+// and reads and writes the keys that sign them. It does no I/O on logs:
 // package journal writes them, package segment reads their files, package
 // verify judges them.
+//
+// Every part of a line is spelled here, once: the common fields
+// (AppendCommon, LineStart) that package journal's writer appends and the
+// decoder's canonical check re-encodes, the field names the canonical
+// scanner reads, the one time encoder (AppendTime), and the cheap read of
+// a line's seq and prev (PeekChain) by which package tlog picks the
+// tree's leaves. Package segment tells a log's first bytes, and a torn
+// line's, by LineStart.
 //
 // The constants marked as part of the format (Version, TimeLayout,
 // MaxLine, MaxValueBytes, PrefixBytes, the kind names, verdicts, statuses
