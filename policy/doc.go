@@ -1,7 +1,9 @@
 // Package policy reads aegis's tool-identity policy files and decides, by
-// tool name alone, whether a tools/call may reach the child. It
-// implements relay.Gate: the relay asks it about every well-formed call
+// tool name alone, whether a tools/call may reach the child. Its Gate
+// implements gate.Gate: the relay asks it about every well-formed call
 // before the frame carrying the call may move, and refuses the rest itself.
+// It imports the gate contract alone of the relay's side, never the relay
+// or the journal: a decision is a gate.Decision, which the relay records.
 //
 // # The file (version 1)
 //
@@ -47,7 +49,9 @@
 // The rule set is named by the SHA-256 of the file's bytes ("sha256:…"),
 // recorded in session_start, in every intent, and in policy_reload. The
 // deciding rule is named "rules[i] <pattern>" (i from 0), or "default".
-// Decisions are lookups, not a scan of the rules (see index.go): exact
+// A deny rule (or default: deny) decides gate.Denied, an approve rule
+// gate.PendingApproval, an allow rule over its rate gate.RateLimited, and
+// any other allow gate.Allowed. Decisions are lookups, not a scan of the rules (see index.go): exact
 // names by map, globs by their literal prefix or suffix; only globs with
 // neither ("*x*") are scanned, and their answers are cached per name.
 //

@@ -1,10 +1,12 @@
 // Package relay moves the bytes of one MCP stdio session between a client
 // and a child server and records every tools/call that crosses it in a
 // journal. Relay is the recorder and its two pumps, Upstream
-// (client→child) and Downstream (child→client); Session runs a child under
-// a Relay from start to exit status. This comment is the relay's contract:
-// what reaches each side, in what order, and when the records describing it
-// are durable.
+// (client→child) and Downstream (child→client), which read and write any
+// io.Reader and io.Writer: the relay knows nothing of processes. Package
+// supervise runs a child under a Relay from start to exit status; package
+// gate is the contract with the policy it enforces. This comment is the
+// relay's contract: what reaches each side, in what order, and when the
+// records describing it are durable.
 //
 // # Byte identity
 //
@@ -121,9 +123,14 @@
 // # Gating and refusals
 //
 // With a Gate (which requires Config.Client), every frame that carries a
-// tools/call is decided whole under one rule set (Gate, FrameDecider). A
-// malformed call, or one that names no tool, is refused without asking
-// the Gate: readers could disagree about which tool it runs. If any call
+// tools/call is decided whole under one rule set (gate.Gate,
+// gate.FrameDecider). A decision's verdict is recorded in the intent, and
+// a refused one names the refusal's code: gate.Denied POLICY_DENIED,
+// gate.RateLimited RATE_LIMITED, gate.PendingApproval PENDING_APPROVAL; a
+// verdict the relay does not know, the zero Decision's included, refuses
+// as denied. A malformed call, or one that names no tool, is refused
+// without asking the Gate: readers could disagree about which tool it
+// runs. If any call
 // of a frame is refused the whole frame is: its line is dropped, every
 // intent says refused, every call with an id gets a host_denied outcome
 // (ReasonNotExecuted, or ReasonSibling for the calls refused for a
@@ -148,45 +155,18 @@
 //
 // Once the journal has failed (journal.ErrIO), nothing more moves either
 // way, recorded or not: both pumps return the error at once, even one
-// blocked in a read, and drop what they hold unwritten. Session then ends
-// the child and exits with exitcode.AuditIO, without session_end, which
+// blocked in a read, and drop what they hold unwritten; whoever runs them
+// (package supervise) then ends the session without session_end, which
 // could not be written. After End, the pumps fail with ErrEnded and Note
 // refuses, so that nothing follows session_end. A failure that the
 // timeout timer meets (Config.CallTimeout) writes nothing to the client
-// and reaches Session directly, which ends the session the same way; the
-// pumps fail at their next line.
-//
-// # Lifecycle
-//
-// Session starts the child in its own process group and, under
-// --confine, makes its enforcement record durable before any line moves.
-// No byte moves either way before Session.Ready has returned (wrap makes
-// session_start durable there); it runs while the child starts, so the
-// sync and the child's start overlap. Then:
-//
-//   - at the client's EOF the child's stdin is closed; it has the grace
-//     period to exit, then gets SIGTERM, then after another grace period
-//     SIGKILL;
-//   - on a line too long or an audit I/O failure the child's stdin is
-//     closed and it gets SIGTERM at once, then SIGKILL after the grace;
-//   - a signal aegis receives is passed to the child's process group while
-//     the child lives; SIGHUP does not by itself end the session;
-//   - once the child has exited, its output is relayed until EOF or for
-//     the grace period at most (a grandchild may hold the pipe open);
-//   - every call still in flight then gets an outcome (unanswered, or
-//     seccomp_killed for a SIGSYS under the seccomp filter), and
-//     session_end is appended and made durable.
-//
-// wrap's exit status is the child's, or 128+N if it died of signal N;
-// exitcode.FrameTooLarge or exitcode.AuditIO when the session failed
-// (session_end still records how the child ended); exitcode.Confinement
-// when confinement was refused; exitcode.CannotExec or
-// exitcode.CannotStart when the child could not be started.
+// and is delivered on Relay.Fault, on which the session ends the same
+// way; the pumps fail at their next line.
 //
 // # Concurrency
 //
 // A Relay's methods are safe for its two pumps and one controller (the
-// goroutine calling End, Note and Counts). Each pump runs on the goroutine
+// goroutine calling End, Note, Counts and Fault). Each pump runs on the goroutine
 // that calls it and one more that it starts to read. With a CallTimeout,
 // one timer (time.AfterFunc) answers the calls that time out, on its own
 // goroutine; End stops it.

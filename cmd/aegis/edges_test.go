@@ -13,7 +13,7 @@ import (
 
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/relay"
+	"github.com/aegisrelay/aegis/supervise"
 )
 
 // Bad input at the edges: what the binary does, run as a user runs it,
@@ -406,8 +406,8 @@ func TestSIGSYSAttribution(t *testing.T) {
 			t.Fatalf("wrap = exit %d; want %d\n%s", code, 128+int(syscall.SIGSYS), stderr)
 		}
 		end := f.sessionEnd(t)
-		if end.SeccompKilled || end.ExitSignal != "SIGSYS" || end.Detail != relay.SIGSYSUnfiltered {
-			t.Errorf("session_end = seccomp_killed %v, signal %q, detail %q; want false, SIGSYS, %q", end.SeccompKilled, end.ExitSignal, end.Detail, relay.SIGSYSUnfiltered)
+		if end.SeccompKilled || end.ExitSignal != "SIGSYS" || end.Detail != supervise.SIGSYSUnfiltered {
+			t.Errorf("session_end = seccomp_killed %v, signal %q, detail %q; want false, SIGSYS, %q", end.SeccompKilled, end.ExitSignal, end.Detail, supervise.SIGSYSUnfiltered)
 		}
 		for _, r := range f.records(t) {
 			if o, ok := r.Body.(*record.Outcome); ok && o.Status != record.StatusUnanswered {
@@ -435,8 +435,8 @@ func TestSIGSYSAttribution(t *testing.T) {
 			t.Fatalf("wrap --confine = exit %d; want %d\n%s", code, 128+int(syscall.SIGSYS), stderr)
 		}
 		end := f.sessionEnd(t)
-		if !end.SeccompKilled || end.Detail != relay.SIGSYSFiltered || !strings.Contains(end.Detail, "sent itself") {
-			t.Errorf("session_end = seccomp_killed %v, detail %q; want true, %q", end.SeccompKilled, end.Detail, relay.SIGSYSFiltered)
+		if !end.SeccompKilled || end.Detail != supervise.SIGSYSFiltered || !strings.Contains(end.Detail, "sent itself") {
+			t.Errorf("session_end = seccomp_killed %v, detail %q; want true, %q", end.SeccompKilled, end.Detail, supervise.SIGSYSFiltered)
 		}
 		f.mustVerify(t, exitcode.OK)
 	})

@@ -13,13 +13,13 @@ import (
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/relay"
+	"github.com/aegisrelay/aegis/supervise"
 )
 
 // wrapEnd is what wrap knows when a session has ended: all that
 // endSentence explains.
 type wrapEnd struct {
-	Result   relay.Result
+	Result   supervise.Result
 	CloseErr error            // what closing the journal returned
 	Argv     []string         // the child's argv
 	Confine  *confine.Profile // nil without --confine

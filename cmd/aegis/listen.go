@@ -22,6 +22,7 @@ import (
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
+	"github.com/aegisrelay/aegis/supervise"
 )
 
 // listenFlags are wrap's flags for serving MCP Streamable HTTP
@@ -236,8 +237,8 @@ func (w wrapSession) startSession(j *journal.Journal, start *record.SessionStart
 		return nil, err
 	}
 	r := relay.New(relay.Config{Journal: h, MaxFrame: w.maxFrame, MaxPending: w.maxPending, Gate: w.pol.relayGate(), Client: c.Out, CallTimeout: w.callTimeout})
-	s := &relay.Session{
-		Relay: r, Journal: h, Argv: w.argv, Env: w.env, Confine: w.prof, Grace: w.grace,
+	s := &supervise.Session{
+		Relay: r, Journal: h, Argv: w.argv, Env: w.env, Launcher: launcher(w.prof), Grace: w.grace,
 		Stdin: c.In, Stdout: c.Out, Stderr: os.Stderr, Logf: logf,
 		Ready: func() error { return h.Wait(seq, journal.BeforeRequest) },
 	}

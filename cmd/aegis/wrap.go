@@ -15,6 +15,7 @@ import (
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
+	"github.com/aegisrelay/aegis/supervise"
 )
 
 // wrapExamples is wrap's --help after its flags.
@@ -66,7 +67,7 @@ func runWrap(args []string) int {
 	maxFrame := fs.String("max-frame", "64MiB", "longest line either way, its newline counted, in bytes (KiB, MiB, GiB suffixes); longer ends the session with exit 65 (over --listen, a longer body is answered 413)")
 	maxPending := fs.Int("max-pending", relay.DefaultMaxPending, "calls in flight tracked; beyond it the oldest is recorded unanswered")
 	callTimeout := fs.Duration("call-timeout", 0, "answer a tools/call the child has not answered after `D` with a CALL_TIMEOUT error, record it timeout, and drop the late answer (0: never)")
-	grace := fs.Duration("grace", relay.DefaultGrace, "how long the child has to exit after its stdin closes, and after SIGTERM")
+	grace := fs.Duration("grace", supervise.DefaultGrace, "how long the child has to exit after its stdin closes, and after SIGTERM")
 	policyPath := fs.String("policy", "", "enforce the tool policy in `FILE` (see 'aegis policy --help'); SIGHUP or a change of the file reloads it")
 	cf := addConfineFlags(fs)
 	rf := addRotateFlags(fs)      // wrap_rotate.go
@@ -257,13 +258,13 @@ func (w wrapSession) run(j *journal.Journal, startSeq uint64) int {
 		return w.serve(j, startSeq) // listen.go
 	}
 	r := relay.New(relay.Config{Journal: j, MaxFrame: w.maxFrame, MaxPending: w.maxPending, Gate: w.pol.relayGate(), Client: os.Stdout, CallTimeout: w.callTimeout})
-	s := &relay.Session{
+	s := &supervise.Session{
 		Relay: r, Journal: j, Argv: w.argv, Grace: w.grace,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: w.sigs,
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) },
 	}
 	stopPolicy := w.pol.start(r, s.Logf)
-	s.Env, s.Confine = w.env, w.prof
+	s.Env, s.Launcher = w.env, launcher(w.prof) // wrap_confine.go
 	s.Ready = func() error { return j.Wait(startSeq, journal.BeforeRequest) }
 	res := s.Run()
 	stopPolicy()

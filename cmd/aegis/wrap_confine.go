@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/supervise"
 )
 
 // confineFlags are wrap's confinement and child-environment flags
@@ -126,6 +128,46 @@ func confineExec(args []string) (code int, ok bool) {
 		return confine.Main(args[2:]), true
 	}
 	return 0, false
+}
+
+// launcher is how a session starts its child: as it is without --confine,
+// through the confinement helper with it.
+func launcher(p *confine.Profile) supervise.Launcher {
+	if p == nil {
+		return supervise.Exec{}
+	}
+	return confineLauncher{prof: *p}
+}
+
+// confineLauncher starts the child as `aegis __confine-exec -- argv…`
+// (confine.Command), which restricts itself to prof and then execs argv.
+type confineLauncher struct{ prof confine.Profile }
+
+func (l confineLauncher) Command(argv, env []string) (*exec.Cmd, supervise.Launch, error) {
+	cmd, launch, err := confine.Command(l.prof, argv, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cmd, confineLaunch{launch}, nil
+}
+
+// confineLaunch reads the helper's report (confine.Launch) as the session
+// takes it: the enforcement record, and whether seccomp was applied.
+type confineLaunch struct{ l *confine.Launch }
+
+func (c confineLaunch) Started() { c.l.Started() }
+func (c confineLaunch) Close()   { c.l.Close() }
+
+func (c confineLaunch) Report() (supervise.Report, error) {
+	rep, err := c.l.Report()
+	if err != nil {
+		return supervise.Report{}, err
+	}
+	r := supervise.Report{Refused: rep.Refused, ExecError: rep.ExecError}
+	if rep.Enforced != nil {
+		r.Enforcement, r.Seccomp = rep.Enforced.Record(), rep.Enforced.SeccompApplied
+	}
+	return r, nil
 }
 
 // confineRequest is session_start's "confine": the profile as requested, or

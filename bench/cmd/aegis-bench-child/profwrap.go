@@ -11,6 +11,7 @@ import (
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
+	"github.com/aegisrelay/aegis/supervise"
 )
 
 // profWrap is aegis wrap's wiring, as in cmd/aegis/wrap.go without policy,
@@ -49,7 +50,7 @@ func profWrap(audit, keyPath, durability, profile string, size int) int {
 		return fail(err)
 	}
 	r := relay.New(relay.Config{Journal: j, Client: os.Stdout})
-	s := &relay.Session{
+	s := &supervise.Session{
 		Relay: r, Journal: j, Argv: argv,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: sigs,
 		Logf: func(format string, args ...any) {

@@ -1,4 +1,4 @@
-package relay
+package supervise
 
 import (
 	"errors"
@@ -9,13 +9,14 @@ import (
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/relay"
 )
 
 // TestExitStatus: how a session ended decides wrap's exit status, the
 // session_end record and the outcome of the calls still in flight, with no
 // child to run.
 func TestExitStatus(t *testing.T) {
-	tooLarge := fmt.Errorf("read: %w", ErrFrameTooLarge)
+	tooLarge := fmt.Errorf("read: %w", relay.ErrFrameTooLarge)
 	auditIO := fmt.Errorf("sync: %w", journal.ErrIO)
 	unanswered := record.StatusUnanswered
 	tests := []struct {

@@ -1,4 +1,4 @@
-package relay_test
+package supervise_test
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
+	"github.com/aegisrelay/aegis/supervise"
 )
 
 // TestSessionReady: no byte moves either way before Session.Ready returns
@@ -62,7 +63,7 @@ func TestSessionReady(t *testing.T) {
 			got := filepath.Join(dir, "got")
 			release, started := make(chan error), make(chan struct{})
 			r := relay.New(relay.Config{Journal: j})
-			s := &relay.Session{
+			s := &supervise.Session{
 				Relay: r, Journal: j, Grace: 2 * time.Second,
 				Argv:  []string{"sh", "-c", `printf '%s\n' '` + hello + `'; while read -r l; do printf '%s\n' "$l" >> ` + got + `; done`},
 				Stdin: stdinR, Stdout: outW, Stderr: devnull,
@@ -74,7 +75,7 @@ func TestSessionReady(t *testing.T) {
 					return j.Wait(seq, journal.BeforeRequest)
 				},
 			}
-			done := make(chan relay.Result, 1)
+			done := make(chan supervise.Result, 1)
 			go func() { done <- s.Run() }()
 			<-started
 			if _, err := stdinW.WriteString(tcall("1", "echo") + "\n"); err != nil {
@@ -111,7 +112,7 @@ func TestSessionReady(t *testing.T) {
 				}
 				stdinW.Close()
 			}
-			var res relay.Result
+			var res supervise.Result
 			select {
 			case res = <-done:
 			case <-time.After(20 * time.Second):

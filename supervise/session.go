@@ -1,4 +1,4 @@
-package relay
+package supervise
 
 import (
 	"errors"
@@ -9,10 +9,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/relay"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,12 +20,13 @@ import (
 // and again after SIGTERM, before the next step.
 const DefaultGrace = 5 * time.Second
 
-// Session runs one child under a Relay: it starts the child, pumps both
-// ways, forwards signals, ends the child (stdin EOF, grace, SIGTERM, grace,
-// SIGKILL) and writes the session's last records. The caller has already
-// appended session_start.
+// Session runs one child under a relay.Relay: it starts the child
+// (through its Launcher), runs the relay's two pumps, forwards signals,
+// ends the child (stdin EOF, grace, SIGTERM, grace, SIGKILL) and writes the
+// session's last records. The caller has already appended session_start.
+// A Session is run once.
 type Session struct {
-	Relay   *Relay
+	Relay   *relay.Relay
 	Journal *journal.Journal
 	Argv    []string
 	Env     []string // nil: aegis's own environment
@@ -36,10 +37,11 @@ type Session struct {
 	Signals <-chan os.Signal
 	// Logf prints an aegis: diagnostic.
 	Logf func(format string, args ...any)
-	// Confine, when set, starts the child through the confinement helper
-	// (confine.Command) and appends the enforcement record, durable, before
-	// any frame moves; a refusal ends the session with exitcode.Confinement.
-	Confine *confine.Profile
+	// Launcher makes the child's command; nil is Exec. A launcher whose
+	// Launch reports what it enforced (confinement) has its enforcement
+	// record appended, durable, before any frame moves; a refusal ends the
+	// session with exitcode.Confinement.
+	Launcher Launcher
 	// Ready, when set, is waited for before either pump moves a byte:
 	// wrap makes session_start durable there. It runs while the child
 	// starts, so that a harness spawning a server pays the sync and the
@@ -92,7 +94,7 @@ type child struct {
 	cmd     *exec.Cmd
 	stdin   *os.File // the write end of the child's stdin
 	stdout  *os.File // the read end of the child's stdout
-	seccomp bool     // the confinement helper applied its seccomp filter
+	seccomp bool     // a seccomp filter was applied to it (Report.Seccomp)
 }
 
 // closePipes closes aegis's ends of the child's pipes.
@@ -101,13 +103,13 @@ func (c *child) closePipes() {
 	c.stdout.Close()
 }
 
-// startChild starts the child, and under --confine has its enforcement
-// recorded (enforce). If the child does not start it returns the finished
-// Result and ok false, with every descriptor it opened closed.
+// startChild starts the child, and has its enforcement recorded (enforce)
+// if its Launch reports one. If the child does not start it returns the
+// finished Result and ok false, with every descriptor it opened closed.
 func (s *Session) startChild() (c *child, res Result, ok bool) {
 	var (
 		opened []*os.File
-		launch *confine.Launch
+		launch Launch
 	)
 	failed := func(res Result) (*child, Result, bool) {
 		for _, f := range opened {
@@ -130,12 +132,13 @@ func (s *Session) startChild() (c *child, res Result, ok bool) {
 	opened = append(opened, outR, outW)
 	growPipe(inW)
 	growPipe(outR)
-	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
-	cmd.Env = s.Env
-	if s.Confine != nil {
-		if cmd, launch, err = confine.Command(*s.Confine, s.Argv, s.Env); err != nil {
-			return failed(Result{Exit: exitcode.Confinement, Err: err, End: record.SessionEnd{Reason: record.EndConfinementRefused, Detail: err.Error(), ExitCode: exitcode.Confinement}})
-		}
+	l := s.Launcher
+	if l == nil {
+		l = Exec{}
+	}
+	cmd, launch, err := l.Command(s.Argv, s.Env)
+	if err != nil {
+		return failed(Result{Exit: exitcode.Confinement, Err: err, End: record.SessionEnd{Reason: record.EndConfinementRefused, Detail: err.Error(), ExitCode: exitcode.Confinement}})
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, s.Stderr
 	// Its own process group: a terminal's ^C reaches aegis alone, which
@@ -254,7 +257,7 @@ func (sv *supervisor) supervise() {
 			sv.downstreamEnded(err)
 		case ex := <-exit:
 			sv.childExited(ex, downDone != nil)
-		case err := <-s.Relay.tm.fault:
+		case err := <-s.Relay.Fault():
 			// A timeout's records could not be written: as when a pump
 			// fails, though both may be blocked in reads.
 			sv.pumpFailed(err)
@@ -275,7 +278,7 @@ func (sv *supervisor) upstreamEnded(err error) {
 		if sv.state == nil {
 			sv.stop(false)
 		}
-	case errors.Is(err, ErrFrameTooLarge), errors.Is(err, journal.ErrIO):
+	case errors.Is(err, relay.ErrFrameTooLarge), errors.Is(err, journal.ErrIO):
 		sv.pumpFailed(err)
 	default: // the child's stdin is gone: wait for it to exit
 		sv.closeStdin()
@@ -283,7 +286,7 @@ func (sv *supervisor) upstreamEnded(err error) {
 }
 
 func (sv *supervisor) downstreamEnded(err error) {
-	if err != nil && !errors.Is(err, ErrEnded) {
+	if err != nil && !errors.Is(err, relay.ErrEnded) {
 		sv.pumpFailed(err)
 		if sv.failure == nil {
 			sv.logf("%v", err)
@@ -362,7 +365,7 @@ func (sv *supervisor) pumpFailed(err error) {
 		return
 	}
 	switch {
-	case errors.Is(err, ErrFrameTooLarge):
+	case errors.Is(err, relay.ErrFrameTooLarge):
 		sv.reason, sv.failure = record.EndFrameTooLarge, err
 	case errors.Is(err, journal.ErrIO):
 		sv.reason, sv.failure = record.EndAuditIOError, err
@@ -396,7 +399,7 @@ type ending struct {
 	code    int            // the child's exit status, if it exited
 	signal  syscall.Signal // the signal that killed the child; 0 if it exited
 	seccomp bool           // the seccomp filter was applied to the child
-	failure error          // what ended the session early (ErrFrameTooLarge, journal.ErrIO), or nil
+	failure error          // what ended the session early (relay.ErrFrameTooLarge, journal.ErrIO), or nil
 }
 
 // exitStatus maps how a session ended to its Result (wrap's exit status,
@@ -434,7 +437,7 @@ func exitStatus(e ending) (res Result, status, why string) {
 	}
 	if e.failure != nil {
 		res.Exit = exitcode.AuditIO
-		if errors.Is(e.failure, ErrFrameTooLarge) {
+		if errors.Is(e.failure, relay.ErrFrameTooLarge) {
 			res.Exit = exitcode.FrameTooLarge
 		}
 		res.End.Detail = e.failure.Error()
@@ -451,14 +454,14 @@ const (
 	SIGSYSUnfiltered = "SIGSYS with no seccomp filter applied: sent by the child itself or another process, not a seccomp kill"
 )
 
-// enforce reads what the confinement helper enforced and appends it as the
-// enforcement record, durable (as the level makes anything durable before a
-// response moves) before Run starts the pumps: no frame moves before it;
-// seccomp says whether the helper applied the seccomp filter. If the
-// helper refused, or exec failed, or the record could not be written, it
-// waits for the helper, closes the child's pipes and returns the finished
-// Result with ok false.
-func (s *Session) enforce(c *child, launch *confine.Launch) (res Result, seccomp, ok bool) {
+// enforce reads what the child's launch enforced and appends it as the
+// enforcement record, durable (as the level makes anything durable before
+// a response moves) before Run starts the pumps: no frame moves before it;
+// seccomp says whether a seccomp filter was applied. If the launcher
+// refused, or exec failed, or the record could not be written, it waits
+// for the child, closes its pipes and returns the finished Result with ok
+// false.
+func (s *Session) enforce(c *child, launch Launch) (res Result, seccomp, ok bool) {
 	cmd := c.cmd
 	rep, err := launch.Report()
 	switch {
@@ -469,8 +472,8 @@ func (s *Session) enforce(c *child, launch *confine.Launch) (res Result, seccomp
 		res = Result{Exit: exitcode.Confinement, Err: fmt.Errorf("confinement refused: %s", rep.Refused),
 			End: record.SessionEnd{Reason: record.EndConfinementRefused, Detail: rep.Refused, ExitCode: exitcode.Confinement}}
 	}
-	if res.Err == nil && rep.Enforced != nil {
-		seq, err := s.Journal.Append(rep.Enforced.Record())
+	if res.Err == nil && rep.Enforcement != nil {
+		seq, err := s.Journal.Append(rep.Enforcement)
 		if err == nil {
 			err = s.Journal.Wait(seq, journal.BeforeResponse)
 		}
@@ -482,7 +485,7 @@ func (s *Session) enforce(c *child, launch *confine.Launch) (res Result, seccomp
 			return Result{Exit: exitcode.AuditIO, Err: err}, false, false
 		}
 	}
-	if res.Err == nil && (rep.Enforced == nil || rep.ExecError != "") {
+	if res.Err == nil && (rep.Enforcement == nil || rep.ExecError != "") {
 		detail := rep.ExecError
 		if detail == "" {
 			detail = "the confinement helper reported nothing enforced"
@@ -491,7 +494,7 @@ func (s *Session) enforce(c *child, launch *confine.Launch) (res Result, seccomp
 			End: record.SessionEnd{Reason: record.EndChildStartFailed, Detail: detail}}
 	}
 	if res.Err == nil {
-		return Result{}, rep.Enforced.SeccompApplied, true
+		return Result{}, rep.Seccomp, true
 	}
 	// Nothing was relayed and nothing will be. A helper that refused or
 	// failed to exec exits on its own; one whose report was unreadable may
