@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/journal/calls"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
@@ -101,12 +101,13 @@ func runLog(args []string) int {
 		return fail(exitcode.Usage, "log: --sessions is for --json; the table always shows sessions")
 	}
 	p := &logPrinter{json: *asJSON, sessions: *sessions || !*asJSON, tool: *tool, since: after,
-		pending: map[string]*callRow{}, needHeader: true}
+		needHeader: true}
 	if !p.json {
 		p.tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 	}
 	code := exitcode.OK
 	for _, set := range sets {
+		p.newBook()
 		var err error
 		if *follow {
 			err = p.follow(set.Base)
@@ -212,16 +213,9 @@ type logPrinter struct {
 	tool     string
 	since    time.Time
 	tw       *tabwriter.Writer
-	pending  map[string]*callRow // sid/seq of intents waiting for outcomes
-	order    []logItem           // lines not yet printed, in the order of their records
+	book     *calls.Book[struct{}, *callRow] // the sessions and calls of the log being read
+	order    []logItem                       // lines not yet printed, in the order of their records
 	dec      record.Decoder
-
-	// open are the sessions whose session_start was read and whose
-	// session_end was not (yet), in the order they started. A stdio wrap
-	// holds its log alone (it locks it), so a stdio session_start while
-	// sessions are open means they never got their end; sessions served
-	// over HTTP (wrap --listen) share one log and interleave.
-	open []string
 	// needHeader: the table's column header is due before the next call,
 	// at the start and after every session line, which ends the
 	// tabwriter's column block.
@@ -311,46 +305,24 @@ func (p *logPrinter) line(line []byte) {
 }
 
 func (p *logPrinter) record(r *record.Record, follow bool) {
-	sid := hex.EncodeToString(r.SID[:])
+	var row *callRow
+	if b, ok := r.Body.(*record.Intent); ok {
+		row = intentRow(r, b)
+	}
+	_, answered := p.book.Add(r, row)
 	switch b := r.Body.(type) {
 	case *record.SessionStart:
-		for b.Transport == "" && len(p.open) > 0 {
-			p.unended(p.open[0], "aegis stopped without ending it (it was killed, or the machine stopped); the next session follows")
-		}
-		p.open = append(p.open, sid)
 		p.order = append(p.order, logItem{sess: startRow(r, b)})
 	case *record.SessionEnd:
-		p.open = slices.DeleteFunc(p.open, func(s string) bool { return s == sid })
 		p.order = append(p.order, logItem{sess: endRow(r, b)})
 	case *record.Intent:
-		row := &callRow{Type: "call", TS: r.TS, SID: sid, Seq: r.Seq, Call: callString(b.Call), Malformed: b.Malformed,
-			Verdict: b.Verdict, Rule: abbreviated(b.Rule, b.RuleLen), Status: "in flight"}
-		if b.Call.Abbreviated() {
-			row.CallSHA256 = b.Call.Sum.String()
-		}
-		if b.HasTool {
-			t := abbreviated(string(b.Tool), b.ToolLen)
-			row.Tool = &t
-			if b.ToolLen > 0 {
-				row.ToolSHA256 = b.ToolSum.String()
-			}
-		}
-		if b.BatchSize > 0 {
-			row.Batch = fmt.Sprintf("%d/%d", b.BatchIndex+1, b.BatchSize)
-		}
-		if b.Call.Type == record.IDNull {
-			row.Status, row.done = "notification", true
-		} else {
-			p.pending[sid+"/"+strconv.FormatUint(r.Seq, 10)] = row
-		}
+		// Shown even outside its session: log shows what it can read.
 		p.order = append(p.order, logItem{call: row})
 	case *record.Outcome:
-		k := sid + "/" + strconv.FormatUint(b.Intent, 10)
-		row := p.pending[k]
-		if row == nil {
+		if answered == nil {
 			return
 		}
-		delete(p.pending, k)
+		row := answered.Data
 		row.Status, row.Reason, row.done = b.Status, b.Reason, true
 		// A timed-out call has no response but has its latency: the time
 		// until aegis answered it.
@@ -358,35 +330,71 @@ func (p *logPrinter) record(r *record.Record, follow bool) {
 			l := b.LatencyNS
 			row.LatencyNS = &l
 		}
-	default:
-		return
 	}
 	p.flushDone(follow)
 }
 
-// unended notes that the session sid has no session_end, why, and ends
-// its calls still in flight as "no outcome": a session's outcomes come
-// before its end, so none will follow.
-func (p *logPrinter) unended(sid, why string) {
-	for k, row := range p.pending {
-		if row.SID == sid {
-			row.Status, row.done = "no outcome", true
-			delete(p.pending, k)
+// intentRow is the line of an intent's call, in flight until its outcome
+// is read; a notification's is done.
+func intentRow(r *record.Record, b *record.Intent) *callRow {
+	row := &callRow{Type: "call", TS: r.TS, SID: hex.EncodeToString(r.SID[:]), Seq: r.Seq, Call: callString(b.Call), Malformed: b.Malformed,
+		Verdict: b.Verdict, Rule: abbreviated(b.Rule, b.RuleLen), Status: "in flight"}
+	if b.Call.Abbreviated() {
+		row.CallSHA256 = b.Call.Sum.String()
+	}
+	if b.HasTool {
+		t := abbreviated(string(b.Tool), b.ToolLen)
+		row.Tool = &t
+		if b.ToolLen > 0 {
+			row.ToolSHA256 = b.ToolSum.String()
 		}
 	}
+	if b.BatchSize > 0 {
+		row.Batch = fmt.Sprintf("%d/%d", b.BatchIndex+1, b.BatchSize)
+	}
+	if b.Call.Type == record.IDNull {
+		row.Status, row.done = "notification", true
+	}
+	return row
+}
+
+// newBook starts the model of one log's sessions and calls (package
+// calls). A stdio session_start ends the sessions live before it
+// (Exclusive: a stdio wrap holds its log alone), as a recovery does: they
+// never got their end. Any log read may lack its first segments
+// (Partial): a call whose session began there is still shown.
+func (p *logPrinter) newBook() {
+	p.book = calls.New[struct{}, *callRow](calls.Options{Exclusive: true, Partial: true})
+	p.book.OnClose = p.closed
+}
+
+// closed notes that a session whose start was read is over without its
+// session_end, and why, and ends its calls still in flight as "no
+// outcome": a session's outcomes come before its end, so none will
+// follow.
+func (p *logPrinter) closed(s *calls.Session[struct{}, *callRow], how calls.How) {
+	if how == calls.Ended {
+		return
+	}
+	s.Each(func(c *calls.Call[*callRow]) { c.Data.Status, c.Data.done = "no outcome", true })
+	if !s.Started {
+		return
+	}
+	why := "aegis stopped without ending it (it was killed, or the machine stopped); the next session follows"
+	if how == calls.CutEnd {
+		why = "it is still running, or aegis was killed, or the log was cut"
+	}
+	sid := hex.EncodeToString(s.SID[:])
 	p.order = append(p.order, logItem{sess: &sessionRow{
 		JSON: &logSessionJSON{Type: "session_open", SID: sid, Note: "no session_end: " + why},
 		Text: fmt.Sprintf("session %s has no session_end: %s", sid[:8], why),
 	}})
-	p.open = slices.DeleteFunc(p.open, func(s string) bool { return s == sid })
 }
 
 // endOfSet ends the reading of one log: a session still open there has no
 // session_end yet.
 func (p *logPrinter) endOfSet() {
-	for len(p.open) > 0 {
-		p.unended(p.open[0], "it is still running, or aegis was killed, or the log was cut")
-	}
+	p.book.Close()
 	p.flushDone(false)
 }
 

@@ -57,12 +57,11 @@ func (c *certBook) recovery(r *record.Record) {
 }
 
 // checkKey judges the keys of the session the session_start r (body st)
-// has just opened, b.cur: without a certificate, its key against the
+// has just opened, reported as s: without a certificate, its key against the
 // pinned one; with one, the certificate's root against the pinned key
 // and the certificate itself. gapEnd > 0 means records up to it are
 // missing (reported), and a certificate may name a place among them.
-func (b *sessionBook) checkKey(r *record.Record, st *record.SessionStart, gapEnd uint64, out *findings) {
-	s := b.cur
+func (b *sessionBook) checkKey(r *record.Record, s *SessionReport, st *record.SessionStart, gapEnd uint64, out *findings) {
 	c := st.Cert
 	latest := b.keys.latest
 	b.keys.latest = string(st.Key)

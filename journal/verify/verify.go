@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/aegisrelay/aegis/journal/calls"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -95,13 +96,9 @@ type SessionReport struct {
 	// Unsigned counts the session's records after its last signature.
 	Unsigned uint64
 
-	sid      [16]byte            // SID's bytes
-	pub      ed25519.PublicKey   // signs its records
-	root     ed25519.PublicKey   // Key's bytes
-	open     map[uint64]openCall // intents with an id still waiting for their outcome
-	recovery uint64              // unsigned records carried in by a preceding recovery
-	gapped   bool                // records of it may be in a missing segment (reported)
-	closed   bool                // no longer live: its records end here (sessionBook)
+	pub  ed25519.PublicKey                        // signs its records
+	root ed25519.PublicKey                        // Key's bytes
+	s    *calls.Session[*SessionReport, struct{}] // its sessions and calls, whose counts it takes at the end
 }
 
 // Problem is one finding, located by line number (1-based) and, when the
@@ -155,7 +152,7 @@ type verifier struct {
 
 	in    reading
 	chain chain
-	book  sessionBook
+	book  *sessionBook
 	sigs  *sigChecker
 	out   findings
 	// headFound: the record of the kept head's seq (Options.Head) was
@@ -170,13 +167,14 @@ func newVerifier(opts Options) *verifier {
 	}
 	rep := &Report{Pinned: opts.Key != nil}
 	sigs := newSigChecker(opts.Workers)
-	return &verifier{
+	v := &verifier{
 		opts: opts,
 		rep:  rep,
-		book: newSessionBook(opts.Key, rep, sigs),
 		sigs: sigs,
 		out:  findings{rep: rep},
 	}
+	v.book = newSessionBook(opts.Key, rep, sigs, &v.out)
+	return v
 }
 
 // process judges one record in log order: a line that did not decode is
@@ -209,10 +207,11 @@ func (v *verifier) process(r *record.Record, derr error, hash record.Digest, aft
 			v.out.invalid(r, "hash %s differs from the kept head %s", hash, h.Hash)
 		}
 	}
-	if !v.book.enter(r, v.chain.gapEnd, &v.out) {
+	s := v.book.enter(r, v.chain.gapEnd, &v.out)
+	if s == nil {
 		return
 	}
-	if pub := v.book.count(r, v.chain.gapEnd, &v.out); pub != nil {
+	if pub := v.book.count(r, s, &v.out); pub != nil {
 		v.sigs.add(pub, r.Signed, r.Sig, v.out.here(), v.out.file, v.out.line, r.Seq)
 	}
 }
@@ -223,7 +222,7 @@ func (v *verifier) process(r *record.Record, derr error, hash record.Digest, aft
 // an intent's outcome, a session's counts) is not held against the rest.
 func (v *verifier) gap(end uint64) {
 	v.chain.missing(end)
-	v.book.missing()
+	v.book.calls.Missing(end)
 }
 
 // finish judges the end of the log — the last session, a recovery with
@@ -231,10 +230,7 @@ func (v *verifier) gap(end uint64) {
 // and gives the verdict. It stops the signature workers: call it once.
 func (v *verifier) finish() {
 	out := &v.out
-	v.book.close(out)
-	if v.book.expectSID != nil {
-		out.incomplete(0, false, "log ends after a recovery, before its session_start")
-	}
+	v.book.close()
 	bad, dropped := v.sigs.close()
 	for _, p := range bad {
 		out.add(p)
@@ -245,7 +241,7 @@ func (v *verifier) finish() {
 		out.invalid(nil, "log ends before the kept head %s: its tail was cut", v.opts.Head)
 	}
 	if v.opts.Head != nil && v.headFound && v.opts.HeadKey != nil {
-		if s := v.book.byID[v.headSID]; s == nil || s.pub == nil || !v.opts.HeadKey.Equal(s.root) {
+		if s := v.book.calls.Lookup(v.headSID); s == nil || s.Data.pub == nil || !v.opts.HeadKey.Equal(s.Data.root) {
 			out.invalidSeq(v.opts.Head.Seq, "the kept head's record is not in a session signed by the head's key %s", record.FormatPublicKey(v.opts.HeadKey))
 		}
 	}

@@ -1,0 +1,40 @@
+package calls
+
+import "github.com/aegisrelay/aegis/journal/record"
+
+// Kind classifies an anomaly.
+type Kind int
+
+// The anomalies a Book reports.
+const (
+	OutsideSession            Kind = iota // a record of no live session, nor of one that ended
+	AfterEnd                              // a record of a session after its session_end
+	ReusedSessionID                       // a session_start with the sid of an earlier session
+	WrongSessionAfterRecovery             // a session_start after a recovery with another sid
+	NoSessionAfterRecovery                // a recovery not followed by a session_start (Cut at the end of the log)
+	UnknownIntent                         // an outcome for a seq that is no call of its session waiting
+	CallMismatch                          // an outcome whose id is not its intent's
+	CountsMismatch                        // a session_end whose counts are not the session's records
+	Unanswered                            // an intent without an outcome in a session that ended
+	NoEnd                                 // a session cut off without its session_end (Cut)
+)
+
+// Anomaly is a place where the records break the rules of sessions and
+// calls (doc.go).
+type Anomaly struct {
+	Kind Kind
+	// Rec is the record where it is found; nil for one found as a
+	// session is cut off or the log ends. Rec is valid only during
+	// OnAnomaly.
+	Rec *record.Record
+	// Seq is what it is about: Rec's seq, or the last seq of the session
+	// cut off. HasSeq is false for one about the log as a whole.
+	Seq    uint64
+	HasSeq bool
+	// Cut: a cut or torn tail leaves it; no other fault need be.
+	Cut bool
+	// Msg says what is wrong, for a person.
+	Msg string
+}
+
+func (a Anomaly) String() string { return a.Msg }
