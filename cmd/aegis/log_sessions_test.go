@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -251,5 +252,73 @@ func TestLogSessionPolicy(t *testing.T) {
 	}
 	if strings.Contains(out, "  echo  ") || strings.Contains(out, "pass-through") {
 		t.Errorf("aegis log --tool rm shows another call, or pass-through:\n%s", out)
+	}
+}
+
+// TestLogSessionRecovery: a recovery ends every session live before it
+// (the crash it answers ended them), whichever transport the session
+// after it uses: a session cut off there is shown as over at the
+// recovery, with its calls in flight as "no outcome", not as still
+// running at the end of the log. The log is record/testdata's, whose
+// second session, over HTTP, follows a recovery; the first session's
+// session_end is taken out, or that and its last outcome.
+func TestLogSessionRecovery(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "journal", "record", "testdata", "genuine.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	without := func(drop ...string) []byte {
+		var kept [][]byte
+	next:
+		for _, l := range lines {
+			for _, d := range drop {
+				if bytes.Contains(l, []byte(d)) {
+					continue next
+				}
+			}
+			kept = append(kept, l)
+		}
+		return bytes.Join(kept, nil)
+	}
+	tests := []struct {
+		name  string
+		log   []byte
+		want  string // in the table, before the recovery's cut
+		types string // of log --json --sessions
+	}{
+		{"no session_end", without(`"seq":13,`), "  ok  ", "session_start call call call call call session_open session_start call session_end"},
+		{"no session_end, a call in flight", without(`"seq":13,`, `"seq":12,`), "  no outcome  ", "session_start call call call call call session_open session_start call session_end"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			audit := filepath.Join(t.TempDir(), "audit.jsonl")
+			if err := os.WriteFile(audit, tt.log, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runLogCmd(t, audit)
+			if code != 0 {
+				t.Fatalf("aegis log = exit %d\n%s", code, errOut)
+			}
+			cut := "session a1010203 has no session_end: aegis stopped without ending it"
+			i, j := strings.Index(out, cut), strings.Index(out, "session b2010203 started ")
+			if i < 0 || j < 0 || i > j {
+				t.Errorf("aegis log = %q at %d, b2010203's start at %d; want the first before the second\n%s", cut, i, j, out)
+			}
+			if k := strings.Index(out, tt.want); k < 0 || k > i {
+				t.Errorf("aegis log = %q at %d, the cut at %d; want it before the cut\n%s", tt.want, k, i, out)
+			}
+			if strings.Contains(out, "still running") || strings.Contains(out, "in flight") {
+				t.Errorf("aegis log shows a session still running or a call in flight:\n%s", out)
+			}
+			_, js, _ := runLogCmd(t, "--json", "--sessions", audit)
+			var types []string
+			for _, row := range jsonLines(t, js) {
+				types = append(types, row.Type)
+			}
+			if got := strings.Join(types, " "); got != tt.types {
+				t.Errorf("log --json --sessions types = %s; want %s", got, tt.types)
+			}
+		})
 	}
 }
