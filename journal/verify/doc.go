@@ -8,7 +8,10 @@
 // (certs.go), the root is
 // Options' pinned key if one is given, and no record lies after the last
 // signature of its session; Incomplete when the only fault is a cut or torn tail,
-// which a crash leaves; Invalid otherwise.
+// which a crash leaves; Invalid otherwise. Which session each record
+// belongs to and how calls pair are package calls' rules: every anomaly
+// it reports is a problem here, a cut one (a session without its end, a
+// recovery without the session after it) a gap.
 //
 // # Problems
 //
