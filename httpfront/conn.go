@@ -1,6 +1,7 @@
 package httpfront
 
 import (
+	"container/list"
 	"errors"
 	"fmt"
 	"net"
@@ -59,12 +60,21 @@ func FitDescriptors(limit uint64, conns, sessions int) (int, int, error) {
 }
 
 // connLimit is a net.Listener that bounds the connections open at once,
-// in total and per peer (peerKey): a connection beyond either bound is
-// closed as soon as it is accepted, before a byte of it is read, so that
-// it costs a descriptor for no longer than that. Running out of
-// descriptors while accepting waits (with backoff, up to a second)
-// instead of spinning, and leaves the connection waiting in the kernel's
-// queue. Safe for concurrent use.
+// in total and per peer (peerKey), without letting a stranger's
+// connections keep a client with the token out. A connection is unproven
+// until a request on it passes authentication (prove); a new connection
+// beyond a bound takes the place of an unproven one, which is reset: the
+// oldest of its own peer at the per-peer bound, and at the total bound
+// the oldest of the peer holding the most unproven connections. Only a
+// connection whose way is barred by proven connections alone is reset
+// as accepted, before a byte of it is read. So a client with the token
+// always gets in, and keeps its connection once its first request has
+// been read, however many connections strangers open and however fast;
+// their connections cost a descriptor each, up to the bounds, for no
+// longer than the header timeout or than the next connection needs the
+// room. Running out of descriptors while accepting waits (with backoff,
+// up to a second) instead of spinning, and leaves the connection waiting
+// in the kernel's queue. Safe for concurrent use.
 type connLimit struct {
 	net.Listener
 	max, perPeer int
@@ -74,9 +84,18 @@ type connLimit struct {
 
 	mu      sync.Mutex
 	open    int
-	peers   map[peerKey]int
+	seq     uint64 // accepted so far: orders unproven connections by age
+	peers   map[peerKey]*peerConns
+	evicted int       // since the last report
 	refused int       // since the last report
-	said    time.Time // the last report of refusals or of want of descriptors
+	said    time.Time // the last report of evictions, refusals or want of descriptors
+}
+
+// peerConns is what one peer holds: its connections open, and those of
+// them unproven, oldest first.
+type peerConns struct {
+	n        int
+	unproven list.List // of *limitedConn
 }
 
 // refusalReport is the least time between two reports of refused
@@ -84,10 +103,10 @@ type connLimit struct {
 const refusalReport = time.Second
 
 func newConnLimit(ln net.Listener, max, perPeer int, logf func(string, ...any)) *connLimit {
-	return &connLimit{Listener: ln, max: max, perPeer: perPeer, logf: logf, closed: make(chan struct{}), peers: map[peerKey]int{}}
+	return &connLimit{Listener: ln, max: max, perPeer: perPeer, logf: logf, closed: make(chan struct{}), peers: map[peerKey]*peerConns{}}
 }
 
-// Accept returns the next connection within the bounds.
+// Accept returns the next connection, making room for it if need be.
 func (l *connLimit) Accept() (net.Conn, error) {
 	var wait time.Duration
 	for {
@@ -110,31 +129,91 @@ func (l *connLimit) Accept() (net.Conn, error) {
 			continue
 		}
 		wait = 0
-		k := keyOf(c.RemoteAddr())
-		if lc := l.admit(c, k); lc != nil {
+		lc, victim := l.admit(c, keyOf(c.RemoteAddr()))
+		if victim != nil {
+			refuse(victim.Conn)
+		}
+		if lc != nil {
 			return lc, nil
 		}
 		refuse(c)
 	}
 }
 
-// admit counts c in, or returns nil when a bound is reached.
-func (l *connLimit) admit(c net.Conn, k peerKey) net.Conn {
+// admit counts c in, unproven, and returns it with the unproven
+// connection it takes the place of, if any (already counted out, for the
+// caller to reset). It returns nil when a bound is reached and every
+// connection in the way is proven.
+func (l *connLimit) admit(c net.Conn, k peerKey) (lc, victim *limitedConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.open >= l.max || k.ok && l.peers[k] >= l.perPeer {
+	pc := l.peers[k]
+	if pc == nil {
+		pc = &peerConns{}
+		l.peers[k] = pc
+	}
+	switch {
+	case k.ok && pc.n >= l.perPeer:
+		victim = pc.oldest()
+	case l.open >= l.max:
+		victim = l.heaviest()
+	}
+	if victim == nil && (k.ok && pc.n >= l.perPeer || l.open >= l.max) {
 		l.refused++
-		if now := time.Now(); now.Sub(l.said) >= refusalReport {
-			l.logf("refused %d connections: %d open of --max-conns %d (--max-conns-per-peer %d)", l.refused, l.open, l.max, l.perPeer)
-			l.refused, l.said = 0, now
+		l.sayLocked()
+		if pc.n == 0 {
+			delete(l.peers, k)
 		}
-		return nil
+		return nil, nil
+	}
+	if victim != nil {
+		l.releaseLocked(victim)
+		l.peers[k] = pc // counting the victim out may have dropped it
+		l.evicted++
+		l.sayLocked()
 	}
 	l.open++
-	if k.ok {
-		l.peers[k]++
+	pc.n++
+	l.seq++
+	lc = &limitedConn{Conn: c, l: l, k: k, seq: l.seq}
+	lc.elem = pc.unproven.PushBack(lc)
+	return lc, victim
+}
+
+// oldest returns the peer's oldest unproven connection, or nil.
+func (pc *peerConns) oldest() *limitedConn {
+	if e := pc.unproven.Front(); e != nil {
+		return e.Value.(*limitedConn)
 	}
-	return &limitedConn{Conn: c, l: l, k: k}
+	return nil
+}
+
+// heaviest returns the oldest unproven connection of the peer holding
+// the most, or nil if none is unproven: a peer with one connection
+// waiting on its first request keeps it while another holds more.
+func (l *connLimit) heaviest() *limitedConn {
+	var best *limitedConn
+	bestN := 0
+	for _, pc := range l.peers {
+		n := pc.unproven.Len()
+		if n == 0 || n < bestN {
+			continue
+		}
+		if c := pc.oldest(); n > bestN || c.seq < best.seq {
+			best, bestN = c, n
+		}
+	}
+	return best
+}
+
+// sayLocked reports evictions and refusals, at most once per
+// refusalReport. l.mu is held.
+func (l *connLimit) sayLocked() {
+	if now := time.Now(); now.Sub(l.said) >= refusalReport {
+		l.logf("connections: %d unproven reset to make room, %d refused (proven ones in the way): %d open of --max-conns %d (--max-conns-per-peer %d)",
+			l.evicted, l.refused, l.open, l.max, l.perPeer)
+		l.evicted, l.refused, l.said = 0, 0, now
+	}
 }
 
 // report says msg, at most once per refusalReport.
@@ -147,15 +226,45 @@ func (l *connLimit) report(msg string) {
 	}
 }
 
-func (l *connLimit) release(k peerKey) {
+// prove marks c proven: a request on it passed authentication. It
+// reports false if c has already been reset to make room.
+func (l *connLimit) prove(c *limitedConn) bool {
 	l.mu.Lock()
-	l.open--
-	if k.ok {
-		if l.peers[k]--; l.peers[k] <= 0 {
-			delete(l.peers, k)
-		}
+	if c.released {
+		l.mu.Unlock()
+		return false
 	}
+	if c.elem == nil {
+		l.mu.Unlock()
+		return true
+	}
+	l.peers[c.k].unproven.Remove(c.elem)
+	c.elem = nil
 	l.mu.Unlock()
+	// TCP keep-alive finds a proven client gone while its stream is
+	// quiet; an unproven one ends at its header timeout anyway, so its
+	// few system calls are spared where connections churn.
+	if tc, ok := c.Conn.(*net.TCPConn); ok {
+		tc.SetKeepAlive(true)
+	}
+	return true
+}
+
+// releaseLocked counts c out, once. l.mu is held.
+func (l *connLimit) releaseLocked(c *limitedConn) {
+	if c.released {
+		return
+	}
+	c.released = true
+	l.open--
+	pc := l.peers[c.k]
+	if c.elem != nil {
+		pc.unproven.Remove(c.elem)
+		c.elem = nil
+	}
+	if pc.n--; pc.n <= 0 {
+		delete(l.peers, c.k)
+	}
 }
 
 // Close closes the listener and ends a wait for descriptors.
@@ -164,9 +273,9 @@ func (l *connLimit) Close() error {
 	return l.Listener.Close()
 }
 
-// refuse closes a connection over a bound at once: with a TCP reset,
-// which frees the kernel's side too (no TIME_WAIT), and tells the client
-// at once rather than at its first read.
+// refuse closes a connection at once: with a TCP reset, which frees the
+// kernel's side too (no TIME_WAIT), and tells the client at once rather
+// than at its first read.
 func refuse(c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetLinger(0)
@@ -182,17 +291,23 @@ func outOfDescriptors(err error) bool {
 		errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
 }
 
-// limitedConn gives its slot back once, at its first Close.
+// limitedConn is a connection counted against the bounds; it is counted
+// out once, at its first Close or when another takes its place. Its
+// fields but Conn are under l.mu.
 type limitedConn struct {
 	net.Conn
-	l    *connLimit
-	k    peerKey
-	once sync.Once
+	l        *connLimit
+	k        peerKey
+	seq      uint64
+	elem     *list.Element // in its peer's unproven list; nil once proven
+	released bool
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { c.l.release(c.k) })
+	c.l.mu.Lock()
+	c.l.releaseLocked(c)
+	c.l.mu.Unlock()
 	return err
 }
 

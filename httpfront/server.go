@@ -1,6 +1,7 @@
 package httpfront
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -161,6 +162,11 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, sessions: map[string]*session{}, stop: make(chan struct{})}
 	s.hs = &http.Server{
 		Handler: s,
+		// Each request knows its connection, which its authentication
+		// proves (connLimit).
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		},
 		// A client that sends its headers slowly holds a connection: a
 		// bound on that, and on an idle keep-alive connection. No write
 		// timeout: an SSE stream lasts as long as its call.
@@ -250,6 +256,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.admit(w, r) {
 		return
 	}
+	if c, ok := r.Context().Value(connKey{}).(*limitedConn); ok && !c.l.prove(c) {
+		// Its connection was reset to make room before the request was
+		// authenticated: nobody is there to answer.
+		return
+	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !supportedVersions[v] {
 		httpError(w, http.StatusBadRequest, "unsupported MCP-Protocol-Version "+v)
 		return
@@ -266,6 +277,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusMethodNotAllowed, "method not allowed")
 	}
 }
+
+// connKey is the context key of a request's net.Conn.
+type connKey struct{}
 
 // admit checks Host, Origin and the bearer token, answering a request
 // that fails one. A request refused here closes its connection (the body

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -288,7 +289,11 @@ func (lf *listenFlags) fitDescriptors() error {
 // listen opens the listening socket; a unix socket is made mode 0600.
 func (lf *listenFlags) listen() (net.Listener, error) {
 	if lf.network != "unix" {
-		return net.Listen(lf.network, lf.address)
+		// No TCP keep-alive as accepted: httpfront turns it on for a
+		// connection once a request on it is authenticated, sparing a
+		// stranger's connections the system calls.
+		lc := net.ListenConfig{KeepAlive: -1}
+		return lc.Listen(context.Background(), lf.network, lf.address)
 	}
 	// The umask covers the socket's creation: no moment where another
 	// user could connect. Nothing else creates files at this point.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -335,6 +337,134 @@ func TestListenSessionSlotUntilChildExits(t *testing.T) {
 			if _, err := os.Stat(f.audit); err != nil {
 				t.Fatal(err)
 			}
+		})
+	}
+}
+
+// churn opens connections to addr from each of peers, dialers at a time
+// per peer, each sending first (nothing, half a header, a request without
+// the token), waiting until aegis ends it and opening the next at once,
+// until stop is closed. It returns a wait for them all and the count of
+// connections opened.
+func churn(addr string, peers []string, dialers int, first []string, stop <-chan struct{}) (wait func(), opened *atomic.Int64) {
+	opened = new(atomic.Int64)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-stop; cancel() }()
+	var wg sync.WaitGroup
+	for p, from := range peers {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+		for i := range dialers {
+			kind := first[(p*dialers+i)%len(first)]
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					// A dial the kernel's full queue holds back ends
+					// with the flood.
+					c, err := d.DialContext(ctx, "tcp", addr)
+					if err != nil {
+						continue
+					}
+					opened.Add(1)
+					io.WriteString(c, kind)
+					go func() { <-stop; c.Close() }()
+					io.Copy(io.Discard, c)
+					c.Close()
+				}
+			})
+		}
+	}
+	return wg.Wait, opened
+}
+
+// TestListenFloodAdmitsToken: however many connections strangers open
+// without the token, beyond the per-peer bound and beyond the total, and
+// however fast they open them again, a client with the token gets in:
+// each of its calls, each on a connection of its own, is answered within
+// a generous time, none refused. Its first call comes from the address
+// of a peer holding more idle connections than --max-conns-per-peer;
+// then, while peers of their own open connection after connection past
+// --max-conns, its calls alternate between that address and a quiet
+// one. Under ulimit -n 200, the bounds lowered to fit, and at the
+// defaults.
+func TestListenFloodAdmitsToken(t *testing.T) {
+	tests := []struct {
+		name    string
+		under   []string
+		extra   []string
+		local   int // idle connections held from 127.0.0.1, the client's own address
+		peers   int // churning peers
+		dialers int // per churning peer
+		least   int64
+	}{
+		{"ulimit -n 200", ulimitN(200), []string{"--max-conns-per-peer", "40"}, 60, 6, 30, 150},
+		{"defaults", nil, nil, 600, 8, 180, 1200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			l := f.listenUnder(t, tt.under, append([]string{"--head-file", f.dir + "/audit.head"}, tt.extra...), child("echo")...)
+			addr := strings.TrimSuffix(strings.TrimPrefix(l.url, "http://"), "/mcp")
+			sid := l.initialize(t)
+			call := func(i int, from string) {
+				t.Helper()
+				d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+				client := &listener{url: l.url, token: l.token, exited: l.exited, client: &http.Client{
+					Timeout:   20 * time.Second,
+					Transport: &http.Transport{DisableKeepAlives: true, DialContext: d.DialContext},
+				}}
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{}}}`, 100+i)
+				resp, err := client.do("POST", sid, body)
+				if err != nil {
+					t.Fatalf("call %d from %s on a new connection during the flood: %v; want its answer\n%s", i, from, err, l.errText())
+				}
+				if p, err := readPayloads(resp); resp.StatusCode != 200 || err != nil || len(p) != 1 {
+					t.Fatalf("call %d from %s during the flood = %d, %q, %v; want 200 and its answer", i, from, resp.StatusCode, p, err)
+				}
+			}
+			dialFrom(t, "127.0.0.1", addr, tt.local, nil)
+			call(0, "127.0.0.1")
+
+			var peers []string
+			for p := range tt.peers {
+				peers = append(peers, fmt.Sprintf("127.0.2.%d", p+1))
+			}
+			unauth := "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n{"
+			stop := make(chan struct{})
+			wait, opened := churn(addr, peers, tt.dialers, []string{"", "POST /mcp HTTP/1.1\r\nHost: ", unauth, "GET /mcp HTTP/1.1\r\n"}, stop)
+			stopped := false
+			end := func() {
+				if !stopped {
+					stopped = true
+					close(stop)
+					wait()
+				}
+			}
+			defer end()
+			// The calls go on once the flood has filled the bounds.
+			for deadline := time.Now().Add(20 * time.Second); opened.Load() < tt.least; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the flood opened %d connections in 20s; want %d", opened.Load(), tt.least)
+				}
+			}
+			for i := 1; i <= 4; i++ {
+				from := "127.0.0.1"
+				if i%2 == 1 {
+					from = "127.0.3.1"
+				}
+				call(i, from)
+			}
+			end()
+			if !strings.Contains(l.errText(), "to make room") {
+				t.Errorf("stderr says nothing of connections reset to make room:\n%s", l.errText())
+			}
+			if code := l.stop(t); code != 0 {
+				t.Fatalf("wrap --listen exit %d; want 0\n%s", code, l.errText())
+			}
+			f.mustVerify(t, 0)
 		})
 	}
 }
