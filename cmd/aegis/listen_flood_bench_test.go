@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -31,6 +33,36 @@ func procStatus(pid int, field string) int64 {
 		}
 	}
 	return 0
+}
+
+// procCPU returns the CPU time (user and system) pid has used, from
+// /proc/PID/stat, in seconds.
+func procCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses and
+	// may hold spaces: utime and stime are the 12th and 13th of them.
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat's times:
+// 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// selfCPU returns the CPU time this process has used, in seconds.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // openFDs counts the descriptors pid holds.
@@ -59,7 +91,14 @@ func BenchmarkListenFlood(b *testing.B) {
 		b.Fatalf("keygen: %v\n%s", err, out)
 	}
 	l := f.listenUnder(b, nil, []string{"--head-file", dir + "/audit.head"}, child("echo")...)
-	l.client = &http.Client{Transport: &http.Transport{}}
+	// The session's client counts the connections it opens: one, unless
+	// aegis ends or refuses it.
+	var fresh atomic.Int64
+	var nd net.Dialer
+	l.client = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		fresh.Add(1)
+		return nd.DialContext(ctx, network, addr)
+	}}}
 	pid := l.cmd.Process.Pid
 	addr := strings.TrimSuffix(strings.TrimPrefix(l.url, "http://"), "/mcp")
 	sid, err := l.open()
@@ -80,7 +119,10 @@ func BenchmarkListenFlood(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		var opened, calls atomic.Int64
+		fresh.Store(0)
+		var slowest atomic.Int64 // nanoseconds
 		maxFDs := 0
+		cpu0, self0 := procCPU(pid), selfCPU()
 		stop := time.Now().Add(flood)
 		var wg sync.WaitGroup
 		for p := range peers {
@@ -106,12 +148,16 @@ func BenchmarkListenFlood(b *testing.B) {
 		go func() {
 			for i := 0; time.Now().Before(stop); i++ {
 				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{}}}`, 1000+i)
+				start := time.Now()
 				resp, err := l.do("POST", sid, body)
 				if err == nil {
 					var p []string
 					if p, err = readPayloads(resp); err == nil && (resp.StatusCode != 200 || len(p) != 1) {
 						err = fmt.Errorf("call = %d, %q", resp.StatusCode, p)
 					}
+				}
+				if d := int64(time.Since(start)); d > slowest.Load() {
+					slowest.Store(d)
 				}
 				if err != nil {
 					callErr <- err
@@ -125,6 +171,7 @@ func BenchmarkListenFlood(b *testing.B) {
 			maxFDs = max(maxFDs, openFDs(pid))
 			time.Sleep(50 * time.Millisecond)
 		}
+		cpu, self := procCPU(pid)-cpu0, selfCPU()-self0
 		wg.Wait()
 		if err := <-callErr; err != nil {
 			b.Fatalf("a call during the flood: %v\n%s", err, l.errText())
@@ -139,5 +186,9 @@ func BenchmarkListenFlood(b *testing.B) {
 		b.ReportMetric(float64(maxFDs), "max-fds")
 		b.ReportMetric(float64(opened.Load()), "conns-opened")
 		b.ReportMetric(float64(calls.Load()), "calls")
+		b.ReportMetric(float64(fresh.Load()), "call-conns")
+		b.ReportMetric(float64(slowest.Load())/1e6, "slowest-call-ms")
+		b.ReportMetric(cpu, "aegis-cpu-s")
+		b.ReportMetric(self, "dialers-cpu-s")
 	}
 }
