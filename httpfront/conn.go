@@ -42,8 +42,9 @@ var ErrDescriptors = errors.New("httpfront: too few file descriptors")
 // FitDescriptors returns the connections and sessions that fit in limit
 // open files beside ReservedDescriptors: conns and sessions if they fit,
 // else the sessions taking no more than half of what is left and the
-// connections the rest. A connection beyond the result is refused when accepted, so the
-// log's own files never go without a descriptor. It fails with
+// connections the rest. A connection beyond the result takes an
+// unproven one's place or is refused when accepted, so the log's own
+// files never go without a descriptor. It fails with
 // ErrDescriptors where not even one session and two connections fit.
 func FitDescriptors(limit uint64, conns, sessions int) (int, int, error) {
 	const least = ReservedDescriptors + SessionDescriptors + 2

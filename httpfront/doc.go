@@ -20,19 +20,28 @@
 //
 // # Connections
 //
-// A client without a token costs a descriptor for a bounded time and
-// never reaches a session or the log. At most Config.MaxConns
-// connections are open at once, and Config.MaxConnsPerPeer from one peer
-// (an IPv4 address, an IPv6 /64; a unix socket's clients count only
-// against the total): one beyond either is reset as soon as it is
-// accepted, before a byte is read. A request's headers must arrive
+// A client without a token costs a descriptor for a bounded time, never
+// reaches a session or the log, and never keeps a client with the token
+// out. A connection is unproven until a request on it passes
+// authentication (the token; with none, Host and Origin). At most
+// Config.MaxConns connections are open at once, and
+// Config.MaxConnsPerPeer from one peer (an IPv4 address, an IPv6 /64; a
+// unix socket's clients count only against the total). A new connection
+// beyond either bound takes the place of an unproven one, which is reset:
+// at the per-peer bound, its peer's oldest; at the total, the oldest of
+// the peer holding the most unproven connections, so that a peer waiting
+// on one request of its own keeps it while another holds more. It is
+// reset as soon as it is accepted, before a byte is read, only when
+// proven connections alone bar its way. A request's headers must arrive
 // within Config.HeaderTimeout of the connection's start or of its
 // previous request. A request refused before authentication (Host,
 // Origin, token, another path) is answered with Connection: close and
-// its connection ends there, its body unread. Running out of descriptors
-// while accepting leaves new connections waiting in the kernel's queue
-// (retried with backoff up to a second); FitDescriptors sizes the bounds
-// so that the log's own files always find one.
+// its connection ends there, its body unread. TCP keep-alive is turned
+// on for a connection once it is proven (a listener given to Serve is
+// best opened without it, as aegis's is). Running out of descriptors while accepting leaves new
+// connections waiting in the kernel's queue (retried with backoff up to
+// a second); FitDescriptors sizes the bounds so that the log's own files
+// always find one.
 //
 // # Sessions
 //

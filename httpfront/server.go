@@ -87,8 +87,10 @@ type Config struct {
 	MaxSessions int
 	// MaxConns bounds the connections open at once, and MaxConnsPerPeer
 	// those of one peer (an IPv4 address, an IPv6 /64; not applied to a
-	// unix socket): a connection beyond either is closed as soon as it
-	// is accepted. Defaults DefaultMaxConns, DefaultMaxConnsPerPeer (at
+	// unix socket): a connection beyond either takes the place of one not
+	// yet authenticated, or is reset as accepted when only authenticated
+	// ones are in its way (package documentation, "Connections").
+	// Defaults DefaultMaxConns, DefaultMaxConnsPerPeer (at
 	// most MaxConns). FitDescriptors fits both into an open-file limit.
 	MaxConns, MaxConnsPerPeer int
 	// HeaderTimeout bounds the time a connection may take to send a

@@ -58,7 +58,7 @@ func addListenFlags(fs *flag.FlagSet) *listenFlags {
 	fs.Var(&lf.allowHost, "allow-host", "with --listen: accept requests whose Host is `NAME` or NAME:PORT (* any) beside the loopback names (repeatable)")
 	fs.IntVar(&lf.maxSessions, "max-sessions", httpfront.DefaultMaxSessions, "with --listen: sessions at once; an initialize beyond it is answered 503")
 	fs.DurationVar(&lf.idle, "idle-timeout", httpfront.DefaultIdleTimeout, "with --listen: end a session that no request used for `D`")
-	fs.IntVar(&lf.maxConns, "max-conns", httpfront.DefaultMaxConns, "with --listen: connections open at once; one beyond it is closed as accepted (lowered to fit the open-file limit)")
+	fs.IntVar(&lf.maxConns, "max-conns", httpfront.DefaultMaxConns, "with --listen: connections open at once; one beyond it takes the place of one not yet authenticated (lowered to fit the open-file limit)")
 	fs.IntVar(&lf.perPeer, "max-conns-per-peer", httpfront.DefaultMaxConnsPerPeer, "with --listen: connections open at once from one IP address (an IPv6 /64)")
 	fs.DurationVar(&lf.header, "header-timeout", httpfront.DefaultHeaderTimeout, "with --listen: time a connection has to send a request's headers")
 	return lf
