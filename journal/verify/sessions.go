@@ -24,7 +24,6 @@ type sessionBook struct {
 	pinned ed25519.PublicKey // Options.Key
 	rep    *Report           // Sessions is appended to as sessions open
 	calls  *calls.Book[*SessionReport, struct{}]
-	out    *findings
 	// After a recovery: the unsigned records (the recovery) that the
 	// first signature of the session after it covers.
 	pendingRecs uint64
@@ -33,7 +32,7 @@ type sessionBook struct {
 }
 
 func newSessionBook(pinned ed25519.PublicKey, rep *Report, sigs *sigChecker, out *findings) *sessionBook {
-	b := &sessionBook{pinned: pinned, rep: rep, calls: calls.New[*SessionReport, struct{}](calls.Options{}), out: out, sigs: sigs}
+	b := &sessionBook{pinned: pinned, rep: rep, calls: calls.New[*SessionReport, struct{}](calls.Options{}), sigs: sigs}
 	b.calls.OnAnomaly = func(a calls.Anomaly) {
 		if a.Cut {
 			out.incomplete(a.Seq, a.HasSeq, "%s", a.Msg)
