@@ -26,7 +26,7 @@ import (
 //	copy          copy stdin to $AEGIS_TEST_IN and $AEGIS_TEST_OUT to stdout, byte for byte
 //	die-on-call   exit 3 on the first tools/call, unanswered
 //	hang          never answer; stay alive after stdin EOF until SIGTERM
-//	hang-noterm   the same, ignoring SIGTERM
+//	hang-noterm   the same, ignoring SIGTERM, and says so (notifications/ready)
 //	junk          write junk lines to stdout, then echo
 //	big           answer tools/call with a 20 MiB result
 //	check-intent  answer tools/call with "ok" only if its intent is already in $AEGIS_TEST_AUDIT
@@ -66,6 +66,9 @@ func testChild(mode string) int {
 	case "hang", "hang-noterm":
 		if mode == "hang-noterm" {
 			signal.Ignore(syscall.SIGTERM)
+			// Said once SIGTERM is ignored: a test that waits for it knows
+			// the SIGTERM after the grace period cannot end this child.
+			write([]byte(`{"jsonrpc":"2.0","method":"notifications/ready"}`))
 		}
 		io.Copy(io.Discard, os.Stdin)
 		time.Sleep(time.Hour)

@@ -281,6 +281,9 @@ func TestLifecycle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			s := f.start(t, shortGrace, tt.env, child(tt.mode)...)
+			if tt.mode == "hang-noterm" {
+				s.recv() // the child ignores SIGTERM from now on
+			}
 			for _, l := range tt.send {
 				s.send(l)
 			}
