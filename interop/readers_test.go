@@ -382,7 +382,10 @@ func (e *readersEnv) runReaderSession(t *testing.T, r reader, policy bool, lines
 	t.Helper()
 	dir := t.TempDir()
 	audit, execPath := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "exec.jsonl")
-	args := []string{"wrap", "--audit", audit, "--signing-key", e.key, "--durability", "none", "--grace", "10s"}
+	// Every reader exits at its stdin's EOF, so the grace period only
+	// bounds one that has not started reading yet: java compiles
+	// Reader.java at start, which takes over 10 s on a loaded machine.
+	args := []string{"wrap", "--audit", audit, "--signing-key", e.key, "--durability", "none", "--grace", "60s"}
 	if policy {
 		args = append(args, "--policy", e.policy)
 	}
