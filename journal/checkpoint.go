@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/aegisrelay/aegis/internal/atomicfile"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
 )
@@ -229,9 +231,12 @@ func (c *checkpointer) write() error {
 	return nil
 }
 
-// replaceFile replaces path with data atomically and durably: write
-// path.tmp, fdatasync, rename over path, sync the directory. The head
-// file and the checkpoint file are replaced this way.
+// replaceFile replaces path with data atomically and durably
+// (atomicfile.Replace: write path.tmp, fdatasync, rename over path, sync
+// the directory), through fsys so that tests inject faults at each step.
+// The head file and the checkpoint file are replaced this way. The
+// temporary file has one known name, truncated if a crash left it, so
+// that crashes leave no litter.
 //
 // Opening path.tmp or the directory may fail for want of a file
 // descriptor (EMFILE, ENFILE): that says nothing of the log or of the
@@ -242,37 +247,52 @@ func (c *checkpointer) write() error {
 // (never syncing again a file whose sync failed). Every other failure is
 // the storage's and an IOError.
 func replaceFile(fsys DirFS, path string, data []byte) error {
+	dir, name := filepath.Split(path)
 	tmp := path + segment.TmpExt
-	f, err := fsys.Create(tmp)
-	if err != nil {
-		if outOfDescriptors(err) {
-			return &PublishError{Op: "create", Path: tmp, Err: err}
+	err := atomicfile.Replace(journalDir{fsys, filepath.Clean(dir)}, name, data, atomicfile.Options{Temp: name + segment.TmpExt})
+	var ae *atomicfile.Error
+	if err == nil || !errors.As(err, &ae) {
+		return err
+	}
+	switch ae.Op {
+	case atomicfile.OpCreate:
+		if outOfDescriptors(ae.Err) {
+			return &PublishError{Op: "create", Path: tmp, Err: ae.Err}
 		}
-		return &IOError{Op: "create", Path: tmp, Err: err}
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return &IOError{Op: "write", Path: tmp, Err: err}
-	}
-	if err := fsys.Rename(tmp, path, RenameReplace); err != nil {
-		return &IOError{Op: "rename", Path: path, Err: err}
-	}
-	if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
-		if outOfDescriptors(err) {
+		return &IOError{Op: "create", Path: tmp, Err: ae.Err}
+	case atomicfile.OpRename:
+		return &IOError{Op: "rename", Path: path, Err: ae.Err}
+	case atomicfile.OpSync:
+		if outOfDescriptors(ae.Err) {
 			// The rename is done but may not survive a power loss: the
 			// next replacement syncs the folder again.
-			return &PublishError{Op: "open directory", Path: filepath.Dir(path), Err: err}
+			return &PublishError{Op: "open directory", Path: filepath.Dir(path), Err: ae.Err}
 		}
-		return &IOError{Op: "fsync directory", Path: filepath.Dir(path), Err: err}
+		return &IOError{Op: "fsync directory", Path: filepath.Dir(path), Err: ae.Err}
+	default:
+		return &IOError{Op: "write", Path: tmp, Err: ae.Err}
 	}
-	return nil
 }
+
+// journalDir is the folder dir of fsys as an atomicfile.Dir. Its Create
+// always truncates (DirFS.Create, mode 0600): replaceFile names its
+// temporary file, so Replace never asks for an exclusive one.
+type journalDir struct {
+	fs  DirFS
+	dir string
+}
+
+func (d journalDir) Create(name string, _ fs.FileMode, _ bool) (atomicfile.File, error) {
+	return d.fs.Create(filepath.Join(d.dir, name))
+}
+
+func (d journalDir) Rename(from, to string) error {
+	return d.fs.Rename(filepath.Join(d.dir, from), filepath.Join(d.dir, to), RenameReplace)
+}
+
+func (d journalDir) Remove(name string) error { return d.fs.Remove(filepath.Join(d.dir, name)) }
+
+func (d journalDir) Sync() error { return d.fs.SyncDir(d.dir) }
 
 // PublishError is a head file or checkpoint file that could not be
 // replaced for want of a file descriptor (replaceFile). It does not match
