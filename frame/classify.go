@@ -3,6 +3,7 @@ package frame
 import (
 	"bytes"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -120,6 +121,23 @@ type Message struct {
 	// without U+0000 or U+FFFD.
 	Tool    []byte
 	HasTool bool
+	// Args is params.arguments as it is on the line: the raw JSON value,
+	// white space inside it included, aliasing the line. HasArgs reports
+	// it. Set only for tool calls whose params and arguments members are
+	// unambiguous (one exact key, no case variant), as Tool is; a
+	// duplicate or variant key is Malformed. Any JSON type: every decoder
+	// agrees on a value's type, so a wrong one is the tool's to reject.
+	Args    []byte
+	HasArgs bool
+	// ArgsText is ArgsUnclear when the text of some arguments value is
+	// read differently by some decoder (invalid UTF-8 replaced, kept or
+	// rejected; an unpaired surrogate escape the same; U+0000, where a C
+	// decoder may cut), "" otherwise. It is reported, not Malformed:
+	// clients send such text in arguments (a NUL in a message), the
+	// tool's name and the call's shape are unaffected, and only a reader
+	// of the values (a rule on arguments) is misled by it, so such a
+	// reader must refuse what it cannot read alike.
+	ArgsText string
 	// Malformed is a constant reason why decoders may disagree about a tool
 	// call or a response (duplicate key, case-variant key, wrong type, ...),
 	// "" if none. It is only computed for tool calls and responses.
@@ -154,7 +172,13 @@ const (
 	malNameVariant   = "params.name: case-variant key"
 	malNameType      = "params.name: not a string"
 	malNameChars     = "params.name: contains U+0000 or U+FFFD"
+	malArgsDup       = "params.arguments: duplicate key"
+	malArgsVariant   = "params.arguments: case-variant key"
 )
+
+// ArgsUnclear is Message.ArgsText for arguments whose text decoders read
+// differently.
+const ArgsUnclear = "params.arguments: invalid UTF-8, U+0000 or an unpaired surrogate"
 
 // Malformed reasons for responses (after the id reasons above).
 const (
@@ -374,13 +398,14 @@ func (n *count) reason(dup, variant, typ, chars string) string {
 
 // msgState accumulates one message object while it is scanned.
 type msgState struct {
-	method, id, params, name, result, errorf, isError count
+	method, id, params, name, args, result, errorf, isError count
 
 	methodVal  []byte
 	toolCall   bool
 	idVal      ID
 	nameVal    []byte
 	nameString bool // the kept name value is a string
+	argsVal    []byte
 	isErrTrue  bool
 }
 
@@ -560,6 +585,9 @@ func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
 	case fName:
 		return c.nameMember(b, i, depth, exact)
 
+	case fArguments:
+		return c.argsMember(b, i, depth, exact)
+
 	case fResult:
 		st.result.add(exact)
 		if b[i] != '{' {
@@ -697,6 +725,64 @@ func (c *Classifier) nameMember(b []byte, i, depth int, exact bool) int {
 	return end
 }
 
+// argsMember scans a params "arguments" member's value: the call's
+// arguments, kept as their raw span. The text of every arguments member,
+// kept or not, is checked on the raw bytes (argsTextOK): no decoding is
+// done here.
+func (c *Classifier) argsMember(b []byte, i, depth int, exact bool) int {
+	st := &c.st
+	st.args.add(exact)
+	end := c.skipValue(b, i, depth)
+	if end < 0 {
+		return end
+	}
+	v := b[i:end:end]
+	if !argsTextOK(v) {
+		st.args.badChars = true
+	}
+	if st.args.takes(exact) {
+		st.argsVal = v
+	}
+	return end
+}
+
+// argsTextOK reports whether every decoder reads the strings of a validated
+// JSON value alike: no invalid UTF-8 (replaced, kept or rejected), no
+// unpaired surrogate escape (the same), no U+0000 escape (where a C decoder
+// may cut). Escapes are found from each backslash, which in valid JSON only
+// occurs in strings and always starts an escape, so "\\u0000" is an
+// escaped backslash and text, not U+0000.
+func argsTextOK(v []byte) bool {
+	if !utf8.Valid(v) {
+		return false
+	}
+	for i := 0; ; {
+		k := bytes.IndexByte(v[i:], '\\')
+		if k < 0 {
+			return true
+		}
+		i += k + 1
+		if v[i] != 'u' {
+			i++
+			continue
+		}
+		r := hex4(v[i+1:])
+		i += 5
+		switch {
+		case r == 0:
+			return false
+		case utf16.IsSurrogate(r):
+			if r >= 0xdc00 || i+6 > len(v) || v[i] != '\\' || v[i+1] != 'u' {
+				return false
+			}
+			if r2 := hex4(v[i+2:]); r2 < 0xdc00 || r2 > 0xdfff {
+				return false
+			}
+			i += 6
+		}
+	}
+}
+
 // decode returns the decoded content of a validated string: the raw bytes
 // when they need no decoding, else a copy decoded into c.arena. Growing the
 // arena never moves bytes already handed out: append copies them to the new
@@ -764,6 +850,13 @@ func (st *msgState) finish(m *Message) {
 			st.name.exact == 1 && st.name.variant == 0 && st.nameString && !st.name.badChars {
 			m.Tool, m.HasTool = st.nameVal, true
 		}
+		if st.params.exact == 1 && st.params.variant == 0 && !st.params.badType &&
+			st.args.exact == 1 && st.args.variant == 0 {
+			m.Args, m.HasArgs = st.argsVal, true
+		}
+		if st.args.badChars {
+			m.ArgsText = ArgsUnclear
+		}
 	}
 	m.Answers = m.HasID && (st.result.any() || st.errorf.any())
 	if m.Type == Response {
@@ -783,7 +876,10 @@ func (st *msgState) toolCallReason() string {
 	if r := st.params.reason(malParamsDup, malParamsVariant, malParamsType, ""); r != "" {
 		return r
 	}
-	return st.name.reason(malNameDup, malNameVariant, malNameType, malNameChars)
+	if r := st.name.reason(malNameDup, malNameVariant, malNameType, malNameChars); r != "" {
+		return r
+	}
+	return st.args.reason(malArgsDup, malArgsVariant, "", "")
 }
 
 func (st *msgState) responseReason() string {

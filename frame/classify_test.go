@@ -345,3 +345,60 @@ func TestClassifyMemoryBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestArgs: params.arguments is handed over as its raw span only when every
+// decoder binds the same member to it, and text some decoder reads
+// differently is reported beside it.
+func TestArgs(t *testing.T) {
+	const pre = `{"id":1,"method":"tools/call","params":{"name":"a",`
+	tests := []struct {
+		name      string
+		line      string
+		args      string // "-" for none
+		text      bool   // ArgsText set
+		malformed string
+	}{
+		{"object", pre + `"arguments":{"path":"/etc/hosts"}}}`, `{"path":"/etc/hosts"}`, false, ""},
+		{"white space kept", pre + `"arguments": { "p" : [1, 2] } }}`, `{ "p" : [1, 2] }`, false, ""},
+		{"before name", `{"id":1,"method":"tools/call","params":{"arguments":{"x":1},"name":"a"}}`, `{"x":1}`, false, ""},
+		{"absent", pre + `"other":{}}}`, "-", false, ""},
+		{"null", pre + `"arguments":null}}`, `null`, false, ""},
+		{"string", pre + `"arguments":"rm -rf /"}}`, `"rm -rf /"`, false, ""},
+		{"escaped key", pre + `"argum\u0065nts":{"x":1}}}`, `{"x":1}`, false, ""},
+		{"duplicate", pre + `"arguments":{"path":"/tmp/x"},"arguments":{"path":"/etc/shadow"}}}`, "-", false, "params.arguments: duplicate key"},
+		{"duplicate escaped", pre + `"arguments":{},"\u0061rguments":{"p":1}}}`, "-", false, "params.arguments: duplicate key"},
+		{"case variant alone", pre + `"Arguments":{"path":"/etc/shadow"}}}`, "-", false, "params.arguments: case-variant key"},
+		{"case variant beside", pre + `"arguments":{},"ARGUMENTS":{"p":1}}}`, "-", false, "params.arguments: case-variant key"},
+		{"long s variant", pre + `"argumentſ":{}}}`, "-", false, "params.arguments: case-variant key"},
+		{"underscore variant", pre + `"argu_ments":{}}}`, "-", false, "params.arguments: case-variant key"},
+		{"invalid UTF-8", pre + "\"arguments\":{\"p\":\"/etc/ho\xbfsts\"}}}", "{\"p\":\"/etc/ho\xbfsts\"}", true, ""},
+		{"invalid UTF-8 in a key", pre + "\"arguments\":{\"\xff\":1}}}", "{\"\xff\":1}", true, ""},
+		{"NUL", pre + `"arguments":{"p":"/etc/passwd\u0000.txt"}}}`, `{"p":"/etc/passwd\u0000.txt"}`, true, ""},
+		{"lone high surrogate", pre + `"arguments":{"p":"\ud800"}}}`, `{"p":"\ud800"}`, true, ""},
+		{"high then text", pre + `"arguments":{"p":"\ud800x\udc00"}}}`, `{"p":"\ud800x\udc00"}`, true, ""},
+		{"lone low surrogate", pre + `"arguments":{"p":"\uDC00"}}}`, `{"p":"\uDC00"}`, true, ""},
+		{"surrogate pair", pre + `"arguments":{"p":"\ud83d\ude00"}}}`, `{"p":"\ud83d\ude00"}`, false, ""},
+		{"escaped backslash then u0000", pre + `"arguments":{"p":"\\u0000"}}}`, `{"p":"\\u0000"}`, false, ""},
+		{"odd backslashes then u0000", pre + `"arguments":{"p":"\\\u0000"}}}`, `{"p":"\\\u0000"}`, true, ""},
+		{"unclear text in a dropped duplicate", pre + `"arguments":{"p":"\ud800"},"arguments":{}}}`, "-", true, "params.arguments: duplicate key"},
+		{"params twice", `{"id":1,"method":"tools/call","params":{"name":"a","arguments":{}},"params":{"name":"a","arguments":{}}}`, "-", false, "params: duplicate key"},
+	}
+	var c Classifier
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f Frame
+			c.Classify([]byte(tt.line), &f)
+			if len(f.Msgs) != 1 || !f.Msgs[0].IsToolCall {
+				t.Fatalf("Classify(%q) = %s; want one tool call", tt.line, describe(&f))
+			}
+			m := &f.Msgs[0]
+			args := "-"
+			if m.HasArgs {
+				args = string(m.Args)
+			}
+			if args != tt.args || (m.ArgsText != "") != tt.text || m.Malformed != tt.malformed {
+				t.Errorf("Classify(%q): args %q, text %q, malformed %q; want %q, %v, %q", tt.line, args, m.ArgsText, m.Malformed, tt.args, tt.text, tt.malformed)
+			}
+		})
+	}
+}

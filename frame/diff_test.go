@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -25,6 +28,8 @@ type refMsg struct {
 	IDKey      string
 	IsToolCall bool
 	Tool       *string
+	Args       *string // params.arguments as on the line
+	ArgsText   bool    // some arguments text is read differently (refArgsUnclear)
 	Malformed  bool
 	IsError    bool
 	ToolError  bool
@@ -140,13 +145,51 @@ func refBad(s string) bool {
 	return strings.ContainsRune(s, 0) || strings.ContainsRune(s, utf8.RuneError)
 }
 
+// refEscape is a \u escape with the backslashes before it: an odd run is
+// an escape, an even one escaped backslashes and then text.
+var refEscape = regexp.MustCompile(`\\+u([0-9a-fA-F]{4})`)
+
+// refArgsUnclear reports whether decoders read some text of the JSON value
+// v differently: invalid UTF-8, an escaped U+0000, or a surrogate escape
+// that is not a high one directly followed by a low one.
+func refArgsUnclear(v []byte) bool {
+	if !utf8.Valid(v) {
+		return true
+	}
+	type escape struct {
+		r          rune
+		start, end int
+	}
+	var esc []escape
+	for _, loc := range refEscape.FindAllSubmatchIndex(v, -1) {
+		if (loc[2]-1-loc[0])%2 == 0 {
+			continue
+		}
+		r, _ := strconv.ParseUint(string(v[loc[2]:loc[3]]), 16, 32)
+		esc = append(esc, escape{rune(r), loc[2] - 2, loc[3]})
+	}
+	for k := 0; k < len(esc); k++ {
+		e := esc[k]
+		switch {
+		case e.r == 0:
+			return true
+		case utf16.IsSurrogate(e.r):
+			if e.r >= 0xdc00 || k+1 == len(esc) || esc[k+1].start != e.end || esc[k+1].r < 0xdc00 || esc[k+1].r > 0xdfff {
+				return true
+			}
+			k++
+		}
+	}
+	return false
+}
+
 func refMessage(raw []byte) refMsg {
 	var (
-		method, id, params, name, result, errf, isError refCount
-		methodVal, nameVal                              *string
-		methodBad, nameBad, idBad, paramsBad, nameType  bool
-		toolCall, isErrTrue                             bool
-		m                                               refMsg
+		method, id, params, name, args, result, errf, isError refCount
+		methodVal, nameVal, argsVal                           *string
+		methodBad, nameBad, idBad, paramsBad, nameType        bool
+		toolCall, isErrTrue                                   bool
+		m                                                     refMsg
 	)
 	str := func(v json.RawMessage) *string {
 		if v[0] != '"' {
@@ -204,7 +247,18 @@ func refMessage(raw []byte) refMsg {
 				return
 			}
 			refMembers(v, func(key string, v json.RawMessage) {
-				f, exact := refMatch(key, "name")
+				f, exact := refMatch(key, "name", "arguments")
+				if f == "arguments" {
+					args.add(exact)
+					if refArgsUnclear(v) {
+						m.ArgsText = true
+					}
+					if exact || args.exact == 0 {
+						s := string(v)
+						argsVal = &s
+					}
+					return
+				}
 				if f == "" {
 					return
 				}
@@ -266,10 +320,15 @@ func refMessage(raw []byte) refMsg {
 	}
 	if toolCall {
 		m.Malformed = method.ambiguous() || methodBad || id.ambiguous() || idBad ||
-			params.ambiguous() || paramsBad || name.ambiguous() || nameType || nameBad
+			params.ambiguous() || paramsBad || name.ambiguous() || nameType || nameBad || args.ambiguous()
 		if params.exact == 1 && params.variant == 0 && !paramsBad && name.exact == 1 && name.variant == 0 && !nameType && !nameBad {
 			m.Tool = nameVal
 		}
+		if params.exact == 1 && params.variant == 0 && !paramsBad && args.exact == 1 && args.variant == 0 {
+			m.Args = argsVal
+		}
+	} else {
+		m.ArgsText = false
 	}
 	if m.Type == Response {
 		m.Malformed = id.ambiguous() || idBad || result.ambiguous() || errf.ambiguous() ||
@@ -329,6 +388,8 @@ func diff(f *Frame, want refFrame) string {
 			IDKey:      string(g.ID.Key),
 			IsToolCall: g.IsToolCall,
 			Tool:       strp(g.Tool, g.HasTool),
+			Args:       strp(g.Args, g.HasArgs),
+			ArgsText:   g.ArgsText != "",
 			Malformed:  g.Malformed != "",
 			IsError:    g.IsError,
 			ToolError:  g.ToolError,
@@ -339,7 +400,10 @@ func diff(f *Frame, want refFrame) string {
 		if fmtp(got.Method) != fmtp(w.Method) || fmtp(got.Tool) != fmtp(w.Tool) {
 			return fmt.Sprintf("msg %d: method %s tool %s, reference method %s tool %s", i, fmtp(got.Method), fmtp(got.Tool), fmtp(w.Method), fmtp(w.Tool))
 		}
-		got.Method, got.Tool = w.Method, w.Tool
+		if fmtp(got.Args) != fmtp(w.Args) {
+			return fmt.Sprintf("msg %d: arguments %s, reference %s", i, fmtp(got.Args), fmtp(w.Args))
+		}
+		got.Method, got.Tool, got.Args = w.Method, w.Tool, w.Args
 		if got != *w {
 			return fmt.Sprintf("msg %d: %+v (malformed %q), reference %+v", i, got, g.Malformed, *w)
 		}
@@ -376,10 +440,10 @@ type goStruct struct {
 }
 
 // decoded is what one decoder reads from a message.
-type decoded struct{ method, id, name *string }
+type decoded struct{ method, id, name, args *string }
 
 func (d decoded) String() string {
-	return fmt.Sprintf("method %s id %s name %s", fmtp(d.method), fmtp(d.id), fmtp(d.name))
+	return fmt.Sprintf("method %s id %s name %s arguments %s", fmtp(d.method), fmtp(d.id), fmtp(d.name), fmtp(d.args))
 }
 
 // readGo decodes obj as a Go peer does; ok is false if decoding fails.
@@ -394,12 +458,16 @@ func readGo(obj []byte) (d decoded, ok bool) {
 	}
 	if m.Params != nil {
 		var p struct {
-			Name *string `json:"name"`
+			Name      *string         `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
 		}
 		if json.Unmarshal(m.Params, &p) != nil {
 			return d, false
 		}
 		d.name = p.Name
+		if p.Arguments != nil {
+			d.args = strp(p.Arguments, true)
+		}
 	}
 	return d, true
 }
@@ -433,6 +501,9 @@ func readExact(obj []byte) (d decoded, ok bool) {
 				return d, false
 			}
 		}
+		if raw, found := p["arguments"]; found {
+			d.args = strp(raw, true)
+		}
 	}
 	return d, true
 }
@@ -463,6 +534,9 @@ func checkPremise(f *Frame, line []byte) string {
 		}
 		if m.IsToolCall && m.Malformed == "" && gok && eok && g.String() != e.String() {
 			return fmt.Sprintf("msg %d: unambiguous, yet Go reads %v and JSON.parse reads %v", i, g, e)
+		}
+		if m.IsToolCall && m.Malformed == "" && gok && fmtp(strp(m.Args, m.HasArgs)) != fmtp(g.args) {
+			return fmt.Sprintf("msg %d: arguments %q, yet Go reads %v", i, m.Args, g)
 		}
 	}
 	return ""
@@ -496,6 +570,10 @@ var differentialSeeds = []string{
 	"[\r{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}}\r,\r{\"id\":2,\"result\":{}}]\r\n",
 	`[[{"id":1,"method":"tools/call","params":{"name":"a"}}],[[{"id":2,"error":{}}]]]`,
 	`{"id":1,"method":"tools/call","params":{"name":"a"}} {"id":2,"method":"tools/call"} x`,
+	`{"id":1,"method":"tools/call","params":{"name":"a","arguments":{"p":"/tmp"},"Arguments":{"p":"/etc"}}}`,
+	`{"id":1,"method":"tools/call","params":{"name":"a","argum\u0065nts":{"p":"\ud800\\u0000"},"arguments":[]}}`,
+	"{\"id\":1,\"method\":\"tools/call\",\"params\":{\"arguments\": { \"p\" : \"\\ud83d\\ude00\xff\" } ,\"name\":\"a\"}}",
+	`{"id":1,"method":"tools/call","params":{"name":"a","argu_ments":null,"arguments":"\u0000"}}`,
 	"{\"id\":3,\"id\":\"3\",\"ID\":4,\"result\":{}}",
 }
 
@@ -507,7 +585,7 @@ func TestDifferential(t *testing.T) {
 	// Mutations of the seeds: deterministic, so a failure reproduces.
 	r := rand.New(rand.NewPCG(3, 4))
 	alphabet := []byte("{}[]\":,\\ \n\tu0123456789abcdefnmthodisparmeIDMEPAR_-.eE+-trulfs\x00\xff\xc5\xbf")
-	inserts := []string{`"method"`, `"id"`, `"params"`, `"name"`, `"tools/call"`, `\u0000`, `\ud800`, `\u017f`, "ſ", `"Method"`, `{"name":"a"}`, `1e5`, `-0`, `true`, `null`, `[`, `]`}
+	inserts := []string{`"method"`, `"id"`, `"params"`, `"name"`, `"tools/call"`, `\u0000`, `\ud800`, `\u017f`, "ſ", `"Method"`, `{"name":"a"}`, `"arguments"`, `"Arguments"`, `\udc00`, `\\`, `1e5`, `-0`, `true`, `null`, `[`, `]`}
 	kinds := map[Kind]int{}
 	var f Frame
 	for range 50000 {

@@ -85,6 +85,17 @@
 // Tool is only given when params and name are unambiguous. Malformed is only
 // computed for tool calls and responses, the messages the relay records.
 //
+// params.arguments is read with the same discipline and handed over raw
+// (Message.Args, the span of the line, for a policy to read): a duplicate
+// or case-variant arguments key is Malformed, since decoders would bind
+// different arguments to one call, and Args is then not given. Text inside
+// the arguments that decoders read differently (invalid UTF-8, an unpaired
+// surrogate escape, U+0000, checked on the raw bytes so that "\\u0000" is
+// text) is reported in Message.ArgsText rather than made Malformed: clients
+// send such text in arguments, and only a reader of the values is misled,
+// so it is that reader's to refuse. Duplicate keys inside the arguments
+// object are not looked for here; a reader of the values meets them.
+//
 // Not malformed, by decision: a missing jsonrpc member or one other than
 // "2.0" (peers ignore it; the line is still relayed and recorded as what it
 // carries); a tools/call without params or without name (not ambiguous:

@@ -27,6 +27,7 @@ const (
 	fError
 	// inside params
 	fName
+	fArguments
 	// inside result
 	fIsError
 )
@@ -68,11 +69,16 @@ func matchParams(key []byte) (f field, exact bool) {
 	switch string(key) {
 	case "name":
 		return fName, true
-	case "arguments", "_meta":
+	case "arguments":
+		return fArguments, true
+	case "_meta":
 		return fNone, false
 	}
 	if foldEqual(key, "NAME") {
 		return fName, false
+	}
+	if foldEqual(key, "ARGUMENTS") {
+		return fArguments, false
 	}
 	return fNone, false
 }
