@@ -3,11 +3,10 @@ package witness
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/atomicfile"
 	"github.com/aegisrelay/aegis/journal/tlog"
 )
 
@@ -91,26 +90,10 @@ func (s *Submitter) state(o *offer) ([]byte, []string) {
 	return b.Bytes(), lines
 }
 
-// writeFile replaces path with data: a temporary file, fdatasync,
-// rename. The state file is a report, not evidence: the directory is not
-// synced.
+// writeFile replaces path with data atomically and durably
+// (atomicfile), mode 0600.
 func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("witness: %w", err)
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("witness: %w", err)
 	}
 	return nil

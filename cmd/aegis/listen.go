@@ -20,6 +20,7 @@ import (
 
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/httpfront"
+	"github.com/aegisrelay/aegis/internal/atomicfile"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
@@ -323,10 +324,10 @@ const maxTokenFile = 64
 // Its id, which records name, is the first 16 hex digits of its SHA-256:
 // it identifies the token without revealing it.
 //
-// The token is written to a temporary file in path's folder and renamed
-// over path, so that a client reading path sees the old token or the new
-// one, never an empty or partial file. Anything at path that is not a
-// token file (another file named by mistake) is refused and kept.
+// The token replaces path atomically (atomicfile), so that a client
+// reading path sees the old token or the new one, never an empty or
+// partial file. Anything at path that is not a token file (another file
+// named by mistake) is refused and kept.
 func writeToken(path string) (token, id string, err error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -341,23 +342,10 @@ func writeToken(path string) (token, id string, err error) {
 			return "", "", fmt.Errorf("%s exists and is no token file: it is left as it is", path)
 		}
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*") // mode 0600
-	if err != nil {
+	if err := atomicfile.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
 		return "", "", err
 	}
-	if _, err = f.WriteString(token + "\n"); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return token, id, err
+	return token, id, nil
 }
 
 // isToken reports whether b is what writeToken writes: a base64url token

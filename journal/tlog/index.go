@@ -13,6 +13,7 @@ import (
 
 	"github.com/transparency-dev/merkle/compact"
 
+	"github.com/aegisrelay/aegis/internal/atomicfile"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
@@ -25,7 +26,7 @@ const IndexVersion = 1
 // is a cache: an entry missing, unreadable or not of the segment is
 // computed from the segment, and one that cannot be written is not kept.
 // An Index is safe for concurrent use, by one process or several (an
-// entry is written to a temporary file and renamed into place).
+// entry replaces its file atomically, atomicfile).
 type Index struct {
 	dir string
 }
@@ -131,21 +132,7 @@ func (x *Index) write(e *indexEntry) error {
 	if err := os.MkdirAll(x.dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(x.dir, e.File+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), x.name(e.File))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.WriteFile(x.name(e.File), append(data, '\n'), 0o600)
 }
 
 // fileSum is the hex SHA-256 of the bytes of the file at path, as stored.
