@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/atomicfile"
 	"github.com/aegisrelay/aegis/internal/regular"
 	"golang.org/x/sys/unix"
 )
@@ -156,27 +157,20 @@ func WriteFile(f *File, data []byte, now time.Time) (backup string, err error) {
 	if err != nil {
 		return "", err
 	}
-	tmp, tmpName, err := f.dir.createTemp("."+f.name+".aegis-", f.Mode)
-	if err != nil {
-		return backup, err
-	}
-	defer func() {
-		if err != nil {
-			f.dir.remove(tmpName)
-		}
-	}()
-	if err := f.writeSync(tmp, data); err != nil {
-		return backup, err
-	}
-	// The check narrows, not closes, the window in which a client's own
+	// The temporary file is made, renamed and synced relative to the
+	// folder's descriptor, as every other step is. The check before the
+	// rename narrows, not closes, the window in which a client's own
 	// write would be lost: there is no compare-and-swap on a file name.
-	if err := f.unchanged(); err != nil {
-		return backup, err
+	err = atomicfile.Replace(atomicfile.DirAt(f.dir.fd, f.dir.path), f.name, data, atomicfile.Options{
+		Perm:         f.Mode,
+		Prepare:      func(w atomicfile.File) error { return f.prepare(w.(*os.File)) },
+		BeforeRename: f.unchanged,
+	})
+	var ae *atomicfile.Error
+	if errors.As(err, &ae) && ae.Op == atomicfile.OpCheck {
+		err = ae.Err // ErrChanged or the error reading the file, as is
 	}
-	if err := f.dir.rename(tmpName, f.name); err != nil {
-		return backup, err
-	}
-	return backup, f.dir.sync()
+	return backup, err
 }
 
 // unchanged returns ErrChanged unless f's name in its folder is still
@@ -227,16 +221,12 @@ func (f *File) writeBackup(now time.Time) (string, error) {
 	}
 }
 
-// writeSync writes data to w, sets the mode (the umask narrowed the one
-// it was created with) and, by descriptor, the owner of f's file when it
-// is kept, syncs and closes w.
+// writeSync writes data to w, prepares it (prepare), syncs and closes
+// it.
 func (f *File) writeSync(w *os.File, data []byte) error {
 	_, err := w.Write(data)
-	if err == nil && f.keepOwner() {
-		err = chownIfOther(w, f.uid, f.gid)
-	}
 	if err == nil {
-		err = w.Chmod(f.Mode)
+		err = f.prepare(w)
 	}
 	if err == nil {
 		err = w.Sync()
@@ -245,6 +235,17 @@ func (f *File) writeSync(w *os.File, data []byte) error {
 		err = cerr
 	}
 	return err
+}
+
+// prepare sets w's mode (the umask narrowed the one it was created
+// with) and, by descriptor, the owner of f's file when it is kept.
+func (f *File) prepare(w *os.File) error {
+	if f.keepOwner() {
+		if err := chownIfOther(w, f.uid, f.gid); err != nil {
+			return err
+		}
+	}
+	return w.Chmod(f.Mode)
 }
 
 // chownIfOther gives w the owner uid:gid when it has another: a file

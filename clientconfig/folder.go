@@ -1,8 +1,6 @@
 package clientconfig
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -14,12 +12,12 @@ import (
 
 // folder is the folder of a configuration file, opened once by a walk
 // that follows no symbolic link. Every later operation (reading the
-// file, creating its backup and the temporary file, the rename, the
-// sync) is relative to that descriptor, so a folder on the path swapped
-// for a symlink after the walk cannot send a write elsewhere: under sudo,
-// a user who owns a folder on the path could otherwise have root write a
-// file of theirs into a folder of root's. A folder is not safe for
-// concurrent use.
+// file, creating its backup; the temporary file, the rename and the sync
+// through atomicfile.DirAt) is relative to that descriptor, so a folder
+// on the path swapped for a symlink after the walk cannot send a write
+// elsewhere: under sudo, a user who owns a folder on the path could
+// otherwise have root write a file of theirs into a folder of root's. A
+// folder is not safe for concurrent use.
 type folder struct {
 	fd       int
 	path     string // absolute, without symlinks, as walked
@@ -114,21 +112,6 @@ func (d *folder) create(name string, mode os.FileMode) (*os.File, error) {
 	return os.NewFile(uintptr(fd), d.join(name)), nil
 }
 
-// createTemp makes a new file named prefix followed by random characters.
-func (d *folder) createTemp(prefix string, mode os.FileMode) (*os.File, string, error) {
-	for range 100 {
-		var b [8]byte
-		rand.Read(b[:])
-		name := prefix + hex.EncodeToString(b[:])
-		f, err := d.create(name, mode)
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		return f, name, err
-	}
-	return nil, "", fmt.Errorf("clientconfig: no free temporary name in %s", d.path)
-}
-
 // lstat returns the identity of name in d, a symlink not followed.
 func (d *folder) lstat(name string) (unix.Stat_t, error) {
 	var st unix.Stat_t
@@ -139,22 +122,7 @@ func (d *folder) lstat(name string) (unix.Stat_t, error) {
 	return st, nil
 }
 
-func (d *folder) rename(from, to string) error {
-	if err := unix.Renameat(d.fd, from, d.fd, to); err != nil {
-		return &os.LinkError{Op: "rename", Old: d.join(from), New: d.join(to), Err: err}
-	}
-	return nil
-}
-
 func (d *folder) remove(name string) { unix.Unlinkat(d.fd, name, 0) }
-
-// sync makes a rename in d durable.
-func (d *folder) sync() error {
-	if err := unix.Fsync(d.fd); err != nil {
-		return &os.PathError{Op: "fsync", Path: d.path, Err: err}
-	}
-	return nil
-}
 
 func (d *folder) close() error { return unix.Close(d.fd) }
 
