@@ -20,7 +20,7 @@
 //	  - tool: "delete_*"
 //	    action: deny
 //	  - tool: write_file
-//	    action: approve       # refused with PENDING_APPROVAL (parking is not built)
+//	    action: approve       # refused with PENDING_APPROVAL (see Decisions)
 //
 // Decoding is strict, and every problem is reported with file, line and
 // column before anything starts (Parse returns them all, as a *Error):
@@ -51,7 +51,13 @@
 // deciding rule is named "rules[i] <pattern>" (i from 0), or "default".
 // A deny rule (or default: deny) decides gate.Denied, an approve rule
 // gate.PendingApproval, an allow rule over its rate gate.RateLimited, and
-// any other allow gate.Allowed. Decisions are lookups, not a scan of the rules (see index.go): exact
+// any other allow gate.Allowed. An approve rule's call is answered at once
+// with PENDING_APPROVAL and recorded pending_approval: it does not wait.
+// Holding it until a person decides is gate.Parked, a decision this
+// package does not make; approve is part of the format so that a policy
+// written now keeps its meaning when approve rules park their calls.
+//
+// Decisions are lookups, not a scan of the rules (see index.go): exact
 // names by map, globs by their literal prefix or suffix; only globs with
 // neither ("*x*") are scanned, and their answers are cached per name.
 //

@@ -15,7 +15,7 @@ rules:                    # first match wins; match is on tool identity only
   - tool: "delete_*"
     action: deny
   - tool: write_file
-    action: approve       # answered PENDING_APPROVAL (parking is not built)
+    action: approve       # answered PENDING_APPROVAL at once
   - tool: search
     action: allow
     rate: 10/m            # token bucket per rule; over it: RATE_LIMITED
