@@ -67,6 +67,18 @@
 // forwarded false: it is not relayed (unless it also answers a call still
 // in flight, a batch: then forwarded true).
 //
+// # Capability
+//
+// Every intent ends with "capability":{"grant":"deny_all"}, and an intent
+// whose call did not reach the child (Refused) adds
+// "status":"denied","reason":"policy blocked before capability". This is
+// the capability layer of the record format as first defined: "grant"
+// names the capability minted for the call, and aegis mints none, which
+// deny_all, the grant of nothing, says. It is not a placeholder: it is the
+// true value, hashed into the chain of every log and read by verify as
+// written. A grant minted for a call is another value of "grant"; deny_all
+// keeps its meaning.
+//
 // # Bounded values
 //
 // No line is longer than MaxLine (1 MiB, without its '\n'): that is the
