@@ -24,21 +24,22 @@ import (
 // just gone to the client, which sends the next call). It stops as soon as
 // each has arrived. Calls synced before that are slow ones (a tool that
 // takes seconds), and are not waited for. A lone call expects nothing
-// while its own record is queued, so it never waits; that is what keeps
-// the lock-step latency at the floor. This is PostgreSQL's commit_delay
-// with the delay ended by the records themselves instead of a fixed
-// sleep, and its commit_siblings rule (no delay without other calls in
-// flight) built in.
+// while its own record is queued, so it never waits: lock-step latency
+// pays no linger. This is PostgreSQL's commit_delay with the delay ended
+// by the records themselves instead of a fixed sleep, and its
+// commit_siblings rule (no delay without other calls in flight) built in.
 //
 // Two syncs, not one: over pre-zeroed space a sync can take less time
 // than the goroutines or the client's calls that a group releases take to
 // come back when CPUs are few, and a bound of one sync then splits groups
-// that two keep whole (aegis-bench -only inflight measures it;
-// BENCHMARKS.md has the figures); lone calls never wait either way.
+// that two keep whole; lone calls never wait either way. BENCHMARKS.md
+// ("Group commit") has the measurements (aegis-bench -only inflight).
 //
-// Go's timers wake no sooner than about a millisecond here (the netpoller
-// sleeps in whole milliseconds), so the bound is a timerfd read through
-// the netpoller, which wakes within tens of microseconds.
+// On Linux the bound is a timerfd read through the netpoller, not a Go
+// timer: the netpoller sleeps in whole milliseconds, so a Go timer
+// shorter than that can wake a millisecond late, longer than the wait it
+// bounds, while a timerfd that fires is a readiness event that wakes it
+// at once. Elsewhere it is a Go timer (linger_other.go).
 
 // maxLinger caps the wait, whatever fdatasync costs.
 const maxLinger = time.Millisecond
