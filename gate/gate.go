@@ -25,15 +25,54 @@ type Gate interface {
 type FrameDecider interface {
 	// Set names the rule set: "sha256:<hex>" of the policy file's bytes.
 	Set() string
-	// Decide decides one call by its tool name (decoded params.name). It
-	// takes no rate tokens: a rate-limited rule counts the calls of this
-	// frame decided before, so the k-th call to a rule is allowed only if k
-	// tokens are there. It must not retain tool.
-	Decide(tool []byte) Decision
+	// Decide decides one call (Call). It takes no rate tokens: a
+	// rate-limited rule counts the calls of this frame decided before, so
+	// the k-th call to a rule is allowed only if k tokens are there. It
+	// must not retain c or the bytes it points to. The relay calls it
+	// without holding any lock of its own: a decider may take its time
+	// without stalling the child's answers.
+	Decide(c *Call) Decision
 	// Commit takes the rate tokens of every call decided in this frame. The
 	// relay calls it once the frame is to be relayed; a refused frame takes
 	// none, since none of its calls runs.
 	Commit()
+}
+
+// Call is what a decider sees of one well-formed tools/call: read by the
+// relay with every decoder's reading in mind (package frame), so that the
+// call decided is the call the child runs. Its byte slices alias the
+// frame and are valid only during Decide.
+type Call struct {
+	// Tool is the decoded params.name.
+	Tool []byte
+	// Args is params.arguments as the line carries it, the raw JSON value
+	// (any type), when HasArgs; a call whose arguments member is repeated
+	// or case-variant never reaches a decider.
+	Args    []byte
+	HasArgs bool
+	// ArgsUnclear reports that some text inside Args is read differently
+	// by some decoder (invalid UTF-8, an unpaired surrogate escape,
+	// U+0000). A decider that reads the arguments' values must refuse such
+	// a call rather than pick a reading; one that reads the name alone may
+	// ignore it.
+	ArgsUnclear bool
+	// Caller is who sent the call.
+	Caller *Caller
+}
+
+// Caller is who sent the calls of a session: the same for every call of
+// it, as the session_start record names it.
+type Caller struct {
+	// Transport is "http" for a session served over Streamable HTTP, ""
+	// for one over stdio.
+	Transport string
+	// Peer is, over HTTP, the address of the client that opened the
+	// session; "" over stdio.
+	Peer string
+	// Principal is who the session authenticated as over HTTP
+	// ("token:<id>" or "none"); over stdio, the local user that runs aegis
+	// ("uid:<n>"), whose process holds the pipe.
+	Principal string
 }
 
 // Verdict is what a Decision says of a call. The zero Verdict is Denied:
@@ -47,10 +86,16 @@ const (
 	Allowed                        // the call may reach the child
 	RateLimited                    // over its rule's rate; refused RATE_LIMITED
 	PendingApproval                // an approve rule; refused PENDING_APPROVAL
+	// Parked: the call waits for a decision made elsewhere (an approval).
+	// The relay does not hold calls yet: it refuses a parked call as
+	// PendingApproval, recorded pending_approval and answered
+	// PENDING_APPROVAL.
+	Parked
 )
 
 // String returns the verdict as the audit log's intent names it
-// ("denied", "allowed", "rate_limited", "pending_approval").
+// ("denied", "allowed", "rate_limited", "pending_approval"), and
+// "parked", which the relay records as pending_approval for now.
 func (v Verdict) String() string {
 	switch v {
 	case Denied:
@@ -61,6 +106,8 @@ func (v Verdict) String() string {
 		return "rate_limited"
 	case PendingApproval:
 		return "pending_approval"
+	case Parked:
+		return "parked"
 	}
 	return "Verdict(" + strconv.Itoa(int(v)) + ")"
 }

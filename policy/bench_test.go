@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"github.com/aegisrelay/aegis/gate"
+
 	"fmt"
 	"strings"
 	"testing"
@@ -43,6 +45,7 @@ func BenchmarkDecide(b *testing.B) {
 	scanned := mustParse(b, thousandRules(50))
 	rated := mustParse(b, strings.Replace(thousandRules(0), "  - tool: echo\n    action: allow\n", "  - tool: echo\n    action: allow\n    rate: 1000000000/s\n", 1))
 	name := []byte("echo")
+	call := &gate.Call{Tool: name}
 	now := time.Now()
 	run := func(p *Policy) func(*testing.B) {
 		return func(b *testing.B) {
@@ -51,7 +54,7 @@ func BenchmarkDecide(b *testing.B) {
 			b.SetBytes(int64(len(name)))
 			for b.Loop() {
 				fr := g.Begin(now)
-				if d := fr.Decide(name); d.Refused() {
+				if d := fr.Decide(call); d.Refused() {
 					b.Fatalf("echo refused: %+v", d)
 				}
 				fr.Commit()

@@ -119,7 +119,11 @@ func (f *frameDecider) reset(p *Policy, now time.Time) {
 
 func (f *frameDecider) Set() string { return f.p.set }
 
-func (f *frameDecider) Decide(tool []byte) gate.Decision {
+// Decide decides a call by its tool name: rules name tools, and nothing
+// else of the call.
+func (f *frameDecider) Decide(c *gate.Call) gate.Decision { return f.decideTool(c.Tool) }
+
+func (f *frameDecider) decideTool(tool []byte) gate.Decision {
 	i := f.p.Match(tool)
 	k := 0
 	if i >= 0 && f.p.lim[i] != nil && f.p.rules[i].Action == Allow {

@@ -39,12 +39,12 @@ func TestGateDecide(t *testing.T) {
 		if fr.Set() != set {
 			t.Errorf("Frame.Set() = %q; want %q", fr.Set(), set)
 		}
-		if got := fr.Decide([]byte(tt.tool)); got != tt.want {
+		if got := fr.Decide(callTo(tt.tool)); got != tt.want {
 			t.Errorf("Decide(%q) = %+v; want %+v", tt.tool, got, tt.want)
 		}
 	}
 	deny := NewGate(mustParse(t, "version: 1\ndefault: deny\n"))
-	if got := deny.Begin(now).Decide([]byte("x")); got.Verdict != gate.Denied || got.Rule != "default" {
+	if got := deny.Begin(now).Decide(callTo("x")); got.Verdict != gate.Denied || got.Rule != "default" {
 		t.Errorf("default deny: Decide = %+v; want POLICY_DENIED by default", got)
 	}
 }
@@ -56,7 +56,7 @@ func TestRateWindow(t *testing.T) {
 	now := time.Unix(1000, 0)
 	call := func(at time.Time) gate.Decision {
 		fr := g.Begin(at)
-		d := fr.Decide([]byte("search"))
+		d := fr.Decide(callTo("search"))
 		if !d.Refused() {
 			fr.Commit()
 		}
@@ -91,7 +91,7 @@ func TestRateBatch(t *testing.T) {
 	g := NewGate(mustParse(t, "version: 1\ndefault: allow\nrules:\n  - {tool: 'q_*', action: allow, rate: 2/h}\n  - {tool: boom, action: deny}\n"))
 	now := time.Unix(5000, 0)
 	fr := g.Begin(now)
-	a, b, c := fr.Decide([]byte("q_a")), fr.Decide([]byte("q_b")), fr.Decide([]byte("q_c"))
+	a, b, c := fr.Decide(callTo("q_a")), fr.Decide(callTo("q_b")), fr.Decide(callTo("q_c"))
 	if a.Refused() || b.Refused() || !c.Refused() || c.Verdict != gate.RateLimited {
 		t.Fatalf("batch of 3 under 2/h = %v %v %v; want allowed, allowed, rate_limited", a.Verdict, b.Verdict, c.Verdict)
 	}
@@ -100,16 +100,16 @@ func TestRateBatch(t *testing.T) {
 	}
 	// Not committed: a refused frame ran nothing and takes nothing.
 	fr = g.Begin(now)
-	fr.Decide([]byte("q_a"))
-	if d := fr.Decide([]byte("boom")); d.Verdict != gate.Denied {
+	fr.Decide(callTo("q_a"))
+	if d := fr.Decide(callTo("boom")); d.Verdict != gate.Denied {
 		t.Fatalf("boom = %+v; want denied", d)
 	}
 	fr = g.Begin(now)
-	if x, y := fr.Decide([]byte("q_x")), fr.Decide([]byte("q_y")); x.Refused() || y.Refused() {
+	if x, y := fr.Decide(callTo("q_x")), fr.Decide(callTo("q_y")); x.Refused() || y.Refused() {
 		t.Fatalf("after refused frames, 2 calls = %v %v; want both allowed (no token taken)", x.Verdict, y.Verdict)
 	}
 	fr.Commit()
-	if d := g.Begin(now).Decide([]byte("q_z")); d.Verdict != gate.RateLimited {
+	if d := g.Begin(now).Decide(callTo("q_z")); d.Verdict != gate.RateLimited {
 		t.Errorf("after a committed frame of 2, q_z = %+v; want rate_limited", d)
 	}
 }
@@ -122,7 +122,7 @@ func TestReload(t *testing.T) {
 	g := NewGate(mustParse(t, v1))
 	now := time.Unix(0, 0)
 	fr := g.Begin(now)
-	if d := fr.Decide([]byte("s")); d.Refused() {
+	if d := fr.Decide(callTo("s")); d.Refused() {
 		t.Fatal("s refused on a full bucket")
 	}
 	fr.Commit()
@@ -140,17 +140,17 @@ func TestReload(t *testing.T) {
 	if err := g.Reload("p.yaml", []byte(v2), record); err != nil {
 		t.Fatalf("Reload(v2) = %v", err)
 	}
-	if inflight.Set() != old.Set() || inflight.Decide([]byte("x")).Verdict != gate.Denied {
+	if inflight.Set() != old.Set() || inflight.Decide(callTo("x")).Verdict != gate.Denied {
 		t.Error("a frame begun before the reload changed rule set")
 	}
 	if g.Current().Set() != SetOf([]byte(v2)) || len(recs) != 1 || recs[0] != (reloadRec{SetOf([]byte(v2)), StatusApplied}) {
 		t.Fatalf("after Reload(v2): set %s, records %v; want v2 applied", g.Current().Set(), recs)
 	}
 	fr = g.Begin(now)
-	if d := fr.Decide([]byte("x")); d.Refused() {
+	if d := fr.Decide(callTo("x")); d.Refused() {
 		t.Errorf("x under v2 = %+v; want allowed", d)
 	}
-	if d := fr.Decide([]byte("s")); d.Verdict != gate.RateLimited {
+	if d := fr.Decide(callTo("s")); d.Verdict != gate.RateLimited {
 		t.Errorf("s under v2 = %+v; want rate_limited: the bucket carries over a reload", d)
 	}
 	// An invalid file is rejected and the old set stays.
@@ -215,3 +215,6 @@ func TestWatch(t *testing.T) {
 		t.Errorf("Close = %v", err)
 	}
 }
+
+// callTo is a call to tool, as the relay hands it to a decider.
+func callTo(tool string) *gate.Call { return &gate.Call{Tool: []byte(tool)} }

@@ -178,7 +178,7 @@ func (p *Policy) action(i int) (Action, string) {
 func (p *Policy) Decide(tool []byte, now time.Time) gate.Decision {
 	var fd frameDecider
 	fd.reset(p, now)
-	d := fd.Decide(tool)
+	d := fd.decideTool(tool)
 	fd.Commit()
 	return d
 }

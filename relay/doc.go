@@ -126,11 +126,27 @@
 // tools/call is decided whole under one rule set (gate.Gate,
 // gate.FrameDecider). A decision's verdict is recorded in the intent, and
 // a refused one names the refusal's code: gate.Denied POLICY_DENIED,
-// gate.RateLimited RATE_LIMITED, gate.PendingApproval PENDING_APPROVAL; a
-// verdict the relay does not know, the zero Decision's included, refuses
-// as denied. A malformed call, or one that names no tool, is refused
-// without asking the Gate: readers could disagree about which tool it
-// runs. If any call
+// gate.RateLimited RATE_LIMITED, gate.PendingApproval PENDING_APPROVAL;
+// gate.Parked is refused as PendingApproval (recorded pending_approval),
+// since the relay holds no call for a later decision yet; a verdict the
+// relay does not know, the zero Decision's included, refuses as denied. A
+// malformed call (a duplicate or case-variant params.arguments included),
+// or one that names no tool, is refused without asking the Gate: readers
+// could disagree about which tool it runs or with what. The Gate sees a
+// gate.Call: the tool, params.arguments as the line carries them (with
+// frame's report of text decoders read differently), and Config.Caller.
+//
+// Calls are decided outside the relay's lock, which the child→client pump
+// takes for every line it records: the client→child pump classifies and
+// decides a line on its own goroutine, then holds the lock only to append
+// that line's records and enter its calls in the table of calls in
+// flight. The order of the log is kept without the lock: that goroutine
+// alone appends intents, line after line in the order read, and a line's
+// bytes are written to the child only after its run's records are
+// appended and past their barrier, so a frame's intent always precedes
+// its bytes reaching the child, and an outcome (which needs the child's
+// answer, or a timeout armed once the call is released) follows its
+// intent. If any call
 // of a frame is refused the whole frame is: its line is dropped, every
 // intent says refused, every call with an id gets a host_denied outcome
 // (ReasonNotExecuted, or ReasonSibling for the calls refused for a

@@ -1,41 +1,57 @@
 package relay
 
 import (
+	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/gate"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
-// gateFrame decides and records the calls of one frame (chunk[start:end]
-// is line) under Config.Gate. Every call of the frame is decided under one
-// rule set before anything is recorded; if any is refused, the whole frame is:
-// every call's intent says so, each call with an id gets a host_denied
-// outcome, the line is dropped, and every request in it with an id is
-// answered (refused calls with their own cause, the rest HOST_DENIED).
-// Malformed calls and calls that name no tool are refused without asking
-// the Gate: decoders may disagree about what they would run.
-func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64, n int) (uint64, int, error) {
-	var fr gate.FrameDecider
-	refused := false
+// decideFrame decides the calls of the frame in st.f under Config.Gate,
+// into st.decs and st.fr (nil when the frame is not to be decided: no Gate,
+// not one JSON value, or no call). Every call of the frame is decided under
+// one rule set. Malformed calls and calls that name no tool are refused
+// without asking the Gate: decoders may disagree about what they would
+// run. It runs without r.mu (recordRequests).
+func (r *Relay) decideFrame(st *upstream) {
+	st.fr = nil
 	st.decs = st.decs[:0]
-	for i := range st.f.Msgs {
-		m := &st.f.Msgs[i]
+	f := &st.f
+	if r.cfg.Gate == nil || f.Anomaly != "" || f.Kind != frame.Single && f.Kind != frame.Batch {
+		return
+	}
+	for i := range f.Msgs {
+		m := &f.Msgs[i]
 		if !isCall(m) {
 			continue
 		}
-		if fr == nil {
-			fr = r.cfg.Gate.Begin(r.cfg.Clock())
+		if st.fr == nil {
+			st.fr = r.cfg.Gate.Begin(r.cfg.Clock())
 		}
 		var d gate.Decision
 		if m.Malformed != "" || !m.HasTool {
-			d = refuseMalformed(fr.Set())
+			d = refuseMalformed(st.fr.Set())
 		} else {
-			d = fr.Decide(m.Tool)
+			st.call = gate.Call{Tool: m.Tool, Args: m.Args, HasArgs: m.HasArgs, ArgsUnclear: m.ArgsText != "", Caller: &r.cfg.Caller}
+			d = st.fr.Decide(&st.call)
+			st.call = gate.Call{} // the decider must not keep it, nor st the line
 		}
-		refused = refused || d.Refused()
 		st.decs = append(st.decs, d)
 	}
+}
+
+// gateFrame records the calls of one frame (chunk[start:end] is line) as
+// decideFrame decided them. If any is refused, the whole frame is: every
+// call's intent says so, each call with an id gets a host_denied outcome,
+// the line is dropped, and every request in it with an id is answered
+// (refused calls with their own cause, the rest HOST_DENIED). r.mu is held.
+func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64, n int) (uint64, int, error) {
+	fr := st.fr
 	if fr == nil {
 		return last, n, nil // no call: relayed as it is
+	}
+	refused := false
+	for k := range st.decs {
+		refused = refused || st.decs[k].Refused()
 	}
 	dg := digest(line)
 	st.refs = st.refs[:0]
@@ -99,7 +115,9 @@ func verdictOf(v gate.Verdict) string {
 		return record.VerdictAllowed
 	case gate.RateLimited:
 		return record.VerdictRateLimited
-	case gate.PendingApproval:
+	case gate.PendingApproval, gate.Parked:
+		// Parking is the approvals' to build: until then a parked call is
+		// refused as one pending approval.
 		return record.VerdictPendingApproval
 	}
 	return record.VerdictDenied
@@ -110,7 +128,7 @@ func codeOf(v gate.Verdict) string {
 	switch v {
 	case gate.RateLimited:
 		return CodeRateLimited
-	case gate.PendingApproval:
+	case gate.PendingApproval, gate.Parked:
 		return CodePendingApproval
 	}
 	return CodePolicyDenied

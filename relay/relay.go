@@ -49,6 +49,10 @@ type Config struct {
 	// refusal frames go too (the relay serialises the two writers' lines).
 	Gate   gate.Gate
 	Client io.Writer
+	// Caller is who sends this session's calls, as the Gate sees it
+	// (gate.Call.Caller): the HTTP session's peer and principal, or the
+	// local user over stdio.
+	Caller gate.Caller
 	// CallTimeout, when positive, is how long a tools/call may go
 	// unanswered after its request was released to the child: then the
 	// relay answers the client itself, with a CALL_TIMEOUT error, records

@@ -19,11 +19,13 @@ type upstream struct {
 	calls []*call // calls this run added to the table of calls in flight
 
 	// With a Gate only.
-	drops   [][2]int        // byte ranges of the run that must not reach the child
-	answer  []byte          // refusal frames for the client, each ending in '\n'
-	refused bool            // a refusal's records were appended this run
-	decs    []gate.Decision // the current frame's decisions, one per call
-	refs    []refusal       // the current frame's refused calls that get an outcome
+	drops   [][2]int          // byte ranges of the run that must not reach the child
+	answer  []byte            // refusal frames for the client, each ending in '\n'
+	refused bool              // a refusal's records were appended this run
+	decs    []gate.Decision   // the current frame's decisions, one per call
+	fr      gate.FrameDecider // the current frame's decider; nil: no call to decide
+	call    gate.Call         // reused: what Decide sees of a call
+	refs    []refusal         // the current frame's refused calls that get an outcome
 }
 
 // drop marks chunk[start:end] as not to be relayed.
@@ -137,15 +139,15 @@ func writeKept(dst io.Writer, chunk []byte, drops [][2]int) error {
 // returns the last seq and how many there were. st.calls receives the calls
 // it added to the table of calls in flight; with a Gate, st.drops the lines not to
 // relay and st.answer the refusal frames.
+//
+// A line is classified and its calls decided without r.mu, which the
+// child→client pump needs for every answer; r.mu is held while the line's
+// records are appended and its calls enter the table, line by line. The
+// order of records holds without it: this pump's goroutine alone appends
+// intents, in the order of the lines, and no line reaches the child before
+// recordRequests has returned and its records are durable (Upstream).
 func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.live(); err != nil {
-		return 0, 0, err
-	}
 	st.calls, st.drops, st.answer, st.refused = st.calls[:0], st.drops[:0], st.answer[:0], false
-	gated := r.cfg.Gate != nil
-	f := &st.f
 	var (
 		last uint64
 		n    int
@@ -155,46 +157,60 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 		line, _ := frame.NextLine(chunk[off:])
 		start := off
 		off += len(line)
-		r.counts.FramesIn++
-		st.cl.Classify(line, f)
-		// Not exactly one JSON value, read differently by some reader
-		// (frame.Frame.Hidden), or a batch too long to classify whole: a
-		// child may still read calls in it. Without a policy it is relayed
-		// (byte identity) and recorded, with an intent for every call any
-		// reading finds; with one it is dropped, so that nothing reaches
-		// the child that was not judged.
-		if f.Anomaly != "" {
-			seq, err := r.j.Append(&record.Anomaly{Digest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: !gated})
-			if err != nil {
-				return 0, 0, err
-			}
-			r.counts.Anomalies++
-			last, n = seq, n+1
-			if gated {
-				st.drop(start, off)
-				continue
-			}
-		}
-		if f.Kind != frame.Single && f.Kind != frame.Batch && len(f.Hidden) == 0 {
-			// With a policy only lines that are one JSON value reach the
-			// child; a line of white space carries nothing to
-			// record, and is dropped without a record.
-			if gated {
-				st.drop(start, off)
-			}
-			continue
-		}
-		if gated {
-			last, n, err = r.gateFrame(line, start, off, st, last, n)
-		} else {
-			last, n, err = r.recordFrame(line, st, last, n)
-		}
+		st.cl.Classify(line, &st.f)
+		r.decideFrame(st)
+		had := len(st.calls)
+		r.mu.Lock()
+		last, n, err = r.recordLine(line, start, off, st, last, n)
+		r.returning -= min(r.returning, len(st.calls)-had)
+		r.mu.Unlock()
 		if err != nil {
 			return 0, 0, err
 		}
 	}
-	r.returning -= min(r.returning, len(st.calls))
 	return last, n, nil
+}
+
+// recordLine appends the records of one line (chunk[start:end]), classified
+// in st.f and, with a Gate, decided in st.decs. r.mu is held.
+func (r *Relay) recordLine(line []byte, start, end int, st *upstream, last uint64, n int) (uint64, int, error) {
+	if err := r.live(); err != nil {
+		return 0, 0, err
+	}
+	r.counts.FramesIn++
+	gated := r.cfg.Gate != nil
+	f := &st.f
+	// Not exactly one JSON value, read differently by some reader
+	// (frame.Frame.Hidden), or a batch too long to classify whole: a
+	// child may still read calls in it. Without a policy it is relayed
+	// (byte identity) and recorded, with an intent for every call any
+	// reading finds; with one it is dropped, so that nothing reaches
+	// the child that was not judged.
+	if f.Anomaly != "" {
+		seq, err := r.j.Append(&record.Anomaly{Digest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: !gated})
+		if err != nil {
+			return 0, 0, err
+		}
+		r.counts.Anomalies++
+		last, n = seq, n+1
+		if gated {
+			st.drop(start, end)
+			return last, n, nil
+		}
+	}
+	if f.Kind != frame.Single && f.Kind != frame.Batch && len(f.Hidden) == 0 {
+		// With a policy only lines that are one JSON value reach the
+		// child; a line of white space carries nothing to record, and is
+		// dropped without a record.
+		if gated {
+			st.drop(start, end)
+		}
+		return last, n, nil
+	}
+	if gated {
+		return r.gateFrame(line, start, end, st, last, n)
+	}
+	return r.recordFrame(line, st, last, n)
 }
 
 // intent fills st.in for message i of the frame in st.f.

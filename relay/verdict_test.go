@@ -16,7 +16,7 @@ type fixedGate struct{ d gate.Decision }
 
 func (g *fixedGate) Begin(time.Time) gate.FrameDecider { return g }
 func (g *fixedGate) Set() string                       { return "sha256:fixed" }
-func (g *fixedGate) Decide([]byte) gate.Decision       { return g.d }
+func (g *fixedGate) Decide(*gate.Call) gate.Decision   { return g.d }
 func (g *fixedGate) Commit()                           {}
 
 // TestVerdicts: each verdict a Gate can return is recorded as the intent's
@@ -34,6 +34,7 @@ func TestVerdicts(t *testing.T) {
 		{"denied", gate.Decision{Verdict: gate.Denied, Rule: "r"}, record.VerdictDenied, relay.CodePolicyDenied},
 		{"rate limited", gate.Decision{Verdict: gate.RateLimited, Rule: "r", RetryAfter: time.Second}, record.VerdictRateLimited, relay.CodeRateLimited},
 		{"pending approval", gate.Decision{Verdict: gate.PendingApproval, Rule: "r"}, record.VerdictPendingApproval, relay.CodePendingApproval},
+		{"parked", gate.Decision{Verdict: gate.Parked, Rule: "r"}, record.VerdictPendingApproval, relay.CodePendingApproval},
 		{"zero decision", gate.Decision{}, record.VerdictDenied, relay.CodePolicyDenied},
 		{"unknown verdict", gate.Decision{Verdict: gate.Verdict(200), Rule: "r"}, record.VerdictDenied, relay.CodePolicyDenied},
 	}
