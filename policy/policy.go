@@ -16,7 +16,7 @@ type Action uint8
 const (
 	Allow   Action = iota + 1 // relay the call (within the rule's rate, if any)
 	Deny                      // refuse it: POLICY_DENIED
-	Approve                   // refuse it for now: PENDING_APPROVAL (parking is not built)
+	Approve                   // answer PENDING_APPROVAL at once; the call does not wait (doc.go)
 )
 
 func (a Action) String() string {
