@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/gate"
 	"github.com/aegisrelay/aegis/httpfront"
 	"github.com/aegisrelay/aegis/internal/atomicfile"
 	"github.com/aegisrelay/aegis/journal"
@@ -238,7 +239,8 @@ func (w wrapSession) startSession(j *journal.Journal, start *record.SessionStart
 	if err != nil {
 		return nil, err
 	}
-	r := relay.New(relay.Config{Journal: h, MaxFrame: w.maxFrame, MaxPending: w.maxPending, Gate: w.pol.relayGate(), Client: c.Out, CallTimeout: w.callTimeout})
+	r := relay.New(relay.Config{Journal: h, MaxFrame: w.maxFrame, MaxPending: w.maxPending, Gate: w.pol.relayGate(), Client: c.Out, CallTimeout: w.callTimeout,
+		Caller: gate.Caller{Transport: "http", Peer: c.Peer, Principal: c.Principal}})
 	s := &supervise.Session{
 		Relay: r, Journal: h, Argv: w.argv, Env: w.env, Launcher: launcher(w.prof), Grace: w.grace,
 		Stdin: c.In, Stdout: c.Out, Stderr: os.Stderr, Logf: logf,

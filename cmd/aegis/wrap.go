@@ -12,6 +12,7 @@ import (
 
 	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/gate"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
@@ -257,7 +258,8 @@ func (w wrapSession) run(j *journal.Journal, startSeq uint64) int {
 	if w.listen.on() {
 		return w.serve(j, startSeq) // listen.go
 	}
-	r := relay.New(relay.Config{Journal: j, MaxFrame: w.maxFrame, MaxPending: w.maxPending, Gate: w.pol.relayGate(), Client: os.Stdout, CallTimeout: w.callTimeout})
+	r := relay.New(relay.Config{Journal: j, MaxFrame: w.maxFrame, MaxPending: w.maxPending, Gate: w.pol.relayGate(), Client: os.Stdout, CallTimeout: w.callTimeout,
+		Caller: gate.Caller{Principal: "uid:" + strconv.Itoa(os.Getuid())}})
 	s := &supervise.Session{
 		Relay: r, Journal: j, Argv: w.argv, Grace: w.grace,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: w.sigs,
