@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -14,18 +13,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/aegisrelay/aegis/exitcode"
-	"github.com/aegisrelay/aegis/gate"
 	"github.com/aegisrelay/aegis/httpfront"
 	"github.com/aegisrelay/aegis/internal/atomicfile"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/relay"
-	"github.com/aegisrelay/aegis/supervise"
+	"github.com/aegisrelay/aegis/serve"
 )
 
 // listenFlags are wrap's flags for serving MCP Streamable HTTP
@@ -119,7 +115,7 @@ func (lf *listenFlags) prepare(start *record.SessionStart, audit string) (code i
 	if err := lf.fitDescriptors(); err != nil {
 		return fail(exitcode.Usage, "wrap: --listen: %v", err), false
 	}
-	ln, err := lf.listen()
+	ln, err := serve.Listen(lf.network, lf.address)
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: --listen %s: %v", lf.addr, err), false
 	}
@@ -144,71 +140,25 @@ func (lf *listenFlags) prepare(start *record.SessionStart, audit string) (code i
 
 // serve is wrap --listen once the log is open and the listener's own
 // session_start (start, at startSeq) appended: it serves until SIGINT or
-// SIGTERM, each MCP session a child run as a stdio session is, with its
-// own session_start; then it ends them, appends the listener's
-// session_end and closes the log.
+// SIGTERM (serve.Config.Serve), then closes the log and says how
+// serving ended.
 func (w wrapSession) serve(j *journal.Journal, startSeq uint64) int {
-	lf, start := w.listen, w.start
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) }
-	if err := j.Wait(startSeq, journal.BeforeRequest); err != nil {
-		lf.ln.Close()
-		j.Close()
-		return fail(exitcode.AuditIO, "wrap: %v", err)
-	}
-	ln := lf.ln
-	cfg := httpfront.Config{
+	lf := w.listen
+	front := httpfront.Config{
 		AllowHosts: lf.allowHost, AllowOrigins: lf.allowOrigin, CheckHost: lf.network == "tcp",
-		MaxFrame: w.maxFrame, MaxSessions: lf.maxSessions, IdleTimeout: lf.idle, Logf: logf,
+		MaxSessions: lf.maxSessions, IdleTimeout: lf.idle,
 		MaxConns: lf.maxConns, MaxConnsPerPeer: lf.perPeer, HeaderTimeout: lf.header,
+		Token: lf.token, TokenID: lf.tokenID,
 	}
-	cfg.Token, cfg.TokenID = lf.token, lf.tokenID
-	fatal := make(chan error, 1)
-	live := &liveSessions{sigs: map[chan os.Signal]struct{}{}}
-	cfg.Start = func(c *httpfront.Conn) (<-chan struct{}, error) {
-		return w.startSession(j, start, c, logf, fatal, live)
-	}
-	srv, err := httpfront.New(cfg)
-	if err != nil {
-		ln.Close()
+	code, err := w.config().HTTP(j, startSeq, serve.HTTPOptions{
+		Listener: lf.ln, Front: front, Start: w.start, Signals: w.sigs,
+		Serving: func() {
+			fmt.Fprintf(os.Stderr, "aegis: serving MCP at %s (%s)\n", serve.URL(lf.ln), lf.tokenNote)
+		},
+	})
+	if errors.Is(err, serve.ErrNotServed) {
 		j.Close()
-		return fail(exitcode.Usage, "wrap: %v", err)
-	}
-	// The listener's relay records what concerns every session: the
-	// policy's reloads (the gate is shared).
-	lr := relay.New(relay.Config{Journal: j})
-	stopPolicy := w.pol.start(lr, logf)
-	fmt.Fprintf(os.Stderr, "aegis: serving MCP at %s (%s)\n", listenURL(ln), lf.tokenNote)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	reason, code := record.EndSignal, 0
-	for done := false; !done; {
-		select {
-		case sig := <-w.sigs:
-			if done = sig != syscall.SIGHUP; done {
-				// Each session ends as a stdio wrap does on this signal:
-				// its child gets it, and its session_end says signal,
-				// not the client_eof that closing its stdin would record.
-				live.signal(sig)
-			}
-		case err := <-served:
-			logf("serving stopped: %v", err)
-			reason, code, done = record.EndChildExit, exitcode.CannotStart, true
-		case err := <-fatal:
-			logf("audit log failed, nothing more is relayed: %v", err)
-			reason, code, done = record.EndAuditIOError, exitcode.AuditIO, true
-		}
-	}
-	srv.Shutdown()
-	stopPolicy()
-	if lf.network == "unix" {
-		os.Remove(lf.address)
-	}
-	counts, err := lr.End(record.StatusUnanswered, "")
-	if err == nil && code != exitcode.AuditIO {
-		var seq uint64
-		if seq, err = j.Append(&record.SessionEnd{Reason: reason, Counts: counts}); err == nil {
-			err = j.Wait(seq, journal.BeforeResponse)
-		}
+		return fail(code, "wrap: %v", err)
 	}
 	cerr := j.Close()
 	w.witnesses.finish()
@@ -220,50 +170,6 @@ func (w wrapSession) serve(j *journal.Journal, startSeq uint64) int {
 		fmt.Fprintf(os.Stderr, "aegis: audit head %s (keep it elsewhere; check with verify --head)\n", head)
 	}
 	return code
-}
-
-// startSession starts the child of one MCP session under a relay of its
-// own, recording to its own handle on the log (journal.Session): its
-// session_start (start's fields, and who asked), then whatever stdio wrap
-// records. It returns once session_start is appended; done closes when
-// the session has ended and its session_end is written.
-func (w wrapSession) startSession(j *journal.Journal, start *record.SessionStart, c *httpfront.Conn, logf func(string, ...any), fatal chan<- error, live *liveSessions) (<-chan struct{}, error) {
-	var sid [16]byte
-	if _, err := rand.Read(sid[:]); err != nil {
-		return nil, err
-	}
-	h := j.Session(sid)
-	ss := *start
-	ss.Transport, ss.Peer, ss.Principal = record.TransportHTTP, c.Peer, c.Principal
-	seq, err := h.Append(&ss)
-	if err != nil {
-		return nil, err
-	}
-	r := relay.New(relay.Config{Journal: h, MaxFrame: w.maxFrame, MaxPending: w.maxPending, Gate: w.pol.relayGate(), Client: c.Out, CallTimeout: w.callTimeout,
-		Caller: gate.Caller{Transport: "http", Peer: c.Peer, Principal: c.Principal}})
-	s := &supervise.Session{
-		Relay: r, Journal: h, Argv: w.argv, Env: w.env, Launcher: launcher(w.prof), Grace: w.grace,
-		Stdin: c.In, Stdout: c.Out, Stderr: os.Stderr, Logf: logf,
-		Ready: func() error { return h.Wait(seq, journal.BeforeRequest) },
-	}
-	sigs := live.add()
-	s.Signals = sigs
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		res := s.Run()
-		live.remove(sigs)
-		switch {
-		case errors.Is(res.Err, journal.ErrIO):
-			select {
-			case fatal <- res.Err:
-			default:
-			}
-		case res.Err != nil:
-			logf("session %s: %v", c.ID, res.Err)
-		}
-	}()
-	return done, nil
 }
 
 // fitDescriptors lowers --max-conns and --max-sessions to what the
@@ -287,34 +193,6 @@ func (lf *listenFlags) fitDescriptors() error {
 	}
 	lf.maxConns, lf.maxSessions = conns, sessions
 	return nil
-}
-
-// listen opens the listening socket; a unix socket is made mode 0600.
-func (lf *listenFlags) listen() (net.Listener, error) {
-	if lf.network != "unix" {
-		// No TCP keep-alive as accepted: httpfront turns it on for a
-		// connection once a request on it is authenticated, sparing a
-		// stranger's connections the system calls.
-		lc := net.ListenConfig{KeepAlive: -1}
-		return lc.Listen(context.Background(), lf.network, lf.address)
-	}
-	// The umask covers the socket's creation: no moment where another
-	// user could connect. Nothing else creates files at this point.
-	old := syscall.Umask(0o177)
-	ln, err := net.Listen("unix", lf.address)
-	syscall.Umask(old)
-	if err != nil {
-		return nil, err
-	}
-	return ln, os.Chmod(lf.address, 0o600)
-}
-
-// listenURL is where a client finds the MCP endpoint.
-func listenURL(ln net.Listener) string {
-	if ln.Addr().Network() == "unix" {
-		return "unix:" + ln.Addr().String() + " " + httpfront.Path
-	}
-	return "http://" + ln.Addr().String() + httpfront.Path
 }
 
 // maxTokenFile is the largest file read as a token file left by an
@@ -359,39 +237,4 @@ func isToken(b []byte) bool {
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(string(t))
 	return err == nil && len(raw) == 32
-}
-
-// liveSessions holds the signal channel of every session running, so that
-// the signal that ends wrap --listen reaches each session as it reaches a
-// stdio wrap's.
-type liveSessions struct {
-	mu   sync.Mutex
-	sigs map[chan os.Signal]struct{}
-}
-
-func (l *liveSessions) add() chan os.Signal {
-	ch := make(chan os.Signal, 1)
-	l.mu.Lock()
-	l.sigs[ch] = struct{}{}
-	l.mu.Unlock()
-	return ch
-}
-
-func (l *liveSessions) remove(ch chan os.Signal) {
-	l.mu.Lock()
-	delete(l.sigs, ch)
-	l.mu.Unlock()
-}
-
-// signal hands sig to every session running; one that has a signal
-// pending already is ending.
-func (l *liveSessions) signal(sig os.Signal) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for ch := range l.sigs {
-		select {
-		case ch <- sig:
-		default:
-		}
-	}
 }

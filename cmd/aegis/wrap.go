@@ -12,10 +12,10 @@ import (
 
 	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/exitcode"
-	"github.com/aegisrelay/aegis/gate"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
+	"github.com/aegisrelay/aegis/serve"
 	"github.com/aegisrelay/aegis/supervise"
 )
 
@@ -252,24 +252,26 @@ type wrapSession struct {
 	witnesses   *witnessFlags
 }
 
+// config is what every session of this wrap shares (package serve).
+func (w wrapSession) config() serve.Config {
+	return serve.Config{
+		Argv: w.argv, Env: w.env, Launcher: launcher(w.prof), // wrap_confine.go
+		Gate: w.pol.relayGate(), Watch: w.pol.start, // wrap_policy.go
+		MaxFrame: w.maxFrame, MaxPending: w.maxPending, CallTimeout: w.callTimeout, Grace: w.grace,
+		Stderr: os.Stderr, Logf: logf,
+	}
+}
+
+// logf prints an aegis: diagnostic.
+func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) }
+
 // run relays the session whose session_start is at startSeq, closes the
 // log, says how the session ended, and returns wrap's exit status.
 func (w wrapSession) run(j *journal.Journal, startSeq uint64) int {
 	if w.listen.on() {
 		return w.serve(j, startSeq) // listen.go
 	}
-	r := relay.New(relay.Config{Journal: j, MaxFrame: w.maxFrame, MaxPending: w.maxPending, Gate: w.pol.relayGate(), Client: os.Stdout, CallTimeout: w.callTimeout,
-		Caller: gate.Caller{Principal: "uid:" + strconv.Itoa(os.Getuid())}})
-	s := &supervise.Session{
-		Relay: r, Journal: j, Argv: w.argv, Grace: w.grace,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: w.sigs,
-		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) },
-	}
-	stopPolicy := w.pol.start(r, s.Logf)
-	s.Env, s.Launcher = w.env, launcher(w.prof) // wrap_confine.go
-	s.Ready = func() error { return j.Wait(startSeq, journal.BeforeRequest) }
-	res := s.Run()
-	stopPolicy()
+	res := w.config().Stdio(j, startSeq, os.Stdin, os.Stdout, w.sigs)
 	cerr := j.Close()
 	w.witnesses.finish()
 	// The technical line first, then one plain sentence for an abnormal

@@ -1,0 +1,24 @@
+// Package serve runs a wrapped MCP server's sessions once the audit log
+// is open: one entry point for each front wrap offers, each wiring the
+// same pieces the same way. A session is a relay.Relay (what is recorded
+// and enforced) under a supervise.Session (the child process), recording
+// to the log through a journal handle.
+//
+//   - Config.Stdio runs the one session of aegis wrap over its own stdin
+//     and stdout, the caller being the local user.
+//   - Config.HTTP serves MCP Streamable HTTP (package httpfront) until
+//     SIGINT or SIGTERM: each MCP session is a child of its own under a
+//     relay of its own, recorded as a session of its own in the one log
+//     (journal.Session) with its own session_start, the caller being the
+//     HTTP peer and the principal it proved. The listener's own
+//     session_start and session_end frame them.
+//
+// Config holds what every session shares: the child's argv and
+// environment, how it is launched (supervise.Launcher: plain exec, or
+// wrap's confining re-exec, injected so that this package knows nothing of
+// confinement), the policy gate and what records its reloads, and the
+// limits. Package cmd/aegis parses the flags, opens the log, appends the
+// session_start, calls one of the two, and then closes the log and says
+// how the session ended; this package prints nothing but its Logf
+// diagnostics.
+package serve
