@@ -95,7 +95,7 @@ const (
 
 	CodePolicyDenied    = "POLICY_DENIED"    // a deny rule, the default, or a malformed call
 	CodeRateLimited     = "RATE_LIMITED"     // over the rule's rate; retry_after_ms says when
-	CodePendingApproval = "PENDING_APPROVAL" // an approve rule (parking is not built)
+	CodePendingApproval = "PENDING_APPROVAL" // an approve rule, or a Parked decision: answered at once, never held
 	CodeHostDenied      = "HOST_DENIED"      // not itself refused: a sibling in its batch was
 )
 
