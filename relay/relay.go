@@ -273,8 +273,8 @@ func (r *Relay) appendOutcome(c *call, resp *lineDigest, status, reason string, 
 
 // End stops recording: the pumps' later runs fail with ErrEnded. Every call
 // still in flight gets an outcome with status and reason (unanswered or
-// seccomp_killed). It returns the session's counts and the last seq
-// appended (ok false if none).
+// seccomp_killed). It returns the session's counts, for its session_end,
+// and the first error appending those outcomes met.
 func (r *Relay) End(status, reason string) (record.Counts, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
