@@ -24,6 +24,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/record/agentkey"
 	"github.com/aegisrelay/aegis/journal/tlog"
 )
 
@@ -431,7 +432,7 @@ func withoutSigProblems(t *testing.T, out []byte) []byte {
 // key, as with a key file. In the same run:
 //
 //	ed25519.Sign    the floor: a 250-byte certificate message signed in process
-//	keyring         … through agentSigner to x/crypto's keyring served on a unix socket
+//	keyring         … through agentkey.Signer to x/crypto's keyring served on a unix socket
 //	ssh-agent       … to OpenSSH's ssh-agent holding an ssh-keygen key
 //
 // ratio = ns/op ÷ the floor's ns/op, timed interleaved (8 ops after every 16).
@@ -440,7 +441,7 @@ func BenchmarkAgentSign(b *testing.B) {
 	cert := record.SessionCert{Root: root.Public().(ed25519.PublicKey), SID: [16]byte{1}, Seq: 1 << 20, TS: time.Now()}
 	msg := cert.AppendMessage(nil, cert.Root)
 	floor := func() { ed25519.Sign(root, msg) }
-	run := func(b *testing.B, s *agentSigner) {
+	run := func(b *testing.B, s *agentkey.Signer) {
 		il := &interleaved{Every: 16, Per: 8}
 		kf := il.add(floor)
 		il.sample(20)
@@ -448,7 +449,7 @@ func BenchmarkAgentSign(b *testing.B) {
 		b.SetBytes(int64(len(msg)))
 		for b.Loop() {
 			sig, err := s.Sign(nil, msg, crypto.Hash(0))
-			if err != nil || !ed25519.Verify(s.pub, msg, sig) {
+			if err != nil || !ed25519.Verify(s.Public().(ed25519.PublicKey), msg, sig) {
 				b.Fatalf("Sign = %x, %v; want a signature that verifies", sig, err)
 			}
 			il.tick(b)
@@ -465,11 +466,11 @@ func BenchmarkAgentSign(b *testing.B) {
 	})
 	b.Run("keyring", func(b *testing.B) {
 		sock, _, _ := serveCountingAgent(b, root)
-		s, err := dialAgentKey(sock, record.FormatPublicKey(root.Public().(ed25519.PublicKey)))
+		s, err := agentkey.Dial(sock, record.FormatPublicKey(root.Public().(ed25519.PublicKey)))
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer s.conn.Close()
+		defer s.Close()
 		run(b, s)
 	})
 	b.Run("ssh-agent", func(b *testing.B) {
@@ -477,11 +478,11 @@ func BenchmarkAgentSign(b *testing.B) {
 		sock := startSSHAgent(b)
 		key, fp := sshKey(b, dir, "id_ed25519", "ed25519")
 		sshTool(b, []string{"SSH_AUTH_SOCK=" + sock}, "ssh-add", "-q", key)
-		s, err := dialAgentKey(sock, fp)
+		s, err := agentkey.Dial(sock, fp)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer s.conn.Close()
+		defer s.Close()
 		run(b, s)
 	})
 }
