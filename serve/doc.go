@@ -16,8 +16,10 @@
 // Config holds what every session shares: the child's argv and
 // environment, how it is launched (supervise.Launcher: plain exec, or
 // wrap's confining re-exec, injected so that this package knows nothing of
-// confinement), the policy gate and what records its reloads, and the
-// limits. Package cmd/aegis parses the flags, opens the log, appends the
+// confinement), the policy gate and what reloads it (PolicyReloads: on
+// SIGHUP and when its file changes, each reload recorded through the
+// listener's or the stdio session's relay), and the limits. Package
+// cmd/aegis parses the flags, opens the log, appends the
 // session_start, calls one of the two, and then closes the log and says
 // how the session ended; this package prints nothing but its Logf
 // diagnostics.

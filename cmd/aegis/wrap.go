@@ -256,7 +256,7 @@ type wrapSession struct {
 func (w wrapSession) config() serve.Config {
 	return serve.Config{
 		Argv: w.argv, Env: w.env, Launcher: launcher(w.prof), // wrap_confine.go
-		Gate: w.pol.relayGate(), Watch: w.pol.start, // wrap_policy.go
+		Gate: w.pol.relayGate(), Watch: w.pol.watch, // wrap_policy.go
 		MaxFrame: w.maxFrame, MaxPending: w.maxPending, CallTimeout: w.callTimeout, Grace: w.grace,
 		Stderr: os.Stderr, Logf: logf,
 	}
