@@ -26,6 +26,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/aegisrelay/aegis/internal/interleave"
 	"github.com/aegisrelay/aegis/internal/journaltest"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/verify"
@@ -99,12 +100,12 @@ func newCallRecords() *callRecords { return &callRecords{journaltest.NewCalls()}
 // call records one tools/call as the relay does: intent, Wait before the
 // request moves; outcome, Wait before the response moves.
 func (c *callRecords) call(j *Journal, n int) error {
-	seq, err := j.Append(c.Intent(n))
+	seq, err := j.AppendHint(c.Intent(n), Hint{Awaits: true})
 	if err == nil {
 		err = j.Wait(seq, BeforeRequest)
 	}
 	if err == nil {
-		seq, err = j.Append(c.Outcome(seq))
+		seq, err = j.AppendHint(c.Outcome(seq), Hint{Answers: true, Answered: seq})
 	}
 	if err == nil {
 		err = j.Wait(seq, BeforeResponse)
@@ -162,55 +163,6 @@ func fileSize(tb testing.TB, path string) int64 {
 	return st.Size()
 }
 
-// interleaved samples baselines between blocks of a timed loop, with the
-// timer stopped, so that a figure and its floors share the drift of a
-// shared machine: after every Every ops of the loop, each baseline runs Per
-// ops.
-type interleaved struct {
-	Every, Per int
-	i          int
-	ops        []func()
-	total      []time.Duration
-	n          int
-}
-
-// add registers a baseline and returns its index for mean.
-func (s *interleaved) add(op func()) int {
-	s.ops = append(s.ops, op)
-	s.total = append(s.total, 0)
-	return len(s.ops) - 1
-}
-
-// sample runs every baseline n times now.
-func (s *interleaved) sample(n int) {
-	for k, op := range s.ops {
-		t0 := time.Now()
-		for range n {
-			op()
-		}
-		s.total[k] += time.Since(t0)
-	}
-	s.n += n
-}
-
-// tick counts one op of the loop and samples the baselines when due.
-func (s *interleaved) tick(b *testing.B) {
-	s.i++
-	if len(s.ops) == 0 || s.i%s.Every != 0 {
-		return
-	}
-	b.StopTimer()
-	s.sample(s.Per)
-	b.StartTimer()
-}
-
-// mean is baseline k's mean op in ns.
-func (s *interleaved) mean(k int) float64 {
-	return float64(s.total[k].Nanoseconds()) / float64(max(s.n, 1))
-}
-
-func nsPerOp(b *testing.B) float64 { return float64(b.Elapsed().Nanoseconds()) / float64(b.N) }
-
 // BenchmarkAppend records one tools/call per op (intent + Wait before the
 // request, outcome + Wait before the response: two records) with one
 // appender, at every level, beside the raw fdatasync floor.
@@ -246,20 +198,20 @@ func BenchmarkAppend(b *testing.B) {
 	} {
 		b.Run(lv.name, func(b *testing.B) {
 			dir := b.TempDir()
-			il := &interleaved{Every: 16, Per: 8}
+			il := &interleave.Sampler{Every: 16, Per: 8}
 			kf := -1
 			if lv.syncs > 0 {
 				ff := openFloor(b, dir)
-				kf = il.add(func() { ff.op(b) })
+				kf = il.Add(func() { ff.op(b) })
 			}
-			ks := il.add(func() { ed25519.Sign(benchKey, floorLine[:299]) })
-			il.sample(20)
+			ks := il.Add(func() { ed25519.Sign(benchKey, floorLine[:299]) })
+			il.Sample(20)
 			j, _ := openBench(b, dir, lv.name, nil)
 			loopCalls(b, j, il)
-			nsop, sign := nsPerOp(b), il.mean(ks)
+			nsop, sign := interleave.NsPerOp(b), il.Mean(ks)
 			var floor float64
 			if kf >= 0 {
-				floor = il.mean(kf)
+				floor = il.Mean(kf)
 				b.ReportMetric(floor, "floor-ns")
 				b.ReportMetric(nsop/(float64(lv.syncs)*floor), "ratio")
 			}
@@ -488,21 +440,21 @@ func BenchmarkVerify(b *testing.B) {
 		})
 		b.Run("verify/"+l.name, func(b *testing.B) {
 			// The baselines, interleaved so that the ratios are of one run.
-			il := &interleaved{Every: 1, Per: 1}
-			kh := il.add(func() { sha256.Sum256(data) })
+			il := &interleave.Sampler{Every: 1, Per: 1}
+			kh := il.Add(func() { sha256.Sum256(data) })
 			ksum := -1
 			if bin, err := exec.LookPath("sha256sum"); err == nil {
 				file := filepath.Join(b.TempDir(), "audit.jsonl")
 				if err := os.WriteFile(file, data, 0o600); err != nil {
 					b.Fatal(err)
 				}
-				ksum = il.add(func() {
+				ksum = il.Add(func() {
 					if err := exec.Command(bin, file).Run(); err != nil {
 						b.Fatal(err)
 					}
 				})
 			}
-			il.sample(2)
+			il.Sample(2)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
@@ -510,12 +462,12 @@ func BenchmarkVerify(b *testing.B) {
 				if err != nil || rep.Status != verify.Valid {
 					b.Fatalf("Verify = %v, %v; want valid", rep.Status, err)
 				}
-				il.tick(b)
+				il.Tick(b)
 			}
-			nsop := nsPerOp(b)
-			b.ReportMetric(il.mean(kh)/nsop, "ratio-sha256")
+			nsop := interleave.NsPerOp(b)
+			b.ReportMetric(il.Mean(kh)/nsop, "ratio-sha256")
 			if ksum >= 0 {
-				b.ReportMetric(il.mean(ksum)/nsop, "ratio-sha256sum")
+				b.ReportMetric(il.Mean(ksum)/nsop, "ratio-sha256sum")
 			}
 			b.ReportMetric(float64(lines), "records")
 			b.ReportMetric(float64(sigs), "sigs")
@@ -568,7 +520,7 @@ func BenchmarkSign(b *testing.B) {
 // loopCalls makes one lock-step call (intent, then outcome) per op on j,
 // il's floors interleaved with the loop, then closes j and reports the
 // log's bytes per op.
-func loopCalls(b *testing.B, j *Journal, il *interleaved) {
+func loopCalls(b *testing.B, j *Journal, il *interleave.Sampler) {
 	c := newCallRecords()
 	size0 := contentSize(b, j)
 	b.ReportAllocs()
@@ -578,7 +530,7 @@ func loopCalls(b *testing.B, j *Journal, il *interleaved) {
 			b.Fatal(err)
 		}
 		n++
-		il.tick(b)
+		il.Tick(b)
 	}
 	b.SetBytes((contentSize(b, j) - size0) / int64(b.N))
 	if err := j.Close(); err != nil {

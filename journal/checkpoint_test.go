@@ -14,6 +14,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/internal/interleave"
 	"github.com/aegisrelay/aegis/internal/journaltest"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
@@ -222,10 +223,10 @@ func BenchmarkCheckpoint(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
-			il := &interleaved{Every: 16, Per: 8}
+			il := &interleave.Sampler{Every: 16, Per: 8}
 			ff := openFloor(b, dir)
-			kf := il.add(func() { ff.op(b) })
-			il.sample(20)
+			kf := il.Add(func() { ff.op(b) })
+			il.Sample(20)
 			var cp CheckpointOptions
 			if every > 0 {
 				cp = CheckpointOptions{File: filepath.Join(dir, "audit.checkpoint"), Every: every, Interval: -1}
@@ -252,14 +253,14 @@ func BenchmarkCheckpoint(b *testing.B) {
 				}
 				lat = append(lat, time.Since(t0).Nanoseconds())
 				n++
-				il.tick(b)
+				il.Tick(b)
 			}
 			b.StopTimer()
 			if err := j.Close(); err != nil {
 				b.Fatal(err)
 			}
 			slices.Sort(lat)
-			floor := il.mean(kf)
+			floor := il.Mean(kf)
 			b.ReportMetric(floor, "floor-ns")
 			b.ReportMetric(percentile(lat, 0.5), "p50-us")
 			b.ReportMetric(percentile(lat, 0.99), "p99-us")

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/aegisrelay/aegis/internal/interleave"
 )
 
 // zeroedFloor is the floor of the means the journal takes at strict and
@@ -89,16 +91,16 @@ func BenchmarkSyncPath(b *testing.B) {
 	}{{"strict", 2}, {"reply", 1}} {
 		b.Run(lv.name, func(b *testing.B) {
 			dir := b.TempDir()
-			il := &interleaved{Every: 16, Per: 8}
+			il := &interleave.Sampler{Every: 16, Per: 8}
 			ff, zf := openFloor(b, dir), openZeroedFloor(b, dir)
-			ka := il.add(func() { ff.op(b) })
-			kz := il.add(func() { zf.op(b) })
-			ks := il.add(func() { ed25519.Sign(benchKey, floorLine[:299]) })
-			il.sample(20)
+			ka := il.Add(func() { ff.op(b) })
+			kz := il.Add(func() { zf.op(b) })
+			ks := il.Add(func() { ed25519.Sign(benchKey, floorLine[:299]) })
+			il.Sample(20)
 			j, _ := openBench(b, dir, lv.name, nil)
 			loopCalls(b, j, il)
-			nsop, syncs := nsPerOp(b), float64(lv.syncs)
-			floor, zfloor, sign := il.mean(ka), il.mean(kz), il.mean(ks)
+			nsop, syncs := interleave.NsPerOp(b), float64(lv.syncs)
+			floor, zfloor, sign := il.Mean(ka), il.Mean(kz), il.Mean(ks)
 			b.ReportMetric(floor, "floor-ns")
 			b.ReportMetric(zfloor, "zfloor-ns")
 			b.ReportMetric(nsop/(syncs*zfloor), "ratio-zeroed")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/interleave"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
@@ -81,9 +82,9 @@ func BenchmarkVerifySet(b *testing.B) {
 		}
 	})
 	b.Run("verify", func(b *testing.B) {
-		il := &interleaved{Every: 1, Per: 1}
-		kh := il.add(func() { sha256.Sum256(raw.Bytes()) })
-		il.sample(1)
+		il := &interleave.Sampler{Every: 1, Per: 1}
+		kh := il.Add(func() { sha256.Sum256(raw.Bytes()) })
+		il.Sample(1)
 		b.ReportAllocs()
 		b.SetBytes(int64(raw.Len()))
 		for b.Loop() {
@@ -91,9 +92,9 @@ func BenchmarkVerifySet(b *testing.B) {
 			if err != nil || rep.Status != verify.Valid {
 				b.Fatalf("VerifySet = %v, %v", rep.Status, err)
 			}
-			il.tick(b)
+			il.Tick(b)
 		}
-		b.ReportMetric(il.mean(kh)/nsPerOp(b), "ratio-sha256")
+		b.ReportMetric(il.Mean(kh)/interleave.NsPerOp(b), "ratio-sha256")
 		b.ReportMetric(float64(len(files)), "files")
 		b.ReportMetric(float64(sigs), "sigs")
 		b.ReportMetric(float64(raw.Len())/float64(zsize), "zstd-ratio")

@@ -20,9 +20,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/aegisrelay/aegis/internal/interleave"
 )
 
 // The two requests: an unrecorded one (ping) and a recorded one (tools/call).
@@ -138,54 +139,6 @@ func (s *syncFloor) op(b *testing.B) {
 	}
 }
 
-// interleaved samples baselines between blocks of a timed loop, with the
-// timer stopped, so that a figure and its floors share the drift of a
-// shared machine: after every Every ops of the loop, each baseline runs Per
-// ops.
-type interleaved struct {
-	Every, Per int
-	i          int
-	ops        []func()
-	total      []time.Duration
-	n          int
-}
-
-func (s *interleaved) add(op func()) int {
-	s.ops = append(s.ops, op)
-	s.total = append(s.total, 0)
-	return len(s.ops) - 1
-}
-
-// sample runs every baseline n times now.
-func (s *interleaved) sample(n int) {
-	for k, op := range s.ops {
-		t0 := time.Now()
-		for range n {
-			op()
-		}
-		s.total[k] += time.Since(t0)
-	}
-	s.n += n
-}
-
-// tick counts one op of the loop and samples the baselines when due.
-func (s *interleaved) tick(b *testing.B) {
-	s.i++
-	if s.i%s.Every != 0 {
-		return
-	}
-	b.StopTimer()
-	s.sample(s.Per)
-	b.StartTimer()
-}
-
-// mean is baseline k's mean op in ns.
-func (s *interleaved) mean(k int) float64 {
-	return float64(s.total[k].Nanoseconds()) / float64(max(s.n, 1))
-}
-
-func nsPerOp(b *testing.B) float64 { return float64(b.Elapsed().Nanoseconds()) / float64(b.N) }
-
 // BenchmarkRoundTrip measures one lock-step request/response round trip:
 //
 //	direct           client ↔ echo child
@@ -213,13 +166,13 @@ func BenchmarkRoundTrip(b *testing.B) {
 	relay := func() *exec.Cmd { argv := child("relay"); return exec.Command(argv[0], argv[1:]...) }
 	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	rec := bytes.Repeat([]byte("x"), 300)
-	loop := func(b *testing.B, p *rtProc, req [2]string, il *interleaved) {
+	loop := func(b *testing.B, p *rtProc, req [2]string, il *interleave.Sampler) {
 		b.ReportAllocs()
 		var n int
 		for b.Loop() {
 			n = p.roundTrip(b, req)
 			if il != nil {
-				il.tick(b)
+				il.Tick(b)
 			}
 		}
 		b.SetBytes(int64(n))
@@ -243,15 +196,15 @@ func BenchmarkRoundTrip(b *testing.B) {
 		f := benchFixture(b)
 		p := startRT(b, f.wrapCmd(nil, child("echo")...))
 		direct, rel := startRT(b, echo()), startRT(b, relay())
-		il := &interleaved{Every: 16, Per: 8}
-		kd := il.add(func() { direct.roundTrip(b, pingReq) })
-		kr := il.add(func() { rel.roundTrip(b, pingReq) })
-		il.sample(20)
+		il := &interleave.Sampler{Every: 16, Per: 8}
+		kd := il.Add(func() { direct.roundTrip(b, pingReq) })
+		kr := il.Add(func() { rel.roundTrip(b, pingReq) })
+		il.Sample(20)
 		loop(b, p, pingReq, il)
-		d, r := il.mean(kd), il.mean(kr)
+		d, r := il.Mean(kd), il.Mean(kr)
 		b.ReportMetric(d/1e3, "direct-us")
 		b.ReportMetric(r/1e3, "relay-us")
-		b.ReportMetric((nsPerOp(b)-d)/(r-d), "ovh-ratio")
+		b.ReportMetric((interleave.NsPerOp(b)-d)/(r-d), "ovh-ratio")
 	})
 	for _, lv := range []struct {
 		name  string
@@ -260,24 +213,24 @@ func BenchmarkRoundTrip(b *testing.B) {
 		b.Run("wrap-"+lv.name, func(b *testing.B) {
 			f := benchFixture(b)
 			p := startRT(b, f.wrapCmd([]string{"--durability", lv.name}, child("echo")...))
-			il := &interleaved{Every: 16, Per: 8}
-			ku := il.add(func() { p.roundTrip(b, pingReq) })
-			ks := il.add(func() { ed25519.Sign(key, rec) })
+			il := &interleave.Sampler{Every: 16, Per: 8}
+			ku := il.Add(func() { p.roundTrip(b, pingReq) })
+			ks := il.Add(func() { ed25519.Sign(key, rec) })
 			kf := -1
 			if lv.syncs > 0 {
 				fl := openSyncFloor(b, f.dir)
-				kf = il.add(func() { fl.op(b) })
+				kf = il.Add(func() { fl.op(b) })
 			}
-			il.sample(20)
+			il.Sample(20)
 			loop(b, p, callReq, il)
-			nsop, unrec, sign := nsPerOp(b), il.mean(ku), il.mean(ks)
+			nsop, unrec, sign := interleave.NsPerOp(b), il.Mean(ku), il.Mean(ks)
 			var floor float64
 			b.ReportMetric(unrec/1e3, "unrec-us")
 			b.ReportMetric(sign/1e3, "sign-us")
 			if kf < 0 {
 				b.ReportMetric((nsop-unrec)/1e3, "over-unrec-us")
 			} else {
-				floor = il.mean(kf)
+				floor = il.Mean(kf)
 				b.ReportMetric(floor/1e3, "fsync-us")
 				b.ReportMetric(nsop/(float64(lv.syncs)*floor), "ratio")
 				b.ReportMetric((nsop-unrec)/(float64(lv.syncs)*floor), "rec-ratio")
@@ -291,7 +244,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 				b.Fatalf("aegis verify: %v\n%s", err, out)
 			}
 			intents := bytes.Count(mustRead(b, f.audit), []byte(`"kind":"intent"`))
-			if calls := p.id - il.n - 50; intents != calls {
+			if calls := p.id - il.Samples() - 50; intents != calls {
 				b.Fatalf("audit log holds %d intents; want %d", intents, calls)
 			}
 		})

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
+	"github.com/aegisrelay/aegis/internal/interleave"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/record/agentkey"
 	"github.com/aegisrelay/aegis/journal/tlog"
@@ -442,9 +443,9 @@ func BenchmarkAgentSign(b *testing.B) {
 	msg := cert.AppendMessage(nil, cert.Root)
 	floor := func() { ed25519.Sign(root, msg) }
 	run := func(b *testing.B, s *agentkey.Signer) {
-		il := &interleaved{Every: 16, Per: 8}
-		kf := il.add(floor)
-		il.sample(20)
+		il := &interleave.Sampler{Every: 16, Per: 8}
+		kf := il.Add(floor)
+		il.Sample(20)
 		b.ReportAllocs()
 		b.SetBytes(int64(len(msg)))
 		for b.Loop() {
@@ -452,10 +453,10 @@ func BenchmarkAgentSign(b *testing.B) {
 			if err != nil || !ed25519.Verify(s.Public().(ed25519.PublicKey), msg, sig) {
 				b.Fatalf("Sign = %x, %v; want a signature that verifies", sig, err)
 			}
-			il.tick(b)
+			il.Tick(b)
 		}
-		b.ReportMetric(il.mean(kf)/1e3, "floor-us")
-		b.ReportMetric(nsPerOp(b)/il.mean(kf), "ratio")
+		b.ReportMetric(il.Mean(kf)/1e3, "floor-us")
+		b.ReportMetric(interleave.NsPerOp(b)/il.Mean(kf), "ratio")
 	}
 	b.Run("ed25519.Sign", func(b *testing.B) {
 		b.ReportAllocs()
