@@ -99,6 +99,60 @@ func setLines(t testing.TB, path string) [][]byte {
 	return lines
 }
 
+// appendWait appends b and waits for bar, failing the test on either
+// error: a record the test meant to write is never silently missing.
+func appendWait(t testing.TB, j *Journal, b record.Body, bar Barrier) uint64 {
+	t.Helper()
+	seq, err := j.Append(b)
+	if err == nil {
+		err = j.Wait(seq, bar)
+	}
+	if err != nil {
+		t.Fatalf("Append(%T) = %v; want it written", b, err)
+	}
+	return seq
+}
+
+// closeHead closes j and returns its final head.
+func closeHead(t testing.TB, j *Journal) record.Head {
+	t.Helper()
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, ok := j.Head()
+	if !ok {
+		t.Fatal("Head() after Close = none; want the final head")
+	}
+	return h
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func writeFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// parseName is segment.ParseName of a path the test knows to be a
+// segment's.
+func parseName(t testing.TB, path string) segment.Info {
+	t.Helper()
+	s, ok := segment.ParseName(path)
+	if !ok {
+		t.Fatalf("ParseName(%s) = not a segment; want one", path)
+	}
+	return s
+}
+
 // rotSession writes one complete session of calls through a rotating
 // journal, the way the relay does (but letting each seal finish before
 // the next call), and returns the journal's final head.
@@ -130,11 +184,7 @@ func rotSession(t testing.TB, path string, key ed25519.PrivateKey, opts Options,
 		}
 	}
 	must(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: uint64(calls), Outcomes: uint64(calls)}}, BeforeResponse)
-	if err := j.Close(); err != nil {
-		t.Fatal(err)
-	}
-	h, _ := j.Head()
-	return h
+	return closeHead(t, j)
 }
 
 func TestSegmentName(t *testing.T) {
@@ -192,8 +242,7 @@ func TestRotate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: level, PolicySet: record.PassThroughSet})
-			j.Wait(seq, BeforeRequest)
+			appendWait(t, j, &record.SessionStart{Aegis: "t", Durability: level, PolicySet: record.PassThroughSet}, BeforeRequest)
 			var wg sync.WaitGroup
 			for w := range 8 {
 				wg.Add(1)
@@ -201,13 +250,19 @@ func TestRotate(t *testing.T) {
 					defer wg.Done()
 					for i := range 25 {
 						id := record.Call{Type: record.IDNumber, Text: []byte(strconv.Itoa(w*100 + i))}
-						in, _ := j.Append(&record.Intent{Call: id, RequestDigest: record.Digest{byte(w)}})
-						if err := j.Wait(in, BeforeRequest); err != nil {
+						in, err := j.Append(&record.Intent{Call: id, RequestDigest: record.Digest{byte(w)}})
+						if err == nil {
+							err = j.Wait(in, BeforeRequest)
+						}
+						if err != nil {
 							t.Error(err)
 							return
 						}
-						out, _ := j.Append(&record.Outcome{Call: id, Intent: in, Status: record.StatusOK})
-						if err := j.Wait(out, BeforeResponse); err != nil {
+						out, err := j.Append(&record.Outcome{Call: id, Intent: in, Status: record.StatusOK})
+						if err == nil {
+							err = j.Wait(out, BeforeResponse)
+						}
+						if err != nil {
 							t.Error(err)
 							return
 						}
@@ -215,12 +270,8 @@ func TestRotate(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			seq, _ = j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 200, Outcomes: 200}})
-			j.Wait(seq, BeforeResponse)
-			if err := j.Close(); err != nil {
-				t.Fatal(err)
-			}
-			head, _ := j.Head()
+			appendWait(t, j, &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 200, Outcomes: 200}}, BeforeResponse)
+			head := closeHead(t, j)
 
 			names := dirNames(t, dir)
 			var segs []segment.Info
@@ -304,12 +355,15 @@ func TestRotateReopen(t *testing.T) {
 		for range 3 {
 			rotSession(t, path, key, opts, 10)
 			// Force the next session to start in an empty live file.
-			if data, _ := os.ReadFile(path); len(data) > 0 {
+			if data := readFile(t, path); len(data) > 0 {
 				lines := bytes.Count(data, []byte("\n"))
 				h := verifySetPath(t, path, verify.Options{}).Head
-				os.Rename(path, segment.Name(path, h.Seq+1-uint64(lines), h.Seq))
+				if err := os.Rename(path, segment.Name(path, h.Seq+1-uint64(lines), h.Seq)); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := os.Remove(path); err != nil {
+				t.Fatal(err)
 			}
-			os.Remove(path)
 		}
 		rotSession(t, path, key, Options{Durability: mustDurability(t, "none")}, 2)
 		if rep := verifySetPath(t, path, verify.Options{Key: pub}); rep.Status != verify.Valid || len(rep.Sessions) != 4 {
@@ -336,25 +390,24 @@ func TestVerifySetDetects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
-	j.Wait(seq, BeforeRequest)
+	appendWait(t, j, &record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet}, BeforeRequest)
 	var older []byte
 	olderFirst := uint64(0)
 	for i := range 60 {
-		in, _ := j.Append(&record.Intent{RequestDigest: record.Digest{byte(i)}})
-		j.Wait(in, BeforeRequest)
+		appendWait(t, j, &record.Intent{RequestDigest: record.Digest{byte(i)}}, BeforeRequest)
 		j.rot.waitIdle() // segments of exactly one rotation each
 		if i == 40 {
-			older, _ = os.ReadFile(path)
+			older = readFile(t, path)
 			var d record.Decoder
-			r, _ := d.Decode(bytes.SplitN(older, []byte("\n"), 2)[0])
+			r, err := d.Decode(bytes.SplitN(older, []byte("\n"), 2)[0])
+			if err != nil {
+				t.Fatalf("Decode(first line of the live file) = %v; want a record", err)
+			}
 			olderFirst = r.Seq
 		}
 	}
-	seq, _ = j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 60}})
-	j.Wait(seq, BeforeResponse)
-	j.Close()
-	head, _ := j.Head()
+	appendWait(t, j, &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 60}}, BeforeResponse)
+	head := closeHead(t, j)
 
 	var segs []string
 	for _, n := range dirNames(t, dir) {
@@ -363,15 +416,13 @@ func TestVerifySetDetects(t *testing.T) {
 		}
 	}
 	slices.SortFunc(segs, func(a, b string) int {
-		sa, _ := segment.ParseName(a)
-		sb, _ := segment.ParseName(b)
-		return cmp.Compare(sa.First, sb.First)
+		return cmp.Compare(parseName(t, a).First, parseName(t, b).First)
 	})
 	if len(segs) < 4 {
 		t.Fatalf("%d segments; want at least 4", len(segs))
 	}
 	rangeOf := func(p string) string {
-		s, _ := segment.ParseName(p)
+		s := parseName(t, p)
 		return strconv.FormatUint(s.First, 10) + "–" + strconv.FormatUint(s.Last, 10)
 	}
 	without := func(drop string) []string {
@@ -386,7 +437,7 @@ func TestVerifySetDetects(t *testing.T) {
 	// The sealed segment that holds the older copy's records.
 	var olderSeg string
 	for _, s := range segs {
-		if si, _ := segment.ParseName(s); si.First == olderFirst {
+		if parseName(t, s).First == olderFirst {
 			olderSeg = s
 		}
 	}
@@ -397,11 +448,11 @@ func TestVerifySetDetects(t *testing.T) {
 	olderPaths := []string{}
 	for _, s := range append(slices.Clone(segs), path) {
 		dst := filepath.Join(olderDir, filepath.Base(s))
-		data, _ := os.ReadFile(s)
+		data := readFile(t, s)
 		if s == olderSeg {
 			data = older
 		}
-		os.WriteFile(dst, data, 0o600)
+		writeFile(t, dst, data)
 		olderPaths = append(olderPaths, dst)
 	}
 	// copyTo copies the log's files into a new directory, through edit.
@@ -410,9 +461,8 @@ func TestVerifySetDetects(t *testing.T) {
 		var out []string
 		for _, s := range append(slices.Clone(segs), path) {
 			dst := filepath.Join(d, filepath.Base(s))
-			data, _ := os.ReadFile(s)
-			if data = edit(filepath.Base(s), data); data != nil {
-				os.WriteFile(dst, data, 0o600)
+			if data := edit(filepath.Base(s), readFile(t, s)); data != nil {
+				writeFile(t, dst, data)
 				out = append(out, dst)
 			}
 		}
@@ -431,11 +481,11 @@ func TestVerifySetDetects(t *testing.T) {
 	withZst := func(edit func([]byte) []byte) []string {
 		d, paths := copyTo(keep)
 		p1 := filepath.Join(d, filepath.Base(segs[1]))
-		plain, _ := os.ReadFile(p1)
+		plain := readFile(t, p1)
 		z := newCompressor(OSFS{}, nil, nil)
 		z.add(p1) // compresses, then removes the plain copy
 		z.close()
-		os.WriteFile(p1, edit(plain), 0o600)
+		writeFile(t, p1, edit(plain))
 		return append(paths, p1+segment.CompressedExt)
 	}
 	equalPaths := withZst(func(b []byte) []byte { return b })
@@ -456,7 +506,7 @@ func TestVerifySetDetects(t *testing.T) {
 		return data
 	})
 	bad := filepath.Join(corruptDir, filepath.Base(segs[2])+segment.CompressedExt)
-	os.WriteFile(bad, []byte("\x28\xb5\x2f\xfd not zstd after its magic"), 0o600)
+	writeFile(t, bad, []byte("\x28\xb5\x2f\xfd not zstd after its magic"))
 	corruptPaths = append(corruptPaths, bad)
 	// The live file and the last segment removed.
 	cutHard := slices.Clone(segs[:len(segs)-1])
@@ -512,17 +562,13 @@ func TestRotateNeverWaitsForSealer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet})
-	j.Wait(seq, BeforeRequest)
+	appendWait(t, j, &record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet}, BeforeRequest)
 	fs.armed.Store(true)
 	n := 0
 	deadline := time.After(10 * time.Second)
 	stuck := false
 	for !stuck {
-		seq, _ := j.Append(&record.Intent{RequestDigest: record.Digest{byte(n)}})
-		if err := j.Wait(seq, BeforeRequest); err != nil {
-			t.Fatal(err)
-		}
+		appendWait(t, j, &record.Intent{RequestDigest: record.Digest{byte(n)}}, BeforeRequest)
 		n++
 		select {
 		case <-fs.blocked:
@@ -534,13 +580,10 @@ func TestRotateNeverWaitsForSealer(t *testing.T) {
 	}
 	// The sealer is blocked now; the hot path is not.
 	for i := range 200 {
-		seq, _ := j.Append(&record.Intent{RequestDigest: record.Digest{byte(i)}})
-		if err := j.Wait(seq, BeforeRequest); err != nil {
-			t.Fatal(err)
-		}
+		appendWait(t, j, &record.Intent{RequestDigest: record.Digest{byte(i)}}, BeforeRequest)
 	}
-	if st, _ := os.Stat(path); st.Size() < 4*1024 {
-		t.Errorf("live file %d bytes after 200 more records; want it to grow while the seal waits", st.Size())
+	if size := fileSize(t, path); size < 4*1024 {
+		t.Errorf("live file %d bytes after 200 more records; want it to grow while the seal waits", size)
 	}
 	close(fs.release)
 	if err := j.Close(); err != nil {
@@ -598,11 +641,16 @@ func TestRotateFaults(t *testing.T) {
 		}
 		var acked []uint64
 		var firstErr error
-		seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet})
-		if j.Wait(seq, BeforeRequest) == nil {
+		seq, err := j.Append(&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet})
+		if err == nil {
+			err = j.Wait(seq, BeforeRequest)
+		}
+		if err != nil {
+			firstErr = err
+		} else {
 			acked = append(acked, seq)
 		}
-		for i := range 150 {
+		for i := 0; i < 150 && firstErr == nil; i++ {
 			seq, err := j.Append(&record.Intent{RequestDigest: record.Digest{byte(i)}})
 			if err == nil {
 				err = j.Wait(seq, BeforeRequest)
@@ -658,7 +706,7 @@ func TestReconcile(t *testing.T) {
 	// A log of two files' worth: lines[:k] the old file, lines[k:] the new.
 	src := filepath.Join(t.TempDir(), "audit.jsonl")
 	session(t, src, key, 4)
-	data, _ := os.ReadFile(src)
+	data := readFile(t, src)
 	lines := bytes.SplitAfter(data, []byte("\n"))
 	lines = lines[:len(lines)-1]
 	k := 5
@@ -684,16 +732,16 @@ func TestReconcile(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "audit.jsonl")
 		if tt.live != nil {
-			os.WriteFile(path, tt.live, 0o600)
+			writeFile(t, path, tt.live)
 		}
 		if tt.next != nil {
-			os.WriteFile(path+segment.SpareExt, tt.next, 0o600)
+			writeFile(t, path+segment.SpareExt, tt.next)
 		}
 		if tt.name == "the two-rename swap, between them" {
-			os.WriteFile(segment.Name(path, 0, uint64(k-1)), old, 0o600)
+			writeFile(t, segment.Name(path, 0, uint64(k-1)), old)
 		}
 		if tt.tmp {
-			os.WriteFile(segment.Name(path, 0, 3)+segment.CompressedExt+segment.TmpExt, []byte("partial"), 0o600)
+			writeFile(t, segment.Name(path, 0, 3)+segment.CompressedExt+segment.TmpExt, []byte("partial"))
 		}
 		rotSession(t, path, key, Options{Durability: mustDurability(t, "none"), FS: fs}, 1)
 		for _, n := range dirNames(t, dir) {
@@ -713,8 +761,7 @@ func TestReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; ; i++ {
-		seq, _ := j.Append(&record.Intent{})
-		j.Wait(seq, BeforeRequest)
+		appendWait(t, j, &record.Intent{}, BeforeRequest)
 		if _, err := os.Stat(path + segment.SpareExt); err == nil {
 			break
 		}
@@ -726,7 +773,9 @@ func TestReconcile(t *testing.T) {
 	if _, err := Open(path, Options{Key: key}); !errors.Is(err, ErrLocked) {
 		t.Errorf("Open of a log being rotated = %v; want ErrLocked", err)
 	}
-	j.Close()
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestHeadFile: the head file is kept while records are written, replaced
@@ -742,14 +791,12 @@ func TestHeadFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
-	j.Wait(seq, BeforeRequest)
+	appendWait(t, j, &record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet}, BeforeRequest)
 	var seen []uint64
 	intents := uint64(0)
 	for i := 0; len(seen) < 3; i++ {
 		intents++
-		seq, _ := j.Append(&record.Intent{RequestDigest: record.Digest{byte(i)}})
-		j.Wait(seq, BeforeRequest)
+		appendWait(t, j, &record.Intent{RequestDigest: record.Digest{byte(i)}}, BeforeRequest)
 		if data, err := os.ReadFile(headPath); err == nil {
 			sh, err := record.ParseHead(data)
 			if err != nil {
@@ -763,10 +810,8 @@ func TestHeadFile(t *testing.T) {
 			t.Fatal("the head file was not replaced 3 times")
 		}
 	}
-	seq, _ = j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: intents}})
-	j.Wait(seq, BeforeResponse)
-	j.Close()
-	head, _ := j.Head()
+	appendWait(t, j, &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: intents}}, BeforeResponse)
+	head := closeHead(t, j)
 	sh, err := record.ReadHead(headPath)
 	if err != nil || sh.Head != head || !sh.Key.Equal(pub) {
 		t.Fatalf("ReadHead = %v, %v; want the final head %v signed by the journal's key", sh, err, head)
@@ -778,7 +823,7 @@ func TestHeadFile(t *testing.T) {
 	if rep := verifySetPath(t, path, verify.Options{Head: &sh.Head, HeadKey: other}); rep.Status != verify.Invalid {
 		t.Errorf("VerifySet(head signed by another key) = %v; want invalid", rep.Status)
 	}
-	data, _ := os.ReadFile(headPath)
+	data := readFile(t, headPath)
 	for i := range data {
 		mut := bytes.Clone(data)
 		mut[i] ^= 0x01
@@ -799,8 +844,7 @@ func TestVerifySetProgress(t *testing.T) {
 	rotSession(t, path, key, Options{Durability: mustDurability(t, "none"), MaxSize: 2048, Compress: true}, 30)
 	var total int64
 	for _, n := range dirNames(t, dir) {
-		st, _ := os.Stat(filepath.Join(dir, n))
-		total += st.Size()
+		total += fileSize(t, filepath.Join(dir, n))
 	}
 	var got int64
 	rep := verifySetPath(t, path, verify.Options{Progress: func(n int) { got += int64(n) }})
@@ -885,7 +929,7 @@ func TestVerifyLarge(t *testing.T) {
 	pub := key.Public().(ed25519.PublicKey)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	session(t, path, key, 1500) // ~1 MiB: 4 chunks
-	data, _ := os.ReadFile(path)
+	data := readFile(t, path)
 	if len(data) < 3*verifyChunk {
 		t.Fatalf("log of %d bytes; want several chunks of %d", len(data), verifyChunk)
 	}
