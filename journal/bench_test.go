@@ -296,14 +296,14 @@ func BenchmarkConcurrent(b *testing.B) {
 							return
 						}
 						var body record.Body
-						bar := BeforeRequest
+						bar, hint := BeforeRequest, Hint{Awaits: true}
 						if k%2 == 0 {
 							body = c.Intent(w<<32 | k)
 						} else {
-							body, bar = c.Outcome(intent), BeforeResponse
+							body, bar, hint = c.Outcome(intent), BeforeResponse, Hint{Answers: true, Answered: intent}
 						}
 						t0 := time.Now()
-						seq, err := j.Append(body)
+						seq, err := j.AppendHint(body, hint)
 						if err == nil {
 							err = j.Wait(seq, bar)
 						}

@@ -350,6 +350,13 @@ func (j *Journal) Durability() Durability { return j.dur }
 // refused with an error matching ErrRecord, and nothing is queued: the
 // journal goes on (CheckFields).
 func (j *Journal) Append(b record.Body) (uint64, error) {
+	return j.AppendHint(b, Hint{})
+}
+
+// AppendHint is Append with what the appender knows of the record's place
+// in a call, which lets the group commit wait for the records it makes
+// likely (linger.go). A wrong hint costs latency, never durability.
+func (j *Journal) AppendHint(b record.Body, h Hint) (uint64, error) {
 	if s, ok := b.(*record.SessionStart); ok && s.Key == nil {
 		s.Key, s.Cert = j.session.pub, j.session.cert
 	}
@@ -370,11 +377,7 @@ func (j *Journal) Append(b record.Body) (uint64, error) {
 	seq := j.nextSeq
 	j.nextSeq++
 	j.q.recs = append(j.q.recs, queued{seq: seq, ts: j.now(), kind: k, sid: &j.sid, end: len(j.q.fields)})
-	if o, ok := b.(*record.Outcome); ok {
-		j.calls.appended(k, o.Intent)
-	} else {
-		j.calls.appended(k, 0)
-	}
+	j.calls.appended(h)
 	if j.lingering {
 		j.lingerer.wake()
 	}

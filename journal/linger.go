@@ -2,8 +2,6 @@ package journal
 
 import (
 	"time"
-
-	"github.com/aegisrelay/aegis/journal/record"
 )
 
 // Linger: how a leader makes one fdatasync cover every call in flight.
@@ -44,38 +42,52 @@ import (
 // maxLinger caps the wait, whatever fdatasync costs.
 const maxLinger = time.Millisecond
 
-// calls counts the records of tools/call traffic the leader can expect.
-// Kept under Journal.mu. Records are told apart by seq ranges: the queue
-// starts at qFirst; what was written since the last sync starts at tFirst;
-// the last synced group started at gFirst.
+// Hint is what the appender knows about a record's place in a call: a
+// record that a later record answers (an intent, answered by its outcome)
+// or a record that answers an earlier one. The leader counts with it the
+// records it has reason to expect (above); the journal knows nothing else
+// of what a record means. The zero Hint (every record outside a call)
+// expects nothing and answers nothing.
+type Hint struct {
+	// Awaits: a later record answers this one, and it follows a record
+	// that Answers (the caller's next call after a response).
+	Awaits bool
+	// Answers: this record answers the awaiting record at seq Answered.
+	Answers  bool
+	Answered uint64
+}
+
+// calls counts the records the leader can expect, from the appenders'
+// hints. Kept under Journal.mu. Records are told apart by seq ranges: the
+// queue starts at qFirst; what was written since the last sync starts at
+// tFirst; the last synced group started at gFirst.
 type calls struct {
-	qIntents  int // intents in the queue, without an outcome
-	tIntents  int // intents written since the last sync, without an outcome
-	answering int // intents of the last synced group, without an outcome
-	returning int // outcomes of the last synced group not yet followed by an intent
-	qOutcomes int // outcomes appended since the last sync was taken
+	qIntents  int // awaiting records in the queue, not answered yet
+	tIntents  int // awaiting records written since the last sync, not answered yet
+	answering int // awaiting records of the last synced group, not answered yet
+	returning int // answers of the last synced group not yet followed by an awaiting record
+	qOutcomes int // answers appended since the last sync was taken
 	qFirst    uint64
 	tFirst    uint64
 	gFirst    uint64
 }
 
-// appended counts a record of kind k just queued; intent is an outcome's
-// intent seq.
-func (c *calls) appended(k record.Kind, intent uint64) {
-	switch k {
-	case record.KindIntent:
+// appended counts a record just queued, as its hint says.
+func (c *calls) appended(h Hint) {
+	switch {
+	case h.Awaits:
 		c.qIntents++
 		if c.returning > 0 {
 			c.returning--
 		}
-	case record.KindOutcome:
+	case h.Answers:
 		c.qOutcomes++
-		switch {
-		case intent >= c.qFirst:
+		switch a := h.Answered; {
+		case a >= c.qFirst:
 			c.qIntents--
-		case intent >= c.tFirst:
+		case a >= c.tFirst:
 			c.tIntents--
-		case intent >= c.gFirst && c.answering > 0:
+		case a >= c.gFirst && c.answering > 0:
 			c.answering--
 		}
 	}

@@ -67,9 +67,9 @@ func TestCallsExpected(t *testing.T) {
 		for i, s := range tt.steps {
 			switch s.op {
 			case "intent":
-				c.appended(record.KindIntent, 0)
+				c.appended(Hint{Awaits: true})
 			case "outcome":
-				c.appended(record.KindOutcome, s.seq)
+				c.appended(Hint{Answers: true, Answered: s.seq})
 			case "take":
 				c.taken(s.seq)
 			case "synced":

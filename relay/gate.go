@@ -65,7 +65,7 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 		k++
 		st.intent(i, dg)
 		st.in.Verdict, st.in.Rule, st.in.Set, st.in.Refused = verdictOf(d.Verdict), d.Rule, d.Set, refused
-		seq, err := r.j.Append(&st.in)
+		seq, err := r.j.AppendHint(&st.in, awaits)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -93,7 +93,7 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 		if rc.own {
 			o.Reason = ReasonNotExecuted
 		}
-		seq, err := r.j.Append(&o)
+		seq, err := r.j.AppendHint(&o, answers(rc.seq))
 		if err != nil {
 			return 0, 0, err
 		}

@@ -248,6 +248,12 @@ func callOf(m *frame.Message) record.Call {
 	return record.Call{Type: record.IDNull}
 }
 
+// The group commit's hints (journal.Hint): an intent awaits its outcome,
+// and an outcome answers the intent at seq.
+var awaits = journal.Hint{Awaits: true}
+
+func answers(seq uint64) journal.Hint { return journal.Hint{Answers: true, Answered: seq} }
+
 // appendOutcome appends the outcome of c. Called with mu held. resp is the
 // response frame's digest, or nil when none came back.
 func (r *Relay) appendOutcome(c *call, resp *lineDigest, status, reason string, now time.Time) (uint64, error) {
@@ -259,7 +265,7 @@ func (r *Relay) appendOutcome(c *call, resp *lineDigest, status, reason string, 
 	if !c.written.IsZero() && !now.IsZero() {
 		o.LatencyNS = now.Sub(c.written).Nanoseconds()
 	}
-	seq, err := r.j.Append(o)
+	seq, err := r.j.AppendHint(o, answers(c.seq))
 	if err != nil {
 		return 0, err
 	}

@@ -251,7 +251,7 @@ func (r *Relay) recordFrame(line []byte, st *upstream, last uint64, n int) (uint
 			} else {
 				st.in = intentOf(m, d, st.f.Anomaly)
 			}
-			seq, err := r.j.Append(&st.in)
+			seq, err := r.j.AppendHint(&st.in, awaits)
 			if err != nil {
 				return 0, 0, err
 			}
