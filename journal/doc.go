@@ -48,7 +48,10 @@
 // next is written: see below). Before a sync,
 // with other calls in flight, the leader waits up to two fdatasyncs' time
 // for the records those calls are about to produce, so that one sync
-// covers them all (linger.go); a lone call never waits.
+// covers them all (linger.go); a lone call never waits. What a call is
+// comes from the appender (AppendHint: a record that awaits an answer, a
+// record that answers the one at a seq); the journal reads no record's
+// kind for it.
 //
 // At strict and reply, where a sync is on every call's path, records are
 // written over pre-zeroed space (prezero.go): a background goroutine keeps

@@ -52,6 +52,10 @@
 //     (outcomes, anomalies) pass journal.BeforeResponse;
 //   - a run without records waits for nothing.
 //
+// Intents and outcomes go in with their journal.Hint (an intent awaits
+// its outcome, an outcome answers its intent's seq), from which the
+// journal's group commit knows which records are about to come.
+//
 // So at strict every record is written and fdatasync'd before the line it
 // describes moves; at reply an intent is written (not yet synced) before
 // its request moves, and intent and outcome are synced before the response
