@@ -154,6 +154,161 @@ type Message struct {
 	// the first and last of any spelling, each a value some decoder keeps,
 	// other than ID. Nil when the id member appears once.
 	AltIDs []ID
+
+	// Op is what Method names, among the methods the relay tracks
+	// (OpOther for any other, and for messages without a string method).
+	Op Op
+
+	// The members below are read from params (requests and
+	// notifications) and result (responses) as doc.go "Rounds and tasks"
+	// says. Each is given only when the member and every member on its
+	// path are unambiguous (one exact key, no case variant, the right
+	// type, for matched strings no U+0000 or U+FFFD); otherwise the
+	// message is Malformed if it is one the relay records, and the value
+	// is not given. Strings are decoded.
+
+	// Revision is params._meta["io.modelcontextprotocol/protocolVersion"],
+	// the revision a request declares.
+	Revision    []byte
+	HasRevision bool
+	// TaskID is params.taskId: tasks/get, tasks/result, tasks/update,
+	// tasks/cancel, notifications/tasks, notifications/tasks/status.
+	TaskID    []byte
+	HasTaskID bool
+	// Status is params.status (notifications/tasks, .../status).
+	Status    []byte
+	HasStatus bool
+	// RequestState is params.requestState, a retry's opaque state.
+	RequestState    []byte
+	HasRequestState bool
+	// InputResponses are the members of params.inputResponses in line
+	// order (tools/call retries, tasks/update), Value the "action" of an
+	// object value when it is a string. At most MaxInputs are kept;
+	// InputResponsesN counts them all. HasInputResponses reports the
+	// member (an object).
+	InputResponses    []Input
+	InputResponsesN   int
+	HasInputResponses bool
+	// TaskAugmented is true when params.task is present (2025-11-25: the
+	// request asks to run as a task).
+	TaskAugmented bool
+	// CancelID is params.requestId of notifications/cancelled: the id of
+	// the request cancelled, read and matched as ID is (its Key, its
+	// LooseKeys). HasCancelID reports it.
+	CancelID    ID
+	HasCancelID bool
+
+	// ResultType is result.resultType (2026-07-28).
+	ResultType    []byte
+	HasResultType bool
+	// ResultTaskID is result.taskId (2026 CreateTaskResult, tasks/get and
+	// tasks/cancel results), or result.task.taskId (2025-11-25
+	// CreateTaskResult; ResultTaskNested is then true).
+	ResultTaskID     []byte
+	HasResultTaskID  bool
+	ResultTaskNested bool
+	// ResultStatus is result.status, or result.task.status.
+	ResultStatus    []byte
+	HasResultStatus bool
+	// ResultState is result.requestState (input_required).
+	ResultState    []byte
+	HasResultState bool
+	// InputRequests are the members of result.inputRequests (and of
+	// params.inputRequests in notifications/tasks) in line order, Value
+	// the "method" of an object value when it is a string. At most
+	// MaxInputs are kept; InputRequestsN counts them all.
+	InputRequests    []Input
+	InputRequestsN   int
+	HasInputRequests bool
+	// ProtocolVersion is result.protocolVersion (initialize's answer).
+	ProtocolVersion    []byte
+	HasProtocolVersion bool
+	// TaskResultIsError is true when a task's final result says isError:
+	// result.result.isError of a tasks/get answer, params.result.isError
+	// of notifications/tasks (2026 completed task). A tasks/result answer
+	// (2025-11-25) carries the tool's result itself: ToolError.
+	TaskResultIsError bool
+	// TaskHasError is true when a task carries a JSON-RPC error:
+	// result.error of a tasks/get answer, params.error of
+	// notifications/tasks (2026 failed task).
+	TaskHasError bool
+}
+
+// MaxInputs is the largest number of inputRequests or inputResponses
+// members a Message lists; the rest are only counted.
+const MaxInputs = 32
+
+// Input is one member of an inputRequests or inputResponses object.
+type Input struct {
+	// Key is the member's decoded key.
+	Key []byte
+	// Value is the decoded "method" (inputRequests) or "action"
+	// (inputResponses) of the member's value when that is an object with
+	// that member as a string; HasValue reports it.
+	Value    []byte
+	HasValue bool
+}
+
+// Op identifies the methods the relay tracks, so that it need not compare
+// strings per line.
+type Op uint8
+
+const (
+	OpOther            Op = iota // any other method, or none
+	OpToolsCall                  // tools/call
+	OpInitialize                 // initialize
+	OpTasksGet                   // tasks/get
+	OpTasksResult                // tasks/result (2025-11-25)
+	OpTasksUpdate                // tasks/update (2026 extension)
+	OpTasksCancel                // tasks/cancel
+	OpTasksNotify                // notifications/tasks (2026 extension)
+	OpTaskStatus                 // notifications/tasks/status (2025-11-25)
+	OpCancelled                  // notifications/cancelled
+	OpElicit                     // elicitation/create
+	OpSample                     // sampling/createMessage
+	OpRoots                      // roots/list
+)
+
+var opNames = [...]string{"other", "tools/call", "initialize", "tasks/get", "tasks/result",
+	"tasks/update", "tasks/cancel", "notifications/tasks", "notifications/tasks/status",
+	"notifications/cancelled", "elicitation/create", "sampling/createMessage", "roots/list"}
+
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return "Op(" + strconv.Itoa(int(o)) + ")"
+}
+
+// opOf returns the Op of a decoded method.
+func opOf(m []byte) Op {
+	switch string(m) {
+	case "tools/call":
+		return OpToolsCall
+	case "initialize":
+		return OpInitialize
+	case "tasks/get":
+		return OpTasksGet
+	case "tasks/result":
+		return OpTasksResult
+	case "tasks/update":
+		return OpTasksUpdate
+	case "tasks/cancel":
+		return OpTasksCancel
+	case "notifications/tasks":
+		return OpTasksNotify
+	case "notifications/tasks/status":
+		return OpTaskStatus
+	case "notifications/cancelled":
+		return OpCancelled
+	case "elicitation/create":
+		return OpElicit
+	case "sampling/createMessage":
+		return OpSample
+	case "roots/list":
+		return OpRoots
+	}
+	return OpOther
 }
 
 // Malformed reasons for tool calls, in the order they are checked.
@@ -831,6 +986,9 @@ func looseEqual(s []byte, target string) bool {
 // finish fills m, a zero Message, from the accumulated state.
 func (st *msgState) finish(m *Message) {
 	m.Method, m.IsToolCall, m.HasID = st.methodVal, st.toolCall, st.id.any()
+	if m.Method != nil {
+		m.Op = opOf(m.Method)
+	}
 	if m.HasID {
 		m.ID = st.idVal
 	}
