@@ -73,11 +73,16 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 		*in = s.in
 		in.Call.Text = append([]byte(nil), in.Call.Text...)
 		in.Tool = append([]byte(nil), in.Tool...)
+		in.Revision.Text = append([]byte(nil), in.Revision.Text...)
+		in.InputResponses = ownInputResponses(in.InputResponses)
 		r.Body = in
 	case &s.out:
 		o := new(Outcome)
 		*o = s.out
 		o.Call.Text = append([]byte(nil), o.Call.Text...)
+		o.ResultType.Text = append([]byte(nil), o.ResultType.Text...)
+		o.TaskID.Text = append([]byte(nil), o.TaskID.Text...)
+		o.InputRequests = ownInputRequests(o.InputRequests)
 		r.Body = o
 	}
 	if r.Sig != nil {
@@ -461,6 +466,18 @@ func decodeBody(k Kind, g getter) (Body, error) {
 		b, err = x, x.decodeFields(&g)
 	case KindSessionEnd:
 		x := &SessionEnd{}
+		b, err = x, x.decodeFields(&g)
+	case KindProtocol:
+		x := &Protocol{}
+		b, err = x, x.decodeFields(&g)
+	case KindTask:
+		x := &Task{}
+		b, err = x, x.decodeFields(&g)
+	case KindServerRequest:
+		x := &ServerRequest{}
+		b, err = x, x.decodeFields(&g)
+	case KindClientAnswer:
+		x := &ClientAnswer{}
 		b, err = x, x.decodeFields(&g)
 	}
 	if err != nil {

@@ -136,6 +136,30 @@ func (d *Decoder) scanIntent(c *cursor, in *Intent) {
 	if c.maybe(`,"malformed":`) {
 		in.Malformed = d.intern(c.nonEmpty())
 	}
+	if c.maybe(`,"revision":`) {
+		in.Revision, in.HasRevision = c.boundedValue(), true
+	}
+	if c.maybe(`,"principal":`) {
+		in.Principal = d.intern(c.nonEmpty())
+	}
+	if c.maybe(`,"round":{"of":`) {
+		if !c.maybe(`null`) {
+			in.Round.Of, in.Round.HasOf = c.uint(), true
+		}
+		c.lit(`,"by":`)
+		in.Round.By = d.intern(c.nonEmpty())
+		c.lit(`,"n":`)
+		in.Round.N = int(c.int())
+		c.lit(`}`)
+	}
+	if c.maybe(`,"request_state":"` + digestPrefix) {
+		c.hex(in.RequestState[:])
+		c.lit(`"`)
+		in.HasRequestState = true
+	}
+	if c.maybe(`,"input_responses":`) {
+		c.bad = true // lists are the general decoder's
+	}
 	c.lit(`,"policy":{"verdict":`)
 	in.Verdict = d.intern(c.nonEmpty())
 	c.lit(`,"rule":`)
@@ -180,6 +204,30 @@ func (d *Decoder) scanOutcome(c *cursor, o *Outcome) {
 	}
 	c.lit(`},"latency_ns":`)
 	o.LatencyNS = c.int()
+	if c.maybe(`,"result_type":`) {
+		o.ResultType, o.HasResultType = c.boundedValue(), true
+	}
+	if c.maybe(`,"task_id":`) {
+		o.TaskID, o.HasTaskID = c.boundedValue(), true
+	}
+	if c.maybe(`,"input_requests":`) {
+		c.bad = true // lists are the general decoder's
+	}
+	if c.maybe(`,"request_state":"` + digestPrefix) {
+		c.hex(o.RequestState[:])
+		c.lit(`"`)
+		o.HasRequestState = true
+	}
+}
+
+// boundedValue reads a value appendBounded wrote: a string (bounded) or
+// an abbreviated value (abbrev).
+func (c *cursor) boundedValue() Bounded {
+	if c.maybe(`{`) {
+		text, n, sum := c.abbrev()
+		return Bounded{Text: text, Len: n, Sum: sum}
+	}
+	return Bounded{Text: c.bounded()}
 }
 
 // cursor reads a line from left to right. Its first failure sticks: every

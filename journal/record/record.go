@@ -22,17 +22,25 @@ const (
 	KindPolicyReload
 	KindRecovery
 	KindSessionEnd
+	KindProtocol
+	KindTask
+	KindServerRequest
+	KindClientAnswer
 )
 
 var kindNames = [...]string{
-	KindSessionStart: "session_start",
-	KindEnforcement:  "enforcement",
-	KindIntent:       "intent",
-	KindOutcome:      "outcome",
-	KindAnomaly:      "anomaly",
-	KindPolicyReload: "policy_reload",
-	KindRecovery:     "recovery",
-	KindSessionEnd:   "session_end",
+	KindSessionStart:  "session_start",
+	KindEnforcement:   "enforcement",
+	KindIntent:        "intent",
+	KindOutcome:       "outcome",
+	KindAnomaly:       "anomaly",
+	KindPolicyReload:  "policy_reload",
+	KindRecovery:      "recovery",
+	KindSessionEnd:    "session_end",
+	KindProtocol:      "protocol",
+	KindTask:          "task",
+	KindServerRequest: "server_request",
+	KindClientAnswer:  "client_answer",
 }
 
 func (k Kind) String() string {
@@ -392,9 +400,15 @@ const (
 // Intent records a tools/call before its frame moves on:
 //
 //	"call":<id>,"tool":"name"|{…}|null,"request_digest":"sha256:…"[,"batch":{"index":i,"size":n}]
-//	[,"malformed":"reason"],"policy":{"verdict":…,"rule":…|{…}|null,"set":…},
+//	[,"malformed":"reason"][,"revision":<bounded>][,"principal":"…"]
+//	[,"round":{"of":S|null,"by":"state"|"match"|"unknown_state"|"reused_state","n":K}]
+//	[,"request_state":"sha256:…"][,"input_responses":[{"key":<bounded>,"action":"accept"|"decline"|"cancel"|null},…][,"more":N]]
+//	,"policy":{"verdict":…,"rule":…|{…}|null,"set":…},
 //	"capability":{"grant":"deny_all"[,"status":"denied","reason":"policy blocked before capability"]}
 //
+// revision, principal, round, request_state and input_responses are
+// absent unless set (doc.go, "Rounds and tasks"); an intent without them
+// is the bytes it always was.
 // A call id, tool name or rule of more than MaxValueBytes bytes is
 // written abbreviated, as an object (AppendCall, appendBounded; doc.go,
 // "Bounded values"). The encoder abbreviates Tool and Rule itself: a
@@ -417,6 +431,26 @@ type Intent struct {
 	RuleSum       Digest // with RuleLen > 0: the rule's SHA-256
 	Set           string // "" means PassThroughSet
 	Refused       bool   // the call was refused before it reached the child
+
+	// Revision is the protocol revision the request declares in
+	// params._meta["io.modelcontextprotocol/protocolVersion"]; written
+	// when HasRevision.
+	Revision    Bounded
+	HasRevision bool
+	// Principal is the HTTP front's per-request principal; "" is absent.
+	Principal string
+	// Round links a retry to the input_required outcome it answers;
+	// written when Round.By is not "".
+	Round Round
+	// RequestState is the digest of params.requestState's decoded
+	// string; written when HasRequestState.
+	RequestState    Digest
+	HasRequestState bool
+	// InputResponses are the keys of params.inputResponses in line order;
+	// nil: absent. At most MaxListEntries are written; the rest, and
+	// InputResponsesMore, are counted in "more".
+	InputResponses     []InputResponse
+	InputResponsesMore int
 }
 
 func (*Intent) Kind() Kind { return KindIntent }
@@ -438,6 +472,21 @@ func (in *Intent) AppendFields(dst []byte) []byte {
 	}
 	if in.Malformed != "" {
 		dst = appendStringField(dst, "malformed", in.Malformed)
+	}
+	if in.HasRevision {
+		dst = in.Revision.appendField(dst, "revision")
+	}
+	if in.Principal != "" {
+		dst = appendStringField(dst, "principal", in.Principal)
+	}
+	if in.Round.By != "" {
+		dst = in.Round.appendField(dst)
+	}
+	if in.HasRequestState {
+		dst = AppendDigestField(dst, "request_state", in.RequestState)
+	}
+	if in.InputResponses != nil || in.InputResponsesMore > 0 {
+		dst = appendInputResponses(dst, in.InputResponses, in.InputResponsesMore)
 	}
 	verdict, set := in.Verdict, in.Set
 	if verdict == "" {
@@ -485,6 +534,21 @@ func (in *Intent) decodeFields(g *getter) error {
 	if g.has("malformed") {
 		in.Malformed = string(g.str("malformed"))
 	}
+	if g.has("revision") {
+		in.Revision, in.HasRevision = g.boundedValue("revision"), true
+	}
+	if g.has("principal") {
+		in.Principal = string(g.str("principal"))
+	}
+	if g.has("round") {
+		in.Round = g.round()
+	}
+	if g.has("request_state") {
+		in.RequestState, in.HasRequestState = g.digest("request_state"), true
+	}
+	if g.has("input_responses") {
+		in.InputResponses, in.InputResponsesMore = g.inputResponses()
+	}
 	p := g.obj("policy")
 	in.Verdict = string(p.str("verdict"))
 	if v := p.get("rule"); v != nil && v.Type() == fastjson.TypeObject {
@@ -520,12 +584,36 @@ const (
 	// the call's id); response_digest is null. An answer the child sends
 	// later is recorded as an anomaly with its response_digest (doc.go).
 	StatusTimeout = "timeout"
+	// StatusInputRequired: the result's resultType is "input_required":
+	// the tool has not finished, and the client may retry the call (a
+	// round, Intent.Round).
+	StatusInputRequired = "input_required"
+	// StatusTask: the call became a task (resultType "task", or a
+	// 2025-11-25 CreateTaskResult); its end is a task record.
+	StatusTask = "task"
+	// StatusOther: a resultType other than complete, input_required and
+	// task, named in the outcome's result_type. Never ok.
+	StatusOther = "other"
+	// StatusCancelled: the client cancelled the call (or, in a task end,
+	// the task was cancelled); response_digest null in an outcome.
+	StatusCancelled = "cancelled"
+	// StatusFailed: a task end whose task status is failed.
+	StatusFailed = "failed"
+	// StatusUnfinished: a task end written for a task still open when its
+	// session ended or its entry was evicted; its digest is null.
+	StatusUnfinished = "unfinished"
 )
 
 // Outcome records the answer to an intent, before the answer moves on:
 //
 //	"call":<id>,"intent":seq,"response_digest":"sha256:…"|null,
 //	"execution":{"status":…,"reason":…|null},"latency_ns":N
+//	[,"result_type":<bounded>][,"task_id":<bounded>]
+//	[,"input_requests":[{"key":<bounded>,"method":<bounded>|null},…][,"more":N]]
+//	[,"request_state":"sha256:…"]
+//
+// The fields after latency_ns are absent unless set (doc.go, "Rounds and
+// tasks"); an outcome without them is the bytes it always was.
 type Outcome struct {
 	Call           Call
 	Intent         uint64
@@ -534,6 +622,24 @@ type Outcome struct {
 	Status         string
 	Reason         string
 	LatencyNS      int64
+
+	// ResultType is the result's resultType member, any value; written
+	// when HasResultType.
+	ResultType    Bounded
+	HasResultType bool
+	// TaskID is the task the call became (StatusTask); written when
+	// HasTaskID.
+	TaskID    Bounded
+	HasTaskID bool
+	// InputRequests are the keys of result.inputRequests in line order
+	// (StatusInputRequired); nil: absent. At most MaxListEntries are
+	// written; the rest, and InputRequestsMore, are counted in "more".
+	InputRequests     []InputRequest
+	InputRequestsMore int
+	// RequestState is the digest of result.requestState's decoded
+	// string; written when HasRequestState.
+	RequestState    Digest
+	HasRequestState bool
 }
 
 func (*Outcome) Kind() Kind { return KindOutcome }
@@ -550,7 +656,20 @@ func (o *Outcome) AppendFields(dst []byte) []byte {
 	dst = appendStringField(dst, "status", o.Status)
 	dst = appendNullableString(dst, "reason", o.Reason)
 	dst = append(dst, '}')
-	return appendIntField(dst, "latency_ns", o.LatencyNS)
+	dst = appendIntField(dst, "latency_ns", o.LatencyNS)
+	if o.HasResultType {
+		dst = o.ResultType.appendField(dst, "result_type")
+	}
+	if o.HasTaskID {
+		dst = o.TaskID.appendField(dst, "task_id")
+	}
+	if o.InputRequests != nil || o.InputRequestsMore > 0 {
+		dst = appendInputRequests(dst, o.InputRequests, o.InputRequestsMore)
+	}
+	if o.HasRequestState {
+		dst = AppendDigestField(dst, "request_state", o.RequestState)
+	}
+	return dst
 }
 
 // decodeFields reads the kind fields of Outcome from g, as AppendFields
@@ -565,6 +684,18 @@ func (o *Outcome) decodeFields(g *getter) error {
 	o.Status, o.Reason = string(e.str("status")), e.nstr("reason")
 	g.merge(e)
 	o.LatencyNS = g.int("latency_ns")
+	if g.has("result_type") {
+		o.ResultType, o.HasResultType = g.boundedValue("result_type"), true
+	}
+	if g.has("task_id") {
+		o.TaskID, o.HasTaskID = g.boundedValue("task_id"), true
+	}
+	if g.has("input_requests") {
+		o.InputRequests, o.InputRequestsMore = g.inputRequests()
+	}
+	if g.has("request_state") {
+		o.RequestState, o.HasRequestState = g.digest("request_state"), true
+	}
 	return nil
 }
 
