@@ -50,6 +50,11 @@
 // that the wait status cannot tell a seccomp kill from a SIGSYS sent to
 // it (SIGSYSFiltered); without one it is an ordinary signal.
 //
+// Ending.Sentence explains an abnormal end to someone who has never read
+// the record format: one sentence naming the cause (from session_end,
+// the Result and the journal's close) and the next step; ClientGone tells
+// a client that went away from one that closed its input and waited.
+//
 // # Concurrency
 //
 // A Session is run once, by one goroutine (Run). Run starts a goroutine

@@ -16,9 +16,7 @@ import (
 
 	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/exitcode"
-	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/relay"
 	"github.com/aegisrelay/aegis/supervise"
 )
 
@@ -35,155 +33,14 @@ func init() {
 }
 
 // wrapExplains reports whether runWrap calls explainEnd, which decides
-// whether wrap's stderr must hold the sentence endSentence gives.
+// whether wrap's stderr must hold the sentence supervise.Ending.Sentence
+// gives.
 func wrapExplains(t *testing.T) bool {
 	src, err := os.ReadFile("wrap.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return bytes.Contains(src, []byte("explainEnd("))
-}
-
-// TestEndSentence: every way a session can end, as relay.Result states
-// it, gets one sentence naming the cause and the next step, or nothing
-// for a normal end.
-func TestEndSentence(t *testing.T) {
-	argv := []string{"node", "server.js"}
-	confined := &confine.Profile{ExecSupport: true}
-	netGranted := &confine.Profile{ExecSupport: true, Net: []string{"api.example.com:443"}}
-	counts := record.Counts{Intents: 2, Outcomes: 2, Unanswered: 2}
-	ioErr := fmt.Errorf("%w: write audit.jsonl: %w", journal.ErrIO, syscall.ENOSPC)
-	tests := []struct {
-		name string
-		e    wrapEnd
-		want []string // phrases, in order; none: no sentence
-	}{
-		{"normal end", wrapEnd{Result: supervise.Result{End: record.SessionEnd{Reason: record.EndClientEOF}}}, nil},
-		{"child exits 0 on its own", wrapEnd{Result: supervise.Result{End: record.SessionEnd{Reason: record.EndChildExit}}}, nil},
-		{"interrupted, child exits 0", wrapEnd{Result: supervise.Result{End: record.SessionEnd{Reason: record.EndSignal}}}, nil},
-		{"seccomp kill, no network granted",
-			wrapEnd{Argv: argv, Confine: confined, Result: supervise.Result{Exit: 159, End: record.SessionEnd{Reason: record.EndClientEOF, ExitSignal: "SIGSYS", SeccompKilled: true, Counts: counts}}},
-			[]string{`"node" was killed by --confine's seccomp filter (SIGSYS, exit 159)`, "leaving 2 calls unanswered", "network socket", "--allow-net HOST:PORT or --allow-udp", "cannot say which system call"}},
-		{"seccomp kill, network granted",
-			wrapEnd{Argv: argv, Confine: netGranted, Result: supervise.Result{Exit: 159, End: record.SessionEnd{Reason: record.EndChildExit, ExitSignal: "SIGSYS", SeccompKilled: true}}},
-			[]string{"seccomp filter", "neither unix, TCP nor UDP", "32-bit system call"}},
-		{"SIGSYS without a filter",
-			wrapEnd{Argv: argv, Result: supervise.Result{Exit: 159, End: record.SessionEnd{Reason: record.EndChildExit, ExitSignal: "SIGSYS"}}},
-			[]string{"died of SIGSYS (exit 159)", "no seccomp filter"}},
-		{"not found",
-			wrapEnd{Argv: []string{"nosuch"}, Result: supervise.Result{Exit: 127, End: record.SessionEnd{Reason: record.EndChildStartFailed, ExitCode: 127, Detail: `exec: "nosuch": executable file not found in $PATH`}}},
-			[]string{`"nosuch" could not be started`, "not found in $PATH (exit 127)", "check the command after --"}},
-		{"not executable",
-			wrapEnd{Argv: []string{"./x"}, Result: supervise.Result{Exit: 126, End: record.SessionEnd{Reason: record.EndChildStartFailed, ExitCode: 126, Detail: "fork/exec ./x: permission denied"}}},
-			[]string{`"./x" exists but could not be executed`, "(exit 126)", "chmod +x"}},
-		{"confined exec refused",
-			wrapEnd{Argv: []string{"/bin/true"}, Confine: &confine.Profile{}, Result: supervise.Result{Exit: 126, End: record.SessionEnd{Reason: record.EndChildStartFailed, ExitCode: 126, Detail: "exec /usr/bin/true: permission denied"}}},
-			[]string{"could not be started under --confine", "(exit 126)", "--allow-read, --allow-write, --allow-net or --allow-exec-support", "aegis wrap --help"}},
-		{"confinement refused",
-			wrapEnd{Argv: argv, Confine: netGranted, Result: supervise.Result{Exit: 69, End: record.SessionEnd{Reason: record.EndConfinementRefused, ExitCode: 69, Detail: "tcp ports of --allow-net: not enforced (landlock ABI 3 < 4)"}}},
-			[]string{"--confine cannot be enforced on this system (tcp ports", "was not started (exit 69)", "--best-effort", "leave out --confine"}},
-		{"crash",
-			wrapEnd{Argv: argv, Result: supervise.Result{Exit: 139, End: record.SessionEnd{Reason: record.EndChildExit, ExitSignal: "SIGSEGV", Counts: counts}}},
-			[]string{`"node" crashed with SIGSEGV (exit 139)`, "leaving 2 calls unanswered", "not in aegis"}},
-		{"crash under --confine",
-			wrapEnd{Argv: argv, Confine: confined, Result: supervise.Result{Exit: 134, End: record.SessionEnd{Reason: record.EndChildExit, ExitSignal: "SIGABRT"}}},
-			[]string{"crashed with SIGABRT (exit 134)", "--allow-exec-support"}},
-		{"killed",
-			wrapEnd{Argv: argv, Result: supervise.Result{Exit: 137, End: record.SessionEnd{Reason: record.EndChildExit, ExitSignal: "SIGKILL"}}},
-			[]string{"killed by SIGKILL (exit 137)", "out-of-memory", "dmesg"}},
-		{"not stopping at stdin EOF",
-			wrapEnd{Argv: argv, Result: supervise.Result{Exit: 143, End: record.SessionEnd{Reason: record.EndClientEOF, ExitSignal: "SIGTERM"}}},
-			[]string{"killed by SIGTERM (exit 143) after the client closed its input", "not exited within --grace", "give it longer with --grace"}},
-		{"not stopping at SIGTERM",
-			wrapEnd{Argv: argv, Result: supervise.Result{Exit: 137, End: record.SessionEnd{Reason: record.EndClientEOF, ExitSignal: "SIGKILL"}}},
-			[]string{"killed by SIGKILL (exit 137) after the client closed its input", "within --grace of SIGTERM", "out-of-memory", "dmesg"}},
-		{"interrupted",
-			wrapEnd{Argv: argv, Result: supervise.Result{Exit: 130, End: record.SessionEnd{Reason: record.EndSignal, ExitSignal: "SIGINT"}}},
-			[]string{"interrupted", "died of SIGINT (exit 130)", "on purpose"}},
-		{"other signal",
-			wrapEnd{Argv: argv, Result: supervise.Result{Exit: 138, End: record.SessionEnd{Reason: record.EndChildExit, ExitSignal: "SIGUSR1"}}},
-			[]string{"killed by SIGUSR1 (exit 138)", "another process"}},
-		{"non-zero exit on its own",
-			wrapEnd{Argv: argv, Result: supervise.Result{Exit: 3, End: record.SessionEnd{Reason: record.EndChildExit, ExitCode: 3}}},
-			[]string{`"node" exited with status 3 on its own`, "stderr above"}},
-		{"non-zero exit after EOF",
-			wrapEnd{Argv: argv, Result: supervise.Result{Exit: 1, End: record.SessionEnd{Reason: record.EndClientEOF, ExitCode: 1}}},
-			[]string{"exited with status 1 after the client closed its input"}},
-		{"a shell's command not found",
-			wrapEnd{Argv: []string{"sh"}, Result: supervise.Result{Exit: 127, End: record.SessionEnd{Reason: record.EndChildExit, ExitCode: 127}}},
-			[]string{"status 127", "cannot find"}},
-		{"non-zero exit under --confine",
-			wrapEnd{Argv: argv, Confine: confined, Result: supervise.Result{Exit: 1, End: record.SessionEnd{Reason: record.EndChildExit, ExitCode: 1}}},
-			[]string{"status 1", "under --confine", "Permission denied", "--allow-read, --allow-write, --allow-net or --allow-exec-support", "aegis wrap --help"}},
-		{"audit I/O",
-			wrapEnd{Audit: "/var/log/a.jsonl", Result: supervise.Result{Exit: 74, Err: ioErr, End: record.SessionEnd{Reason: record.EndAuditIOError}}},
-			[]string{"/var/log/a.jsonl could not be written (the disk is full)", "exit 74", "aegis verify"}},
-		{"audit I/O at close",
-			wrapEnd{Audit: "a.jsonl", CloseErr: fmt.Errorf("%w: sync: %w", journal.ErrIO, syscall.EIO), Result: supervise.Result{End: record.SessionEnd{Reason: record.EndClientEOF}}},
-			[]string{"a.jsonl could not be written (an I/O error: ", "exit 74"}},
-		{"frame too large",
-			wrapEnd{Argv: argv, Result: supervise.Result{Exit: 65, Err: relay.ErrFrameTooLarge, End: record.SessionEnd{Reason: record.EndFrameTooLarge, Detail: relay.ErrFrameTooLarge.Error()}}},
-			[]string{"longer than --max-frame", "exit 65", "raise --max-frame"}},
-		{"client gone",
-			wrapEnd{Argv: argv, ClientGone: true, Result: supervise.Result{End: record.SessionEnd{Reason: record.EndClientEOF}}},
-			[]string{"the client went away", "client's own log"}},
-		{"client gone, child stopped",
-			wrapEnd{Argv: argv, ClientGone: true, Result: supervise.Result{Exit: 143, End: record.SessionEnd{Reason: record.EndClientEOF, ExitSignal: "SIGTERM"}}},
-			[]string{"killed by SIGTERM"}},
-	}
-	for _, tt := range tests {
-		got := endSentence(tt.e)
-		if len(tt.want) == 0 {
-			if got != "" {
-				t.Errorf("%s: endSentence = %q; want none", tt.name, got)
-			}
-			continue
-		}
-		rest := got
-		for _, w := range tt.want {
-			i := strings.Index(rest, w)
-			if i < 0 {
-				t.Errorf("%s: endSentence = %q; want %q in it (in order)", tt.name, got, w)
-				break
-			}
-			rest = rest[i+len(w):]
-		}
-		// One sentence: no line break, and no full stop inside it.
-		if strings.ContainsAny(got, "\n") || strings.Contains(got, ". ") || strings.HasSuffix(got, ".") {
-			t.Errorf("%s: endSentence = %q; want one sentence on one line", tt.name, got)
-		}
-	}
-}
-
-// TestClientGone: the client's end of wrap's stdout is seen closed, for a
-// pipe and for a socket (Node starts children on socket pairs), and not
-// while the client still holds it.
-func TestClientGone(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if clientGone(w) {
-		t.Errorf("clientGone(pipe with its reader) = true; want false")
-	}
-	r.Close()
-	if !clientGone(w) {
-		t.Errorf("clientGone(pipe whose reader closed) = false; want true")
-	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "theirs")
-	defer ours.Close()
-	if clientGone(ours) {
-		t.Errorf("clientGone(socket with its peer) = true; want false")
-	}
-	theirs.Close()
-	if !clientGone(ours) {
-		t.Errorf("clientGone(socket whose peer closed) = false; want true")
-	}
 }
 
 // endRun is one wrap session run to its end through the real binary: its
@@ -299,7 +156,7 @@ func TestExplainEnds(t *testing.T) {
 			if len(tt.flags) > 0 && tt.flags[0] == "--confine" {
 				prof = &confine.Profile{ExecSupport: len(tt.flags) > 1}
 			}
-			got := endSentence(wrapEnd{Result: supervise.Result{End: *r.end, Exit: r.exit}, Argv: tt.argv, Confine: prof, Audit: f.audit})
+			got := supervise.Ending{Result: supervise.Result{End: *r.end, Exit: r.exit}, Argv: tt.argv, Confine: confineRequest(prof), Audit: f.audit}.Sentence()
 			rest := got
 			for _, w := range tt.sentence {
 				i := strings.Index(rest, w)
@@ -349,7 +206,7 @@ func TestExplainConfinementRefused(t *testing.T) {
 	if r.exit != exitcode.Confinement || r.end.Reason != record.EndConfinementRefused {
 		t.Fatalf("wrap on ABI 3 with --allow-net = exit %d, %s; want 69, confinement_refused\n%s", r.exit, r.end.Reason, r.stderr)
 	}
-	got := endSentence(wrapEnd{Result: supervise.Result{End: *r.end, Exit: r.exit}, Argv: []string{"true"}, Confine: &confine.Profile{Net: []string{"127.0.0.1:9"}}})
+	got := supervise.Ending{Result: supervise.Result{End: *r.end, Exit: r.exit}, Argv: []string{"true"}, Confine: &record.ConfineRequest{Net: []string{"127.0.0.1:9"}}}.Sentence()
 	for _, w := range []string{"--confine cannot be enforced on this system (", "landlock ABI 3 < 4", `"true" was not started (exit 69)`, "--best-effort"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("endSentence = %q; want %q in it", got, w)
@@ -403,7 +260,7 @@ func TestExplainInterrupted(t *testing.T) {
 	if code != 128+int(syscall.SIGTERM) || end.Reason != record.EndSignal || end.ExitSignal != "SIGTERM" {
 		t.Fatalf("wrap after SIGTERM = exit %d, session_end %+v; want 143, reason signal, SIGTERM\n%s", code, end, stderr.String())
 	}
-	got := endSentence(wrapEnd{Result: supervise.Result{End: *end, Exit: code}, Argv: child("echo")})
+	got := supervise.Ending{Result: supervise.Result{End: *end, Exit: code}, Argv: child("echo")}.Sentence()
 	if want := `the session was interrupted: aegis received a signal and passed it on, and the child "env" died of SIGTERM (exit 143)`; !strings.HasPrefix(got, want) {
 		t.Errorf("endSentence = %q; want it to begin %q", got, want)
 	}
@@ -418,11 +275,12 @@ func TestExplainInterrupted(t *testing.T) {
 
 // TestExplainClientGone: a client that closes its end of wrap's stdout
 // and its input is told apart from one that closes its input and waits,
-// once runWrap calls explainEnd (clientGone itself: TestClientGone).
+// once runWrap calls explainEnd (supervise.ClientGone itself:
+// supervise's TestClientGone).
 func TestExplainClientGone(t *testing.T) {
 	if !wrapExplains(t) {
-		// Only wrap can see its stdout; endSentence's part is in
-		// TestEndSentence and clientGone's in TestClientGone.
+		// Only wrap can see its stdout; the sentence's part is in
+		// supervise's TestEndSentence and TestClientGone.
 		return
 	}
 	f := newFixture(t)

@@ -276,7 +276,7 @@ func (w wrapSession) run(j *journal.Journal, startSeq uint64) int {
 	w.witnesses.finish()
 	// The technical line first, then one plain sentence for an abnormal
 	// end (explain.go).
-	defer explainEnd(wrapEnd{Result: res, CloseErr: cerr, Argv: w.argv, Confine: w.prof, Audit: w.audit})
+	defer explainEnd(supervise.Ending{Result: res, CloseErr: cerr, Argv: w.argv, Confine: w.start.Confine, Audit: w.audit})
 	switch {
 	case errors.Is(res.Err, journal.ErrIO) || errors.Is(cerr, journal.ErrIO):
 		if res.Err == nil {
