@@ -76,10 +76,12 @@ func recordOf(r *Record) comparableRecord {
 	case *Intent:
 		in := *b
 		in.Call.Text, in.Tool = nilIfEmpty(in.Call.Text), nilIfEmpty(in.Tool)
+		in.Revision.Text = nilIfEmpty(in.Revision.Text)
 		c.Body = in
 	case *Outcome:
 		o := *b
 		o.Call.Text = nilIfEmpty(o.Call.Text)
+		o.ResultType.Text, o.TaskID.Text = nilIfEmpty(o.ResultType.Text), nilIfEmpty(o.TaskID.Text)
 		c.Body = o
 	default:
 		c.Body = reflect.ValueOf(b).Elem().Interface()
