@@ -14,7 +14,9 @@
 //
 // Files are read as JSONC, VS Code's dialect: // and /* */ comments and
 // trailing commas are allowed in any file (a strict JSON file is JSONC
-// too). Locations lists where each client keeps its files.
+// too). The reader is tailscale/hujson, which keeps every byte's offset,
+// with nesting bounded (512 deep) before it recurses. Locations lists
+// where each client keeps its files.
 //
 // # Entries
 //
@@ -82,7 +84,10 @@
 //
 // An empty file (or one of white space) has no servers. A file is refused
 // whole (ErrSyntax, ErrShape), and nothing of it is rewritten, when it is
-// not JSONC, its top level is not an object, or
+// not JSONC, a comment holds invalid UTF-8, a // comment holds a line
+// break other readers end it at (a carriage return not before a line
+// feed, a vertical tab, a form feed, U+2028, U+2029: VS Code would read
+// what follows as keys), its top level is not an object, or
 // anything the rewrite reads is not what a client reads: a map or entry
 // that is not an object, a "command", "type" or "transport" that is not a
 // string, an "args" that is not an array of strings, a key written twice

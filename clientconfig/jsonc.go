@@ -3,264 +3,201 @@ package clientconfig
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tailscale/hujson"
 )
 
-// maxDepth bounds nesting, so a hostile file cannot exhaust the stack.
+// maxDepth bounds nesting: hujson's parser recurses once a level, and a
+// file of nothing but '[' would exhaust the goroutine's stack, which Go
+// does not recover from.
 const maxDepth = 512
 
-// node is one JSONC value: its kind ('{', '[', '"', or 'v' for a number
-// or literal) and its byte span [start, end) in the source.
-type node struct {
-	kind       byte
-	start, end int
-	members    []member // an object's, in source order
-	elems      []*node  // an array's
-}
+// node is one parsed JSONC value; StartOffset and EndOffset are its span
+// in the source, without the white space and comments around it.
+type node = hujson.Value
 
-// member is one key of an object: the key's span starts at keyStart.
+// member is one key of an object: the key decoded, where the key starts,
+// and its value.
 type member struct {
-	key      string // decoded
+	key      string
 	keyStart int
 	val      *node
 }
 
-// get returns the member named key, or nil. dup reports whether the key
-// occurs more than once.
-func (n *node) get(key string) (m *member, dup bool) {
-	for i := range n.members {
-		if n.members[i].key == key {
-			if m != nil {
-				return m, true
-			}
-			m = &n.members[i]
-		}
-	}
-	return m, false
-}
+// object is an object's members in source order.
+type object []member
 
-// parser reads JSONC: JSON plus // and /* */ comments and trailing commas
-// in objects and arrays. It keeps offsets, not text: the rewrite edits
-// the source bytes.
-type parser struct {
-	src []byte
-	pos int
-}
-
-// parse reads src as one JSONC value with nothing but white space and
-// comments around it (a leading UTF-8 byte order mark is allowed).
-func parse(src []byte) (*node, error) {
-	p := &parser{src: src}
-	if bytes.HasPrefix(src, []byte("\uFEFF")) {
-		p.pos = 3
-	}
-	if err := p.space(); err != nil {
-		return nil, err
-	}
-	n, err := p.value(0)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.space(); err != nil {
-		return nil, err
-	}
-	if p.pos < len(src) {
-		return nil, p.errorf("unexpected %q after the top-level value", src[p.pos])
-	}
-	return n, nil
-}
-
-// errorf reports a syntax error at the current position as line:column.
-func (p *parser) errorf(format string, args ...any) error {
-	line, col := 1, 1
-	for _, c := range p.src[:min(p.pos, len(p.src))] {
-		if c == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return fmt.Errorf("%w: line %d, column %d: %s", ErrSyntax, line, col, fmt.Sprintf(format, args...))
-}
-
-// want reports what was wanted where something else, or the end of the
-// file, was found.
-func (p *parser) want(what string) error {
-	if p.pos >= len(p.src) {
-		return p.errorf("unexpected end of file; want %s", what)
-	}
-	return p.errorf("unexpected %q; want %s", p.src[p.pos], what)
-}
-
-// space skips white space and comments.
-func (p *parser) space() error {
-	for p.pos < len(p.src) {
-		switch c := p.src[p.pos]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			p.pos++
-		case c == '/' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '/':
-			for p.pos < len(p.src) && p.src[p.pos] != '\n' {
-				p.pos++
-			}
-		case c == '/' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '*':
-			end := bytes.Index(p.src[p.pos+2:], []byte("*/"))
-			if end < 0 {
-				return p.errorf("unterminated /* comment")
-			}
-			p.pos += 2 + end + 2
-		default:
-			return nil
+// get returns the member named key, or nil.
+func (o object) get(key string) *member {
+	for i := range o {
+		if o[i].key == key {
+			return &o[i]
 		}
 	}
 	return nil
 }
 
-func (p *parser) value(depth int) (*node, error) {
-	if depth > maxDepth {
-		return nil, p.errorf("nested more than %d deep", maxDepth)
+// kind returns n's kind: '{', '[', '"', 'n', 't', 'f', or '0' (a number).
+func kind(n *node) hujson.Kind { return n.Value.Kind() }
+
+// members returns the members of n, an object, keys decoded.
+func members(n *node) object {
+	obj := n.Value.(*hujson.Object)
+	o := make(object, len(obj.Members))
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		o[i] = member{key: str(m.Name.Value.(hujson.Literal)), keyStart: m.Name.StartOffset, val: &m.Value}
 	}
-	if p.pos >= len(p.src) {
-		return nil, p.errorf("unexpected end of file")
-	}
-	switch c := p.src[p.pos]; {
-	case c == '{':
-		return p.object(depth)
-	case c == '[':
-		return p.array(depth)
-	case c == '"':
-		n, _, err := p.str(false)
-		return n, err
-	case c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z':
-		start := p.pos
-		for p.pos < len(p.src) && strings.IndexByte("+-.0123456789abcdefghijklmnopqrstuvwxyzE", p.src[p.pos]) >= 0 {
-			p.pos++
-		}
-		if tok := p.src[start:p.pos]; !json.Valid(tok) {
-			p.pos = start
-			return nil, p.errorf("%q is not a JSON value", tok)
-		}
-		return &node{kind: 'v', start: start, end: p.pos}, nil
-	default:
-		return nil, p.errorf("unexpected %q", c)
-	}
+	return o
 }
 
-// str reads a string, checking it as encoding/json does (escapes, no
-// control bytes), and returns it decoded if decode is set.
-func (p *parser) str(decode bool) (*node, string, error) {
-	start := p.pos
-	escaped := false
-	for p.pos++; ; p.pos++ {
-		if p.pos >= len(p.src) {
-			p.pos = start
-			return nil, "", p.errorf("unterminated string")
+// elems returns the elements of n, an array.
+func elems(n *node) []hujson.Value { return n.Value.(*hujson.Array).Elements }
+
+// str decodes a string literal as encoding/json does (invalid UTF-8 read
+// as U+FFFD, as clients' readers do), without its reflection when there
+// is nothing to decode.
+func str(lit hujson.Literal) string {
+	raw := lit[1 : len(lit)-1]
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw)
+	}
+	return lit.String()
+}
+
+// parse reads src, without a leading byte order mark, as one JSONC value
+// (tailscale/hujson: JSON with // and /* */ comments and trailing commas)
+// with nothing but white space and comments around it. Offsets in the
+// tree are offsets in src.
+func parse(src []byte) (*node, error) {
+	if err := prescan(src); err != nil {
+		return nil, err
+	}
+	in := src
+	if len(src) > 0 && src[len(src)-1] != '\n' {
+		// hujson wants a line comment ended by a line break, and a file
+		// may end with one that is not: a copy gets one. Nothing else
+		// reads differently with a line break at the end.
+		in = append(src[:len(src):len(src)], '\n')
+	}
+	v, err := hujson.Parse(in)
+	if err != nil {
+		return nil, syntaxError(src, in, err)
+	}
+	return &v, nil
+}
+
+// prescan checks what hujson does not. Nesting deeper than maxDepth is
+// refused before hujson recurses into it. A line comment must end where
+// every reader ends it: VS Code's JSONC reader ends one at a carriage
+// return as well as a line feed (and older versions at a vertical tab or
+// form feed), so what follows a lone \r in a comment is a comment to
+// hujson and keys to VS Code ("command" hidden behind a "url"). hujson
+// itself refuses U+2028 and U+2029 there.
+func prescan(src []byte) error {
+	depth := 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '"':
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		case '/':
+			switch {
+			case i+1 < len(src) && src[i+1] == '/':
+				for i += 2; i < len(src) && src[i] != '\n'; i++ {
+					if c := src[i]; c == '\v' || c == '\f' || c == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
+						return syntaxAt(src, i, fmt.Sprintf("%q in a // comment, which other readers end there", c))
+					}
+				}
+			case i+1 < len(src) && src[i+1] == '*':
+				end := bytes.Index(src[i+2:], []byte("*/"))
+				if end < 0 {
+					return nil // hujson says where
+				}
+				i += 2 + end + 1
+			}
+		case '[', '{':
+			if depth++; depth > maxDepth {
+				return syntaxAt(src, i, fmt.Sprintf("nested more than %d deep", maxDepth))
+			}
+		case ']', '}':
+			depth--
 		}
-		c := p.src[p.pos]
-		if c < 0x20 {
-			return nil, "", p.errorf("bad string: control byte %q in it", c)
-		}
-		if c == '"' {
-			p.pos++
+	}
+	return nil
+}
+
+// syntaxAt returns ErrSyntax with why, at offset off as line and column.
+func syntaxAt(src []byte, off int, why string) error {
+	line := 1 + bytes.Count(src[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(src[:off], '\n')
+	return fmt.Errorf("%w: line %d, column %d: %s", ErrSyntax, line, col, why)
+}
+
+// syntaxError turns hujson's error into ErrSyntax. hujson quotes a bad
+// literal whole, which may be megabytes or a secret from "env"; the
+// message says what is wrong with it instead, as encoding/json reads it.
+// in is what hujson read: src, perhaps with a line break added.
+func syntaxError(src, in []byte, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "hujson: ")
+	var line, col int
+	if _, serr := fmt.Sscanf(msg, "line %d, column %d:", &line, &col); serr != nil {
+		return fmt.Errorf("%w: %s", ErrSyntax, msg)
+	}
+	switch {
+	case strings.Contains(msg, ": invalid literal: "):
+		src := in
+		off := offsetOf(src, line, col)
+		if off < 0 || off >= len(src) {
 			break
 		}
-		if c == '\\' {
-			escaped = true
-			p.pos++
-			if p.pos < len(p.src) && strings.IndexByte(`"\\/bfnrtu`, p.src[p.pos]) < 0 {
-				return nil, "", p.errorf("bad string: escape \\%c", p.src[p.pos])
+		if src[off] != '"' {
+			end := off
+			for end < len(src) && end-off < 32 && strings.IndexByte("+-.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", src[end]) >= 0 {
+				end++
 			}
+			return syntaxAt(src, off, fmt.Sprintf("%q is not a JSON value", src[off:end]))
 		}
-	}
-	n := &node{kind: '"', start: start, end: p.pos}
-	raw := p.src[start+1 : p.pos-1]
-	if !escaped && utf8.Valid(raw) {
-		if decode {
-			return n, string(raw), nil
+		end := off + 1
+		for end < len(src) && src[end] != '"' {
+			if src[end] == '\\' {
+				end++
+			}
+			end++
 		}
-		return n, "", nil
+		var s string
+		var se *json.SyntaxError
+		if jerr := json.Unmarshal(src[off:min(end+1, len(src))], &s); errors.As(jerr, &se) {
+			return syntaxAt(src, off+int(se.Offset)-1, "bad string: "+se.Error())
+		}
+		return syntaxAt(src, off, "bad string")
+	case strings.HasSuffix(msg, "parsing comment: unexpected EOF"):
+		// A line comment always ends: parse gave the file a line break.
+		return syntaxAt(src, min(offsetOf(in, line, col), len(src)), "unterminated /* comment")
+	case strings.HasSuffix(msg, ": unexpected EOF"):
+		// At the end of the file, not after the line break parse added.
+		what := msg[strings.Index(msg, ": ")+2 : len(msg)-len("unexpected EOF")]
+		return syntaxAt(src, len(src), what+"unexpected end of file")
 	}
-	// Escapes (\uXXXX must be four hex digits) and invalid UTF-8 (read
-	// as U+FFFD, as clients' readers do) are encoding/json's to decode.
-	var s string
-	if err := json.Unmarshal(p.src[start:p.pos], &s); err != nil {
-		p.pos = start
-		return nil, "", p.errorf("bad string: %v", err)
-	}
-	return n, s, nil
+	return fmt.Errorf("%w: %s", ErrSyntax, msg)
 }
 
-func (p *parser) object(depth int) (*node, error) {
-	n := &node{kind: '{', start: p.pos}
-	p.pos++
-	for {
-		if err := p.space(); err != nil {
-			return nil, err
+// offsetOf returns the offset of line and column (from 1) in src.
+func offsetOf(src []byte, line, col int) int {
+	off := 0
+	for ; line > 1; line-- {
+		i := bytes.IndexByte(src[off:], '\n')
+		if i < 0 {
+			return -1
 		}
-		if p.pos < len(p.src) && p.src[p.pos] == '}' {
-			p.pos++
-			n.end = p.pos
-			return n, nil
-		}
-		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
-			return nil, p.want("a key in quotes or }")
-		}
-		keyStart := p.pos
-		_, key, err := p.str(true)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.space(); err != nil {
-			return nil, err
-		}
-		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
-			return nil, p.want(fmt.Sprintf(": after key %q", key))
-		}
-		p.pos++
-		if err := p.space(); err != nil {
-			return nil, err
-		}
-		v, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		n.members = append(n.members, member{key: key, keyStart: keyStart, val: v})
-		if err := p.space(); err != nil {
-			return nil, err
-		}
-		if p.pos < len(p.src) && p.src[p.pos] == ',' {
-			p.pos++
-		} else if p.pos >= len(p.src) || p.src[p.pos] != '}' {
-			return nil, p.want(fmt.Sprintf(", or } after the value of %q", key))
-		}
+		off += i + 1
 	}
-}
-
-func (p *parser) array(depth int) (*node, error) {
-	n := &node{kind: '[', start: p.pos}
-	p.pos++
-	for {
-		if err := p.space(); err != nil {
-			return nil, err
-		}
-		if p.pos < len(p.src) && p.src[p.pos] == ']' {
-			p.pos++
-			n.end = p.pos
-			return n, nil
-		}
-		v, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		n.elems = append(n.elems, v)
-		if err := p.space(); err != nil {
-			return nil, err
-		}
-		if p.pos < len(p.src) && p.src[p.pos] == ',' {
-			p.pos++
-		} else if p.pos >= len(p.src) || p.src[p.pos] != ']' {
-			return nil, p.want(", or ] after an array element")
-		}
-	}
+	return off + col - 1
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tailscale/hujson"
 )
 
 // Errors of package clientconfig; classify with errors.Is.
@@ -132,7 +134,7 @@ type entryFunc func(src []byte, o Options, e *entryNodes) ([]edit, string)
 // absent.
 type entryNodes struct {
 	name      string
-	obj       *node
+	obj       object
 	cmd, args *member
 	cmdStr    string
 	argStrs   []string
@@ -144,21 +146,29 @@ func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
 		// A client may create its file empty: no servers, nothing to do.
 		return &Result{Src: src, Out: src}, nil
 	}
-	root, err := parse(src)
+	// The tree's offsets are in body, the file without a byte order mark;
+	// the edits are moved to src's at the end.
+	bom := 0
+	if bytes.HasPrefix(src, []byte("\uFEFF")) {
+		bom = len("\uFEFF")
+	}
+	body := src[bom:]
+	tree, err := parse(body)
 	if err != nil {
 		return nil, err
 	}
-	if root.kind != '{' {
+	if kind(tree) != '{' {
 		return nil, fmt.Errorf("%w: the top level is not an object", ErrShape)
 	}
+	root := members(tree)
 	// The server maps, each with its path from the top.
 	type serverMap struct {
 		path []string
-		obj  *node
+		obj  object
 	}
 	var maps []serverMap
 	for _, key := range []string{"mcpServers", "servers"} {
-		m, err := object(root, key, nil)
+		m, err := child(root, key, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +176,7 @@ func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
 			maps = append(maps, serverMap{[]string{key}, m})
 		}
 	}
-	projects, err := object(root, "projects", nil)
+	projects, err := child(root, "projects", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -174,15 +184,16 @@ func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
 		if err := unique(projects, []string{"projects"}); err != nil {
 			return nil, err
 		}
-		for _, p := range projects.members {
+		for _, p := range projects {
 			path := []string{"projects", p.key}
-			if p.val.kind != '{' {
+			if kind(p.val) != '{' {
 				return nil, fmt.Errorf("%w: %s is not an object", ErrShape, dotted(path))
 			}
-			if err := unique(p.val, path); err != nil {
+			project := members(p.val)
+			if err := unique(project, path); err != nil {
 				return nil, err
 			}
-			m, err := object(p.val, "mcpServers", path)
+			m, err := child(project, "mcpServers", path)
 			if err != nil {
 				return nil, err
 			}
@@ -199,28 +210,30 @@ func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
 		if err := unique(m.obj, m.path); err != nil {
 			return nil, err
 		}
-		for _, mem := range m.obj.members {
+		for _, mem := range m.obj {
 			path := append(slices.Clip(m.path), mem.key)
-			e, err := readEntry(src, mem, path, o)
+			e, err := readEntry(body, mem, path, o)
 			if err != nil {
 				return nil, err
 			}
 			entry := Entry{Path: path, Name: mem.key, Kind: e.kind, Argv: append([]string{e.cmdStr}, e.argStrs...)}
 			if e.kind == Remote || e.kind == Other {
 				entry.Argv = nil
-				if u, _ := e.obj.get("url"); u != nil && u.val.kind == '"' {
-					var s string
-					json.Unmarshal(src[u.val.start:u.val.end], &s)
-					entry.Argv = []string{s}
+				if u := e.obj.get("url"); u != nil && kind(u.val) == '"' {
+					entry.Argv = []string{str(u.val.Value.(hujson.Literal))}
 				}
 			}
 			if f != nil && (e.kind == Stdio || e.kind == Wrapped) {
-				edits, note := f(src, o, e)
+				edits, note := f(body, o, e)
 				entry.Changed, entry.Note = len(edits) > 0, note
 				r.edits = append(r.edits, edits...)
 			}
 			r.Entries = append(r.Entries, entry)
 		}
+	}
+	for i := range r.edits {
+		r.edits[i].start += bom
+		r.edits[i].end += bom
 	}
 	if len(r.edits) > 0 {
 		r.Out = apply(src, r.edits)
@@ -228,24 +241,24 @@ func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
 	return r, nil
 }
 
-// object returns the value of obj's member key if it is an object, nil if
-// there is no such member, and ErrShape if it is something else.
-func object(obj *node, key string, path []string) (*node, error) {
-	m, _ := obj.get(key)
+// child returns the members of obj's member key if it is an object, nil
+// if there is no such member, and ErrShape if it is something else.
+func child(obj object, key string, path []string) (object, error) {
+	m := obj.get(key)
 	if m == nil {
 		return nil, nil
 	}
-	if m.val.kind != '{' {
+	if kind(m.val) != '{' {
 		return nil, fmt.Errorf("%w: %s is not an object", ErrShape, dotted(append(slices.Clip(path), key)))
 	}
-	return m.val, nil
+	return members(m.val), nil
 }
 
 // unique refuses an object with a key written twice: JSON readers differ
 // on which of the two counts.
-func unique(obj *node, path []string) error {
-	seen := make(map[string]bool, len(obj.members))
-	for _, m := range obj.members {
+func unique(obj object, path []string) error {
+	seen := make(map[string]bool, len(obj))
+	for _, m := range obj {
 		if seen[m.key] {
 			return fmt.Errorf("%w: %s is written twice", ErrShape, dotted(append(slices.Clip(path), m.key)))
 		}
@@ -256,16 +269,17 @@ func unique(obj *node, path []string) error {
 
 // readEntry checks one entry and classifies it.
 func readEntry(src []byte, mem member, path []string, o Options) (*entryNodes, error) {
-	if mem.val.kind != '{' {
+	if kind(mem.val) != '{' {
 		return nil, fmt.Errorf("%w: %s is not an object", ErrShape, dotted(path))
 	}
-	if err := unique(mem.val, path); err != nil {
+	obj := members(mem.val)
+	if err := unique(obj, path); err != nil {
 		return nil, err
 	}
-	e := &entryNodes{name: mem.key, obj: mem.val}
-	e.cmd, _ = mem.val.get("command")
-	e.args, _ = mem.val.get("args")
-	text := func(n *node) []byte { return src[n.start:n.end] }
+	e := &entryNodes{name: mem.key, obj: obj}
+	e.cmd = obj.get("command")
+	e.args = obj.get("args")
+	text := func(n *node) hujson.Literal { return n.Value.(hujson.Literal) }
 	// The keys that pick a transport. Clients do not agree on which wins
 	// when they disagree: Claude Code and VS Code run a "command" beside
 	// a "url" as stdio, Gemini CLI connects to the url first, and Claude
@@ -274,42 +288,40 @@ func readEntry(src []byte, mem member, path []string, o Options) (*entryNodes, e
 	var picks []string // transport keys beside "command", as written
 	typeStr := map[string]string{}
 	for _, key := range []string{"type", "transport"} {
-		m, _ := mem.val.get(key)
+		m := obj.get(key)
 		if m == nil {
 			continue
 		}
-		if m.val.kind != '"' {
+		if kind(m.val) != '"' {
 			return nil, fmt.Errorf("%w: %s.%s is not a string", ErrShape, dotted(path), key)
 		}
-		var v string
-		json.Unmarshal(text(m.val), &v)
+		v := str(text(m.val))
 		typeStr[key] = v
 		if v != "stdio" {
 			picks = append(picks, fmt.Sprintf("%q: %s", key, quote(v)))
 		}
 	}
 	for _, key := range []string{"url", "httpUrl", "serverUrl"} {
-		if m, _ := mem.val.get(key); m != nil {
+		if m := obj.get(key); m != nil {
 			picks = append(picks, fmt.Sprintf("a %q", key))
 		}
 	}
 	if e.cmd != nil {
-		if e.cmd.val.kind != '"' {
+		if kind(e.cmd.val) != '"' {
 			return nil, fmt.Errorf("%w: %s.command is not a string", ErrShape, dotted(path))
 		}
-		json.Unmarshal(text(e.cmd.val), &e.cmdStr)
+		e.cmdStr = str(text(e.cmd.val))
 	}
 	if e.args != nil {
-		if e.args.val.kind != '[' {
+		if kind(e.args.val) != '[' {
 			return nil, fmt.Errorf("%w: %s.args is not an array", ErrShape, dotted(path))
 		}
-		for i, a := range e.args.val.elems {
-			if a.kind != '"' {
+		for i := range elems(e.args.val) {
+			a := &elems(e.args.val)[i]
+			if kind(a) != '"' {
 				return nil, fmt.Errorf("%w: %s.args[%d] is not a string", ErrShape, dotted(path), i)
 			}
-			var s string
-			json.Unmarshal(text(a), &s)
-			e.argStrs = append(e.argStrs, s)
+			e.argStrs = append(e.argStrs, str(text(a)))
 		}
 	}
 	switch {
@@ -373,22 +385,22 @@ func wrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	if strings.HasPrefix(e.cmdStr, "-") {
 		prefix = append(prefix, quote("--"))
 	}
-	prefix = append(prefix, string(src[e.cmd.val.start:e.cmd.val.end]))
-	edits := []edit{{e.cmd.val.start, e.cmd.val.end, quote(aegis)}}
+	prefix = append(prefix, string(src[e.cmd.val.StartOffset:e.cmd.val.EndOffset]))
+	edits := []edit{{e.cmd.val.StartOffset, e.cmd.val.EndOffset, quote(aegis)}}
 	switch {
 	case e.args == nil:
 		// A new "args" goes just before "command", where Unwrap knows to
 		// remove it again.
 		sep := memberSep(src, e.cmd.keyStart)
 		edits = append(edits, edit{e.cmd.keyStart, e.cmd.keyStart, `"args": [` + strings.Join(prefix, ", ") + `],` + sep})
-	case len(e.args.val.elems) == 0:
+	case len(elems(e.args.val)) == 0:
 		// Just inside the brackets: what was between them (white space,
 		// a comment) stays, after the arguments.
-		at := e.args.val.start + 1
+		at := e.args.val.StartOffset + 1
 		edits = append(edits, edit{at, at, strings.Join(prefix, ", ")})
 	default:
 		sep := elemSep(src, e.args.val)
-		first := e.args.val.elems[0].start
+		first := elems(e.args.val)[0].StartOffset
 		edits = append(edits, edit{first, first, strings.Join(prefix, ","+sep) + "," + sep})
 	}
 	return edits, ""
@@ -416,36 +428,36 @@ func unwrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	}
 	i := c + 1 // in args, after "wrap"
 	arr := e.args.val
-	elems := arr.elems
+	el := elems(arr)
 	k := i + 1
 	// What goes: elements [0, k) and the gaps between them, or the whole
 	// "args" member Wrap added. A comment there would go with them.
 	var gone [][2]int
 	var cut edit
 	switch {
-	case k < len(elems):
-		cut = edit{elems[0].start, elems[k].start, ""}
-		gone = gaps(elems[:k+1])
-	case added && e.args.keyStart < e.cmd.keyStart && isMemberSep(src[arr.end:e.cmd.keyStart]):
+	case k < len(el):
+		cut = edit{el[0].StartOffset, el[k].StartOffset, ""}
+		gone = gaps(el[:k+1])
+	case added && e.args.keyStart < e.cmd.keyStart && isMemberSep(src[arr.EndOffset:e.cmd.keyStart]):
 		cut = edit{e.args.keyStart, e.cmd.keyStart, ""}
-		gone = append(gaps(elems), [2]int{arr.start + 1, elems[0].start}, [2]int{elems[k-1].end, arr.end - 1})
+		gone = append(gaps(el), [2]int{arr.StartOffset + 1, el[0].StartOffset}, [2]int{el[k-1].EndOffset, arr.EndOffset - 1})
 	default:
-		cut = edit{elems[0].start, elems[k-1].end, ""}
-		gone = gaps(elems)
+		cut = edit{el[0].StartOffset, el[k-1].EndOffset, ""}
+		gone = gaps(el)
 	}
 	for _, g := range gone {
 		if !isElemSep(src[g[0]:g[1]]) {
 			return nil, "a comment among aegis's arguments; left as it is"
 		}
 	}
-	return []edit{{e.cmd.val.start, e.cmd.val.end, string(src[elems[i].start:elems[i].end])}, cut}, ""
+	return []edit{{e.cmd.val.StartOffset, e.cmd.val.EndOffset, string(src[el[i].StartOffset:el[i].EndOffset])}, cut}, ""
 }
 
 // gaps returns the spans between consecutive elements.
-func gaps(elems []*node) [][2]int {
+func gaps(el []hujson.Value) [][2]int {
 	var g [][2]int
-	for j := 1; j < len(elems); j++ {
-		g = append(g, [2]int{elems[j-1].end, elems[j].start})
+	for j := 1; j < len(el); j++ {
+		g = append(g, [2]int{el[j-1].EndOffset, el[j].StartOffset})
 	}
 	return g
 }
@@ -491,14 +503,15 @@ func childStart(args []string, isBool func(string) bool) (int, string) {
 // of arr: what is between its first two elements after the comma, or, for
 // one element on a line of its own, what is before it.
 func elemSep(src []byte, arr *node) string {
-	if len(arr.elems) >= 2 {
-		gap := src[arr.elems[0].end:arr.elems[1].start]
+	el := elems(arr)
+	if len(el) >= 2 {
+		gap := src[el[0].EndOffset:el[1].StartOffset]
 		if i := bytes.IndexByte(gap, ','); i >= 0 && isSpace(gap[:i]) && isSpace(gap[i+1:]) {
 			return string(gap[i+1:])
 		}
 		return " "
 	}
-	if gap := src[arr.start+1 : arr.elems[0].start]; isSpace(gap) && bytes.IndexByte(gap, '\n') >= 0 {
+	if gap := src[arr.StartOffset+1 : el[0].StartOffset]; isSpace(gap) && bytes.IndexByte(gap, '\n') >= 0 {
 		// From the last line break, with its \r if the file has one.
 		at := bytes.LastIndexByte(gap, '\n')
 		if at > 0 && gap[at-1] == '\r' {

@@ -316,14 +316,14 @@ func TestRefusals(t *testing.T) {
 		{"only a comment", `// servers go here`, ErrSyntax, "unexpected end of file"},
 		{"truncated", `{"mcpServers": {"a": {"command": "x"`, ErrSyntax, "line 1"},
 		{"unterminated comment", `{"servers": {}} /* end`, ErrSyntax, "unterminated /* comment"},
-		{"trailing garbage", `{"mcpServers": {}} x`, ErrSyntax, "after the top-level value"},
-		{"two values", `{} {}`, ErrSyntax, "after the top-level value"},
-		{"single quotes", `{'mcpServers': {}}`, ErrSyntax, `unexpected '\''; want a key`},
+		{"trailing garbage", `{"mcpServers": {}} x`, ErrSyntax, "line 1, column 20: invalid character 'x' after top-level value"},
+		{"two values", `{} {}`, ErrSyntax, "after top-level value"},
+		{"single quotes", `{'mcpServers': {}}`, ErrSyntax, `invalid character '\'' at start of value`},
 		{"bad escape", `{"mcpServers": {"a": {"command": "\q"}}}`, ErrSyntax, "bad string"},
 		{"control byte in string", "{\"mcpServers\": {\"a\": {\"command\": \"a\tb\"}}}", ErrSyntax, "bad string"},
-		{"NaN", `{"x": NaN}`, ErrSyntax, "unexpected"},
+		{"NaN", `{"x": NaN}`, ErrSyntax, `"NaN" is not a JSON value`},
 		{"bad literal", `{"x": tru}`, ErrSyntax, "not a JSON value"},
-		{"missing comma", "{\n\"a\": 1\n\"b\": 2}", ErrSyntax, `line 3, column 1: unexpected '"'; want , or } after the value of "a"`},
+		{"missing comma", "{\n\"a\": 1\n\"b\": 2}", ErrSyntax, `line 3, column 1: invalid character '"' after object value (expecting ',' or '}')`},
 		{"deep", strings.Repeat("[", maxDepth+2) + strings.Repeat("]", maxDepth+2), ErrSyntax, "nested more than"},
 		{"array at top", `[{"mcpServers": {}}]`, ErrShape, "top level is not an object"},
 		{"mcpServers array", `{"mcpServers": []}`, ErrShape, "mcpServers is not an object"},
@@ -659,5 +659,61 @@ func TestUnwrapHandWritten(t *testing.T) {
 	u, err = Unwrap([]byte(in), Options{All: true})
 	if want := `{"mcpServers": {"a": {"command": "s", "args": ["-v"]}}}`; err != nil || string(u.Out) != want {
 		t.Errorf("Unwrap(%s, All) = %s, %v; want %s", in, u.Out, err, want)
+	}
+}
+
+// TestCommentsReadAlike: the reader is tailscale/hujson, with what it
+// does not check added; each row is a file that a JSONC reader could
+// read otherwise than the rewrite, and what the rewrite does with it.
+func TestCommentsReadAlike(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     string // the kinds of the entries, or the refusal's words
+	}{
+		{"line comment at the end, no line break", "{\"mcpServers\": {\"a\": {\"command\": \"s\"}}}\n// end", "stdio"},
+		{"CRLF ends a line comment", "{\"mcpServers\": {\"a\": {\"command\": \"s\" // c\r\n}}}", "stdio"},
+		// VS Code ends a // comment at a carriage return: it reads a
+		// "command" beside the url (and runs it), the rewrite a remote.
+		{"lone CR in a line comment", "{\"mcpServers\": {\"a\": {\"url\": \"http://h\" // c\r, \"command\": \"evil\"\n}}}", `line 1, column 45: '\r' in a // comment`},
+		{"vertical tab in a line comment", "{\"mcpServers\": {\"a\": {\"url\": \"http://h\" // c\v, \"command\": \"evil\"\n}}}", `'\v' in a // comment`},
+		{"form feed in a line comment", "{\"mcpServers\": {\"a\": {\"url\": \"http://h\" // c\f, \"command\": \"evil\"\n}}}", `'\f' in a // comment`},
+		{"U+2028 in a line comment", "{\"mcpServers\": {\"a\": {\"url\": \"http://h\" // c\u2028, \"command\": \"evil\"\n}}}", `invalid character '\u2028' in line comment`},
+		{"lone CR in a block comment", "{\"mcpServers\": {\"a\": {\"command\": \"s\" /* c\r */}}}", "stdio"},
+		{"CR inside a string is not a comment's", "{\"mcpServers\": {\"a\": {\"command\": \"s\", \"env\": {\"X\": \"// \\r\"}}}}", "stdio"},
+		{"invalid UTF-8 in a comment", "{\"mcpServers\": {\"a\": {\"command\": \"s\"}}} // caf\xe9\n", "invalid UTF-8 in comment"},
+		{"invalid UTF-8 in a string", "{\"mcpServers\": {\"a\": {\"command\": \"caf\xe9\"}}}", "stdio"},
+		{"deeper than the stack", strings.Repeat("[", 1<<20), "nested more than 512 deep"},
+		{"deep inside a string", `{"mcpServers": {"a": {"command": "` + strings.Repeat("[", 1000) + `"}}}`, "stdio"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Scan([]byte(tt.in), Options{})
+			got := ""
+			if err != nil {
+				got = err.Error()
+				if !errors.Is(err, ErrSyntax) {
+					t.Errorf("Scan = %v; want ErrSyntax", err)
+				}
+			} else {
+				for _, e := range r.Entries {
+					got += e.Kind.String()
+				}
+			}
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("Scan(%.60q) = %s; want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSyntaxErrorQuotesNoValue: a string the reader refuses is not
+// repeated in the error (it may be an "env" secret, or megabytes); the
+// error says where and what is wrong.
+func TestSyntaxErrorQuotesNoValue(t *testing.T) {
+	secret := "sk-" + strings.Repeat("x", 1000)
+	in := "{\"mcpServers\": {\"a\": {\"command\": \"s\", \"env\": {\"KEY\": \"" + secret + "\tz\"}}}}"
+	_, err := Scan([]byte(in), Options{})
+	if !errors.Is(err, ErrSyntax) || strings.Contains(err.Error(), "sk-") || !strings.Contains(err.Error(), "line 1, column 1058: bad string: invalid character '\\t' in string literal") {
+		t.Errorf("Scan = %v; want ErrSyntax at the tab, without the value", err)
 	}
 }
