@@ -216,7 +216,8 @@ func checkBounded(t *testing.T, sc *boundScratch, b Body, wire bool) {
 // encoder abbreviates (a client's or a child's).
 func bodyWith(which, field uint8, v string) (Body, bool) {
 	vs := []string{v, v + "2"}
-	switch which % 8 {
+	bv := BoundedOf([]byte(v))
+	switch which % 12 {
 	case 0:
 		s := &SessionStart{Key: make([]byte, 32), Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: PassThroughSet,
 			Confine: &ConfineRequest{}, Env: []string{"HOME"}}
@@ -261,7 +262,16 @@ func bodyWith(which, field uint8, v string) (Body, bool) {
 		return e, false
 	case 2:
 		in := &Intent{Call: Call{Type: IDString, Text: []byte(v)}, Tool: []byte(v), HasTool: true, Rule: v, BatchSize: 2}
-		switch field % 5 {
+		switch field % 8 {
+		case 5:
+			in.Revision, in.HasRevision = bv, true
+			in.InputResponses = []InputResponse{{Key: bv, Action: ActionAccept}, {Key: bv}}
+		case 6:
+			in.Principal = v
+			return in, false
+		case 7:
+			in.Round = Round{By: v}
+			return in, false
 		case 0:
 			in.Call = number(len(v))
 		case 1:
@@ -279,7 +289,11 @@ func bodyWith(which, field uint8, v string) (Body, bool) {
 		return in, true
 	case 3:
 		o := &Outcome{Call: Call{Type: IDString, Text: []byte(v)}, HasResponse: true, Status: StatusOK}
-		switch field % 3 {
+		switch field % 5 {
+		case 3:
+			o.ResultType, o.HasResultType, o.TaskID, o.HasTaskID = bv, true, bv, true
+		case 4:
+			o.InputRequests = []InputRequest{{Key: bv, Method: bv, HasMethod: true}, {Key: bv}}
 		case 0:
 			o.Call = number(len(v))
 		case 1:
@@ -299,6 +313,30 @@ func bodyWith(which, field uint8, v string) (Body, bool) {
 		return &PolicyReload{Set: "sha256:00", Status: v}, false
 	case 6:
 		return &Recovery{TornBytes: len(v)}, true
+	case 8:
+		return &Protocol{Revision: bv}, true
+	case 9:
+		tk := &Task{TaskID: bv, Event: TaskEnd, Via: "tasks/get"}
+		switch field % 5 {
+		case 1:
+			tk.Event, tk.InputRequests = TaskInputRequired, []InputRequest{{Key: bv, Method: bv, HasMethod: true}}
+		case 2:
+			tk.Event, tk.InputResponses = TaskUpdate, []InputResponse{{Key: bv}}
+		case 3:
+			tk.Status = v
+			return tk, false
+		case 4:
+			tk.Via = v
+			return tk, false
+		}
+		return tk, true
+	case 10:
+		return &ServerRequest{Call: Call{Type: IDString, Text: []byte(v)}, Method: bv, Calls: []uint64{1, 2}}, true
+	case 11:
+		if field%2 == 0 {
+			return &ClientAnswer{Call: Call{Type: IDString, Text: []byte(v)}, Status: StatusOK}, true
+		}
+		return &ClientAnswer{Status: v}, false
 	}
 	e := &SessionEnd{Reason: EndClientEOF}
 	switch field % 3 {
@@ -338,9 +376,9 @@ func TestBoundedBodies(t *testing.T) {
 		"\xff": append(small, maxFields/6, maxFields/3+1),
 		"b":    {maxFields/2 - 100, maxFields/2 + 1, maxFields - 200, 3 << 20}}
 	// The fields bodyWith sets, per kind.
-	fields := [8]uint8{8, 7, 5, 3, 1, 2, 1, 3}
+	fields := [12]uint8{8, 7, 8, 5, 1, 2, 1, 3, 1, 5, 1, 2}
 	var sc boundScratch
-	for which := range uint8(8) {
+	for which := range uint8(12) {
 		for field := range fields[which] {
 			for p, sizes := range cases {
 				for _, n := range sizes {
