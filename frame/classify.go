@@ -103,6 +103,9 @@ type Frame struct {
 // reads, falling back to a case-variant key when there is no exact one.
 type Message struct {
 	Type MsgType
+	// Op is what Method names, among the methods the relay tracks
+	// (OpOther for any other, and for messages without a string method).
+	Op Op
 	// Off is the offset in the line of the object's '{': the same object
 	// found by two readings has one Off.
 	Off int
@@ -119,8 +122,7 @@ type Message struct {
 	// Tool is params.name decoded; HasTool reports it. Set only for tool
 	// calls whose params and name are unambiguous and name is a string
 	// without U+0000 or U+FFFD.
-	Tool    []byte
-	HasTool bool
+	Tool []byte
 	// Args is params.arguments as it is on the line: the raw JSON value,
 	// white space inside it included, aliasing the line. HasArgs reports
 	// it. Set only for tool calls whose params and arguments members are
@@ -128,6 +130,7 @@ type Message struct {
 	// duplicate or variant key is Malformed. Any JSON type: every decoder
 	// agrees on a value's type, so a wrong one is the tool's to reject.
 	Args    []byte
+	HasTool bool
 	HasArgs bool
 	// ArgsText is ArgsUnclear when the text of some arguments value is
 	// read differently by some decoder (invalid UTF-8 replaced, kept or
@@ -155,17 +158,23 @@ type Message struct {
 	// other than ID. Nil when the id member appears once.
 	AltIDs []ID
 
-	// Op is what Method names, among the methods the relay tracks
-	// (OpOther for any other, and for messages without a string method).
-	Op Op
+	// Rounds holds what the message says about revisions, rounds and
+	// tasks; its fields are promoted (m.ResultType). Never nil in a
+	// Message that Classify fills: a message without any of those members
+	// points at a shared zero Rounds, which must not be written.
+	*Rounds
+}
 
-	// The members below are read from params (requests and
-	// notifications) and result (responses) as doc.go "Rounds and tasks"
-	// says. Each is given only when the member and every member on its
-	// path are unambiguous (one exact key, no case variant, the right
-	// type, for matched strings no U+0000 or U+FFFD); otherwise the
-	// message is Malformed if it is one the relay records, and the value
-	// is not given. Strings are decoded.
+// Rounds is what a message says about the revision, multi round-trip
+// requests and tasks: members read from params (requests and
+// notifications) and result (responses) as doc.go "Rounds and tasks"
+// says. Each is given only when the member and every member on its path
+// are unambiguous (one exact key, no case variant, the right type, for
+// matched strings no U+0000 or U+FFFD); otherwise the message is
+// Malformed if it is one the relay records, and the value is not given.
+// Strings are decoded. A Rounds is the Classifier's storage, valid as a
+// Frame's Messages are.
+type Rounds struct {
 
 	// Revision is params._meta["io.modelcontextprotocol/protocolVersion"],
 	// the revision a request declares.
@@ -234,6 +243,9 @@ type Message struct {
 	TaskHasError bool
 }
 
+// noRounds is the Rounds of every message without such members.
+var noRounds Rounds
+
 // MaxInputs is the largest number of inputRequests or inputResponses
 // members a Message lists; the rest are only counted.
 const MaxInputs = 32
@@ -254,27 +266,29 @@ type Input struct {
 type Op uint8
 
 const (
-	OpOther            Op = iota // any other method, or none
-	OpToolsCall                  // tools/call
-	OpInitialize                 // initialize
-	OpTasksGet                   // tasks/get
-	OpTasksResult                // tasks/result (2025-11-25)
-	OpTasksUpdate                // tasks/update (2026 extension)
-	OpTasksCancel                // tasks/cancel
-	OpTasksNotify                // notifications/tasks (2026 extension)
-	OpTaskStatus                 // notifications/tasks/status (2025-11-25)
-	OpCancelled                  // notifications/cancelled
-	OpElicit                     // elicitation/create
-	OpSample                     // sampling/createMessage
-	OpRoots                      // roots/list
+	OpOther       Op = iota // any other method, or none
+	OpToolsCall             // tools/call
+	OpTasksGet              // tasks/get
+	OpTasksResult           // tasks/result (2025-11-25)
+	OpTasksUpdate           // tasks/update (2026 extension)
+	OpTasksCancel           // tasks/cancel
+	OpTasksNotify           // notifications/tasks (2026 extension)
+	OpTaskStatus            // notifications/tasks/status (2025-11-25)
+	OpCancelled             // notifications/cancelled
+	opRecordedEnd           // the Ops above, but OpInitialize, are recorded
+	OpElicit                // elicitation/create
+	OpSample                // sampling/createMessage
+	OpRoots                 // roots/list
+	OpInitialize            // initialize
 )
 
-var opNames = [...]string{"other", "tools/call", "initialize", "tasks/get", "tasks/result",
+var opNames = [...]string{"other", "tools/call", "tasks/get", "tasks/result",
 	"tasks/update", "tasks/cancel", "notifications/tasks", "notifications/tasks/status",
-	"notifications/cancelled", "elicitation/create", "sampling/createMessage", "roots/list"}
+	"notifications/cancelled", "", "elicitation/create", "sampling/createMessage", "roots/list",
+	"initialize"}
 
 func (o Op) String() string {
-	if int(o) < len(opNames) {
+	if int(o) < len(opNames) && o != opRecordedEnd {
 		return opNames[o]
 	}
 	return "Op(" + strconv.Itoa(int(o)) + ")"
@@ -360,6 +374,8 @@ type Classifier struct {
 	msgs   []Message // Frame.Msgs storage
 	hidden []Message // Frame.Hidden storage
 	ids    []ID      // Message.AltIDs storage
+	inputs []Input   // Message.InputRequests, InputResponses storage
+	rounds []Rounds  // Message.Rounds storage
 	// out is where message appends: msgs for the line as one value,
 	// hidden for other readings and nested arrays.
 	out *[]Message
@@ -402,6 +418,8 @@ func (c *Classifier) Classify(line []byte, f *Frame) {
 	c.hidden = c.hidden[:0]
 	c.others = 0
 	c.ids = c.ids[:0]
+	c.inputs = c.inputs[:0]
+	c.rounds = c.rounds[:0]
 	c.out, c.base = &c.msgs, 0
 	c.failed = failNone
 	*f = Frame{}
@@ -482,7 +500,7 @@ func (c *Classifier) batch(b []byte, i, depth int) (int, bool) {
 			i = c.message(b, i, depth)
 		case b[i] == '[':
 			if elements {
-				c.msgs = append(c.msgs, Message{Type: Invalid, Off: c.base + i})
+				c.msgs = append(c.msgs, Message{Type: Invalid, Off: c.base + i, Rounds: &noRounds})
 			}
 			prev := c.out
 			c.out = &c.hidden
@@ -490,7 +508,7 @@ func (c *Classifier) batch(b []byte, i, depth int) (int, bool) {
 			c.out = prev
 		default:
 			if elements {
-				c.msgs = append(c.msgs, Message{Type: Invalid, Off: c.base + i})
+				c.msgs = append(c.msgs, Message{Type: Invalid, Off: c.base + i, Rounds: &noRounds})
 			}
 			i = c.skipValue(b, i, depth)
 		}
@@ -516,7 +534,7 @@ func (c *Classifier) batch(b []byte, i, depth int) (int, bool) {
 
 // count tallies the keys seen for one field.
 type count struct {
-	exact, variant int
+	exact, variant int32
 	badType        bool // some value has the wrong JSON type
 	badChars       bool // some string value contains U+0000 or U+FFFD
 }
@@ -551,17 +569,58 @@ func (n *count) reason(dup, variant, typ, chars string) string {
 	return ""
 }
 
+// clear reports whether the field is given: one exact key, no variant,
+// the right type, no U+0000 or U+FFFD where that is checked.
+func (n *count) clear() bool {
+	return n.exact == 1 && n.variant == 0 && !n.badType && !n.badChars
+}
+
+// merge notes in n, the tally of all values of an inputs object, the
+// ambiguities of one value's member e.
+func (n *count) merge(e *count) {
+	if e.exact > 1 {
+		n.exact = 2
+	}
+	n.variant += e.variant
+	n.badType = n.badType || e.badType
+	n.badChars = n.badChars || e.badChars
+}
+
+// inputList accumulates one inputRequests or inputResponses object.
+type inputList struct {
+	start, kept, n int
+	dupKey         bool  // a key appears twice
+	values         count // the members "method"/"action" of its values
+}
+
 // msgState accumulates one message object while it is scanned.
 type msgState struct {
 	method, id, params, name, args, result, errorf, isError count
+	// params, params._meta
+	meta, revision, pTaskID, pStatus, pState, inResp, task, reqID, pResult, pError count
+	// result, result.task; inReq is params' or result's inputRequests,
+	// innerIsError the isError of params.result or result.result.
+	resultType, rTaskID, rTask, tTaskID, tStatus, rStatus, rState, inReq, protoVer, rResult, rError, innerIsError count
+	// entry is the member of the inputs value being scanned.
+	entry count
 
 	methodVal  []byte
 	toolCall   bool
+	recorded   bool // some method member names a method the relay records
+	rounds     bool // some member read for Rounds is present
 	idVal      ID
 	nameVal    []byte
 	nameString bool // the kept name value is a string
 	argsVal    []byte
 	isErrTrue  bool
+
+	revisionVal, pTaskIDVal, pStatusVal, pStateVal []byte
+	reqIDVal                                       ID
+	resultTypeVal, rTaskIDVal, tTaskIDVal          []byte
+	rStatusVal, tStatusVal, rStateVal, protoVerVal []byte
+	innerErrTrue                                   bool
+	entryVal                                       []byte
+	resp, req                                      inputList
 }
 
 // message scans the object at b[i] (depth containers already open) and
@@ -570,6 +629,7 @@ func (c *Classifier) message(b []byte, i, depth int) int {
 	st := &c.st
 	*st = msgState{}
 	start := i
+	inputs := len(c.inputs)
 	i = c.object(b, i, depth, matchTop)
 	if i < 0 {
 		return i
@@ -578,12 +638,21 @@ func (c *Classifier) message(b []byte, i, depth int) int {
 	*c.out = append(*c.out, Message{})
 	m := &(*c.out)[len(*c.out)-1]
 	st.finish(m)
+	m.Rounds = &noRounds
+	rounds := len(c.rounds)
+	if st.rounds {
+		c.rounds = append(c.rounds, Rounds{})
+		m.Rounds = &c.rounds[len(c.rounds)-1]
+		st.finishRounds(m.Rounds, c.inputs)
+	}
 	if c.out == &c.hidden {
 		// Other readings keep only what the relay records, so that no
 		// run of other objects can crowd a call out of MaxBatch.
 		c.others++
 		if !m.IsToolCall && !m.Answers {
 			c.hidden = c.hidden[:len(c.hidden)-1]
+			c.inputs = c.inputs[:inputs]
+			c.rounds = c.rounds[:rounds]
 			return i
 		}
 	}
@@ -722,6 +791,9 @@ func (c *Classifier) object(b []byte, i, depth int, match func([]byte) (field, b
 // member scans the value at b[i] of a recognised member into c.st.
 func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
 	st := &c.st
+	if f >= fMeta {
+		st.rounds = true
+	}
 	switch f {
 	case fMethod:
 		return c.methodMember(b, i, depth, exact)
@@ -755,17 +827,225 @@ func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
 		return c.skipValue(b, i, depth)
 
 	case fIsError:
-		st.isError.add(exact)
-		if b[i] == 't' {
-			end := c.scanLiteral(b, i, "true")
-			if end >= 0 {
-				st.isErrTrue = true
+		return c.trueMember(b, i, depth, exact, &st.isError, &st.isErrTrue)
+	case fInnerIsError:
+		return c.trueMember(b, i, depth, exact, &st.innerIsError, &st.innerErrTrue)
+
+	case fMeta:
+		return c.objMember(b, i, depth, exact, &st.meta, matchMeta)
+	case fRevision:
+		return c.strMember(b, i, depth, exact, &st.revision, &st.revisionVal, false)
+	case fPTaskID:
+		return c.strMember(b, i, depth, exact, &st.pTaskID, &st.pTaskIDVal, true)
+	case fPStatus:
+		return c.strMember(b, i, depth, exact, &st.pStatus, &st.pStatusVal, true)
+	case fPState:
+		return c.strMember(b, i, depth, exact, &st.pState, &st.pStateVal, true)
+	case fInResp:
+		return c.inputsMember(b, i, depth, exact, &st.inResp, &st.resp, matchResponseEntry)
+	case fPInReq:
+		return c.inputsMember(b, i, depth, exact, &st.inReq, &st.req, matchRequestEntry)
+	case fTask:
+		st.task.add(exact)
+		return c.skipValue(b, i, depth)
+	case fReqID:
+		st.reqID.add(exact)
+		var bad bool
+		end := c.readID(b, i, depth, &st.reqIDVal, &bad)
+		st.reqID.badType = st.reqID.badType || bad
+		return end
+	case fPResult:
+		return c.objMember(b, i, depth, exact, &st.pResult, matchInner)
+	case fPError:
+		st.pError.add(exact)
+		return c.skipValue(b, i, depth)
+
+	case fResultType:
+		return c.strMember(b, i, depth, exact, &st.resultType, &st.resultTypeVal, true)
+	case fRTaskID:
+		return c.strMember(b, i, depth, exact, &st.rTaskID, &st.rTaskIDVal, true)
+	case fRTask:
+		return c.objMember(b, i, depth, exact, &st.rTask, matchTask)
+	case fTTaskID:
+		return c.strMember(b, i, depth, exact, &st.tTaskID, &st.tTaskIDVal, true)
+	case fTStatus:
+		return c.strMember(b, i, depth, exact, &st.tStatus, &st.tStatusVal, true)
+	case fRStatus:
+		return c.strMember(b, i, depth, exact, &st.rStatus, &st.rStatusVal, true)
+	case fRState:
+		return c.strMember(b, i, depth, exact, &st.rState, &st.rStateVal, true)
+	case fRInReq:
+		return c.inputsMember(b, i, depth, exact, &st.inReq, &st.req, matchRequestEntry)
+	case fProtoVer:
+		return c.strMember(b, i, depth, exact, &st.protoVer, &st.protoVerVal, false)
+	case fRResult:
+		return c.objMember(b, i, depth, exact, &st.rResult, matchInner)
+	case fRError:
+		st.rError.add(exact)
+		return c.skipValue(b, i, depth)
+
+	case fEntryMethod, fEntryAction:
+		// A value that is not a string is no method or action: every
+		// reader agrees on that, so it is not an ambiguity.
+		st.entry.add(exact)
+		if b[i] != '"' {
+			if st.entry.takes(exact) {
+				st.entryVal = nil
 			}
+			return c.skipValue(b, i, depth)
+		}
+		end, fl := c.scanString(b, i)
+		if end < 0 {
 			return end
+		}
+		v := c.decode(b[i+1:end-1], fl)
+		if hasBadChars(v) {
+			st.entry.badChars = true
+		}
+		if st.entry.takes(exact) {
+			st.entryVal = v
+		}
+		return end
+	}
+	return c.skipValue(b, i, depth)
+}
+
+// trueMember scans a boolean flag member (isError): *v is set when some
+// value is true.
+func (c *Classifier) trueMember(b []byte, i, depth int, exact bool, n *count, v *bool) int {
+	n.add(exact)
+	if b[i] == 't' {
+		end := c.scanLiteral(b, i, "true")
+		if end >= 0 {
+			*v = true
+		}
+		return end
+	}
+	return c.skipValue(b, i, depth)
+}
+
+// objMember scans a member whose value must be an object, descending into
+// it with match.
+func (c *Classifier) objMember(b []byte, i, depth int, exact bool, n *count, match func([]byte) (field, bool)) int {
+	n.add(exact)
+	if b[i] != '{' {
+		n.badType = true
+		return c.skipValue(b, i, depth)
+	}
+	return c.object(b, i, depth, match)
+}
+
+// strMember scans a member whose value must be a string into *v (decoded;
+// the last exact key's, else the last variant's). chars: the value is
+// matched, so U+0000 and U+FFFD in it are ambiguities.
+func (c *Classifier) strMember(b []byte, i, depth int, exact bool, n *count, v *[]byte, chars bool) int {
+	n.add(exact)
+	if b[i] != '"' {
+		n.badType = true
+		if n.takes(exact) {
+			*v = nil
 		}
 		return c.skipValue(b, i, depth)
 	}
-	return c.skipValue(b, i, depth)
+	end, fl := c.scanString(b, i)
+	if end < 0 {
+		return end
+	}
+	s := c.decode(b[i+1:end-1], fl)
+	if chars && hasBadChars(s) {
+		n.badChars = true
+	}
+	if n.takes(exact) {
+		*v = s
+	}
+	return end
+}
+
+// maxFrameInputs bounds the Inputs a Classifier keeps for one line, over
+// all its messages; beyond it members are only counted.
+const maxFrameInputs = 8 * MaxInputs * 32
+
+// inputsMember scans an inputRequests or inputResponses object: each
+// member's key, and in its value (when an object) the member match finds.
+// The first MaxInputs members are kept in c.inputs (within
+// maxFrameInputs), all are counted; a key repeated among the kept ones, or
+// one that repeats a kept one, is an ambiguity (map keys are matched
+// exactly by every decoder). Members repeated only beyond the kept ones
+// change only the count.
+func (c *Classifier) inputsMember(b []byte, i, depth int, exact bool, n *count, l *inputList, match func([]byte) (field, bool)) int {
+	n.add(exact)
+	if b[i] != '{' {
+		n.badType = true
+		return c.skipValue(b, i, depth)
+	}
+	if l.kept == 0 {
+		l.start = len(c.inputs)
+	}
+	st := &c.st
+	depth++
+	if depth > maxDepth {
+		return c.fail(failDepth)
+	}
+	i = skipWS(b, i+1)
+	if i >= len(b) {
+		return c.fail(failTruncated)
+	}
+	if b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if b[i] != '"' {
+			return c.fail(failInvalid)
+		}
+		start := i
+		var fl uint8
+		if i, fl = c.scanString(b, i); i < 0 {
+			return i
+		}
+		key := c.decode(b[start+1:i-1], fl)
+		kept := c.inputs[l.start : l.start+l.kept]
+		for k := range kept {
+			if bytes.Equal(kept[k].Key, key) {
+				l.dupKey = true
+			}
+		}
+		if i = c.colon(b, i); i < 0 {
+			return i
+		}
+		st.entry, st.entryVal = count{}, nil
+		if b[i] == '{' {
+			i = c.object(b, i, depth, match)
+		} else {
+			i = c.skipValue(b, i, depth)
+		}
+		if i < 0 {
+			return i
+		}
+		l.values.merge(&st.entry)
+		l.n++
+		if l.kept < MaxInputs && len(c.inputs) < maxFrameInputs && len(c.inputs) == l.start+l.kept {
+			in := Input{Key: key}
+			if st.entry.any() && st.entryVal != nil {
+				in.Value, in.HasValue = st.entryVal, true
+			}
+			c.inputs = append(c.inputs, in)
+			l.kept++
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return c.fail(failTruncated)
+		}
+		switch b[i] {
+		case ',':
+			if i = skipWS(b, i+1); i >= len(b) {
+				return c.fail(failTruncated)
+			}
+		case '}':
+			return i + 1
+		default:
+			return c.fail(failInvalid)
+		}
+	}
 }
 
 // methodMember scans a "method" member's value and notes whether it is
@@ -791,11 +1071,15 @@ func (c *Classifier) methodMember(b []byte, i, depth int, exact bool) int {
 	}
 	if hasBadChars(m) {
 		st.method.badChars = true
-		if looseEqual(m, "tools/call") {
-			st.toolCall = true
+		for o := OpToolsCall; o < opRecordedEnd; o++ {
+			if looseEqual(m, opNames[o]) {
+				st.toolCall = st.toolCall || o == OpToolsCall
+				st.recorded = true
+			}
 		}
-	} else if string(m) == "tools/call" {
-		st.toolCall = true
+	} else if o := opOf(m); o != OpOther && o < opRecordedEnd {
+		st.toolCall = st.toolCall || o == OpToolsCall
+		st.recorded = true
 	}
 	return end
 }
@@ -806,6 +1090,27 @@ func (c *Classifier) idMember(b []byte, i, depth int, exact bool) int {
 	st := &c.st
 	st.id.add(exact)
 	var id ID
+	end := c.readID(b, i, depth, &id, &st.id.badType)
+	if end < 0 {
+		return end
+	}
+	if n := st.id.exact + st.id.variant - 1; n > 0 {
+		prevExact := int(st.id.exact)
+		if exact {
+			prevExact--
+		}
+		c.repeatID(int(n), prevExact, exact, &id)
+	}
+	if st.id.takes(exact) {
+		st.idVal = id
+	}
+	return end
+}
+
+// readID scans an id value at b[i] into *id (its Key in c.arena); *bad is
+// set for an object, array or boolean.
+func (c *Classifier) readID(b []byte, i, depth int, id *ID, bad *bool) int {
+	*id = ID{}
 	end := i
 	switch b[i] {
 	case '"':
@@ -831,7 +1136,7 @@ func (c *Classifier) idMember(b []byte, i, depth int, exact bool) int {
 			return end
 		}
 		id.Type = IDInvalid
-		st.id.badType = true
+		*bad = true
 	default:
 		if end = c.scanNumber(b, i); end < 0 {
 			return end
@@ -842,16 +1147,6 @@ func (c *Classifier) idMember(b []byte, i, depth int, exact bool) int {
 		id.Key = c.arena[k:len(c.arena):len(c.arena)]
 	}
 	id.Raw = b[i:end:end]
-	if n := st.id.exact + st.id.variant - 1; n > 0 {
-		prevExact := st.id.exact
-		if exact {
-			prevExact--
-		}
-		c.repeatID(n, prevExact, exact, &id)
-	}
-	if st.id.takes(exact) {
-		st.idVal = id
-	}
 	return end
 }
 
@@ -1004,6 +1299,9 @@ func (st *msgState) finish(m *Message) {
 	}
 	if m.IsToolCall {
 		m.Malformed = st.toolCallReason()
+		if m.Malformed == "" {
+			m.Malformed = st.paramsReason()
+		}
 		if st.params.exact == 1 && st.params.variant == 0 && !st.params.badType &&
 			st.name.exact == 1 && st.name.variant == 0 && st.nameString && !st.name.badChars {
 			m.Tool, m.HasTool = st.nameVal, true
@@ -1016,9 +1314,15 @@ func (st *msgState) finish(m *Message) {
 			m.ArgsText = ArgsUnclear
 		}
 	}
+	if st.recorded && !m.IsToolCall {
+		m.Malformed = st.requestReason()
+	}
 	m.Answers = m.HasID && (st.result.any() || st.errorf.any())
 	if m.Type == Response {
 		m.Malformed = st.responseReason()
+		if m.Malformed == "" {
+			m.Malformed = st.resultReason()
+		}
 		m.IsError = st.errorf.any()
 		m.ToolError = st.isErrTrue
 	}
@@ -1054,4 +1358,199 @@ func (st *msgState) responseReason() string {
 		return malResultAndError
 	}
 	return st.isError.reason(malIsErrorDup, malIsErrorVariant, "", "")
+}
+
+// reasons are the Malformed reasons of one member, by ambiguity.
+type reasons struct{ dup, variant, typ, chars string }
+
+func reasonsFor(path, typ string) reasons {
+	r := reasons{path + ": duplicate key", path + ": case-variant key", "", path + ": contains U+0000 or U+FFFD"}
+	if typ != "" {
+		r.typ = path + ": not " + typ
+	}
+	return r
+}
+
+func (n *count) why(r *reasons) string { return n.reason(r.dup, r.variant, r.typ, r.chars) }
+
+// Malformed reasons of the members read for rounds and tasks.
+var (
+	rsMeta         = reasonsFor("params._meta", "an object")
+	rsRevision     = reasonsFor("params._meta protocolVersion", "a string")
+	rsPTaskID      = reasonsFor("params.taskId", "a string")
+	rsPStatus      = reasonsFor("params.status", "a string")
+	rsPState       = reasonsFor("params.requestState", "a string")
+	rsInResp       = reasonsFor("params.inputResponses", "an object")
+	rsInRespAction = reasonsFor("params.inputResponses action", "")
+	rsTask         = reasonsFor("params.task", "")
+	rsReqID        = reasonsFor("params.requestId", "a string, number or null")
+	rsPResult      = reasonsFor("params.result", "an object")
+	rsPError       = reasonsFor("params.error", "")
+	rsInnerIsError = reasonsFor("result.isError of the task", "")
+	rsResultType   = reasonsFor("result.resultType", "a string")
+	rsRTaskID      = reasonsFor("result.taskId", "a string")
+	rsRTask        = reasonsFor("result.task", "an object")
+	rsTTaskID      = reasonsFor("result.task.taskId", "a string")
+	rsTStatus      = reasonsFor("result.task.status", "a string")
+	rsRStatus      = reasonsFor("result.status", "a string")
+	rsRState       = reasonsFor("result.requestState", "a string")
+	rsInReq        = reasonsFor("inputRequests", "an object")
+	rsInReqMethod  = reasonsFor("inputRequests method", "")
+	rsProtoVer     = reasonsFor("result.protocolVersion", "a string")
+	rsRResult      = reasonsFor("result.result", "an object")
+	rsRError       = reasonsFor("result.error", "")
+)
+
+// Malformed reasons that are not about one member.
+const (
+	malInRespKey   = "params.inputResponses: duplicate key"
+	malInReqKey    = "inputRequests: duplicate key"
+	malTaskIDTwice = "result: both taskId and task.taskId"
+	malStatusTwice = "result: both status and task.status"
+)
+
+// requestReason is Malformed for a request or notification the relay
+// records other than tools/call.
+func (st *msgState) requestReason() string {
+	if r := st.method.reason(malMethodDup, malMethodVariant, malMethodType, malMethodChars); r != "" {
+		return r
+	}
+	if r := st.id.reason(malIDDup, malIDVariant, malIDType, ""); r != "" {
+		return r
+	}
+	if r := st.params.reason(malParamsDup, malParamsVariant, malParamsType, ""); r != "" {
+		return r
+	}
+	return st.paramsReason()
+}
+
+// paramsReason is Malformed for the members of params read for rounds and
+// tasks.
+func (st *msgState) paramsReason() string {
+	for _, f := range [...]struct {
+		n *count
+		r *reasons
+	}{
+		{&st.meta, &rsMeta}, {&st.revision, &rsRevision}, {&st.pTaskID, &rsPTaskID},
+		{&st.pStatus, &rsPStatus}, {&st.pState, &rsPState}, {&st.inResp, &rsInResp},
+		{&st.resp.values, &rsInRespAction}, {&st.task, &rsTask}, {&st.reqID, &rsReqID},
+		{&st.pResult, &rsPResult}, {&st.pError, &rsPError}, {&st.inReq, &rsInReq},
+		{&st.req.values, &rsInReqMethod}, {&st.innerIsError, &rsInnerIsError},
+	} {
+		if r := f.n.why(f.r); r != "" {
+			return r
+		}
+	}
+	switch {
+	case st.resp.dupKey:
+		return malInRespKey
+	case st.req.dupKey:
+		return malInReqKey
+	}
+	return ""
+}
+
+// resultReason is Malformed for the members of result read for rounds and
+// tasks.
+func (st *msgState) resultReason() string {
+	for _, f := range [...]struct {
+		n *count
+		r *reasons
+	}{
+		{&st.resultType, &rsResultType}, {&st.rTaskID, &rsRTaskID}, {&st.rTask, &rsRTask},
+		{&st.tTaskID, &rsTTaskID}, {&st.tStatus, &rsTStatus}, {&st.rStatus, &rsRStatus},
+		{&st.rState, &rsRState}, {&st.inReq, &rsInReq}, {&st.req.values, &rsInReqMethod},
+		{&st.protoVer, &rsProtoVer}, {&st.rResult, &rsRResult}, {&st.innerIsError, &rsInnerIsError},
+		{&st.rError, &rsRError},
+	} {
+		if r := f.n.why(f.r); r != "" {
+			return r
+		}
+	}
+	switch {
+	case st.req.dupKey:
+		return malInReqKey
+	case st.rTaskID.any() && st.tTaskID.any():
+		return malTaskIDTwice
+	case st.rStatus.any() && st.tStatus.any():
+		return malStatusTwice
+	}
+	return ""
+}
+
+// plain reports whether a member that is only present (no value read) is
+// given: one exact key, no variant.
+func (n *count) plain() bool { return n.exact == 1 && n.variant == 0 }
+
+// inputsClear reports whether an inputs object and its values are read
+// alike by every decoder.
+func inputsClear(n *count, l *inputList) bool {
+	return n.clear() && !l.dupKey && l.values.exact <= 1 && l.values.variant == 0 && !l.values.badChars
+}
+
+// finishRounds fills m's members for rounds and tasks from the state,
+// each only when it and its path are unambiguous. inputs is the
+// Classifier's Input storage.
+func (st *msgState) finishRounds(m *Rounds, inputs []Input) {
+	params := st.params.plain() && !st.params.badType
+	result := st.result.plain()
+	if params {
+		if st.meta.clear() && st.revision.clear() {
+			m.Revision, m.HasRevision = st.revisionVal, true
+		}
+		if st.pTaskID.clear() {
+			m.TaskID, m.HasTaskID = st.pTaskIDVal, true
+		}
+		if st.pStatus.clear() {
+			m.Status, m.HasStatus = st.pStatusVal, true
+		}
+		if st.pState.clear() {
+			m.RequestState, m.HasRequestState = st.pStateVal, true
+		}
+		if st.inResp.any() && inputsClear(&st.inResp, &st.resp) {
+			l := &st.resp
+			m.InputResponses = inputs[l.start : l.start+l.kept : l.start+l.kept]
+			m.InputResponsesN, m.HasInputResponses = l.n, true
+		}
+		m.TaskAugmented = st.task.plain()
+		if st.reqID.clear() {
+			m.CancelID, m.HasCancelID = st.reqIDVal, true
+		}
+		if st.pResult.clear() && st.innerIsError.plain() && st.innerErrTrue {
+			m.TaskResultIsError = true
+		}
+		m.TaskHasError = st.pError.plain()
+	}
+	if result {
+		if st.resultType.clear() {
+			m.ResultType, m.HasResultType = st.resultTypeVal, true
+		}
+		switch {
+		case st.rTaskID.clear() && !st.tTaskID.any():
+			m.ResultTaskID, m.HasResultTaskID = st.rTaskIDVal, true
+		case st.rTask.clear() && st.tTaskID.clear() && !st.rTaskID.any():
+			m.ResultTaskID, m.HasResultTaskID, m.ResultTaskNested = st.tTaskIDVal, true, true
+		}
+		switch {
+		case st.rStatus.clear() && !st.tStatus.any():
+			m.ResultStatus, m.HasResultStatus = st.rStatusVal, true
+		case st.rTask.clear() && st.tStatus.clear() && !st.rStatus.any():
+			m.ResultStatus, m.HasResultStatus = st.tStatusVal, true
+		}
+		if st.rState.clear() {
+			m.ResultState, m.HasResultState = st.rStateVal, true
+		}
+		if st.protoVer.clear() {
+			m.ProtocolVersion, m.HasProtocolVersion = st.protoVerVal, true
+		}
+		if st.rResult.clear() && st.innerIsError.plain() && st.innerErrTrue {
+			m.TaskResultIsError = true
+		}
+		m.TaskHasError = m.TaskHasError || st.rError.plain()
+	}
+	if st.inReq.any() && (params || !st.params.any()) && (result || !st.result.any()) && inputsClear(&st.inReq, &st.req) {
+		l := &st.req
+		m.InputRequests = inputs[l.start : l.start+l.kept : l.start+l.kept]
+		m.InputRequestsN, m.HasInputRequests = l.n, true
+	}
 }

@@ -30,6 +30,37 @@ const (
 	fArguments
 	// inside result
 	fIsError
+	// inside params
+	fMeta
+	fPTaskID
+	fPStatus
+	fPState
+	fInResp
+	fPInReq
+	fTask
+	fReqID
+	fPResult
+	fPError
+	// inside params._meta
+	fRevision
+	// inside result
+	fResultType
+	fRTaskID
+	fRTask
+	fRStatus
+	fRState
+	fRInReq
+	fProtoVer
+	fRResult
+	fRError
+	// inside result.task
+	fTTaskID
+	fTStatus
+	// inside result.result and params.result (a task's final result)
+	fInnerIsError
+	// inside a value of inputRequests, inputResponses
+	fEntryMethod
+	fEntryAction
 )
 
 // A name is a field's key, folded as foldRune maps it: ASCII upper case.
@@ -72,13 +103,44 @@ func matchParams(key []byte) (f field, exact bool) {
 	case "arguments":
 		return fArguments, true
 	case "_meta":
-		return fNone, false
+		return fMeta, true
+	case "taskId":
+		return fPTaskID, true
+	case "status":
+		return fPStatus, true
+	case "requestState":
+		return fPState, true
+	case "inputResponses":
+		return fInResp, true
+	case "inputRequests":
+		return fPInReq, true
+	case "task":
+		return fTask, true
+	case "requestId":
+		return fReqID, true
+	case "result":
+		return fPResult, true
+	case "error":
+		return fPError, true
 	}
-	if foldEqual(key, "NAME") {
-		return fName, false
+	return matchFolded(key, paramsNames[:])
+}
+
+var paramsNames = [...]name{{fName, "NAME"}, {fArguments, "ARGUMENTS"}, {fMeta, "META"},
+	{fPTaskID, "TASKID"}, {fPStatus, "STATUS"}, {fPState, "REQUESTSTATE"},
+	{fInResp, "INPUTRESPONSES"}, {fPInReq, "INPUTREQUESTS"}, {fTask, "TASK"},
+	{fReqID, "REQUESTID"}, {fPResult, "RESULT"}, {fPError, "ERROR"}}
+
+// revisionKey is the _meta key of the revision a request declares.
+const revisionKey = "io.modelcontextprotocol/protocolVersion"
+
+// matchMeta matches a decoded key inside params._meta.
+func matchMeta(key []byte) (f field, exact bool) {
+	if string(key) == revisionKey {
+		return fRevision, true
 	}
-	if foldEqual(key, "ARGUMENTS") {
-		return fArguments, false
+	if len(key) >= len("io.modelcontextprotocol/protocolversion") && foldEqual(key, "IO.MODELCONTEXTPROTOCOL/PROTOCOLVERSION") {
+		return fRevision, false
 	}
 	return fNone, false
 }
@@ -90,9 +152,88 @@ func matchResult(key []byte) (f field, exact bool) {
 		return fIsError, true
 	case "content", "structuredContent", "_meta":
 		return fNone, false
+	case "resultType":
+		return fResultType, true
+	case "taskId":
+		return fRTaskID, true
+	case "task":
+		return fRTask, true
+	case "status":
+		return fRStatus, true
+	case "requestState":
+		return fRState, true
+	case "inputRequests":
+		return fRInReq, true
+	case "protocolVersion":
+		return fProtoVer, true
+	case "result":
+		return fRResult, true
+	case "error":
+		return fRError, true
+	}
+	return matchFolded(key, resultNames[:])
+}
+
+var resultNames = [...]name{{fIsError, "ISERROR"}, {fResultType, "RESULTTYPE"},
+	{fRTaskID, "TASKID"}, {fRTask, "TASK"}, {fRStatus, "STATUS"}, {fRState, "REQUESTSTATE"},
+	{fRInReq, "INPUTREQUESTS"}, {fProtoVer, "PROTOCOLVERSION"}, {fRResult, "RESULT"}, {fRError, "ERROR"}}
+
+// matchTask matches a decoded key inside result.task.
+func matchTask(key []byte) (f field, exact bool) {
+	switch string(key) {
+	case "taskId":
+		return fTTaskID, true
+	case "status":
+		return fTStatus, true
+	}
+	return matchFolded(key, taskNames[:])
+}
+
+var taskNames = [...]name{{fTTaskID, "TASKID"}, {fTStatus, "STATUS"}}
+
+// matchInner matches a decoded key inside a task's final result.
+func matchInner(key []byte) (f field, exact bool) {
+	switch string(key) {
+	case "isError":
+		return fInnerIsError, true
+	case "content", "structuredContent", "_meta":
+		return fNone, false
 	}
 	if foldEqual(key, "ISERROR") {
-		return fIsError, false
+		return fInnerIsError, false
+	}
+	return fNone, false
+}
+
+// matchRequestEntry matches a decoded key inside a value of inputRequests.
+func matchRequestEntry(key []byte) (f field, exact bool) {
+	if string(key) == "method" {
+		return fEntryMethod, true
+	}
+	if foldEqual(key, "METHOD") {
+		return fEntryMethod, false
+	}
+	return fNone, false
+}
+
+// matchResponseEntry matches a decoded key inside a value of
+// inputResponses.
+func matchResponseEntry(key []byte) (f field, exact bool) {
+	if string(key) == "action" {
+		return fEntryAction, true
+	}
+	if foldEqual(key, "ACTION") {
+		return fEntryAction, false
+	}
+	return fNone, false
+}
+
+// matchFolded matches key against names as a case variant.
+func matchFolded(key []byte, names []name) (field, bool) {
+	for _, n := range names {
+		if foldEqual(key, n.folded) {
+			return n.f, false
+		}
 	}
 	return fNone, false
 }
