@@ -28,6 +28,7 @@ import (
 
 	"github.com/aegisrelay/aegis/internal/interleave"
 	"github.com/aegisrelay/aegis/internal/journaltest"
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/verify"
 )
@@ -115,7 +116,7 @@ func (c *callRecords) call(j *Journal, n int) error {
 
 // openBench opens a journal in dir with a session_start already written
 // and synced, so that the timed loop sees only calls.
-func openBench(tb testing.TB, dir string, dur string, fs FS) (*Journal, string) {
+func openBench(tb testing.TB, dir string, dur string, fs vfs.FS) (*Journal, string) {
 	tb.Helper()
 	path := filepath.Join(dir, "audit.jsonl")
 	j, err := Open(path, Options{Durability: mustDurability(tb, dur), Key: benchKey, FS: fs})
@@ -221,33 +222,30 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-// countFS is OSFS counting the writes and syncs of the files it opens for
-// appending.
+// countFS is vfs.OS counting the writes and syncs of the files opened
+// as a log is (the log, the checkpoint history).
 type countFS struct {
-	OSFS
+	vfs.FS
 	writes, syncs atomic.Int64
 }
 
 type countFile struct {
-	File
+	vfs.File
 	fs *countFS
 }
 
-func (fs *countFS) OpenAppend(path string) (File, error) {
-	f, err := fs.OSFS.OpenAppend(path)
-	if err != nil {
-		return nil, err
+func (fs *countFS) OpenLocked(path string, mode vfs.OpenMode) (vfs.File, bool, error) {
+	f, created, err := fs.FS.OpenLocked(path, mode)
+	if err != nil || mode != vfs.OpenOrCreate {
+		return f, created, err
 	}
-	return &countFile{File: f, fs: fs}, nil
+	return &countFile{File: f, fs: fs}, created, nil
 }
 
-func (f *countFile) Write(p []byte) (int, error) {
+func (f *countFile) WriteAt(p []byte, off int64) (int, error) {
 	f.fs.writes.Add(1)
-	return f.File.Write(p)
+	return f.File.WriteAt(p, off)
 }
-
-// preZero passes pre-zeroing through (journal/prezero.go).
-func (f *countFile) preZero(chunk int64) { preZeroOn(f.File, chunk) }
 
 func (f *countFile) Sync() error {
 	f.fs.syncs.Add(1)
@@ -276,7 +274,7 @@ func BenchmarkConcurrent(b *testing.B) {
 		b.Run(strconv.Itoa(g), func(b *testing.B) {
 			dir := b.TempDir()
 			floor := measureFloor(b, dir, 100)
-			fs := &countFS{}
+			fs := &countFS{FS: vfs.OS}
 			j, _ := openBench(b, dir, "strict", fs)
 			size0 := contentSize(b, j)
 			lat := make([][]int64, g)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/aegisrelay/aegis/internal/atomicfile"
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
 )
@@ -63,7 +64,7 @@ type CheckpointSink interface {
 // that is said, and the next checkpoint tries again.
 type checkpointer struct {
 	j        *Journal
-	fs       DirFS
+	fs       logFS
 	path     string
 	every    uint64
 	interval time.Duration
@@ -73,7 +74,7 @@ type checkpointer struct {
 	done     chan struct{}
 
 	// Owned by the goroutine, then by close.
-	hist     File
+	hist     *file
 	signer   note.Signer
 	last     uint64 // tree size of the last checkpoint written
 	wrote    bool
@@ -83,7 +84,7 @@ type checkpointer struct {
 	buf      []byte
 }
 
-func newCheckpointer(j *Journal, opts CheckpointOptions, fsys DirFS, logf func(string, ...any)) (*checkpointer, error) {
+func newCheckpointer(j *Journal, opts CheckpointOptions, fsys logFS, logf func(string, ...any)) (*checkpointer, error) {
 	if err := checkReplaceable(opts.File, "checkpoint file"); err != nil {
 		return nil, err
 	}
@@ -246,7 +247,7 @@ func (c *checkpointer) write() error {
 // the journal goes on, and the next replacement writes a new path.tmp
 // (never syncing again a file whose sync failed). Every other failure is
 // the storage's and an IOError.
-func replaceFile(fsys DirFS, path string, data []byte) error {
+func replaceFile(fsys logFS, path string, data []byte) error {
 	dir, name := filepath.Split(path)
 	tmp := path + segment.TmpExt
 	err := atomicfile.Replace(journalDir{fsys, filepath.Clean(dir)}, name, data, atomicfile.Options{Temp: name + segment.TmpExt})
@@ -275,10 +276,10 @@ func replaceFile(fsys DirFS, path string, data []byte) error {
 }
 
 // journalDir is the folder dir of fsys as an atomicfile.Dir. Its Create
-// always truncates (DirFS.Create, mode 0600): replaceFile names its
+// always truncates (logFS.Create, mode 0600): replaceFile names its
 // temporary file, so Replace never asks for an exclusive one.
 type journalDir struct {
-	fs  DirFS
+	fs  logFS
 	dir string
 }
 
@@ -287,7 +288,7 @@ func (d journalDir) Create(name string, _ fs.FileMode, _ bool) (atomicfile.File,
 }
 
 func (d journalDir) Rename(from, to string) error {
-	return d.fs.Rename(filepath.Join(d.dir, from), filepath.Join(d.dir, to), RenameReplace)
+	return d.fs.Rename(filepath.Join(d.dir, from), filepath.Join(d.dir, to), vfs.RenameReplace)
 }
 
 func (d journalDir) Remove(name string) error { return d.fs.Remove(filepath.Join(d.dir, name)) }

@@ -13,9 +13,9 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
-	"github.com/aegisrelay/aegis/internal/faultfs"
 	"github.com/aegisrelay/aegis/internal/interleave"
 	"github.com/aegisrelay/aegis/internal/journaltest"
+	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
@@ -323,18 +323,13 @@ func TestCheckpointFault(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
 	cpf := filepath.Join(dir, "audit.checkpoint")
-	fs := OSFS{Fault: func(kind, p string, n int) (int, error) {
-		if kind == fsCreate && p == cpf+segment.TmpExt {
-			return 0, faultfs.EIO
-		}
-		return n, nil
-	}}
+	fs, _ := faultOS(errorfs.Fail(errorfs.And(errorfs.Kind(errorfs.OpCreate), errorfs.Path(cpf+segment.TmpExt)), errorfs.EIO))
 	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: fs, Checkpoint: CheckpointOptions{File: cpf, Interval: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeCalls(t, j, 1)
-	if err := j.Close(); !errors.Is(err, ErrIO) || !errors.Is(err, faultfs.EIO) {
+	if err := j.Close(); !errors.Is(err, ErrIO) || !errors.Is(err, errorfs.EIO) {
 		t.Fatalf("Close with a checkpoint that cannot be created = %v; want ErrIO, EIO", err)
 	}
 	if _, err := os.Stat(cpf); !os.IsNotExist(err) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
 )
@@ -23,7 +24,7 @@ import (
 // plain segment stays, complete and verifiable; it reports them through
 // Options.Logf and compresses nothing more in this session.
 type compressor struct {
-	fs   DirFS
+	fs   logFS
 	logf func(format string, args ...any)
 	step stepHook
 	// index (Options.Index) and indexOnly are set, if at all, before the
@@ -45,7 +46,7 @@ type compressor struct {
 	bufA, bufB []byte
 }
 
-func newCompressor(fsys DirFS, logf func(string, ...any), step stepHook) *compressor {
+func newCompressor(fsys logFS, logf func(string, ...any), step stepHook) *compressor {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
@@ -186,7 +187,7 @@ func (z *compressor) one(path string) error {
 		if err := z.write(tmp, src, size); err != nil {
 			return err
 		}
-		if err := z.fs.Rename(tmp, zpath, RenameNoReplace); err != nil {
+		if err := z.fs.Rename(tmp, zpath, vfs.RenameNoReplace); err != nil {
 			return err
 		}
 		z.step.at(stepZstRenamed)
@@ -205,7 +206,7 @@ func (z *compressor) one(path string) error {
 }
 
 // write makes tmp the compressed copy of src, synced and re-read.
-func (z *compressor) write(tmp string, src File, size int64) error {
+func (z *compressor) write(tmp string, src *file, size int64) error {
 	if z.enc == nil {
 		var err error
 		z.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(segment.ZstdWindow),
@@ -244,7 +245,7 @@ func (z *compressor) write(tmp string, src File, size int64) error {
 
 // same reports whether the compressed file zf decompresses to exactly the
 // size bytes of src.
-func (z *compressor) same(zf File, src File, size int64) (bool, error) {
+func (z *compressor) same(zf *file, src *file, size int64) (bool, error) {
 	zsize, err := zf.Size()
 	if err != nil {
 		return false, err

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
 )
@@ -21,20 +21,20 @@ import (
 func TestCompressFaults(t *testing.T) {
 	key := testKey(t)
 	pub := key.Public().(ed25519.PublicKey)
-	zstTmp := faultfs.Base("*" + segment.CompressedExt + segment.TmpExt)
-	plain := faultfs.Base("audit.jsonl.*-*" + segment.Ext)
+	zstTmp := errorfs.Base("*" + segment.CompressedExt + segment.TmpExt)
+	plain := errorfs.Base("audit.jsonl.*-*" + segment.Ext)
 	tests := []struct {
 		name string
-		rule faultfs.Rule
+		rule errorfs.Rule
 	}{
-		{"the copy cannot be created", faultfs.Fail(faultfs.And(faultfs.Kind(fsCreate), zstTmp), faultfs.EROFS)},
-		{"the disk is full", faultfs.Fail(faultfs.And(faultfs.Kind(fsWrite), zstTmp), faultfs.ENOSPC)},
-		{"a write cut short", faultfs.ShortWrite(faultfs.And(faultfs.Kind(fsWrite), zstTmp), faultfs.ENOSPC)},
-		{"a write cut short, reporting no error", faultfs.ShortWrite(faultfs.And(faultfs.Kind(fsWrite), zstTmp), nil)},
-		{"the copy's sync fails", faultfs.Fail(faultfs.And(faultfs.Kind(fsSync), zstTmp), faultfs.EIO)},
-		{"reading the copy back fails", faultfs.Fail(faultfs.And(faultfs.Kind(fsRead), zstTmp), faultfs.EIO)},
-		{"the copy cannot be renamed", faultfs.Fail(faultfs.And(faultfs.Kind(fsRenameNoReplace), zstTmp), faultfs.EIO)},
-		{"the plain segment cannot be removed", faultfs.Fail(faultfs.And(faultfs.Kind(fsRemove), plain), faultfs.EROFS)},
+		{"the copy cannot be created", errorfs.Fail(errorfs.And(errorfs.Kind(errorfs.OpCreate), zstTmp), errorfs.EROFS)},
+		{"the disk is full", errorfs.Fail(errorfs.And(errorfs.Kind(errorfs.OpWrite), zstTmp), errorfs.ENOSPC)},
+		{"a write cut short", errorfs.ShortWrite(errorfs.And(errorfs.Kind(errorfs.OpWrite), zstTmp), errorfs.ENOSPC)},
+		{"a write cut short, reporting no error", errorfs.ShortWrite(errorfs.And(errorfs.Kind(errorfs.OpWrite), zstTmp), nil)},
+		{"the copy's sync fails", errorfs.Fail(errorfs.And(errorfs.Kind(errorfs.OpSync), zstTmp), errorfs.EIO)},
+		{"reading the copy back fails", errorfs.Fail(errorfs.And(errorfs.Kind(errorfs.OpRead), zstTmp), errorfs.EIO)},
+		{"the copy cannot be renamed", errorfs.Fail(errorfs.And(errorfs.Kind(errorfs.OpRenameNoReplace), zstTmp), errorfs.EIO)},
+		{"the plain segment cannot be removed", errorfs.Fail(errorfs.And(errorfs.Kind(errorfs.OpRemove), plain), errorfs.EROFS)},
 	}
 	for _, tt := range tests {
 		fsys, in := faultOS(tt.rule)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
 )
@@ -32,7 +33,7 @@ func TestGolden(t *testing.T) {
 	if err := writeGenuineLog(filepath.Join(dir, "audit.jsonl"), 1<<10); err != nil {
 		t.Fatal(err)
 	}
-	names, err := OSFS{}.ReadDir(dir)
+	names, err := vfs.OS.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,21 +54,21 @@ func TestGolden(t *testing.T) {
 	files["torn.jsonl"] = torn
 
 	pz := filepath.Join(t.TempDir(), "audit.jsonl")
-	f, err := OSFS{}.OpenAppend(pz)
+	f, err := logFS{vfs.OS}.OpenAppend(pz)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Write(g[:i]); err != nil {
 		t.Fatal(err)
 	}
-	z := f.(*osFile).z
+	z := f.z
 	z.extend(z.content(), minPreZeroChunk) // as the background goroutine does
 	if data, err := os.ReadFile(pz); err != nil {
 		t.Fatal(err)
 	} else {
 		files["prezeroed.jsonl"] = data
 	}
-	f.(*osFile).f.Close() // not Close: that trims the NULs away
+	f.f.Close() // not Close: that trims the NULs away
 
 	if *update {
 		if err := os.RemoveAll(golden); err != nil {

@@ -25,7 +25,7 @@ const DefaultHeadEvery = time.Second
 // next replacement tries again.
 type headWriter struct {
 	j     *Journal
-	fs    DirFS
+	fs    logFS
 	path  string
 	every time.Duration
 	stop  chan struct{}
@@ -37,7 +37,7 @@ type headWriter struct {
 	buf   []byte
 }
 
-func newHeadWriter(j *Journal, opts Options, fsys DirFS) (*headWriter, error) {
+func newHeadWriter(j *Journal, opts Options, fsys logFS) (*headWriter, error) {
 	if err := checkReplaceable(opts.HeadFile, "head file"); err != nil {
 		return nil, err
 	}

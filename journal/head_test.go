@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/verify"
 )
@@ -21,28 +21,28 @@ import (
 func TestHeadFileFaults(t *testing.T) {
 	key := testKey(t)
 	pub := key.Public().(ed25519.PublicKey)
-	tmp := faultfs.Base("audit.head.tmp")
+	tmp := errorfs.Base("audit.head.tmp")
 	tests := []struct {
 		name  string
-		kind  string
+		kind  errorfs.OpKind
 		short bool
 		want  error
 	}{
-		{"create", fsCreate, false, faultfs.EROFS},
-		{"write", fsWrite, false, faultfs.ENOSPC},
-		{"short write", fsWrite, true, faultfs.ENOSPC},
-		{"sync", fsSync, false, faultfs.EIO},
-		{"close", fsClose, false, faultfs.EIO},
-		{"rename", fsRename, false, faultfs.EIO},
+		{"create", errorfs.OpCreate, false, errorfs.EROFS},
+		{"write", errorfs.OpWrite, false, errorfs.ENOSPC},
+		{"short write", errorfs.OpWrite, true, errorfs.ENOSPC},
+		{"sync", errorfs.OpSync, false, errorfs.EIO},
+		{"close", errorfs.OpClose, false, errorfs.EIO},
+		{"rename", errorfs.OpRename, false, errorfs.EIO},
 	}
 	for _, tt := range tests {
 		// created hears of each replacement as it begins; faulted closes
 		// when the fault is injected. (Predicates run under the
 		// Injector's lock: nothing in them may block.)
 		created, faulted := make(chan struct{}, 2), make(chan struct{})
-		second := faultfs.Nth(2, faultfs.And(faultfs.Kind(tt.kind), tmp))
-		when := faultfs.PredicateFunc(func(op faultfs.Op) bool {
-			if op.Kind == fsCreate && tmp.Match(op) {
+		second := errorfs.Nth(2, errorfs.And(errorfs.Kind(tt.kind), tmp))
+		when := errorfs.PredicateFunc(func(op errorfs.Op) bool {
+			if op.Kind == errorfs.OpCreate && tmp.Match(op) {
 				select {
 				case created <- struct{}{}:
 				default:
@@ -54,7 +54,7 @@ func TestHeadFileFaults(t *testing.T) {
 			close(faulted)
 			return true
 		})
-		fsys, _ := faultOS(faultfs.Rule{When: when, Fault: faultfs.Fault{Err: tt.want, Short: tt.short}})
+		fsys, _ := faultOS(errorfs.Rule{When: when, Fault: errorfs.Fault{Err: tt.want, Short: tt.short}})
 		dir := t.TempDir()
 		path, headPath := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.head")
 		j, err := Open(path, Options{Durability: mustDurability(t, "none"), Key: key, FS: fsys, HeadFile: headPath, HeadEvery: time.Millisecond})

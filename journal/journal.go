@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
@@ -31,8 +32,10 @@ type Options struct {
 	Key crypto.Signer
 	// Rand is the source of the session key. Default crypto/rand.Reader.
 	Rand io.Reader
-	// FS opens the file. Default OSFS{}.
-	FS FS
+	// FS is the file system every file of the log, its head file and its
+	// checkpoints are written and read through. Default vfs.OS; tests
+	// wrap it to inject faults (package errorfs).
+	FS vfs.FS
 	// Now is the clock of "ts" and of nothing else. Default time.Now.
 	Now func() time.Time
 	// SID is the session id. Default: 16 random bytes.
@@ -84,7 +87,7 @@ type Journal struct {
 // log is the state every handle on one audit file shares.
 type log struct {
 	path string
-	f    File
+	f    *file
 	dur  Durability
 	key  crypto.Signer // the root; it signs the head and checkpoints
 	sign *signer       // the leader's, with the session key
@@ -171,9 +174,6 @@ func Open(path string, opts Options) (*Journal, error) {
 	if opts.Rand == nil {
 		opts.Rand = rand.Reader
 	}
-	if opts.FS == nil {
-		opts.FS = OSFS{}
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -182,8 +182,8 @@ func Open(path string, opts Options) (*Journal, error) {
 			return nil, err
 		}
 	}
-	dfs := dirFS(opts.FS)
-	f, err := opts.FS.OpenAppend(path)
+	dfs := logFS{vfs.Or(opts.FS)}
+	f, err := dfs.OpenAppend(path)
 	if err != nil {
 		if errors.Is(err, ErrLocked) {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
@@ -249,7 +249,7 @@ func Open(path string, opts Options) (*Journal, error) {
 	}
 	if j.dur.Level >= Reply {
 		j.lingerer = newLingerer()
-		preZeroOn(j.f, preZeroChunkFor(opts.MaxSize))
+		j.f.preZero(preZeroChunkFor(opts.MaxSize))
 	}
 	if j.dur.Level == Interval {
 		j.stop, j.done = make(chan struct{}), make(chan struct{})
@@ -263,7 +263,7 @@ func Open(path string, opts Options) (*Journal, error) {
 // log against its last checkpoint) and the head writer. If one fails, those
 // already started are stopped, in reverse, and the error returned; the
 // caller closes the file.
-func (j *Journal) startCompanions(path string, opts Options, dfs DirFS) (err error) {
+func (j *Journal) startCompanions(path string, opts Options, dfs logFS) (err error) {
 	defer func() {
 		if err != nil {
 			if j.cps != nil {
@@ -306,7 +306,7 @@ func (j *Journal) startCompanions(path string, opts Options, dfs DirFS) (err err
 // sealedTail returns the tail of the log's last sealed segment, for a live
 // file that holds no intact line yet (tail.intact is false if there is no
 // segment either). Its seq must be the one its name says.
-func sealedTail(fsys DirFS, path string) (segment.Tail, error) {
+func sealedTail(fsys logFS, path string) (segment.Tail, error) {
 	entries, err := segment.Siblings(fsys, path)
 	if err != nil {
 		return segment.Tail{}, &IOError{Op: "readdir", Path: path, Err: err}

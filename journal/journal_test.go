@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aegisrelay/aegis/internal/faultfs"
 	"github.com/aegisrelay/aegis/internal/journaltest"
+	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/verify"
 )
@@ -394,7 +394,7 @@ func TestGroupCommit(t *testing.T) {
 		}
 		wg.Wait()
 		j.Close()
-		writes, syncs := in.Count(fsWrite), in.Count(fsSync)
+		writes, syncs := in.Count(errorfs.OpWrite), in.Count(errorfs.OpSync)
 		if syncs > n*per || writes > n*per {
 			t.Errorf("%d appenders: %d writes, %d syncs for %d records; want at most one each per record", n, writes, syncs, n*per)
 		}
@@ -425,10 +425,10 @@ func TestDurabilityBarriers(t *testing.T) {
 		}
 		seq, _ := j.Append(&record.Intent{})
 		j.Wait(seq, BeforeRequest)
-		s1 := in.Count(fsSync)
+		s1 := in.Count(errorfs.OpSync)
 		seq, _ = j.Append(&record.Outcome{Intent: seq, Status: record.StatusOK})
 		j.Wait(seq, BeforeResponse)
-		s2 := in.Count(fsSync)
+		s2 := in.Count(errorfs.OpSync)
 		if (s1 == 1) != tt.reqSync || (s2-s1 == 1) != tt.rspSync {
 			t.Errorf("%s: syncs before request %d, before response %d; want %v, %v", tt.level, s1, s2-s1, tt.reqSync, tt.rspSync)
 		}
@@ -462,23 +462,23 @@ func TestFaults(t *testing.T) {
 	pub := key.Public().(ed25519.PublicKey)
 	type fault struct {
 		name  string
-		kind  string // fsWrite or fsSync
-		nth   int    // the kind's nth operation fails
+		kind  errorfs.OpKind // errorfs.OpWrite or errorfs.OpSync
+		nth   int            // the kind's nth operation fails
 		short bool
 		err   error
 	}
 	var faults []fault
 	for i := 1; i <= records+1; i++ {
 		faults = append(faults,
-			fault{"EIO write " + strconv.Itoa(i), fsWrite, i, false, faultfs.EIO},
-			fault{"ENOSPC write " + strconv.Itoa(i), fsWrite, i, false, faultfs.ENOSPC},
-			fault{"short write " + strconv.Itoa(i), fsWrite, i, true, nil},
-			fault{"short write ENOSPC " + strconv.Itoa(i), fsWrite, i, true, faultfs.ENOSPC},
-			fault{"EIO sync " + strconv.Itoa(i), fsSync, i, false, faultfs.EIO},
+			fault{"EIO write " + strconv.Itoa(i), errorfs.OpWrite, i, false, errorfs.EIO},
+			fault{"ENOSPC write " + strconv.Itoa(i), errorfs.OpWrite, i, false, errorfs.ENOSPC},
+			fault{"short write " + strconv.Itoa(i), errorfs.OpWrite, i, true, nil},
+			fault{"short write ENOSPC " + strconv.Itoa(i), errorfs.OpWrite, i, true, errorfs.ENOSPC},
+			fault{"EIO sync " + strconv.Itoa(i), errorfs.OpSync, i, false, errorfs.EIO},
 		)
 	}
 	for _, f := range faults {
-		rule := faultfs.Rule{When: faultfs.Nth(f.nth, faultfs.Kind(f.kind)), Fault: faultfs.Fault{Err: f.err, Short: f.short}}
+		rule := errorfs.Rule{When: errorfs.Nth(f.nth, errorfs.Kind(f.kind)), Fault: errorfs.Fault{Err: f.err, Short: f.short}}
 		fsys, in := faultOS(rule)
 		path := filepath.Join(t.TempDir(), "audit.jsonl")
 		j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: key, FS: fsys})
@@ -528,7 +528,7 @@ func TestFaults(t *testing.T) {
 			}
 		}
 		// Nothing is written or synced after the fault.
-		if writes, syncs := in.Count(fsWrite), in.Count(fsSync); faulted && in.Count(f.kind) > f.nth {
+		if writes, syncs := in.Count(errorfs.OpWrite), in.Count(errorfs.OpSync); faulted && in.Count(f.kind) > f.nth {
 			t.Errorf("%s: %d writes, %d syncs: I/O after the fault", f.name, writes, syncs)
 		}
 		data, _ := os.ReadFile(path)
@@ -564,11 +564,11 @@ func TestIntervalSyncs(t *testing.T) {
 	if err := j.Wait(seq, BeforeResponse); err != nil {
 		t.Fatal(err)
 	}
-	if syncs := in.Count(fsSync); syncs != 0 {
+	if syncs := in.Count(errorfs.OpSync); syncs != 0 {
 		t.Fatalf("interval: %d syncs before the response; want none on the hot path", syncs)
 	}
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if syncs := in.Count(fsSync); syncs > 0 {
+		if syncs := in.Count(errorfs.OpSync); syncs > 0 {
 			return
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/verify"
 )
@@ -107,7 +108,7 @@ func TestLoneCallsNeverLinger(t *testing.T) {
 		if lingers != 0 {
 			t.Errorf("%s: 50 lone calls: the leader lingered %d times; want 0", tt.level, lingers)
 		}
-		if got := in.Count(fsSync); got != 50*tt.syncs {
+		if got := in.Count(errorfs.OpSync); got != 50*tt.syncs {
 			t.Errorf("%s: 50 lone calls: %d fdatasyncs; want %d", tt.level, got, 50*tt.syncs)
 		}
 		if err := j.Close(); err != nil {
@@ -158,7 +159,7 @@ func TestLingerMerges(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if syncs := in.Count(fsSync); syncs >= workers*each*2 {
+	if syncs := in.Count(errorfs.OpSync); syncs >= workers*each*2 {
 		t.Errorf("%d records took %d fdatasyncs; want fewer than one each", workers*each*2, syncs)
 	}
 	rep := verifyFile(t, path, verify.Options{Key: j.PublicKey()})

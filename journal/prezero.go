@@ -1,9 +1,10 @@
 package journal
 
 import (
-	"os"
+	"io"
 	"sync"
 
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 
@@ -26,18 +27,8 @@ import (
 // half of it is left ahead of the content.
 const preZeroChunk = 1 << 20
 
-var zeros [64 << 10]byte
-
 // minPreZeroChunk is the least the zeroer writes at a time.
 const minPreZeroChunk = 64 << 10
-
-// preZeroOn turns pre-zeroing on for f, if f can (an OSFS file: test
-// files that wrap one cannot), in chunks of chunk bytes.
-func preZeroOn(f File, chunk int64) {
-	if z, ok := f.(interface{ preZero(int64) }); ok {
-		z.preZero(chunk)
-	}
-}
 
 // preZeroChunkFor is the chunk for a log rotated at maxSize (0: never):
 // a segment smaller than a MiB gets no more zeros than it will hold.
@@ -50,14 +41,12 @@ func preZeroChunkFor(maxSize int64) int64 {
 
 // trimToContent truncates the pre-zeroed space off f before it is sealed,
 // and syncs f if that changed it (or if synced is false).
-func trimToContent(f File, synced bool) error {
-	if t, ok := f.(interface{ trim() (bool, error) }); ok {
-		trimmed, err := t.trim()
-		if err != nil {
-			return err
-		}
-		synced = synced && !trimmed
+func trimToContent(f *file, synced bool) error {
+	trimmed, err := f.trim()
+	if err != nil {
+		return err
 	}
+	synced = synced && !trimmed
 	if synced {
 		return nil
 	}
@@ -68,9 +57,7 @@ func trimToContent(f File, synced bool) error {
 // ahead of it once preZero is called. One goroutine writes at a time (the
 // journal's leader); the zeroer's own goroutine extends the space.
 type zeroer struct {
-	f     *os.File
-	path  string
-	fault faultHook // OSFS.Fault
+	f vfs.File
 
 	mu     sync.Mutex
 	cond   sync.Cond
@@ -91,7 +78,7 @@ type zeroer struct {
 
 // newZeroer returns the zeroer of a log file opened to append to, its
 // content end found past any NUL run at the end.
-func newZeroer(f *os.File, path string, fault faultHook) (*zeroer, error) {
+func newZeroer(f vfs.File) (*zeroer, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -100,13 +87,13 @@ func newZeroer(f *os.File, path string, fault faultHook) (*zeroer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newZeroerAt(f, path, fault, end, st.Size()), nil
+	return newZeroerAt(f, end, st.Size()), nil
 }
 
 // newZeroerAt returns the zeroer of f, whose content ends at end and which
 // holds zeros from there to size.
-func newZeroerAt(f *os.File, path string, fault faultHook, end, size int64) *zeroer {
-	z := &zeroer{f: f, path: path, fault: fault, end: end, synced: end, zeroed: size}
+func newZeroerAt(f vfs.File, end, size int64) *zeroer {
+	z := &zeroer{f: f, end: end, synced: end, zeroed: size}
 	z.cond.L = &z.mu
 	return z
 }
@@ -154,10 +141,7 @@ func (z *zeroer) syncContent() error {
 	if err != nil {
 		return err
 	}
-	if err := z.fault.check(fsSync, z.path); err != nil {
-		return err
-	}
-	if err := fdatasync(z.f); err != nil {
+	if err := z.f.Sync(); err != nil {
 		return err
 	}
 	z.mu.Lock()
@@ -186,6 +170,9 @@ func (z *zeroer) writeAt(p []byte) (int, error) {
 	grows := off+int64(len(p)) > z.zeroed
 	z.mu.Unlock()
 	n, err := z.f.WriteAt(p, off)
+	if n < len(p) && err == nil {
+		err = io.ErrShortWrite
+	}
 	z.mu.Lock()
 	z.end += int64(n)
 	z.zeroed = max(z.zeroed, z.end)
@@ -219,18 +206,10 @@ func (z *zeroer) preZero(chunk int64) {
 // every later Sync: it may have taken the error of a record's page with
 // it (the kernel reports a writeback error once per open file).
 func (z *zeroer) extend(from, n int64) {
-	err := z.fault.check(fsPreZero, z.path)
-	done := int64(0)
-	for done < n && err == nil {
-		var k int
-		k, err = z.f.WriteAt(zeros[:min(int64(len(zeros)), n-done)], from+done)
-		done += int64(k)
-	}
+	done, err := z.f.Zero(from, n)
 	var serr error
-	if err == nil {
-		if serr = z.fault.check(fsPreZeroSync, z.path); serr == nil {
-			serr = fdatasync(z.f)
-		}
+	if done == n && err != nil {
+		err, serr = nil, err
 	}
 	z.mu.Lock()
 	z.busy = false
@@ -258,9 +237,6 @@ func (z *zeroer) trim() (trimmed bool, err error) {
 	z.mu.Unlock()
 	st, err := z.f.Stat()
 	if err != nil || st.Size() <= end {
-		return false, err
-	}
-	if err := z.fault.check(fsTruncate, z.path); err != nil {
 		return false, err
 	}
 	return true, z.f.Truncate(end)

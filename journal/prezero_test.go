@@ -13,7 +13,8 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/internal/vfs"
+	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
@@ -38,7 +39,7 @@ func TestPreZeroedLiveFile(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			content := j.f.(*osFile).z.content()
+			content := j.f.z.content()
 			live, _ := os.ReadFile(path)
 			tail := live[content:]
 			if level == "none" {
@@ -181,7 +182,7 @@ func TestNULsInsideALog(t *testing.T) {
 	}
 	j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
 	// Groups of 64 intents: one signature each, not one per record.
-	for j.f.(*osFile).z.content() < 2*(segment.MaxUnsynced+record.MaxLine) {
+	for j.f.z.content() < 2*(segment.MaxUnsynced+record.MaxLine) {
 		var seq uint64
 		for range 64 {
 			seq, _ = j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, RequestDigest: record.Digest{1}})
@@ -211,7 +212,7 @@ func TestNULsInsideALog(t *testing.T) {
 // error once per open file).
 func TestPreZeroSyncFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: OSFS{Fault: faultfs.New(faultfs.Fail(faultfs.Kind(fsPreZeroSync), faultfs.EIO)).Hook}})
+	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: testKey(t), FS: errorfs.Wrap(vfs.OS, errorfs.New(errorfs.Fail(errorfs.Kind(errorfs.OpZeroSync), errorfs.EIO)))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,12 +243,12 @@ func TestPreZeroSyncFails(t *testing.T) {
 // even in one write longer than that: what lets Open find a hole.
 func TestUnsyncedBound(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	f, err := OSFS{}.OpenAppend(path)
+	f, err := logFS{vfs.OS}.OpenAppend(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	z := f.(*osFile).z
+	z := f.z
 	z.preZero(preZeroChunk)
 	line := append(bytes.Repeat([]byte("x"), 399), '\n')
 	big := bytes.Repeat(line, 3*segment.MaxUnsynced/len(line))
@@ -294,7 +295,7 @@ func TestPreZeroChunkFollowsMaxSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		j.mu.Lock()
-		z := j.f.(*osFile).z
+		z := j.f.z
 		j.mu.Unlock()
 		z.mu.Lock()
 		ahead := z.zeroed - z.end
@@ -369,20 +370,21 @@ func TestPreZeroAfterFirstSync(t *testing.T) {
 					syncs     atomic.Int32
 					zeroFirst atomic.Bool
 				)
-				hook := func(kind, _ string, n int) (int, error) {
-					if kind == fsSync && syncs.Add(1) == 1 {
+				hook := errorfs.PredicateFunc(func(op errorfs.Op) bool {
+					if op.Kind == errorfs.OpSync && syncs.Add(1) == 1 {
 						z := z.Load()
 						z.mu.Lock()
 						zeroFirst.Store(z.busy || z.zeroed > z.end)
 						z.mu.Unlock()
 					}
-					return n, nil
-				}
-				j, err := Open(path, Options{Durability: mustDurability(t, level), Key: key, FS: OSFS{Fault: hook}})
+					return false
+				})
+				fs, _ := faultOS(errorfs.Fail(hook, nil))
+				j, err := Open(path, Options{Durability: mustDurability(t, level), Key: key, FS: fs})
 				if err != nil {
 					t.Fatal(err)
 				}
-				z.Store(j.f.(*osFile).z)
+				z.Store(j.f.z)
 				j.Append(&record.SessionStart{Aegis: "t", Durability: level, PolicySet: record.PassThroughSet})
 				seq, _ := j.Append(&record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, RequestDigest: record.Digest{1}})
 				if err := j.Wait(seq, BeforeResponse); err != nil {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
@@ -31,16 +31,16 @@ func TestPublishWithoutDescriptors(t *testing.T) {
 	pub := key.Public().(ed25519.PublicKey)
 	tests := []struct {
 		name  string
-		kind  string
+		kind  errorfs.OpKind
 		file  string // "head", "checkpoint" or "dir"
 		err   error
 		fatal bool
 	}{
-		{"head file, EMFILE", fsCreate, "head", syscall.EMFILE, false},
-		{"head file, ENFILE", fsCreate, "head", syscall.ENFILE, false},
-		{"checkpoint, EMFILE", fsCreate, "checkpoint", syscall.EMFILE, false},
-		{"folder, EMFILE", fsSyncDir, "dir", syscall.EMFILE, false},
-		{"head file, EIO", fsCreate, "head", faultfs.EIO, true},
+		{"head file, EMFILE", errorfs.OpCreate, "head", syscall.EMFILE, false},
+		{"head file, ENFILE", errorfs.OpCreate, "head", syscall.ENFILE, false},
+		{"checkpoint, EMFILE", errorfs.OpCreate, "checkpoint", syscall.EMFILE, false},
+		{"folder, EMFILE", errorfs.OpSyncDir, "dir", syscall.EMFILE, false},
+		{"head file, EIO", errorfs.OpCreate, "head", errorfs.EIO, true},
 	}
 	const fails = 3
 	for _, tt := range tests {
@@ -52,15 +52,15 @@ func TestPublishWithoutDescriptors(t *testing.T) {
 			var mu sync.Mutex
 			failed := 0
 			armed := false // the faults begin once the journal is open
-			fs := OSFS{Fault: func(kind, p string, n int) (int, error) {
+			fs, _ := faultOS(errorfs.Fail(errorfs.PredicateFunc(func(op errorfs.Op) bool {
 				mu.Lock()
 				defer mu.Unlock()
-				if armed && kind == tt.kind && p == target && failed < fails {
+				if armed && op.Kind == tt.kind && op.Path == target && failed < fails {
 					failed++
-					return 0, tt.err
+					return true
 				}
-				return n, nil
-			}}
+				return false
+			}), tt.err))
 			var logMu sync.Mutex
 			var said []string
 			logf := func(format string, args ...any) {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 
@@ -64,7 +65,7 @@ var steps = []string{stepSpare, stepSwap, stepOldSynced, stepSealed, stepSealDir
 // one background goroutine (the sealer) makes spares and seals.
 type rotator struct {
 	j     *Journal
-	fs    DirFS
+	fs    logFS
 	path  string
 	dir   string
 	spare string // path + spareExt
@@ -78,7 +79,7 @@ type rotator struct {
 
 	mu       sync.Mutex
 	cond     sync.Cond
-	ready    File // the spare: empty, locked, named r.spare; nil until made
+	ready    *file // the spare: empty, locked, named r.spare; nil until made
 	tasks    []sealTask
 	busy     bool // a seal is queued or running (r.spare names the old file)
 	unsynced bool // the old file's last records wait for the sealer's fdatasync
@@ -91,13 +92,13 @@ type rotator struct {
 
 type sealTask struct {
 	makeSpare   bool // make a spare; otherwise seal old
-	old         File
+	old         *file
 	first, last uint64
 	synced      bool // old needs no fdatasync
 	renamed     bool // old is already under its segment name (no RENAME_EXCHANGE)
 }
 
-func newRotator(j *Journal, opts Options, fsys DirFS, live File, first uint64) (*rotator, error) {
+func newRotator(j *Journal, opts Options, fsys logFS, live *file, first uint64) (*rotator, error) {
 	r := &rotator{j: j, fs: fsys, path: j.path, dir: filepath.Dir(j.path), spare: j.path + segment.SpareExt,
 		max: opts.MaxSize, first: first, step: opts.onStep, done: make(chan struct{})}
 	r.cond.L = &r.mu
@@ -183,7 +184,7 @@ func (r *rotator) enqueue(t sealTask) {
 }
 
 // swap makes the spare the live file (step 2). Called by the leader.
-func (r *rotator) swap(spare File, last uint64, synced bool) error {
+func (r *rotator) swap(spare *file, last uint64, synced bool) error {
 	j := r.j
 	old := j.f
 	// At reply a later Wait may need a record of the old file durable, and
@@ -197,14 +198,14 @@ func (r *rotator) swap(spare File, last uint64, synced bool) error {
 		synced = true
 	}
 	t := sealTask{old: old, first: r.first, last: last, synced: synced}
-	err := r.fs.Rename(r.spare, r.path, RenameExchange)
+	err := r.fs.Rename(r.spare, r.path, vfs.RenameExchange)
 	if errors.Is(err, errors.ErrUnsupported) {
 		// No RENAME_EXCHANGE here: seal under the segment name first, then
 		// move the spare in. For a moment path does not exist; a crash
 		// there leaves the spare holding the newest records, which Open
 		// seals in turn.
-		if err = r.fs.Rename(r.path, segment.Name(r.path, t.first, t.last), RenameNoReplace); err == nil {
-			err = r.fs.Rename(r.spare, r.path, RenameReplace)
+		if err = r.fs.Rename(r.path, segment.Name(r.path, t.first, t.last), vfs.RenameNoReplace); err == nil {
+			err = r.fs.Rename(r.spare, r.path, vfs.RenameReplace)
 		}
 		t.renamed = true
 	}
@@ -217,7 +218,7 @@ func (r *rotator) swap(spare File, last uint64, synced bool) error {
 	}
 	j.f = spare
 	if j.dur.Level >= Reply {
-		preZeroOn(spare, preZeroChunkFor(r.max))
+		spare.preZero(preZeroChunkFor(r.max))
 	}
 	r.size, r.first, r.asked = 0, last+1, false
 	r.step.at(stepSwap)
@@ -308,7 +309,7 @@ func (r *rotator) syncDir() error {
 }
 
 // createSpare creates the spare; its directory still needs a sync.
-func (r *rotator) createSpare() (File, error) {
+func (r *rotator) createSpare() (*file, error) {
 	f, err := r.fs.CreateLocked(r.spare)
 	if err != nil {
 		return nil, &IOError{Op: "create spare", Path: r.spare, Err: err}
@@ -316,7 +317,7 @@ func (r *rotator) createSpare() (File, error) {
 	return f, nil
 }
 
-func (r *rotator) spareReady(f File) {
+func (r *rotator) spareReady(f *file) {
 	r.step.at(stepSpare)
 	r.mu.Lock()
 	r.ready = f
@@ -339,7 +340,7 @@ func (r *rotator) seal(t sealTask) error {
 	}
 	name := segment.Name(r.path, t.first, t.last)
 	if !t.renamed {
-		if err := r.fs.Rename(r.spare, name, RenameNoReplace); err != nil {
+		if err := r.fs.Rename(r.spare, name, vfs.RenameNoReplace); err != nil {
 			t.old.Close()
 			return &IOError{Op: "seal", Path: name, Err: err}
 		}
@@ -351,7 +352,7 @@ func (r *rotator) seal(t sealTask) error {
 	r.mu.Lock()
 	want := r.max > 0 && !r.closing && r.ready == nil
 	r.mu.Unlock()
-	var spare File
+	var spare *file
 	if want {
 		var err error
 		if spare, err = r.createSpare(); err != nil {
@@ -422,7 +423,7 @@ func (r *rotator) close() {
 //     swap): swap again, then seal the old file as above.
 //
 // If the live file is empty the spare is sealed: a segment may end anywhere.
-func reconcile(fsys DirFS, path string, f File) (File, error) {
+func reconcile(fsys logFS, path string, f *file) (*file, error) {
 	dir := filepath.Dir(path)
 	spare := path + segment.SpareExt
 	names, err := fsys.ReadDir(dir)
@@ -463,7 +464,7 @@ func reconcile(fsys DirFS, path string, f File) (File, error) {
 	return f, nil
 }
 
-func reconcileSpare(fsys DirFS, path string, f, sf File) (File, error) {
+func reconcileSpare(fsys logFS, path string, f, sf *file) (*file, error) {
 	spare := path + segment.SpareExt
 	sEmpty, err := isEmpty(sf)
 	if err != nil {
@@ -497,15 +498,15 @@ func reconcileSpare(fsys DirFS, path string, f, sf File) (File, error) {
 			return f, fmt.Errorf("%w: %s and %s both start at seq %d", ErrNotLog, path, spare, sFirst)
 		case sFirst > lFirst:
 			// The spare is newer: make it the live file again.
-			err := fsys.Rename(spare, path, RenameExchange)
+			err := fsys.Rename(spare, path, vfs.RenameExchange)
 			if errors.Is(err, errors.ErrUnsupported) {
 				var t segment.Tail
 				if t, err = segment.ReadTail(f, path, true); err == nil && t.Intact {
 					if err = trimToContent(f, false); err == nil {
-						err = fsys.Rename(path, segment.Name(path, lFirst, t.Seq), RenameNoReplace)
+						err = fsys.Rename(path, segment.Name(path, lFirst, t.Seq), vfs.RenameNoReplace)
 					}
 					if err == nil {
-						err = fsys.Rename(spare, path, RenameReplace)
+						err = fsys.Rename(spare, path, vfs.RenameReplace)
 					}
 					if err == nil {
 						f.Close()
@@ -535,7 +536,7 @@ func reconcileSpare(fsys DirFS, path string, f, sf File) (File, error) {
 		return f, &IOError{Op: "truncate or fdatasync", Path: spare, Err: err}
 	}
 	name := segment.Name(path, sFirst, t.Seq)
-	if err := fsys.Rename(spare, name, RenameNoReplace); err != nil {
+	if err := fsys.Rename(spare, name, vfs.RenameNoReplace); err != nil {
 		return f, &IOError{Op: "seal", Path: name, Err: err}
 	}
 	return f, nil

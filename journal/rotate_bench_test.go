@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/internal/interleave"
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
@@ -141,7 +142,7 @@ func BenchmarkRotate(b *testing.B) {
 					b.Fatal(err)
 				}
 				segs := 0
-				if entries, err := segment.Siblings(OSFS{}, path); err == nil {
+				if entries, err := segment.Siblings(vfs.OS, path); err == nil {
 					segs = len(entries)
 				}
 				b.ReportMetric(float64(slowest.Nanoseconds()), "max-ns")

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
@@ -186,7 +187,7 @@ func checkSet(t *testing.T, what, path string, pub ed25519.PublicKey, acked []ui
 }
 
 func dirNames(t *testing.T, dir string) []string {
-	names, _ := OSFS{}.ReadDir(dir)
+	names, _ := vfs.OS.ReadDir(dir)
 	slices.Sort(names)
 	return names
 }

@@ -18,7 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/internal/vfs"
+	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
@@ -482,7 +483,7 @@ func TestVerifySetDetects(t *testing.T) {
 		d, paths := copyTo(keep)
 		p1 := filepath.Join(d, filepath.Base(segs[1]))
 		plain := readFile(t, p1)
-		z := newCompressor(OSFS{}, nil, nil)
+		z := newCompressor(logFS{vfs.OS}, nil, nil)
 		z.add(p1) // compresses, then removes the plain copy
 		z.close()
 		writeFile(t, p1, edit(plain))
@@ -557,7 +558,7 @@ func TestRotateNeverWaitsForSealer(t *testing.T) {
 	key := testKey(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
-	fs := &blockFS{release: make(chan struct{}), blocked: make(chan struct{}, 1)}
+	fs := &blockFS{FS: vfs.OS, release: make(chan struct{}), blocked: make(chan struct{}, 1)}
 	j, err := Open(path, Options{Durability: mustDurability(t, "strict"), Key: key, FS: fs, MaxSize: 1024})
 	if err != nil {
 		t.Fatal(err)
@@ -596,7 +597,7 @@ func TestRotateNeverWaitsForSealer(t *testing.T) {
 
 // blockFS blocks the first directory sync after armed until release.
 type blockFS struct {
-	OSFS
+	vfs.FS
 	armed   atomic.Bool
 	release chan struct{}
 	blocked chan struct{}
@@ -610,7 +611,7 @@ func (fs *blockFS) SyncDir(dir string) error {
 			<-fs.release
 		})
 	}
-	return fs.OSFS.SyncDir(dir)
+	return fs.FS.SyncDir(dir)
 }
 
 // TestRotateFaults: a failing rename (the swap, the seal) or directory
@@ -621,15 +622,15 @@ func TestRotateFaults(t *testing.T) {
 	pub := key.Public().(ed25519.PublicKey)
 	tests := []struct {
 		name    string
-		rule    faultfs.Rule
+		rule    errorfs.Rule
 		wantErr bool
 	}{
-		{"swap fails", faultfs.Fail(faultfs.Nth(1, renames), faultfs.EIO), true},
-		{"seal fails", faultfs.Fail(faultfs.Nth(2, renames), faultfs.EIO), true},
-		{"later seal fails", faultfs.Fail(faultfs.Nth(5, renames), faultfs.EIO), true},
+		{"swap fails", errorfs.Fail(errorfs.Nth(1, renames), errorfs.EIO), true},
+		{"seal fails", errorfs.Fail(errorfs.Nth(2, renames), errorfs.EIO), true},
+		{"later seal fails", errorfs.Fail(errorfs.Nth(5, renames), errorfs.EIO), true},
 		// The first directory sync is Open's, making the new file's
 		// name durable; the fourth is rotation's third.
-		{"directory sync fails", faultfs.Fail(faultfs.Nth(4, faultfs.Kind(fsSyncDir)), faultfs.EIO), true},
+		{"directory sync fails", errorfs.Fail(errorfs.Nth(4, errorfs.Kind(errorfs.OpSyncDir)), errorfs.EIO), true},
 		{"no RENAME_EXCHANGE", noExchange, false},
 	}
 	for _, tt := range tests {
@@ -689,7 +690,7 @@ func TestRotateFaults(t *testing.T) {
 }
 
 // noExchange is a filesystem without renameat2's RENAME_EXCHANGE.
-var noExchange = faultfs.Fail(faultfs.Kind(fsRenameExchange), errors.ErrUnsupported)
+var noExchange = errorfs.Fail(errorfs.Kind(errorfs.OpRenameExchange), errors.ErrUnsupported)
 
 func cmpOr(a, b error) error {
 	if a != nil {
@@ -725,9 +726,9 @@ func TestReconcile(t *testing.T) {
 	}
 	for i, tt := range append(tests, tests[2]) {
 		// The undone swap again, on a filesystem without RENAME_EXCHANGE.
-		var fs FS = OSFS{}
+		fs := vfs.OS
 		if i == len(tests) {
-			fs, tt.name = OSFS{Fault: faultfs.New(noExchange).Hook}, tt.name+", no RENAME_EXCHANGE"
+			fs, tt.name = errorfs.Wrap(vfs.OS, errorfs.New(noExchange)), tt.name+", no RENAME_EXCHANGE"
 		}
 		dir := t.TempDir()
 		path := filepath.Join(dir, "audit.jsonl")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
 )
@@ -23,11 +23,11 @@ import (
 func TestSealIndex(t *testing.T) {
 	key := testKey(t)
 	strict := mustDurability(t, "strict")
-	zstCreate := faultfs.Fail(faultfs.And(faultfs.Kind(fsCreate), faultfs.Base("*"+segment.CompressedExt+segment.TmpExt)), faultfs.EROFS)
+	zstCreate := errorfs.Fail(errorfs.And(errorfs.Kind(errorfs.OpCreate), errorfs.Base("*"+segment.CompressedExt+segment.TmpExt)), errorfs.EROFS)
 	tests := []struct {
 		name     string
 		compress bool
-		rule     *faultfs.Rule // nil: no fault
+		rule     *errorfs.Rule // nil: no fault
 		rewrite  bool          // an earlier session's sealed segment rewritten
 		wantZst  bool          // the segments that stay are compressed
 	}{
@@ -48,7 +48,7 @@ func TestSealIndex(t *testing.T) {
 			}
 			opts := Options{Durability: strict, MaxSize: 2048, Compress: tt.compress, Index: tlog.NewIndex(idx)}
 			if tt.rule != nil {
-				var in *faultfs.Injector
+				var in *errorfs.Injector
 				opts.FS, in = faultOS(*tt.rule)
 				defer func() {
 					if in.Injected() == 0 {

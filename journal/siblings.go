@@ -22,7 +22,7 @@ func lastSealed(entries []segment.Sibling) (e segment.Sibling, ok bool) {
 }
 
 // segmentTail returns the tail of a sealed segment, plain or compressed.
-func segmentTail(fsys DirFS, path string, compressed bool) (segment.Tail, error) {
+func segmentTail(fsys logFS, path string, compressed bool) (segment.Tail, error) {
 	f, err := fsys.OpenRead(path)
 	if err != nil {
 		return segment.Tail{}, &IOError{Op: "open", Path: path, Err: err}
@@ -48,7 +48,7 @@ func segmentTail(fsys DirFS, path string, compressed bool) (segment.Tail, error)
 }
 
 // fileFirstSeq returns the seq of the first record of an open file.
-func fileFirstSeq(f File) (uint64, bool) {
+func fileFirstSeq(f *file) (uint64, bool) {
 	size, err := f.Size()
 	if err != nil || size == 0 {
 		return 0, false
@@ -57,7 +57,7 @@ func fileFirstSeq(f File) (uint64, bool) {
 }
 
 // isEmpty reports whether f holds no bytes.
-func isEmpty(f File) (bool, error) {
+func isEmpty(f *file) (bool, error) {
 	size, err := f.Size()
 	return size == 0, err
 }

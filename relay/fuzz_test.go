@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/frame"
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
@@ -165,9 +167,14 @@ type memFile struct {
 	size int64  // every byte ever written
 }
 
-func (m *memFile) Write(p []byte) (int, error) {
+// WriteAt appends: the journal writes at the content end, and nowhere
+// else at durability none.
+func (m *memFile) WriteAt(p []byte, off int64) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if off != m.size {
+		return 0, fmt.Errorf("memFile: write at %d, not at the end (%d)", off, m.size)
+	}
 	m.buf = append(m.buf, p...)
 	m.size += int64(len(p))
 	return len(p), nil
@@ -190,14 +197,27 @@ func (m *memFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-func (m *memFile) Size() (int64, error) {
+func (m *memFile) Stat() (fs.FileInfo, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.size, nil
+	return memInfo(m.size), nil
 }
 
-func (m *memFile) Sync() error  { return nil }
-func (m *memFile) Close() error { return nil }
+func (m *memFile) Read([]byte) (int, error)         { return 0, errMemFS }
+func (m *memFile) Zero(int64, int64) (int64, error) { return 0, errMemFS }
+func (m *memFile) Truncate(int64) error             { return errMemFS }
+func (m *memFile) Sync() error                      { return nil }
+func (m *memFile) Close() error                     { return nil }
+
+// memInfo is a memFile's size as an fs.FileInfo.
+type memInfo int64
+
+func (i memInfo) Name() string       { return "audit.jsonl" }
+func (i memInfo) Size() int64        { return int64(i) }
+func (i memInfo) Mode() fs.FileMode  { return 0o600 }
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return false }
+func (i memInfo) Sys() any           { return nil }
 
 // take returns the bytes written since the last take and forgets them.
 // The slice stays valid: the next write appends to a new array.
@@ -216,14 +236,19 @@ type memFS struct{ f *memFile }
 
 var errMemFS = errors.New("memFS: not a rotating journal's file system")
 
-func (m memFS) OpenAppend(string) (journal.File, error)         { return m.f, nil }
-func (m memFS) ReadDir(string) ([]string, error)                { return nil, nil }
-func (m memFS) OpenRead(string) (journal.File, error)           { return nil, errMemFS }
-func (m memFS) CreateLocked(string) (journal.File, error)       { return nil, errMemFS }
-func (m memFS) Create(string) (journal.File, error)             { return nil, errMemFS }
-func (m memFS) Rename(string, string, journal.RenameMode) error { return errMemFS }
-func (m memFS) Remove(string) error                             { return errMemFS }
-func (m memFS) SyncDir(string) error                            { return errMemFS }
+func (m memFS) OpenLocked(_ string, mode vfs.OpenMode) (vfs.File, bool, error) {
+	if mode != vfs.OpenOrCreate {
+		return nil, false, errMemFS
+	}
+	return m.f, false, nil
+}
+func (m memFS) ReadDir(string) ([]string, error)            { return nil, nil }
+func (m memFS) Open(string) (vfs.File, error)               { return nil, errMemFS }
+func (m memFS) Create(string) (vfs.File, error)             { return nil, errMemFS }
+func (m memFS) Rename(string, string, vfs.RenameMode) error { return errMemFS }
+func (m memFS) Remove(string) error                         { return errMemFS }
+func (m memFS) Stat(string) (fs.FileInfo, error)            { return nil, errMemFS }
+func (m memFS) SyncDir(string) error                        { return errMemFS }
 
 func (fj *fuzzJournal) check(t *testing.T, up, down, splits []byte, maxFrame, maxPending int) {
 	fixed := fuzzEpoch.Add(time.Hour)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/gate"
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/policy"
@@ -43,7 +44,7 @@ type clientLine struct {
 	audit []byte
 }
 
-func toJournal(t *testing.T, level journal.Level, fs journal.FS) (*journal.Journal, string) {
+func toJournal(t *testing.T, level journal.Level, fs vfs.FS) (*journal.Journal, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	seed := sha256.Sum256([]byte("aegis timeout test"))

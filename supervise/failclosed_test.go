@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/exitcode"
-	"github.com/aegisrelay/aegis/internal/faultfs"
+	"github.com/aegisrelay/aegis/internal/vfs"
+	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
@@ -34,7 +35,7 @@ func failingJournal(t *testing.T, failSync int) *journal.Journal {
 	j, err := journal.Open(path, journal.Options{
 		Durability: journal.Durability{Level: journal.Strict},
 		Key:        ed25519.NewKeyFromSeed(seed[:]),
-		FS:         journal.OSFS{Fault: faultfs.New(faultfs.Fail(faultfs.Nth(failSync, faultfs.Kind("sync")), faultfs.EIO)).Hook},
+		FS:         errorfs.Wrap(vfs.OS, errorfs.New(errorfs.Fail(errorfs.Nth(failSync, errorfs.Kind(errorfs.OpSync)), errorfs.EIO))),
 	})
 	if err != nil {
 		t.Fatal(err)

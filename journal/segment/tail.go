@@ -189,7 +189,7 @@ func checkStart(f File, path string, content int64) error {
 }
 
 // rawSize returns the size of f on disk, pre-zeroed space included, where
-// f can tell it (an OSFS file), else its Size.
+// f can tell it (a journal file), else its Size.
 func rawSize(f File) (int64, error) {
 	if r, ok := f.(interface{ RawSize() (int64, error) }); ok {
 		return r.RawSize()

@@ -1,18 +1,60 @@
-package faultfs
+package errorfs
 
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync/atomic"
 )
 
-// Op is one operation a file layer is about to do.
+// Op is one operation the wrapped FS is about to do.
 type Op struct {
-	// Kind names the operation, in the layer's vocabulary ("write",
-	// "sync", "rename-exchange", …).
-	Kind string
+	Kind OpKind
 	// Path is the file or directory it is on; for a rename, the old path.
 	Path string
+}
+
+// OpKind is the kind of an operation.
+type OpKind uint8
+
+// The kinds of operation, by the method that does them.
+const (
+	OpOpen            OpKind = iota + 1 // FS.Open; FS.OpenLocked with OpenOrCreate
+	OpCreate                            // FS.Create; FS.OpenLocked with CreateNew
+	OpRead                              // File.Read, File.ReadAt
+	OpWrite                             // File.WriteAt
+	OpSync                              // File.Sync
+	OpZero                              // File.Zero: writing the zeros
+	OpZeroSync                          // File.Zero: syncing them
+	OpTruncate                          // File.Truncate
+	OpStat                              // FS.Stat, File.Stat
+	OpClose                             // File.Close (the file is closed all the same)
+	OpRename                            // FS.Rename with RenameReplace
+	OpRenameNoReplace                   // FS.Rename with RenameNoReplace
+	OpRenameExchange                    // FS.Rename with RenameExchange
+	OpRemove                            // FS.Remove
+	OpSyncDir                           // FS.SyncDir
+	OpReadDir                           // FS.ReadDir
+	numOps
+)
+
+// Kinds is every OpKind, in order.
+var Kinds = func() []OpKind {
+	var k []OpKind
+	for i := OpOpen; i < numOps; i++ {
+		k = append(k, i)
+	}
+	return k
+}()
+
+var opNames = [numOps]string{"", "open", "create", "read", "write", "sync", "zero", "zero-sync", "truncate", "stat",
+	"close", "rename", "rename-noreplace", "rename-exchange", "remove", "syncdir", "readdir"}
+
+func (k OpKind) String() string {
+	if k < numOps && k > 0 {
+		return opNames[k]
+	}
+	return "op(" + strconv.Itoa(int(k)) + ")"
 }
 
 // A Predicate says whether an operation matches. Predicates made by Nth
@@ -34,7 +76,7 @@ func (f PredicateFunc) Match(op Op) bool { return f(op) }
 var Any Predicate = PredicateFunc(func(Op) bool { return true })
 
 // Kind matches operations of any of the kinds named.
-func Kind(kinds ...string) Predicate {
+func Kind(kinds ...OpKind) Predicate {
 	kinds = slices.Clone(kinds)
 	return PredicateFunc(func(op Op) bool { return slices.Contains(kinds, op.Kind) })
 }
@@ -46,7 +88,7 @@ func Kind(kinds ...string) Predicate {
 // regexp.MustCompile does.
 func Path(pattern string) Predicate {
 	if _, err := filepath.Match(pattern, ""); err != nil {
-		panic("faultfs: Path(" + pattern + "): " + err.Error())
+		panic("errorfs: Path(" + pattern + "): " + err.Error())
 	}
 	return PredicateFunc(func(op Op) bool {
 		ok, _ := filepath.Match(pattern, op.Path)
@@ -58,7 +100,7 @@ func Path(pattern string) Predicate {
 // Path does), wherever the file is: Base("*.zst.tmp").
 func Base(pattern string) Predicate {
 	if _, err := filepath.Match(pattern, ""); err != nil {
-		panic("faultfs: Base(" + pattern + "): " + err.Error())
+		panic("errorfs: Base(" + pattern + "): " + err.Error())
 	}
 	return PredicateFunc(func(op Op) bool {
 		ok, _ := filepath.Match(pattern, filepath.Base(op.Path))

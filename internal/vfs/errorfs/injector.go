@@ -1,4 +1,4 @@
-package faultfs
+package errorfs
 
 import (
 	"slices"
@@ -6,12 +6,14 @@ import (
 	"syscall"
 )
 
-// Errors a device returns, for Fail and ShortWrite: the disk is broken
-// (EIO), full (ENOSPC), or read-only (EROFS).
+// Errors the system returns, for Fail and ShortWrite: the disk is broken
+// (EIO), full (ENOSPC), or read-only (EROFS); the process has no file
+// descriptor left (EMFILE).
 var (
 	EIO    error = syscall.EIO
 	ENOSPC error = syscall.ENOSPC
 	EROFS  error = syscall.EROFS
+	EMFILE error = syscall.EMFILE
 )
 
 // A Fault is what an injected failure does to the operation it hits.
@@ -52,14 +54,14 @@ func ShortWrite(when Predicate, err error) Rule {
 	return Rule{When: when, Fault: Fault{Err: err, Short: true}}
 }
 
-// An Injector decides the fate of every operation a file layer asks it
+// An Injector decides the fate of every operation a wrapped FS asks it
 // about, and counts them by kind. It is safe for concurrent use; its zero
 // value and a nil *Injector inject nothing (the nil one counts nothing
 // either).
 type Injector struct {
 	mu       sync.Mutex
 	rules    []Rule
-	counts   map[string]int
+	counts   [numOps]int
 	injected int
 }
 
@@ -78,10 +80,9 @@ func (in *Injector) Inject(op Op) (f Fault, ok bool) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.counts == nil {
-		in.counts = make(map[string]int)
+	if op.Kind < numOps {
+		in.counts[op.Kind]++
 	}
-	in.counts[op.Kind]++
 	for _, r := range in.rules {
 		if r.When.Match(op) && !ok {
 			f, ok = r.Fault, true
@@ -93,21 +94,9 @@ func (in *Injector) Inject(op Op) (f Fault, ok bool) {
 	return f, ok
 }
 
-// Hook is Inject in the shape of a file layer's hook: asked before an
-// operation of kind on path (n: the length of a write, 0 for other
-// operations), it returns how many of the n bytes to write and the error
-// to return; (n, nil) lets the operation run.
-func (in *Injector) Hook(kind, path string, n int) (int, error) {
-	f, ok := in.Inject(Op{Kind: kind, Path: path})
-	if !ok {
-		return n, nil
-	}
-	return f.Cut(n), f.Err
-}
-
 // Count returns how many operations of the kinds named it has been asked
 // about (of every kind, if none is named).
-func (in *Injector) Count(kinds ...string) int {
+func (in *Injector) Count(kinds ...OpKind) int {
 	if in == nil {
 		return 0
 	}
@@ -115,7 +104,7 @@ func (in *Injector) Count(kinds ...string) int {
 	defer in.mu.Unlock()
 	total := 0
 	for k, c := range in.counts {
-		if len(kinds) == 0 || slices.Contains(kinds, k) {
+		if len(kinds) == 0 || slices.Contains(kinds, OpKind(k)) {
 			total += c
 		}
 	}
