@@ -17,6 +17,12 @@ const (
 	CountsMismatch                        // a session_end whose counts are not the session's records
 	Unanswered                            // an intent without an outcome in a session that ended
 	NoEnd                                 // a session cut off without its session_end (Cut)
+	RoundUnlinked                         // an intent's round.of that names no input_required outcome of its session
+	RoundClaimedTwice                     // an intent's round.of that names an outcome an earlier round answers
+	TaskWithoutCall                       // a task record whose intent is no call of its session that became that task
+	TaskEndedTwice                        // a second end of one task
+	AnswerWithoutRequest                  // a client_answer whose request is no server_request of its session
+	TaskWithoutEnd                        // a task without its end at its session's session_end
 )
 
 // Anomaly is a place where the records break the rules of sessions and

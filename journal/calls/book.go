@@ -89,9 +89,20 @@ type Session[S, C any] struct {
 	// Data is the caller's, zero until it sets it.
 	Data S
 
+	// Revision is the protocol revision of its protocol record, or, until
+	// one is read, the one its first intent declaring one declares; "" if
+	// none.
+	Revision string
+
 	open   map[uint64]Call[C] // calls waiting for their outcome, by intent seq
 	gapped bool               // records of it may be in missing records
 	closed bool               // no longer live: its records end here
+
+	// Rounds and tasks (rounds.go), each made when first needed.
+	awaiting map[uint64]*thread[C] // calls whose input_required outcome (by seq) waits for a retry
+	claimed  map[uint64]uint64     // input_required outcomes a retry answered: the retry's seq
+	tasks    map[uint64]*thread[C] // calls that became a task, by the intent seq of that round
+	requests map[uint64]struct{}   // the seqs of the server_request records
 }
 
 // Live reports whether s is live: opened and not yet closed.
@@ -215,9 +226,26 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 	switch body := r.Body.(type) {
 	case *record.Intent:
 		s.Intents++
-		if body.Call.Type != record.IDNull {
-			s.open[r.Seq] = makeCall(r.Seq, body.Call, c)
+		if body.HasRevision && s.Revision == "" {
+			s.Revision = body.Revision.String()
 		}
+		if body.Call.Type == record.IDNull {
+			break
+		}
+		if body.Round.By != "" {
+			s.makeRounds()
+			if t := b.retry(s, r, body); t != nil {
+				rc := Call[C]{Intent: t.call.Intent, Data: t.call.Data, t: t}
+				rc.setID(body.Call)
+				s.open[r.Seq] = rc
+				return &t.call
+			}
+		}
+		call := makeCall(r.Seq, body.Call, c)
+		if !r.TS.IsZero() {
+			call.start = r.TS.UnixNano()
+		}
+		s.open[r.Seq] = call
 	case *record.Outcome:
 		s.Outcomes++
 		call, ok := s.open[body.Intent]
@@ -234,9 +262,22 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 		}
 		if ok {
 			delete(s.open, body.Intent)
-			b.answered = call
-			return &b.answered
+			if call.t != nil || body.Status == record.StatusInputRequired || body.Status == record.StatusTask {
+				s.makeRounds()
+			}
+			return b.answer(s, r, body, call)
 		}
+	case *record.Task:
+		s.makeRounds()
+		return b.task(s, r, body)
+	case *record.ServerRequest:
+		s.makeRounds()
+		s.requests[r.Seq] = struct{}{}
+	case *record.ClientAnswer:
+		s.makeRounds()
+		b.answerRequest(s, r, body)
+	case *record.Protocol:
+		s.Revision = body.Revision.String()
 	case *record.SessionEnd:
 		s.Ended, s.EndReason = true, body.Reason
 		if !s.gapped && (body.Counts.Intents != s.Intents || body.Counts.Outcomes != s.Outcomes) {
@@ -248,6 +289,7 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 				b.anomaly(Anomaly{Kind: Unanswered, Rec: r, Msg: fmt.Sprintf("intent seq %d has no outcome in a session that ended", seq)})
 			}
 		}
+		b.endTasks(s, r)
 	}
 	return nil
 }
@@ -289,6 +331,7 @@ func (b *Book[S, C]) retire(s *Session[S, C], how How) {
 		}
 	}
 	s.closed = true
+	s.settlePending()
 	if b.OnClose != nil {
 		b.OnClose(s, how)
 	}

@@ -79,6 +79,8 @@ var kindName = map[Kind]string{
 	OutsideSession: "outside", AfterEnd: "after_end", ReusedSessionID: "reused", WrongSessionAfterRecovery: "wrong_sid",
 	NoSessionAfterRecovery: "no_session", UnknownIntent: "unknown_intent", CallMismatch: "mismatch",
 	CountsMismatch: "counts", Unanswered: "unanswered", NoEnd: "no_end",
+	RoundUnlinked: "round_unlinked", RoundClaimedTwice: "claimed_twice", TaskWithoutCall: "task_without_call",
+	TaskEndedTwice: "ended_twice", AnswerWithoutRequest: "answer_without_request", TaskWithoutEnd: "task_without_end",
 }
 
 func TestBook(t *testing.T) {

@@ -6,14 +6,35 @@ import (
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
-// Call is one call: the intent that opened it and, once read, the outcome
-// that answered it. A call is one round (one request and its response)
-// today; the rounds and tasks of the protocol's later calls go here.
+// Call is one call: the intent that opened it and, once read, what
+// answered it: an outcome; or several rounds, each an intent and its
+// outcome, every round after the first linked to the input_required
+// outcome before it (doc.go, "Rounds and tasks"); and, if an outcome made
+// it a task, the task's records up to its end. Status and LatencyNS are
+// the call's so far, final once Done.
 type Call[C any] struct {
 	// Intent is the seq of the intent that opened the call.
 	Intent uint64
 	// Data is what the caller gave Count with the intent.
 	Data C
+	// Status is the final status so far: the last round's outcome status,
+	// or its task's end status; "" until the first outcome is read.
+	Status string
+	// Reason is the outcome's (or the task end's) execution reason.
+	Reason string
+	// LatencyNS is the call's whole latency, from its first intent to its
+	// final outcome or task end, when HasLatency: the recorded latency_ns
+	// where that is the whole (a call of one round, a task of the first
+	// round), else the difference of the records' ts.
+	LatencyNS  int64
+	HasLatency bool
+	// Done: nothing more will be added to the call, by the records or by
+	// the end of its session (a call awaiting a retry or a task end when
+	// its session closes is done as it is).
+	Done bool
+
+	start int64      // the first intent's ts, in Unix nanoseconds
+	t     *thread[C] // the rounds and task; nil for a call of one round and no task
 
 	// The call's id, kept beyond the record it was decoded from (whose
 	// Text aliases a line that will be recycled). An id of up to
@@ -27,7 +48,14 @@ type Call[C any] struct {
 }
 
 func makeCall[C any](seq uint64, id record.Call, data C) Call[C] {
-	c := Call[C]{Intent: seq, Data: data, typ: id.Type}
+	c := Call[C]{Intent: seq, Data: data}
+	c.setID(id)
+	return c
+}
+
+// setID keeps id as the call's (inline if short).
+func (c *Call[C]) setID(id record.Call) {
+	c.typ, c.n, c.long = id.Type, 0, nil
 	if len(id.Text) <= len(c.short) && id.Len <= 0 {
 		c.n = uint8(copy(c.short[:], id.Text))
 	} else {
@@ -35,7 +63,6 @@ func makeCall[C any](seq uint64, id record.Call, data C) Call[C] {
 		l.Text = bytes.Clone(id.Text)
 		c.long = &l
 	}
-	return c
 }
 
 // matches reports whether id is the call's id: recorded the same, whole
