@@ -63,3 +63,36 @@ func tokenKey(tok any) (string, bool) {
 	}
 	return "", false
 }
+
+// subscriptionKey is the route key of the subscriptions/listen request a
+// notification the child writes belongs to: the id its
+// params._meta["io.modelcontextprotocol/subscriptionId"] names, keyed as
+// that request's id is (idKey), so that it matches by value as ids do.
+// A line without the member's name is not decoded.
+func subscriptionKey(line []byte, f *frame.Frame) (string, bool) {
+	if f.Kind != frame.Single || len(f.Msgs) != 1 || f.Msgs[0].Type != frame.Notification ||
+		!bytes.Contains(line, []byte("subscriptionId")) {
+		return "", false
+	}
+	var m struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return "", false
+	}
+	raw := m.Params.Meta["io.modelcontextprotocol/subscriptionId"]
+	if len(raw) == 0 {
+		return "", false
+	}
+	cl := classifiers.Get().(*classifier)
+	defer classifiers.Put(cl)
+	probe := make([]byte, 0, len(raw)+40)
+	probe = append(append(append(probe, `{"jsonrpc":"2.0","id":`...), raw...), `,"result":{}}`...)
+	cl.c.Classify(probe, &cl.f)
+	if cl.f.Kind != frame.Single || len(cl.f.Msgs) != 1 || cl.f.Msgs[0].ID.Key == nil || cl.f.Msgs[0].ID.Type == frame.IDNull {
+		return "", false
+	}
+	return idKey(cl.f.Msgs[0].ID.Key), true
+}

@@ -45,9 +45,13 @@ const (
 // writes the child's lines to Out, as a stdio session reads os.Stdin and
 // writes os.Stdout.
 type Conn struct {
-	ID        string // the MCP-Session-Id
-	Peer      string // the client's address (host:port, or the socket path)
+	ID        string // the MCP-Session-Id (a stateless session's is never given to a client)
+	Peer      string // the client's address (host:port, or the socket path); a stateless session's: the endpoint's
 	Principal string // who the request that opened it authenticated as: "token:<id>" or "none"
+	// Stateless: the session serves the 2026-07-28 requests of Principal,
+	// which reach its child without initialize (package documentation,
+	// "Stateless requests").
+	Stateless bool
 	In        io.Reader
 	Out       io.Writer
 }
@@ -121,11 +125,14 @@ type Server struct {
 	stop chan struct{}
 
 	mu       sync.Mutex
-	sessions map[string]*session
-	running  sync.WaitGroup // sessions whose done is not closed yet
-	mem      memory         // bytes held for clients (memory.go)
-	live     int            // the same count, for MaxSessions; under mu
-	shut     bool
+	sessions map[string]*session // every session, by id
+	// stateless holds each principal's stateless session, also in
+	// sessions (by an id no client is given).
+	stateless map[string]*session
+	running   sync.WaitGroup // sessions whose done is not closed yet
+	mem       memory         // bytes held for clients (memory.go)
+	live      int            // the same count, for MaxSessions; under mu
+	shut      bool
 }
 
 // New returns a Server for cfg.
@@ -161,7 +168,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg, sessions: map[string]*session{}, stop: make(chan struct{})}
+	s := &Server{cfg: cfg, sessions: map[string]*session{}, stateless: map[string]*session{}, stop: make(chan struct{})}
 	s.hs = &http.Server{
 		Handler: s,
 		// Each request knows its connection, which its authentication
@@ -207,6 +214,7 @@ func (s *Server) Shutdown() {
 		all = append(all, ss)
 	}
 	s.sessions = map[string]*session{}
+	s.stateless = map[string]*session{}
 	s.mu.Unlock()
 	for _, ss := range all {
 		ss.close()
@@ -231,6 +239,9 @@ func (s *Server) reap() {
 				if ss.busy == 0 && now.Sub(ss.lastUse) > s.cfg.IdleTimeout {
 					idle = append(idle, ss)
 					delete(s.sessions, id)
+					if s.stateless[ss.conn.Principal] == ss {
+						delete(s.stateless, ss.conn.Principal)
+					}
 				}
 				ss.mu.Unlock()
 			}
@@ -245,8 +256,12 @@ func (s *Server) reap() {
 
 // supportedVersions are the MCP-Protocol-Version values accepted.
 var supportedVersions = map[string]bool{
-	"2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true, "2026-07-28": true,
+	"2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true, Modern: true,
 }
+
+// supportedList is supportedVersions, newest first, as an unsupported
+// version's error lists them.
+var supportedList = []string{Modern, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // ServeHTTP serves the MCP endpoint.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -263,8 +278,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// authenticated: nobody is there to answer.
 		return
 	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !supportedVersions[v] {
-		httpError(w, http.StatusBadRequest, "unsupported MCP-Protocol-Version "+v)
+	v := r.Header.Get("Mcp-Protocol-Version")
+	if v != "" && !supportedVersions[v] {
+		unsupportedVersion(w, v)
+		return
+	}
+	if v == Modern {
+		// The revision has no sessions: no GET stream, no DELETE, and
+		// neither Mcp-Session-Id nor Last-Event-ID is read.
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			httpError(w, http.StatusMethodNotAllowed, "method not allowed: "+Modern+" has no sessions and no GET stream")
+			return
+		}
+		sse, jsonOK := accepts(r, "text/event-stream"), accepts(r, "application/json")
+		if !sse && !jsonOK {
+			httpError(w, http.StatusNotAcceptable, "Accept must include application/json and text/event-stream")
+			return
+		}
+		if !contentTypeJSON(r) {
+			httpError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+			return
+		}
+		s.postModern(w, r, jsonOK)
 		return
 	}
 	switch r.Method {
@@ -394,7 +430,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) *session {
 	s.mu.Lock()
 	ss := s.sessions[id]
 	s.mu.Unlock()
-	if ss == nil {
+	if ss == nil || ss.conn.Stateless {
 		httpError(w, http.StatusNotFound, "session not found")
 		return nil
 	}
@@ -408,11 +444,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotAcceptable, "Accept must include application/json or text/event-stream")
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			httpError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
-			return
-		}
+	if !contentTypeJSON(r) {
+		httpError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return
 	}
 	// A session named is found before the body is read: the body is
 	// counted against its budget, and waits for room there (memory.go).
@@ -519,6 +553,17 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	ss.serveJSON(w, r, st)
 }
 
+// contentTypeJSON reports whether the request's Content-Type, when it
+// gives one, is application/json.
+func contentTypeJSON(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
 // classifier is a Classifier and its Frame, reused across requests
 // (classifiers): a request's Frame is valid until the request returns it.
 type classifier struct {
@@ -544,16 +589,33 @@ func headerMismatch(r *http.Request, m *frame.Message) string {
 
 // begin starts a session for an initialize request, or answers why not.
 func (s *Server) begin(w http.ResponseWriter, r *http.Request) *session {
+	return s.start(w, &Conn{Peer: peer(r), Principal: s.principal()})
+}
+
+// start starts the session c (given its id here), or answers why not. A
+// stateless session is not started twice: a principal's second first
+// request is given the one the first started.
+func (s *Server) start(w http.ResponseWriter, c *Conn) *session {
 	id, err := newSessionID()
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "cannot make a session id")
 		return nil
 	}
+	c.ID = id
 	s.mu.Lock()
 	if s.shut {
 		s.mu.Unlock()
 		httpError(w, http.StatusServiceUnavailable, "shutting down")
 		return nil
+	}
+	if ss := s.stateless[c.Principal]; c.Stateless && ss != nil {
+		s.mu.Unlock()
+		<-ss.started
+		if ss.startErr {
+			httpError(w, http.StatusInternalServerError, "cannot start the server")
+			return nil
+		}
+		return ss
 	}
 	if s.live >= s.cfg.MaxSessions {
 		s.mu.Unlock()
@@ -561,9 +623,11 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *session {
 		httpError(w, http.StatusServiceUnavailable, "too many sessions")
 		return nil
 	}
-	c := &Conn{ID: id, Peer: peer(r), Principal: s.principal()}
 	ss := newSession(s, id, c)
 	s.sessions[id] = ss
+	if c.Stateless {
+		s.stateless[c.Principal] = ss
+	}
 	s.live++
 	s.running.Add(1)
 	s.mu.Unlock()
@@ -571,13 +635,19 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *session {
 	if err != nil {
 		s.mu.Lock()
 		delete(s.sessions, id)
+		if s.stateless[c.Principal] == ss {
+			delete(s.stateless, c.Principal)
+		}
 		s.live--
 		s.mu.Unlock()
+		ss.startErr = true
+		close(ss.started)
 		s.running.Done()
 		s.cfg.Logf("session %s: %v", id, err)
 		httpError(w, http.StatusInternalServerError, "cannot start the server")
 		return nil
 	}
+	close(ss.started)
 	go func() {
 		<-done
 		// The caller writes no more: what it wrote is routed, then the
@@ -587,6 +657,9 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *session {
 		s.mu.Lock()
 		if s.sessions[id] == ss {
 			delete(s.sessions, id)
+		}
+		if s.stateless[c.Principal] == ss {
+			delete(s.stateless, c.Principal)
 		}
 		s.live--
 		s.mu.Unlock()

@@ -32,6 +32,10 @@ type session struct {
 	// done is closed once the caller's session has ended (Start's done)
 	// and every line it wrote is routed.
 	done chan struct{}
+	// started is closed once Start has returned; startErr: with an error.
+	// A stateless session's later first requests wait for it.
+	started  chan struct{}
+	startErr bool
 
 	mu sync.Mutex // guards what follows
 	// pending holds, by route key, the one request in flight with that
@@ -61,7 +65,7 @@ type session struct {
 const getStreamID = 0
 
 func newSession(srv *Server, id string, c *Conn) *session {
-	s := &session{id: id, srv: srv, conn: c, done: make(chan struct{}),
+	s := &session{id: id, srv: srv, conn: c, done: make(chan struct{}), started: make(chan struct{}),
 		pending: map[string]*stream{}, progress: map[string]*stream{}, streams: map[uint64]*stream{}, nextStream: 1, lastUse: time.Now(),
 		freed: make(chan struct{}), drained: make(chan struct{})}
 	s.in = semaphore.NewWeighted(int64(srv.memory().session))
@@ -329,6 +333,9 @@ func (rt *router) route(line []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.target(payload, &rt.f)
+	if st == nil {
+		return
+	}
 	if !st.lost && s.room(st, len(payload)) {
 		st.add(payload)
 		s.free(st.trim(rt.replayMax))
@@ -380,10 +387,18 @@ func (s *session) target(line []byte, f *frame.Frame) *stream {
 			return s.progress[key]
 		}
 	}
-	for i := len(s.order) - 1; i >= 0; i-- {
-		if !s.order[i].complete {
-			return s.order[i]
+	if key, ok := subscriptionKey(line, f); ok {
+		if st := s.pending[key]; st != nil && st.listen {
+			return st
 		}
+	}
+	for i := len(s.order) - 1; i >= 0; i-- {
+		if st := s.order[i]; !st.complete && !st.listen {
+			return st
+		}
+	}
+	if s.conn.Stateless {
+		return nil // no stream to carry it: the revision has no GET stream
 	}
 	return s.get
 }

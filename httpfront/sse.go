@@ -62,11 +62,15 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	sw := &sseWriter{w: w, cut: cut, timeout: ss.srv.cfg.WriteTimeout, buf: make([]byte, 0, 512)}
-	sw.buf = append(sw.buf, "id: "...)
-	sw.buf = append(sw.buf, eventID(st.id, from-1)...)
-	sw.buf = append(sw.buf, "\nretry: "...)
-	sw.buf = strconv.AppendInt(sw.buf, DefaultRetry, 10)
-	sw.buf = append(sw.buf, "\ndata: \n\n"...)
+	if !st.modern {
+		// The priming event says where a resumption starts; the
+		// stateless revision has none.
+		sw.buf = append(sw.buf, "id: "...)
+		sw.buf = append(sw.buf, eventID(st.id, from-1)...)
+		sw.buf = append(sw.buf, "\nretry: "...)
+		sw.buf = strconv.AppendInt(sw.buf, DefaultRetry, 10)
+		sw.buf = append(sw.buf, "\ndata: \n\n"...)
+	}
 	// What is written is flushed only when the stream must wait: a call
 	// answered at once goes out as one write, its priming event, its
 	// events and the stream's end together; one answered later gets its
@@ -276,8 +280,12 @@ func (ss *session) serveJSON(w http.ResponseWriter, r *http.Request, st *stream)
 				httpError(w, http.StatusBadGateway, "the session ended before the server answered")
 				return
 			}
+			status := http.StatusOK
+			if st.modern {
+				status = errorStatus(answer)
+			}
 			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
+			w.WriteHeader(status)
 			cut.write(w, answer, ss.srv.cfg.WriteTimeout)
 			ss.mu.Lock()
 			st.sent = st.next
@@ -299,6 +307,12 @@ func (ss *session) retire(st *stream) {
 		return
 	}
 	st.retired = true
+	if st.modern {
+		// Never resumed: nothing is kept once it is sent.
+		ss.free(st.letGo())
+		delete(ss.streams, st.id)
+		return
+	}
 	ss.answered = append(ss.answered, st.id)
 	if len(ss.answered) > retainStreams {
 		if old := ss.streams[ss.answered[0]]; old != nil {

@@ -45,6 +45,11 @@ type stream struct {
 	writer *cutter
 	// retired: answered and sent, counted among the streams kept.
 	retired bool
+	// modern: a stateless (2026-07-28) request's, never resumed; listen:
+	// a subscriptions/listen's, which carries the notifications naming
+	// its id as their subscription; cancelled: its client left before
+	// its answer (session.cancel).
+	modern, listen, cancelled bool
 	// notify wakes the connection writing the stream (capacity 1); each
 	// connection has its own, closed when another takes the stream over.
 	notify chan struct{}

@@ -1,0 +1,160 @@
+package httpfront
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// view is what the front reads of a 2026-07-28 request's body to check
+// its headers against: the members a header mirrors, each read as every
+// decoder reads it or not at all. A member some decoder reads differently
+// (a duplicate key, a case-variant key as Go's encoding/json binds it, a
+// key equal but for '_' or '-' as encoding/json/v2 may bind it, a string
+// with invalid UTF-8, U+0000 or U+FFFD) makes the body ambiguous, and it
+// is refused before any header is compared.
+type view struct {
+	method                                             string
+	name, uri                                          string // params.name, params.uri
+	taskID                                             string // params.taskId
+	revision                                           string // params._meta["io.modelcontextprotocol/protocolVersion"]
+	hasMethod, hasName, hasURI, hasTaskID, hasRevision bool
+	// args is params.arguments as on the line (nil when absent).
+	args json.RawMessage
+	// ambiguous is why some decoder reads the body differently, or "".
+	ambiguous string
+}
+
+// revisionKey is the _meta key of the revision a request declares.
+const revisionKey = "io.modelcontextprotocol/protocolVersion"
+
+// readView reads the members of line (one JSON object, as the frame
+// classifier found) that headers mirror.
+func readView(line []byte) view {
+	var v view
+	top, err := members(line, []string{"method", "params"})
+	if err != nil {
+		v.ambiguous = err.Error()
+		return v
+	}
+	if raw := top["method"]; raw != nil {
+		if v.method, v.hasMethod, err = str(raw, "method"); err != nil {
+			v.ambiguous = err.Error()
+			return v
+		}
+	}
+	params := top["params"]
+	if params == nil || params[0] != '{' {
+		return v
+	}
+	p, err := members(params, []string{"name", "uri", "taskId", "_meta", "arguments"})
+	if err != nil {
+		v.ambiguous = "params: " + err.Error()
+		return v
+	}
+	for _, f := range []struct {
+		key string
+		s   *string
+		has *bool
+	}{{"name", &v.name, &v.hasName}, {"uri", &v.uri, &v.hasURI}, {"taskId", &v.taskID, &v.hasTaskID}} {
+		if raw := p[f.key]; raw != nil {
+			if *f.s, *f.has, err = str(raw, "params."+f.key); err != nil {
+				v.ambiguous = err.Error()
+				return v
+			}
+		}
+	}
+	v.args = p["arguments"]
+	if meta := p["_meta"]; meta != nil && meta[0] == '{' {
+		mm, err := members(meta, []string{revisionKey})
+		if err != nil {
+			v.ambiguous = "params._meta: " + err.Error()
+			return v
+		}
+		if raw := mm[revisionKey]; raw != nil {
+			if v.revision, v.hasRevision, err = str(raw, "params._meta.protocolVersion"); err != nil {
+				v.ambiguous = err.Error()
+				return v
+			}
+		}
+	}
+	return v
+}
+
+// members returns the values of obj's members named by keys, or an error
+// naming the first of keys that some decoder binds to more than one
+// member, or to a member whose key is not exactly it.
+func members(obj []byte, keys []string) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("not an object")
+	}
+	found := map[string]json.RawMessage{}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := t.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		for _, want := range keys {
+			if !sameName(k, want) {
+				continue
+			}
+			if k != want || seen[want] || !utf8.ValidString(k) {
+				return nil, errors.New(want + ": a duplicate or case-variant key")
+			}
+			seen[want] = true
+			found[want] = raw
+		}
+	}
+	return found, nil
+}
+
+// sameName reports whether a decoder may bind key to the member want:
+// equal under Unicode simple case folding, '_' and '-' ignored.
+func sameName(key, want string) bool {
+	strip := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '_' || r == '-' {
+				return -1
+			}
+			// The smallest rune of r's folding orbit: one for every case.
+			m := r
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				m = min(m, f)
+			}
+			return m
+		}, s)
+	}
+	return strip(key) == strip(want)
+}
+
+// str decodes raw as a string that every decoder reads alike: ok false
+// when raw is not a string (null included); an error when its text is
+// read differently (invalid UTF-8, which decoders replace, keep or
+// refuse; U+0000, where C decoders cut; U+FFFD, which a replacement
+// makes).
+func str(raw json.RawMessage, what string) (string, bool, error) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false, nil
+	}
+	if !utf8.Valid(raw) {
+		return "", false, errors.New(what + ": invalid UTF-8")
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false, errors.New(what + ": " + err.Error())
+	}
+	if strings.ContainsRune(s, 0) || strings.ContainsRune(s, utf8.RuneError) {
+		return "", false, errors.New(what + ": U+0000 or U+FFFD")
+	}
+	return s, true, nil
+}
