@@ -71,8 +71,8 @@
 // for the calls. Each request is bounded by Options.Timeout.
 //
 // Start (wrap, before the log is opened) submits the checkpoint already
-// in the checkpoint file (with no checkpoint file, wrap makes one of the
-// log as it is: ReadTree) to every witness, each from its own
+// in the checkpoint file (with no checkpoint file, StartCheckpoint makes
+// one of the log as it is: ReadTree) to every witness, each from its own
 // goroutine; the outcome is the witness's start state. A witness that
 // says it holds a larger tree of the log (409 with a larger size:
 // ErrAhead) or refuses the proof from the tree it holds (422: ErrProof)
@@ -131,5 +131,9 @@
 //
 // Cosigners says which of the given witnesses cosigned a note; a
 // cosignature line that claims a given witness's key and does not verify
-// is an error (ErrCosignature), never a missing cosignature.
+// is an error (ErrCosignature), never a missing cosignature. A Quorum
+// (the witnesses' keys, ParseKeys, and how many must cosign) is what
+// verify --witness and prove check --witness require: CheckFiles checks
+// every checkpoint of a set of files, CheckNote the one checkpoint a
+// proof is about.
 package witness

@@ -38,23 +38,6 @@ func addWitnessFlags(fs *flag.FlagSet) *witnessFlags {
 	return wf
 }
 
-// parseWitnessList reads URL,KEY arguments.
-func parseWitnessList(args []string) ([]witness.Witness, error) {
-	var ws []witness.Witness
-	for _, a := range args {
-		url, key, ok := strings.Cut(a, ",")
-		if !ok {
-			return nil, fmt.Errorf("--witness %q: want URL,KEY", a)
-		}
-		w, err := witness.New(url, key)
-		if err != nil {
-			return nil, fmt.Errorf("--witness %q: %v", a, err)
-		}
-		ws = append(ws, w)
-	}
-	return ws, nil
-}
-
 // check says what is wrong with the flags, given the journal's options
 // (the checkpoint file they need).
 func (wf *witnessFlags) check(o journal.Options) error {
@@ -67,9 +50,9 @@ func (wf *witnessFlags) check(o journal.Options) error {
 		}
 		return nil
 	}
-	ws, err := parseWitnessList(wf.list)
+	ws, err := witness.ParseList(wf.list)
 	if err != nil {
-		return err
+		return fmt.Errorf("--witness %v", err)
 	}
 	if o.Checkpoint.File == "" {
 		return errors.New("--witness: no checkpoint file to submit (--checkpoint-file, or --head-file)")
@@ -96,7 +79,6 @@ func (wf *witnessFlags) start(audit string, key crypto.Signer, o journal.Options
 	if len(wf.ws) == 0 {
 		return o, 0, true
 	}
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) }
 	pub, ok := key.Public().(ed25519.PublicKey)
 	if !ok {
 		return o, fail(exitcode.Usage, "wrap: --witness: the signing key is not an Ed25519 key"), false
@@ -108,7 +90,12 @@ func (wf *witnessFlags) start(audit string, key crypto.Signer, o journal.Options
 	if err != nil {
 		return o, fail(exitcode.Usage, "wrap: --witness: %v", err), false
 	}
-	note, cp := startCheckpoint(audit, o.Checkpoint.File, key, pub)
+	note, cp, err := witness.StartCheckpoint(audit, o.Checkpoint.File, key)
+	if errors.Is(err, witness.ErrKeyElsewhere) {
+		// A key in an agent signs the journal's checkpoints; the journal
+		// writes the first of this session within its interval.
+		logf("%s has no checkpoint file to show the witnesses at start; the session's first checkpoint is their check", audit)
+	}
 	if err := sub.Start(note, cp); err != nil {
 		sub.Abort()
 		var lines []string
@@ -121,48 +108,6 @@ func (wf *witnessFlags) start(audit string, key crypto.Signer, o journal.Options
 	wf.sub = sub
 	o.Checkpoint.Sink = sub
 	return o, 0, true
-}
-
-// startCheckpoint returns the checkpoint the witnesses are asked about
-// at start: the checkpoint file's or, when there is none and the log
-// holds records, one of the log as it is, read whole and signed now, so
-// that a log put back together with its checkpoint files removed is
-// checked too. It returns nil when there is nothing to ask about: a new
-// log, or files journal.Open refuses (and says why).
-func startCheckpoint(audit, file string, key crypto.Signer, pub ed25519.PublicKey) ([]byte, tlog.Checkpoint) {
-	data, _, err := regular.ReadFile(file, "a checkpoint file", tlog.MaxCheckpointFile)
-	if err == nil {
-		if c, err := tlog.Open(data, pub); err == nil {
-			return data, c
-		}
-		return nil, tlog.Checkpoint{}
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, tlog.Checkpoint{}
-	}
-	if st, err := os.Stat(audit); err != nil || st.Size() == 0 {
-		return nil, tlog.Checkpoint{}
-	}
-	c, err := witness.ReadTree(audit)
-	if err != nil || c.Size == 0 {
-		return nil, tlog.Checkpoint{}
-	}
-	k, ok := key.(ed25519.PrivateKey)
-	if !ok {
-		// A key in an agent signs the journal's checkpoints; the journal
-		// writes the first of this session within its interval.
-		fmt.Fprintf(os.Stderr, "aegis: %s has no checkpoint file to show the witnesses at start; the session's first checkpoint is their check\n", audit)
-		return nil, tlog.Checkpoint{}
-	}
-	s, err := tlog.Signer(c.Origin, k)
-	if err != nil {
-		return nil, tlog.Checkpoint{}
-	}
-	note, err := tlog.Sign(c, s)
-	if err != nil {
-		return nil, tlog.Checkpoint{}
-	}
-	return note, c
 }
 
 // abort stops the submitter of a wrap that ends before its session.
@@ -193,8 +138,7 @@ func (wf *witnessFlags) finish() {
 type witnessCheck struct {
 	keys   stringList
 	quorum *int
-	ws     []witness.Witness
-	q      int
+	q      witness.Quorum
 }
 
 func addWitnessCheckFlags(fs *flag.FlagSet) *witnessCheck {
@@ -212,76 +156,42 @@ func (wc *witnessCheck) parse() error {
 		}
 		return nil
 	}
-	for _, k := range wc.keys {
-		v, err := witness.ParseKey(k)
-		if err != nil {
-			return fmt.Errorf("--witness: %v", err)
-		}
-		wc.ws = append(wc.ws, witness.Witness{Key: k, Verifier: v})
+	ws, err := witness.ParseKeys(wc.keys)
+	if err != nil {
+		return fmt.Errorf("--witness: %v", err)
 	}
-	wc.q = *wc.quorum
-	if wc.q == 0 {
-		wc.q = len(wc.ws)
+	wc.q = witness.Quorum{Witnesses: ws, N: *wc.quorum}
+	if wc.q.N == 0 {
+		wc.q.N = len(ws)
 	}
-	if wc.q < 0 || wc.q > len(wc.ws) {
-		return fmt.Errorf("--witness-quorum %d: between 1 and the %d keys given", *wc.quorum, len(wc.ws))
+	if wc.q.N < 0 || wc.q.N > len(ws) {
+		return fmt.Errorf("--witness-quorum %d: between 1 and the %d keys given", *wc.quorum, len(ws))
 	}
 	return nil
-}
-
-// cosigners checks the witnesses' cosignatures on one signed note and
-// returns their names, or why the note falls short of the quorum.
-func (wc *witnessCheck) cosigners(note []byte) ([]string, error) {
-	idx, err := witness.Cosigners(note, wc.ws)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, i := range idx {
-		names = append(names, wc.ws[i].Name())
-	}
-	if len(idx) < wc.q {
-		if len(names) == 0 {
-			return nil, fmt.Errorf("%w: no cosignature by the witnesses given (%d needed)", witness.ErrCosignature, wc.q)
-		}
-		return names, fmt.Errorf("%w: cosigned by %s only, %d of the %d needed", witness.ErrCosignature, strings.Join(names, ", "), len(idx), wc.q)
-	}
-	return names, nil
 }
 
 // verify is verify --witness: every checkpoint in files (as
 // --checkpoint gave them) must carry the cosignatures. It prints its
 // findings for the log set and returns the exit status.
 func (wc *witnessCheck) verify(set *segment.Set, files []string, pub ed25519.PublicKey) int {
-	if len(wc.ws) == 0 {
+	if len(wc.q.Witnesses) == 0 {
 		return exitcode.OK
 	}
 	if len(files) == 0 {
 		return fail(exitcode.Usage, "verify: --witness checks the checkpoints given with --checkpoint FILE (wrap writes CHECKPOINTFILE.witnessed)")
 	}
-	code, n := exitcode.OK, 0
-	for _, f := range files {
-		data, _, err := regular.ReadFile(f, "a checkpoint file", tlog.MaxCheckpointFile)
-		if err != nil {
-			fmt.Printf("%s: witnesses: %v\n", set.Base, err)
+	n, errs := wc.q.CheckFiles(files, pub)
+	code := exitcode.OK
+	for _, err := range errs {
+		fmt.Printf("%s: witnesses: %v\n", set.Base, err)
+		if errors.Is(err, witness.ErrCosignature) {
+			code = worse(code, exitcode.Invalid)
+		} else {
 			code = worse(code, exitcode.Usage)
-			continue
-		}
-		for i, note := range tlog.Split(data) {
-			c, err := tlog.Open(note, pub)
-			if err != nil {
-				continue // checkCheckpoints reports it
-			}
-			if _, err := wc.cosigners(note); err != nil {
-				fmt.Printf("%s: witnesses: %s, checkpoint %d (%d records): %v\n", set.Base, f, i+1, c.Size, strings.TrimPrefix(err.Error(), "witness: "))
-				code = worse(code, exitcode.Invalid)
-				continue
-			}
-			n++
 		}
 	}
 	if code == exitcode.OK {
-		fmt.Printf("%s: witnesses: all %d checkpoints carry valid cosignatures by %d of the %d witnesses given\n", set.Base, n, wc.q, len(wc.ws))
+		fmt.Printf("%s: witnesses: all %d checkpoints carry valid cosignatures by %d of the %d witnesses given\n", set.Base, n, wc.q.N, len(wc.q.Witnesses))
 	}
 	return code
 }
@@ -291,7 +201,7 @@ func (wc *witnessCheck) verify(set *segment.Set, files []string, pub ed25519.Pub
 // cosignatures. It returns the names of the witnesses, or prints why
 // not and returns the exit status.
 func (wc *witnessCheck) checkFile(what, path, keyArg string, c tlog.Checkpoint) ([]string, int, bool) {
-	if len(wc.ws) == 0 {
+	if len(wc.q.Witnesses) == 0 {
 		return nil, 0, true
 	}
 	pub, err := readPublicKey(keyArg)
@@ -302,21 +212,11 @@ func (wc *witnessCheck) checkFile(what, path, keyArg string, c tlog.Checkpoint) 
 	if err != nil {
 		return nil, fail(exitcode.Usage, "%s: %v", what, err), false
 	}
-	var last error
-	for _, note := range tlog.Split(data) {
-		if got, err := tlog.Open(note, pub); err != nil || got != c {
-			continue
-		}
-		names, err := wc.cosigners(note)
-		if err == nil {
-			return names, 0, true
-		}
-		last = err
+	names, err := wc.q.CheckNote(data, pub, c)
+	if err != nil {
+		return nil, fail(exitcode.Invalid, "%s %s: not witnessed: %v", what, path, strings.TrimPrefix(err.Error(), "witness: ")), false
 	}
-	if last == nil {
-		last = fmt.Errorf("no checkpoint of %d records in it", c.Size)
-	}
-	return nil, fail(exitcode.Invalid, "%s %s: not witnessed: %v", what, path, strings.TrimPrefix(last.Error(), "witness: ")), false
+	return names, 0, true
 }
 
 // cosignedBy ends prove check's line with the witnesses that cosigned.
