@@ -11,7 +11,12 @@
 // which a crash leaves; Invalid otherwise. Which session each record
 // belongs to and how calls pair are package calls' rules: every anomaly
 // it reports is a problem here, a cut one (a session without its end, a
-// recovery without the session after it) a gap.
+// recovery without the session after it) a gap. So are the links of
+// rounds and tasks: a round that answers no input_required outcome of
+// its session, or one a round already answered; a task record that names
+// no call of its session that became that task, a second end of a task,
+// a task without its end at its session_end; a client_answer to no
+// server_request of its session.
 //
 // # Problems
 //

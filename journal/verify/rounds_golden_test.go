@@ -31,6 +31,8 @@ type roundsStep struct {
 // writeSteps writes the steps as one session through the journal's writer
 // with a fixed clock, root key (FuzzKey), session key and sid, each step
 // waited for (one commit group, signed, per record), and returns the log.
+// The steps see the seqs of those before them by name, and the intents
+// and outcomes so far as "#intents" and "#outcomes".
 func writeSteps(tb testing.TB, steps []roundsStep) []byte {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "audit.jsonl")
@@ -43,7 +45,14 @@ func writeSteps(tb testing.TB, steps []roundsStep) []byte {
 	}
 	seqs := map[string]uint64{}
 	for _, s := range steps {
-		seq, err := j.Append(s.body(seqs))
+		b := s.body(seqs)
+		switch b.(type) {
+		case *record.Intent:
+			seqs["#intents"]++
+		case *record.Outcome:
+			seqs["#outcomes"]++
+		}
+		seq, err := j.Append(b)
 		if err == nil {
 			err = j.Wait(seq, journal.BeforeResponse)
 		}
@@ -169,8 +178,8 @@ func roundsSteps() []roundsStep {
 		{"t7end", func(s map[string]uint64) record.Body {
 			return &record.Task{TaskID: bv("task-7"), Intent: s["i7"], Event: record.TaskEnd, Via: record.ViaSessionEnd, Status: record.StatusUnfinished, LatencyNS: 7000}
 		}},
-		{"end", func(map[string]uint64) record.Body {
-			return &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{FramesIn: 12, FramesOut: 12, Intents: 7, Outcomes: 7}}
+		{"end", func(s map[string]uint64) record.Body {
+			return &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{FramesIn: 12, FramesOut: 12, Intents: s["#intents"], Outcomes: s["#outcomes"]}}
 		}},
 	}
 }
@@ -197,5 +206,81 @@ func TestRoundsGolden(t *testing.T) {
 	rep := verifyBytes(t, got, Options{Key: journaltest.FuzzPub})
 	if rep.Status != Valid {
 		t.Errorf("Verify(rounds log) = %v, problems %v, gaps %v; want valid", rep.Status, rep.Problems, rep.Gaps)
+	}
+}
+
+// TestRoundsFindings: each link of rounds, tasks and server requests
+// that points to no record of the right kind in its session, or to one
+// already claimed, is a problem of the line that holds it, and the only
+// one: the golden log (TestRoundsGolden, Valid) changed in one place.
+func TestRoundsFindings(t *testing.T) {
+	// edit returns the golden steps with the step named at replaced by
+	// the ones given (none: removed), each named.
+	edit := func(at string, with ...roundsStep) []roundsStep {
+		var out []roundsStep
+		for _, s := range roundsSteps() {
+			if s.name == at {
+				out = append(out, with...)
+				continue
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	golden := map[string]roundsStep{}
+	for _, s := range roundsSteps() {
+		golden[s.name] = s
+	}
+	with := func(name string, change func(b record.Body, s map[string]uint64)) roundsStep {
+		return roundsStep{name, func(s map[string]uint64) record.Body {
+			b := golden[name].body(s)
+			change(b, s)
+			return b
+		}}
+	}
+	tests := []struct {
+		name  string
+		steps []roundsStep
+		at    string // the step whose line holds the problem
+		want  string
+	}{
+		{"a round of an intent", edit("i2", with("i2", func(b record.Body, s map[string]uint64) { b.(*record.Intent).Round.Of = s["i1"] })),
+			"i2", "which is no input_required outcome of this session"},
+		{"a round of an ok outcome", edit("i3", with("i3", func(b record.Body, s map[string]uint64) {
+			b.(*record.Intent).Round = record.Round{Of: s["o2"], HasOf: true, By: record.RoundByMatch, N: 3}
+		})), "i3", "which is no input_required outcome of this session"},
+		{"a round claimed twice", edit("i3", with("i3", func(b record.Body, s map[string]uint64) {
+			b.(*record.Intent).Round = record.Round{Of: s["o1"], HasOf: true, By: record.RoundByState, N: 2}
+		})), "i3", "which the round at seq"},
+		{"a round by state of nothing", edit("i3", with("i3", func(b record.Body, s map[string]uint64) {
+			b.(*record.Intent).Round = record.Round{By: record.RoundByState, N: 2}
+		})), "i3", "names no outcome"},
+		{"a task record of a call that is no task", edit("t4ir", with("t4ir", func(b record.Body, s map[string]uint64) { b.(*record.Task).Intent = s["i2"] })),
+			"t4ir", "which is no call of this session that became that task"},
+		{"a task record of another task id", edit("t4up", with("t4up", func(b record.Body, s map[string]uint64) { b.(*record.Task).TaskID = bv("task-5") })),
+			"t4up", "which is no call of this session that became that task"},
+		{"two ends", edit("t4end", golden["t4end"], roundsStep{"t4end2", golden["t4end"].body}),
+			"t4end2", "a second end of task"},
+		{"an answer to no server request", edit("ca", with("ca", func(b record.Body, s map[string]uint64) { b.(*record.ClientAnswer).Request = s["i5"] })),
+			"ca", "which is no server_request of this session"},
+		{"a task without end at session_end", edit("t7end"), "end", "has no end in a session that ended"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log := writeSteps(t, tt.steps)
+			var seq uint64
+			for i, s := range tt.steps {
+				if s.name == tt.at {
+					seq = uint64(i)
+				}
+			}
+			rep := verifyBytes(t, log, Options{Key: journaltest.FuzzPub})
+			if rep.Status != Invalid || len(rep.Problems) != 1 || len(rep.Gaps) != 0 {
+				t.Fatalf("Verify(%s) = %v, problems %v, gaps %v; want invalid, one problem", tt.name, rep.Status, rep.Problems, rep.Gaps)
+			}
+			if p := rep.Problems[0]; !strings.Contains(p.Msg, tt.want) || p.Seq != seq || !p.HasSeq {
+				t.Errorf("Verify(%s) = problem %q at seq %d; want %q at seq %d", tt.name, p.Msg, p.Seq, tt.want, seq)
+			}
+		})
 	}
 }
