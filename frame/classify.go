@@ -1405,8 +1405,8 @@ var (
 const (
 	malInRespKey   = "params.inputResponses: duplicate key"
 	malInReqKey    = "inputRequests: duplicate key"
-	malTaskIDTwice = "result: both taskId and task.taskId"
-	malStatusTwice = "result: both status and task.status"
+	malTaskIDTwice = "result: both taskId and task"
+	malStatusTwice = "result: both status and task"
 )
 
 // requestReason is Malformed for a request or notification the relay
@@ -1470,9 +1470,9 @@ func (st *msgState) resultReason() string {
 	switch {
 	case st.req.dupKey:
 		return malInReqKey
-	case st.rTaskID.any() && st.tTaskID.any():
+	case st.rTaskID.any() && st.rTask.any():
 		return malTaskIDTwice
-	case st.rStatus.any() && st.tStatus.any():
+	case st.rStatus.any() && st.rTask.any():
 		return malStatusTwice
 	}
 	return ""
@@ -1526,13 +1526,13 @@ func (st *msgState) finishRounds(m *Rounds, inputs []Input) {
 			m.ResultType, m.HasResultType = st.resultTypeVal, true
 		}
 		switch {
-		case st.rTaskID.clear() && !st.tTaskID.any():
+		case st.rTaskID.clear() && !st.rTask.any():
 			m.ResultTaskID, m.HasResultTaskID = st.rTaskIDVal, true
 		case st.rTask.clear() && st.tTaskID.clear() && !st.rTaskID.any():
 			m.ResultTaskID, m.HasResultTaskID, m.ResultTaskNested = st.tTaskIDVal, true, true
 		}
 		switch {
-		case st.rStatus.clear() && !st.tStatus.any():
+		case st.rStatus.clear() && !st.rTask.any():
 			m.ResultStatus, m.HasResultStatus = st.rStatusVal, true
 		case st.rTask.clear() && st.tStatus.clear() && !st.rStatus.any():
 			m.ResultStatus, m.HasResultStatus = st.tStatusVal, true

@@ -103,7 +103,7 @@ func refMatch(key string, names ...string) (string, bool) {
 		}
 	}
 	for _, n := range names {
-		if strings.EqualFold(stripped, n) {
+		if strings.EqualFold(stripped, strings.NewReplacer("_", "", "-", "").Replace(n)) {
 			return n, false
 		}
 	}
@@ -330,9 +330,16 @@ func refMessage(raw []byte) refMsg {
 	} else {
 		m.ArgsText = false
 	}
+	rr, recorded, _ := refRounds(raw)
+	switch {
+	case toolCall:
+		m.Malformed = m.Malformed || rr.Malformed
+	case recorded:
+		m.Malformed = rr.Malformed
+	}
 	if m.Type == Response {
 		m.Malformed = id.ambiguous() || idBad || result.ambiguous() || errf.ambiguous() ||
-			(result.present() && errf.present()) || isError.ambiguous()
+			(result.present() && errf.present()) || isError.ambiguous() || rr.Malformed
 		m.IsError = errf.present()
 		m.ToolError = isErrTrue
 	}
@@ -421,6 +428,12 @@ func checkDifferential(t *testing.T, c *Classifier, line []byte) {
 	}
 	if d := diff(&f, refClassify(line)); d != "" {
 		t.Fatalf("Classify(%q) = %s; differs from encoding/json reference: %s", line, describe(&f), d)
+	}
+	if d := diffRounds(&f, line); d != "" {
+		t.Fatalf("Classify(%q) = %s; differs from encoding/json reference: %s", line, describe(&f), d)
+	}
+	if d := checkRoundsPremise(&f, line); d != "" {
+		t.Fatalf("Classify(%q) = %s; but %s", line, describe(&f), d)
 	}
 	if d := checkPremise(&f, line); d != "" {
 		t.Fatalf("Classify(%q) = %s; but %s", line, describe(&f), d)
@@ -575,6 +588,38 @@ var differentialSeeds = []string{
 	"{\"id\":1,\"method\":\"tools/call\",\"params\":{\"arguments\": { \"p\" : \"\\ud83d\\ude00\xff\" } ,\"name\":\"a\"}}",
 	`{"id":1,"method":"tools/call","params":{"name":"a","argu_ments":null,"arguments":"\u0000"}}`,
 	"{\"id\":3,\"id\":\"3\",\"ID\":4,\"result\":{}}",
+	// rounds and tasks (Rounds)
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"requestState":"c3Q=","inputResponses":{"k1":{"action":"accept","content":{"x":1}},"k2":{"action":"decline"},"k3":5}}}`,
+	`{"id":1,"method":"tools/call","params":{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","IO.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`,
+	`{"id":1,"method":"tools/call","params":{"name":"a","_meta":{},"_META":{"io.modelcontextprotocol/protocolVersion":1}}}`,
+	`{"id":1,"method":"tools/call","params":{"name":"a","requestState":"x","request_state":"y","inputResponses":{"k":{"action":"accept","Action":"decline"}}}}`,
+	`{"id":1,"method":"tools/call","params":{"name":"a","inputResponses":{"k":{"action":"acc\u0000ept"},"k":{}}}}`,
+	`{"id":1,"method":"tools/call","params":{"name":"a","task":{"ttl":1000}}}`,
+	`{"id":2,"method":"tasks/get","params":{"taskId":"t1"}}`,
+	`{"id":2,"method":"tasks/get","params":{"taskId":"t1","taskID":"t2"}}`,
+	`{"id":2,"method":"tasks/result","params":{"taskId":"t\ud800"}}`,
+	`{"id":2,"method":"tasks/update","params":{"taskId":"t1","inputResponses":{"e":{"action":"cancel"}}}}`,
+	`{"id":2,"method":"tasks/cancel","params":{"taskId":7}}`,
+	`{"id":2,"method":"tasks/cancel","method":"ping","params":{"taskId":"t"}}`,
+	`{"method":"notifications/tasks","params":{"taskId":"t1","status":"completed","result":{"content":[],"isError":true}}}`,
+	`{"method":"notifications/tasks","params":{"taskId":"t1","status":"failed","error":{"code":-1,"message":"x"}}}`,
+	`{"method":"notifications/tasks","params":{"taskId":"t1","status":"input_required","inputRequests":{"a":{"method":"elicitation/create"}}}}`,
+	`{"method":"notifications/tasks/status","params":{"taskId":"t1","status":"working","Status":"completed"}}`,
+	`{"method":"notifications/cancelled","params":{"requestId":1.0,"reason":"x"}}`,
+	`{"method":"notifications/cancelled","params":{"requestId":"1","requestid":1}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s","inputRequests":{"a":{"method":"elicitation/create","params":{}},"b":{"method":"sampling/createMessage"},"c":[]}}}`,
+	`{"id":1,"result":{"resultType":"input_required","result_type":"complete"}}`,
+	`{"id":1,"result":{"resultType":"comp\u0000lete","content":[]}}`,
+	`{"id":1,"result":{"resultType":"task","taskId":"t1","status":"working"}}`,
+	`{"id":1,"result":{"task":{"taskId":"t1","status":"working","TaskId":"t2"}}}`,
+	`{"id":1,"result":{"task":{"taskId":"t1"},"taskId":"t2"}}`,
+	`{"id":1,"result":{"resultType":"complete","taskId":"t1","status":"completed","result":{"isError":true,"is_error":false}}}`,
+	`{"id":1,"result":{"resultType":"complete","taskId":"t1","status":"failed","error":{"code":1}}}`,
+	`{"id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"protocolversion":"2026-07-28"}}`,
+	`{"id":1,"result":{"inputRequests":{"a":{"method":"x","METHOD":"y"}},"requestState":5}}`,
+	`{"id":1,"result":{"inputRequests":{"a":{},"b":{},"a":{"method":"x"}}}}`,
+	"{\"id\":1,\"result\":{\"taskId\":\"t\xff\",\"status\":\"working\"}}",
+	`[{"id":1,"result":{"resultType":"task","taskId":"a"}},{"id":2,"method":"tasks/get","params":{"taskId":"a"}},{"method":"notifications/tasks","params":{"taskId":"a","status":"completed","result":{}}}]`,
 }
 
 func TestDifferential(t *testing.T) {
@@ -584,8 +629,11 @@ func TestDifferential(t *testing.T) {
 	}
 	// Mutations of the seeds: deterministic, so a failure reproduces.
 	r := rand.New(rand.NewPCG(3, 4))
-	alphabet := []byte("{}[]\":,\\ \n\tu0123456789abcdefnmthodisparmeIDMEPAR_-.eE+-trulfs\x00\xff\xc5\xbf")
-	inserts := []string{`"method"`, `"id"`, `"params"`, `"name"`, `"tools/call"`, `\u0000`, `\ud800`, `\u017f`, "ſ", `"Method"`, `{"name":"a"}`, `"arguments"`, `"Arguments"`, `\udc00`, `\\`, `1e5`, `-0`, `true`, `null`, `[`, `]`}
+	alphabet := []byte("{}[]\":,\\ \n\tu0123456789abcdefnmthodisparmeIDMEPAR_-.eE+-trulfskTSR\x00\xff\xc5\xbf")
+	inserts := []string{`"method"`, `"id"`, `"params"`, `"name"`, `"tools/call"`, `\u0000`, `\ud800`, `\u017f`, "ſ", `"Method"`, `{"name":"a"}`, `"arguments"`, `"Arguments"`, `\udc00`, `\\`, `1e5`, `-0`, `true`, `null`, `[`, `]`,
+		`"taskId"`, `"status"`, `"resultType"`, `"requestState"`, `"inputRequests"`, `"inputResponses"`, `"action"`,
+		`"task"`, `"_meta"`, `"result"`, `"error"`, `"isError"`, `"requestId"`, `"protocolVersion"`, `"TaskId"`, `"result_type"`,
+		`{"a":{"method":"m"}}`, `{"k":{"action":"accept"}}`, `"tasks/get"`, `"notifications/tasks"`, `"notifications/cancelled"`}
 	kinds := map[Kind]int{}
 	var f Frame
 	for range 50000 {
