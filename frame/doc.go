@@ -9,7 +9,9 @@
 // reports what it carries: nothing (Empty), not exactly one JSON value
 // (NotJSON, with an Anomaly reason), one value (Single) or a batch (Batch),
 // and for each JSON-RPC message its type, method, id, and, for tools/call,
-// the tool name and whether decoders could disagree about it (Malformed).
+// the tool name and whether decoders could disagree about it (Malformed),
+// and what it says about the revision, multi round-trip requests and tasks
+// (Message.Rounds, "Rounds and tasks" below).
 //
 // # Contract
 //
@@ -29,8 +31,11 @@
 //     freed by the next garbage collection unless another long line takes
 //     it first. A Classifier keeps decoded
 //     strings (at most ~3 bytes per input byte of a decoded method, name
-//     or id, dropped after a frame that needed more than 1 MiB) and at
-//     most MaxBatch Messages.
+//     or id, dropped after a frame that needed more than 1 MiB), at
+//     most MaxBatch Messages for the line and MaxBatch for its other
+//     readings, one Rounds for each of those that has a member Rounds
+//     reads, and Inputs: at most MaxInputs per list per message and
+//     8192 per line, members beyond those only counted.
 //   - Bad input is the normal case: no input makes either panic, recurse
 //     without bound, or hold memory beyond those bounds.
 //
@@ -83,7 +88,35 @@
 // not, decodes to "tools/call" — or would once cut at U+0000 and stripped of
 // U+FFFD — because some decoder reads it so and the relay must record it.
 // Tool is only given when params and name are unambiguous. Malformed is only
-// computed for tool calls and responses, the messages the relay records.
+// computed for the messages the relay records: tool calls, responses, and
+// requests and notifications any of whose method members reads (so) as
+// tasks/get, tasks/result, tasks/update, tasks/cancel, notifications/tasks,
+// notifications/tasks/status or notifications/cancelled.
+//
+// The members read for rounds and tasks (Message.Rounds) follow the same
+// rules: in params, _meta and its "io.modelcontextprotocol/protocolVersion",
+// taskId, status, requestState, inputResponses, inputRequests, task,
+// requestId, result (and its isError) and error; in result, resultType,
+// taskId, task (and its taskId and status), status, requestState,
+// inputRequests, protocolVersion, result (and its isError) and error. A
+// duplicate or case-variant key of any of them, a wrong type (_meta,
+// inputResponses, inputRequests, task inside result and result inside
+// params or result not objects; the revision, taskId, status,
+// requestState, resultType and protocolVersion not strings; requestId not
+// a string, number or null), U+0000 or U+FFFD in a decoded taskId,
+// status, requestState or resultType, makes a recorded message Malformed;
+// so does, inside an inputRequests or inputResponses value, a duplicate or
+// case-variant "method" or "action" key or one of those with U+0000 or
+// U+FFFD, and a key of inputRequests or inputResponses repeated (map keys
+// are matched exactly by every decoder; a repeat is found when one of its
+// occurrences is among the first MaxInputs, the ones listed). A result
+// with both taskId (or status) and task is Malformed: a 2026-07-28 reader
+// takes the flat member, a 2025-11-25 one the task's. A value whose
+// reading is unclear is not given (its Has flag is false), whatever the
+// message; a list is given whole or not at all. The descent is bounded:
+// only params, params._meta, params.result, the values of
+// params.inputResponses and params.inputRequests, result, result.task,
+// result.result and the values of result.inputRequests are looked into.
 //
 // params.arguments is read with the same discipline and handed over raw
 // (Message.Args, the span of the line, for a policy to read): a duplicate
@@ -102,6 +135,40 @@
 // every decoder agrees the name is absent; HasTool is false); an id string
 // containing U+FFFD (ids are only matched, in order, and both sides see the
 // same bytes).
+//
+// # Rounds and tasks
+//
+// Message.Op names the method among those the relay tracks (tools/call,
+// initialize, the tasks methods of both revisions, notifications/cancelled
+// and the requests a server sends a client), from the method a
+// last-wins decoder keeps, so that the relay compares no strings per line.
+// Message.Rounds gives, decoded, what a message says about the revision,
+// multi round-trip requests (MRTR) and tasks:
+//
+//   - a request's revision, params._meta["io.modelcontextprotocol/protocolVersion"]
+//     (Revision), and initialize's answer's result.protocolVersion
+//     (ProtocolVersion);
+//   - a retry's params.requestState (RequestState) and the keys of
+//     params.inputResponses, each with its value's "action" (InputResponses,
+//     also for tasks/update); an answer's result.resultType (ResultType),
+//     result.requestState (ResultState) and the keys of result.inputRequests,
+//     each with its value's "method" (InputRequests);
+//   - tasks: params.taskId (TaskID) of tasks/get, tasks/result,
+//     tasks/update, tasks/cancel, notifications/tasks and
+//     notifications/tasks/status, with params.status (Status); params.task
+//     of a 2025-11-25 task-augmented request (TaskAugmented); an answer's
+//     task id and status, flat (2026-07-28: CreateTaskResult, tasks/get)
+//     or inside result.task (2025-11-25 CreateTaskResult,
+//     ResultTaskNested), as ResultTaskID and ResultStatus; a task's final
+//     result.result.isError or params.result.isError (TaskResultIsError)
+//     and its error member (TaskHasError); notifications/tasks's
+//     params.inputRequests (InputRequests);
+//   - notifications/cancelled's params.requestId (CancelID), an ID read and
+//     matched as message ids are.
+//
+// Lists keep at most MaxInputs members in line order and count them all
+// (InputRequestsN, InputResponsesN). A message without any of these
+// members shares one zero Rounds.
 //
 // # Every reading of a line
 //
