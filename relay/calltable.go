@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/cespare/xxhash/v2"
 )
@@ -18,6 +19,18 @@ type call struct {
 	seq     uint64      // the intent's seq
 	written time.Time   // when the intent was as durable as the level asks
 	order   uint64      // insertion order, for eviction of the oldest
+
+	// op is what the request was: frame.OpToolsCall for a tools/call
+	// (it has an intent), or a request the relay follows without an
+	// intent (initialize; tasks/get, tasks/result, tasks/cancel naming a
+	// live task, whose id is task).
+	op    frame.Op
+	round int      // a tools/call's round number (rounds.go)
+	match [32]byte // a tools/call's match digest; zero: none
+	task  []byte   // a task request's task id key (taskKey)
+	// cancelled: in the table of late calls, a call the client cancelled
+	// (its late answer is relayed), not one that timed out.
+	cancelled bool
 
 	// With Config.CallTimeout only (timeout.go).
 	answerID []byte // the id token a timeout answer carries; empty: never timed out
@@ -90,6 +103,7 @@ func (p *callTable) add(key []byte, id record.Call, seq uint64) (*call, *call) {
 	c.id = b
 	c.seq, c.written, c.order = seq, time.Time{}, p.next
 	c.answerID, c.inTable = c.answerID[:0], true
+	c.op, c.round, c.match, c.task, c.cancelled = frame.OpToolsCall, 1, [32]byte{}, c.task[:0], false
 	p.next++
 	h := xxhash.Sum64(key)
 	p.byKey[h] = append(p.byKey[h], c)

@@ -104,6 +104,124 @@
 //     line's digest or a later answer's outcome;
 //   - lines that could answer nothing are relayed without a record.
 //
+// The table of calls in flight also follows, without an intent, the
+// client's requests whose answers the record needs: initialize, and
+// tasks/get, tasks/result and tasks/cancel naming a live task ("Tasks"
+// below). Their answers are judged by the same rules (an unclear one is
+// an anomaly, and the request stays in flight), and they leave the
+// table silently at End or when evicted. From the child, lines are also
+// read while tasks are live.
+//
+// # What an answer says
+//
+// A clean answer to a tools/call gets an outcome whose status says what
+// the answer was: rpc_error for an error; by result.resultType,
+// input_required (the tool has not finished: the outcome lists the keys
+// and methods of result.inputRequests and the digest of
+// result.requestState), task (the call became a task: result.taskId, or
+// the 2025-11-25 CreateTaskResult's result.task.taskId when the result
+// has no resultType) and other (any other resultType but complete,
+// recorded by its name in result_type, never ok); a result without
+// resultType, or with resultType complete, is ok, or tool_error when
+// result.isError is true. frame reads these members with the same
+// discipline as ids: an answer whose resultType, taskId, task, status,
+// requestState or inputRequests readers could read differently is
+// malformed, so the line is an anomaly and the call stays in flight.
+//
+// # Rounds
+//
+// An input_required outcome issues what a retry of the call presents
+// (MCP's multi round-trip requests: the retry is a new tools/call, with a
+// new id, carrying params.requestState and params.inputResponses). The
+// retry's intent records its params.requestState's digest and
+// params.inputResponses' keys, with the action of each that is an
+// elicitation's answer (accept, decline, cancel), never their content
+// (the request's digest covers it), and the round it is:
+//
+//   - by "state": its requestState (compared by the SHA-256 of the
+//     decoded string, so that a client's re-escaping does not matter) is
+//     the one an input_required outcome of this session issued;
+//   - by "match": neither carries a state, and it names the same tool
+//     with the same params.arguments bytes, in a session of the same
+//     principal (Config.Caller), as a tools/call answered input_required
+//     without state at most 10 minutes before;
+//   - "unknown_state": it carries a state that no outcome the relay
+//     remembers issued;
+//   - "reused_state": its state was claimed by an earlier round. An
+//     outcome is claimed by at most one round; a match, once claimed,
+//     links no other call.
+//
+// A request linked to nothing is round 1 of its call and carries no
+// round; a linked retry's round number is one more than the round it
+// answers. The states issued are remembered in a table of at most
+// Config.MaxPending entries; beyond it the oldest is forgotten (a retry
+// presenting its state is then unknown_state, or, by match, round 1).
+// Each round is a tools/call, decided by the Gate as the call it is.
+//
+// # Tasks
+//
+// A task outcome enters the table of live tasks (at most
+// Config.MaxPending; a task beyond it evicts the oldest, which gets an
+// unfinished end, via "evicted"). A task id that names a live task is
+// never entered twice: that answer is an anomaly (ReasonTaskClaimed) and
+// its call stays in flight. Every task record names the task's id and
+// its call's intent; those the child's lines cause are durable before
+// the line reaches the client, those the client's before its line
+// reaches the child:
+//
+//   - its end, the first of: on 2026-07-28 (a task made by resultType
+//     "task"), a tasks/get answer or a notifications/tasks with status
+//     completed (ok; tool_error for result.isError; rpc_error for an
+//     error), failed or cancelled; on 2025-11-25 (a CreateTaskResult),
+//     the tasks/result answer (ok, tool_error or rpc_error as a call's),
+//     or status failed or cancelled in a tasks/get answer, a
+//     notifications/tasks/status or the answer to tasks/cancel. The end
+//     has the digest of the line that carried it and the latency from
+//     the call's release to the child. At End, every live task gets an
+//     unfinished end, via session_end, before the session's end;
+//   - input_required: a task status input_required (tasks/get,
+//     notifications/tasks) first seen, or with inputRequests keys not
+//     recorded yet (each task remembers its last 32);
+//   - update: the client's tasks/update (its inputResponses as a
+//     retry's);
+//   - cancel: the client's tasks/cancel.
+//
+// A poll whose answer changes nothing adds no record; requests about a
+// task the relay does not know (never created, ended, evicted) add none.
+//
+// # Server requests
+//
+// A request the child sends (elicitation/create, sampling/createMessage,
+// roots/list, any method) in a line read while calls are in flight or
+// tasks live gets a server_request record naming the tools/calls then in
+// flight (at most 32 listed, the rest counted), and is remembered (at
+// most Config.MaxPending, the oldest forgotten) until the client answers
+// it: the answer, clean and relayed, gets a client_answer record (ok or
+// rpc_error). Under a session revision of 2026-07-28 or later, where
+// servers send no requests, such a request is also an anomaly
+// (ReasonServerRequest), and is relayed all the same.
+//
+// The session's revision is the protocolVersion of initialize's answer
+// (then a protocol record is written, before the answer reaches the
+// client); until one settles it, the revision the client's requests
+// declare in params._meta["io.modelcontextprotocol/protocolVersion"].
+// An intent records the revision its request declares.
+//
+// # Cancellation
+//
+// A notifications/cancelled from the client, clean, whose
+// params.requestId names a tools/call in flight (by value, as ids are
+// matched) ends that call: its outcome is cancelled (no response digest,
+// latency to the cancellation), durable before the notification reaches
+// the child. The call is remembered in the table of late calls (as
+// bounded as with a CallTimeout): the child's later answer to it is an
+// anomaly (ReasonAnswerAfterCancel) and is relayed, since the client
+// ignores it. A call in flight with the same id takes an answer first: a
+// child need not answer a cancelled request, and the client matches the
+// answer to its live request. The HTTP front sends such a notification
+// when its client goes away mid-request, so both fronts end calls this
+// one way.
+//
 // # Call timeouts
 //
 // With Config.CallTimeout, a tools/call request that the child has not
@@ -162,13 +280,16 @@
 // # Memory
 //
 // The table of calls in flight holds at most Config.MaxPending calls of at
-// most about 512 bytes each (768 with a CallTimeout, which keeps the id
+// most about 640 bytes each (900 with a CallTimeout, which keeps the id
 // token to answer with), whatever their ids. A call beyond it evicts the
 // oldest, which is recorded unanswered at once. With a CallTimeout, the
 // calls that timed out are remembered, for their late answers, in a table
 // as bounded (MaxPending calls of a few hundred bytes); beyond it the
 // oldest is forgotten, and its late answer is relayed as one that answers
-// nothing. A pump holds at most
+// nothing. The tables of rounds issued (about 100 bytes an entry), of
+// live tasks (about 700 bytes: the id as recorded, its key, 32 key
+// hashes) and of server requests (as a call) hold at most
+// Config.MaxPending entries each. A pump holds at most
 // the longest line (Config.MaxFrame) plus the read-ahead bound.
 //
 // # Failing closed

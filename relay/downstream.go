@@ -107,28 +107,46 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 		start := off
 		off += len(line)
 		r.counts.FramesOut++
-		if r.inFlight.n == 0 && r.late.n == 0 {
+		if r.inFlight.n == 0 && r.late.n == 0 && r.tasks.n == 0 {
 			continue // nothing to match: no need to parse
 		}
 		st.dg.start(line)
 		st.cl.Classify(line, f)
 		reason := ""
-		st.late = 0
+		st.late, st.cancelled = 0, 0
 		answered := 0
 		for k, msgs := range [2][]frame.Message{f.Msgs, f.Hidden} {
 			for i := range msgs {
 				m := &msgs[i]
-				if !m.Answers {
+				clean := k == 0 && f.Anomaly == ""
+				var (
+					seq  uint64
+					recs int
+					hit  bool
+					why  string
+					err  error
+				)
+				switch {
+				case m.Answers:
+					seq, recs, hit, why, err = r.answer(m, clean, line, st)
+				case clean && m.Type == frame.Request:
+					seq, recs, why, err = r.serverRequest(m, st)
+				case k == 0 && (m.Op == frame.OpTasksNotify || m.Op == frame.OpTaskStatus) && m.Type == frame.Notification:
+					seq, recs, why, err = r.taskNotice(m, clean, st)
+				default:
 					continue
 				}
-				seq, ok, why, err := r.answer(m, k == 0 && f.Anomaly == "", line, st)
 				if err != nil {
 					st.dg.wait()
 					return 0, 0, err
 				}
-				if ok {
-					last, n, answered = seq, n+1, answered+1
-				} else if reason == "" && why != "" {
+				if hit {
+					answered++
+				}
+				if recs > 0 {
+					last, n = seq, n+recs
+				}
+				if reason == "" && why != "" {
 					reason = why
 					if f.Anomaly != "" {
 						reason = f.Anomaly
@@ -137,7 +155,8 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 			}
 		}
 		forwarded := true
-		if st.late > 0 {
+		switch {
+		case st.late > 0:
 			// The client has had aegis's answer for that id: a second one
 			// must not reach it. A line that answers a call in flight too
 			// carries an answer the client waits for, and is relayed.
@@ -146,6 +165,10 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 				forwarded = false
 				st.drops = appendDrop(st.drops, start, off)
 			}
+		case st.cancelled > 0 && reason == "":
+			// The client cancelled the call and ignores its answer: the
+			// line is relayed (byte identity) and said to be late.
+			reason = ReasonAnswerAfterCancel
 		}
 		if reason != "" {
 			seq, err := r.j.Append(&record.Anomaly{Digest: st.dg.get(), Response: true, Bytes: len(line), Reason: reason, Forwarded: forwarded})
@@ -162,62 +185,72 @@ func (r *Relay) recordResponses(chunk []byte, st *downstream) (uint64, int, erro
 
 // downstream is the child→client pump's state, reused from run to run.
 type downstream struct {
-	cl    frame.Classifier
-	f     frame.Frame
-	now   time.Time  // when the run's first answer was matched
-	kbuf  []byte     // scratch for frame.ID.LooseKeys
-	late  int        // the current line's answers to calls that timed out
-	drops [][2]int   // byte ranges of the run that must not reach the client
-	dg    lineDigest // the current line's
+	cl   frame.Classifier
+	f    frame.Frame
+	now  time.Time // when the run's first answer was matched
+	kbuf []byte    // scratch for frame.ID.LooseKeys
+	late int       // the current line's answers to calls that timed out
+	// cancelled counts the current line's answers to calls the client
+	// cancelled.
+	cancelled int
+	inputs    []record.InputRequest // reused: an outcome's or a task record's input_requests
+	keys      [][]byte              // reused: the inputRequests keys of a task status
+	drops     [][2]int              // byte ranges of the run that must not reach the client
+	dg        lineDigest            // the current line's
 }
 
-// answer records the outcome of the call that m, a message with an id and
-// a result or error, answers, if it is a clean answer (clean: in a line
-// every reader reads alike; a Response, not malformed) whose id names one
-// call in flight, the same for every client. Otherwise it returns why m
-// is an anomaly if m could still answer a call in flight for some client
-// (any of its ids, as any client reads it, names one), or "" if it
-// answers none.
-func (r *Relay) answer(m *frame.Message, clean bool, line []byte, st *downstream) (seq uint64, ok bool, why string, err error) {
+// answer judges m, a message with an id and a result or error, against
+// the table of calls in flight. A clean answer (clean: in a line every
+// reader reads alike; a Response, not malformed) whose id names one
+// request in flight, the same for every client, is that request's: a
+// tools/call gets its outcome (callAnswered), a request followed without
+// an intent what its answer says (requestAnswered). It returns the last
+// seq and the number of records appended, and hit when m answered a
+// request in flight. Otherwise it returns why m is an anomaly if m could
+// still answer a call in flight for some client (any of its ids, as any
+// client reads it, names one), or "" if it answers none.
+func (r *Relay) answer(m *frame.Message, clean bool, line []byte, st *downstream) (seq uint64, recs int, hit bool, why string, err error) {
 	clean = clean && m.Type == frame.Response && m.Malformed == ""
 	if clean && r.late.n > 0 {
 		// A call that timed out is older than any call in flight with the
 		// same id (every call waits the same timeout), and duplicate ids
-		// are answered in the order they were sent.
-		if c := r.late.find(m.ID.Key); c != nil {
+		// are answered in the order they were sent. A call the client
+		// cancelled may never be answered (the child need not answer
+		// it): a call in flight with its id takes the answer first, as
+		// the client does.
+		if c := r.late.find(m.ID.Key); c != nil && (!c.cancelled || r.inFlight.find(m.ID.Key) == nil) {
+			if c.cancelled {
+				st.cancelled++
+			} else {
+				st.late++
+			}
 			r.late.remove(c)
 			r.late.release(c)
-			st.late++
-			return 0, false, "", nil
+			return 0, 0, false, "", nil
 		}
 	}
 	if c := r.inFlight.find(m.ID.Key); c != nil && clean {
 		if other := r.looseCall(&m.ID, c, st); other {
-			return 0, false, ReasonTwoCalls, nil
+			return 0, 0, false, ReasonTwoCalls, nil
 		}
-		r.inFlight.remove(c)
 		if st.now.IsZero() {
 			st.now = r.cfg.Clock()
 		}
-		status := record.StatusOK
-		switch {
-		case m.IsError:
-			status = record.StatusRPCError
-		case m.ToolError:
-			status = record.StatusToolError
+		if c.op != frame.OpToolsCall {
+			seq, recs, err := r.requestAnswered(c, m, st)
+			return seq, recs, err == nil, "", err
 		}
-		seq, err := r.appendOutcome(c, &st.dg, status, "", st.now)
-		return seq, err == nil, "", err
+		return r.callAnswered(c, m, st)
 	}
 	switch {
 	case !r.mayAnswer(m, st):
-		return 0, false, "", nil
+		return 0, 0, false, "", nil
 	case m.Malformed != "":
-		return 0, false, m.Malformed, nil
+		return 0, 0, false, m.Malformed, nil
 	case m.Type != frame.Response:
-		return 0, false, ReasonAnswerWithMethod, nil
+		return 0, 0, false, ReasonAnswerWithMethod, nil
 	}
-	return 0, false, ReasonLooseID, nil
+	return 0, 0, false, ReasonLooseID, nil
 }
 
 // looseCall reports whether id, read as some client reads ids, names a

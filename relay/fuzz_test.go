@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/json"
@@ -394,11 +395,23 @@ type shortLine struct {
 	why  string
 }
 
-// refCall is a call in the reference's table of calls in flight.
+// refCall is a call in the reference's table of calls in flight: a
+// tools/call, or a request followed without an intent (init).
 type refCall struct {
-	key  string
-	call record.Call
-	seq  uint64
+	key       string
+	call      record.Call
+	seq       uint64
+	init      bool // an initialize
+	cancelled bool // in late: a call the client cancelled
+}
+
+// refTask is a live task of the reference.
+type refTask struct {
+	id      string
+	intent  uint64
+	v2025   bool
+	waiting bool
+	seen    []string
 }
 
 // model is the reference: it reads each stream as whole lines (no reads,
@@ -423,6 +436,22 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 		w.counts.Unanswered++
 	}
 
+	var (
+		late      []*refCall // calls the client cancelled, oldest first
+		tasks     []*refTask // live tasks, oldest first
+		stateless bool       // the session's revision has servers send no requests
+		settled   bool
+	)
+	enter := func(c *refCall) {
+		if len(inflight) == maxPending {
+			old := inflight[0]
+			inflight = inflight[1:]
+			if !old.init {
+				unanswered(old, "evicted: more calls in flight than the pending table holds")
+			}
+		}
+		inflight = append(inflight, c)
+	}
 	w.up, w.upErr = lines(up, maxFrame, func(line []byte) {
 		w.counts.FramesIn++
 		var f frame.Frame
@@ -432,6 +461,45 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 			add(&record.Anomaly{Digest: digest(line), Bytes: len(line), Reason: f.Anomaly, Forwarded: true})
 			w.counts.Anomalies++
 		}
+		defer func() {
+			if anomaly || f.Kind != frame.Single && f.Kind != frame.Batch {
+				return
+			}
+			// What the line says besides its calls (tasks are made only
+			// by the child's answers, which come after every client line).
+			for i := range f.Msgs {
+				m := &f.Msgs[i]
+				if m.Malformed != "" {
+					continue
+				}
+				if m.HasRevision && m.Type == frame.Request && !settled {
+					stateless = string(m.Revision) >= "2026-07-28"
+				}
+				switch {
+				case m.Op == frame.OpInitialize && m.Type == frame.Request && m.ID.Key != nil:
+					enter(&refCall{key: string(m.ID.Key), init: true})
+				case m.Op == frame.OpCancelled && m.Type == frame.Notification && m.HasCancelID && m.CancelID.Key != nil:
+					at := -1
+					for k, c := range inflight {
+						if c.key == string(m.CancelID.Key) {
+							at = k
+							break
+						}
+					}
+					if at < 0 || inflight[at].init {
+						continue
+					}
+					c := inflight[at]
+					inflight = append(inflight[:at:at], inflight[at+1:]...)
+					if len(late) == maxPending {
+						late = late[1:]
+					}
+					late = append(late, &refCall{key: c.key, call: c.call, seq: c.seq, cancelled: true})
+					add(&record.Outcome{Call: c.call, Intent: c.seq, Status: record.StatusCancelled, Reason: relay.ReasonCancelled})
+					w.counts.Outcomes++
+				}
+			}
+		}()
 		intents := 0
 		for k, msgs := range [][]frame.Message{f.Msgs, f.Hidden} {
 			for i := range msgs {
@@ -447,18 +515,35 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 				if k == 1 && in.Malformed == "" {
 					in.Malformed = f.Anomaly
 				}
+				if k == 0 {
+					// No outcome has issued a state yet: a retry's state
+					// is unknown.
+					if m.HasRevision {
+						in.Revision, in.HasRevision = record.BoundedOf(bytes.Clone(m.Revision)), true
+					}
+					if m.HasInputResponses {
+						in.InputResponses = []record.InputResponse{}
+						for _, r := range m.InputResponses {
+							e := record.InputResponse{Key: record.BoundedOf(bytes.Clone(r.Key))}
+							if a := string(r.Value); r.HasValue && (a == "accept" || a == "decline" || a == "cancel") {
+								e.Action = a
+							}
+							in.InputResponses = append(in.InputResponses, e)
+						}
+						in.InputResponsesMore = m.InputResponsesN - len(m.InputResponses)
+					}
+					if m.HasRequestState && m.Malformed == "" && !anomaly {
+						in.RequestState, in.HasRequestState = sha256.Sum256(m.RequestState), true
+						in.Round = record.Round{By: record.RoundUnknownState}
+					}
+				}
 				seq := add(in)
 				intents++
 				w.counts.Intents++
-				if in.Call.Type == record.IDNull {
+				if in.Call.Type == record.IDNull || m.Malformed != "" && m.ID.Type == frame.IDInvalid {
 					continue // nothing can answer it
 				}
-				if len(inflight) == maxPending {
-					c := inflight[0]
-					inflight = inflight[1:]
-					unanswered(c, "evicted: more calls in flight than the pending table holds")
-				}
-				inflight = append(inflight, &refCall{key: string(m.ID.Key), call: in.Call, seq: seq})
+				enter(&refCall{key: string(m.ID.Key), call: in.Call, seq: seq})
 			}
 		}
 		if n := jsonToolCalls(line); intents < n {
@@ -474,9 +559,44 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 		return -1
 	}
 	var kbuf []byte
+	findLate := func(key []byte) int {
+		for k, c := range late {
+			if c.key == string(key) {
+				return k
+			}
+		}
+		return -1
+	}
+	findTask := func(id []byte) *refTask {
+		for _, k := range tasks {
+			if k.id == string(id) {
+				return k
+			}
+		}
+		return nil
+	}
+	endTask := func(k *refTask, via string, d *record.Digest, status string) {
+		t := &record.Task{TaskID: record.BoundedOf([]byte(k.id)), Intent: k.intent, Event: record.TaskEnd, Via: via, Status: status}
+		if d != nil {
+			t.Digest, t.HasDigest = *d, true
+		}
+		add(t)
+		tasks = slices.DeleteFunc(tasks, func(o *refTask) bool { return o == k })
+	}
+	inputs := func(m *frame.Message) []record.InputRequest {
+		out := []record.InputRequest{}
+		for _, r := range m.InputRequests {
+			e := record.InputRequest{Key: record.BoundedOf(bytes.Clone(r.Key))}
+			if r.HasValue {
+				e.Method, e.HasMethod = record.BoundedOf(bytes.Clone(r.Value)), true
+			}
+			out = append(out, e)
+		}
+		return out
+	}
 	w.down, w.downErr = lines(down, maxFrame, func(line []byte) {
 		w.counts.FramesOut++
-		if len(inflight) == 0 {
+		if len(inflight) == 0 && len(late) == 0 && len(tasks) == 0 {
 			return
 		}
 		for _, c := range clientsAccepting(line, inflight) {
@@ -485,13 +605,90 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 		var f frame.Frame
 		frame.NewClassifier().Classify(line, &f)
 		reason := ""
+		cancelled := 0
+		d := digest(line)
 		for k, msgs := range [][]frame.Message{f.Msgs, f.Hidden} {
 			for i := range msgs {
 				m := &msgs[i]
 				if !m.Answers {
+					switch {
+					case k == 0 && f.Anomaly == "" && m.Type == frame.Request:
+						sr := &record.ServerRequest{Call: callOf(m), Method: record.BoundedOf(bytes.Clone(m.Method)), ResponseDigest: d, Calls: []uint64{}}
+						for _, c := range inflight {
+							if c.init {
+								continue
+							}
+							if len(sr.Calls) < record.MaxListEntries {
+								sr.Calls = append(sr.Calls, c.seq)
+							} else {
+								sr.CallsMore++
+							}
+						}
+						add(sr)
+						if stateless && reason == "" {
+							reason = relay.ReasonServerRequest
+						}
+					case k == 0 && (m.Op == frame.OpTasksNotify || m.Op == frame.OpTaskStatus) && m.Type == frame.Notification && len(tasks) > 0:
+						if f.Anomaly != "" || m.Malformed != "" {
+							if reason == "" {
+								reason = cmp.Or(f.Anomaly, m.Malformed)
+							}
+							continue
+						}
+						t := findTask(m.TaskID)
+						if !m.HasTaskID || !m.HasStatus || t == nil {
+							continue
+						}
+						via := "notifications/tasks"
+						if m.Op == frame.OpTaskStatus {
+							via = "notifications/tasks/status"
+						}
+						switch string(m.Status) {
+						case "completed":
+							if t.v2025 {
+								t.waiting = false
+								continue
+							}
+							status := record.StatusOK
+							if m.TaskHasError {
+								status = record.StatusRPCError
+							} else if m.TaskResultIsError {
+								status = record.StatusToolError
+							}
+							endTask(t, via, &d, status)
+						case "failed":
+							endTask(t, via, &d, record.StatusFailed)
+						case "cancelled":
+							endTask(t, via, &d, record.StatusCancelled)
+						case "input_required":
+							fresh := false
+							for _, r := range m.InputRequests {
+								if !slices.Contains(t.seen, string(r.Key)) {
+									fresh = true
+									t.seen = append(t.seen, string(r.Key))
+									if len(t.seen) > 32 {
+										t.seen = t.seen[1:]
+									}
+								}
+							}
+							if t.waiting && !fresh {
+								continue
+							}
+							t.waiting = true
+							add(&record.Task{TaskID: record.BoundedOf([]byte(t.id)), Intent: t.intent, Event: record.TaskInputRequired, Via: via,
+								Digest: d, HasDigest: true, InputRequests: inputs(m), InputRequestsMore: m.InputRequestsN - len(m.InputRequests)})
+						default:
+							t.waiting = false
+						}
+					}
 					continue
 				}
 				clean := k == 0 && f.Anomaly == "" && m.Type == frame.Response && m.Malformed == ""
+				if l := findLate(m.ID.Key); clean && l >= 0 && find(m.ID.Key) < 0 {
+					late = append(late[:l:l], late[l+1:]...)
+					cancelled++
+					continue
+				}
 				at := find(m.ID.Key)
 				if clean && at >= 0 {
 					other := false
@@ -500,28 +697,73 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 							other = true
 						}
 					})
-					if !other {
-						c := inflight[at]
-						inflight = append(inflight[:at:at], inflight[at+1:]...)
-						status := record.StatusOK
-						if m.IsError {
-							status = record.StatusRPCError
-						} else if m.ToolError {
-							status = record.StatusToolError
+					if other {
+						if reason == "" {
+							reason = relay.ReasonTwoCalls
 						}
-						add(&record.Outcome{Call: c.call, Intent: c.seq, ResponseDigest: digest(line), HasResponse: true, Status: status})
-						w.counts.Outcomes++
 						continue
 					}
-					if reason == "" {
-						reason = relay.ReasonTwoCalls
+					c := inflight[at]
+					if c.init {
+						inflight = append(inflight[:at:at], inflight[at+1:]...)
+						if !m.IsError && m.HasProtocolVersion {
+							add(&record.Protocol{Revision: record.BoundedOf(bytes.Clone(m.ProtocolVersion))})
+							settled, stateless = true, string(m.ProtocolVersion) >= "2026-07-28"
+						}
+						continue
+					}
+					rt := string(m.ResultType)
+					status := record.StatusOK
+					switch {
+					case m.IsError:
+						status = record.StatusRPCError
+					case m.HasResultType && rt == "input_required":
+						status = record.StatusInputRequired
+					case m.HasResultType && rt == "task", !m.HasResultType && m.HasResultTaskID && m.ResultTaskNested:
+						status = record.StatusTask
+					case m.HasResultType && rt != "complete":
+						status = record.StatusOther
+					case m.ToolError:
+						status = record.StatusToolError
+					}
+					o := &record.Outcome{Call: c.call, Intent: c.seq, ResponseDigest: d, HasResponse: true, Status: status}
+					var nt *refTask
+					if status == record.StatusTask && m.HasResultTaskID {
+						if findTask(m.ResultTaskID) != nil {
+							if reason == "" {
+								reason = relay.ReasonTaskClaimed
+							}
+							continue
+						}
+						nt = &refTask{id: string(m.ResultTaskID), intent: c.seq, v2025: !m.HasResultType}
+						o.TaskID, o.HasTaskID = record.BoundedOf(bytes.Clone(m.ResultTaskID)), true
+					}
+					inflight = append(inflight[:at:at], inflight[at+1:]...)
+					if m.HasResultType && !m.IsError {
+						o.ResultType, o.HasResultType = record.BoundedOf(bytes.Clone(m.ResultType)), true
+					}
+					if status == record.StatusInputRequired {
+						if m.HasInputRequests {
+							o.InputRequests, o.InputRequestsMore = inputs(m), m.InputRequestsN-len(m.InputRequests)
+						}
+						if m.HasResultState {
+							o.RequestState, o.HasRequestState = sha256.Sum256(m.ResultState), true
+						}
+					}
+					add(o)
+					w.counts.Outcomes++
+					if nt != nil {
+						if len(tasks) == maxPending {
+							endTask(tasks[0], record.ViaEvicted, nil, record.StatusUnfinished)
+						}
+						tasks = append(tasks, nt)
 					}
 					continue
 				}
 				hit := false
 				for _, id := range append([]frame.ID{m.ID}, m.AltIDs...) {
-					hit = hit || id.Key != nil && find(id.Key) >= 0
-					kbuf = id.LooseKeys(kbuf, func(key []byte) { hit = hit || find(key) >= 0 })
+					hit = hit || id.Key != nil && (find(id.Key) >= 0 || findLate(id.Key) >= 0)
+					kbuf = id.LooseKeys(kbuf, func(key []byte) { hit = hit || find(key) >= 0 || findLate(key) >= 0 })
 				}
 				if !hit || reason != "" {
 					continue
@@ -538,13 +780,21 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 				}
 			}
 		}
+		if cancelled > 0 && reason == "" {
+			reason = relay.ReasonAnswerAfterCancel
+		}
 		if reason != "" {
 			add(&record.Anomaly{Digest: digest(line), Response: true, Bytes: len(line), Reason: reason, Forwarded: true})
 			w.counts.Anomalies++
 		}
 	})
 	for _, c := range inflight {
-		unanswered(c, "fuzz: session ended")
+		if !c.init {
+			unanswered(c, "fuzz: session ended")
+		}
+	}
+	for len(tasks) > 0 {
+		endTask(tasks[0], record.ViaSessionEnd, nil, record.StatusUnfinished)
 	}
 	return w
 }

@@ -63,7 +63,7 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 		}
 		d := &st.decs[k]
 		k++
-		st.intent(i, dg)
+		r.intent(st, i, dg)
 		st.in.Verdict, st.in.Rule, st.in.Set, st.in.Refused = verdictOf(d.Verdict), d.Rule, d.Set, refused
 		seq, err := r.j.AppendHint(&st.in, awaits)
 		if err != nil {
@@ -72,7 +72,7 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 		r.counts.Intents++
 		last, n = seq, n+1
 		if !refused {
-			if last, err = r.track(m, st, seq, last); err != nil {
+			if last, err = r.track(m, st, seq, last, true, i); err != nil {
 				return 0, 0, err
 			}
 			continue
@@ -100,7 +100,7 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 		r.counts.Outcomes++
 		last, n = seq, n+1
 	}
-	st.refused = true
+	st.refused, st.lineOut = true, true
 	st.drop(start, end)
 	st.answerFrame()
 	return last, n, nil

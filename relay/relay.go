@@ -35,10 +35,13 @@ type Config struct {
 	Journal  *journal.Journal // required
 	MaxFrame int              // longest line, either way; default DefaultMaxFrame
 	// MaxPending bounds the calls in flight tracked; default
-	// DefaultMaxPending. A call holds at most about 512 bytes whatever its
-	// id (a key of at most 64 bytes, longer ones held as their SHA-256, and
-	// the id as its record abbreviates it, at most record.MaxValueBytes),
-	// so the table holds at most MaxPending × 512 bytes: 32 MiB by default.
+	// DefaultMaxPending. A call holds at most about 640 bytes whatever its
+	// id (a key of at most 64 bytes, longer ones held as their SHA-256, the
+	// id as its record abbreviates it, at most record.MaxValueBytes, and
+	// a task request's task key, as long as an id's), so the table holds
+	// at most MaxPending × 640 bytes: 40 MiB by default. MaxPending bounds
+	// the live tasks, the rounds issued and the server requests awaiting
+	// an answer too (package documentation, "Memory").
 	// With a CallTimeout a call also keeps the id token its timeout answer
 	// carries (at most 256 bytes), and as many calls that timed out are
 	// remembered for their late answers (a key each). A call past the
@@ -92,6 +95,15 @@ type Relay struct {
 	// late answers are dropped (under mu), and the expiry timer.
 	late *callTable
 	tm   timeouts
+
+	// Rounds, tasks and server requests (protocol.go), under mu.
+	rounds    *roundTable // what input_required outcomes issued
+	tasks     *taskTable  // the live tasks
+	srv       *callTable  // the server's requests awaiting the client's answer
+	stateless bool        // the session's revision has servers send no requests
+	settled   bool        // initialize's answer settled the revision
+	tk        record.Task // reused: Append encodes it at once
+	principal []byte      // Config.Caller.Principal, hashed into match digests
 }
 
 // New returns a Relay.
@@ -112,7 +124,9 @@ func New(cfg Config) *Relay {
 		panic("relay: Config.CallTimeout without Config.Client")
 	}
 	r := &Relay{cfg: cfg, j: cfg.Journal, inFlight: newCallTable(cfg.MaxPending),
-		shared: cfg.Gate != nil || cfg.CallTimeout > 0, late: newCallTable(cfg.MaxPending)}
+		shared: cfg.Gate != nil || cfg.CallTimeout > 0, late: newCallTable(cfg.MaxPending),
+		rounds: newRoundTable(cfg.MaxPending), tasks: newTaskTable(cfg.MaxPending), srv: newCallTable(cfg.MaxPending),
+		principal: []byte(cfg.Caller.Principal)}
 	if cfg.CallTimeout > 0 {
 		r.tm.init(cfg.CallTimeout)
 	}
@@ -257,37 +271,30 @@ func answers(seq uint64) journal.Hint { return journal.Hint{Answers: true, Answe
 // appendOutcome appends the outcome of c. Called with mu held. resp is the
 // response frame's digest, or nil when none came back.
 func (r *Relay) appendOutcome(c *call, resp *lineDigest, status, reason string, now time.Time) (uint64, error) {
-	o := &r.out
-	*o = record.Outcome{Call: c.id, Intent: c.seq, Status: status, Reason: reason}
-	if resp != nil {
-		o.ResponseDigest, o.HasResponse = resp.get(), true
-	}
-	if !c.written.IsZero() && !now.IsZero() {
-		o.LatencyNS = now.Sub(c.written).Nanoseconds()
-	}
-	seq, err := r.j.AppendHint(o, answers(c.seq))
-	if err != nil {
-		return 0, err
-	}
-	r.counts.Outcomes++
-	if status == record.StatusUnanswered || status == record.StatusSeccompKilled || status == record.StatusTimeout {
-		r.counts.Unanswered++
-	}
-	r.inFlight.release(c)
-	return seq, nil
+	r.outcome(c, resp, status, reason, now)
+	return r.commitOutcome(c)
 }
 
 // End stops recording: the pumps' later runs fail with ErrEnded. Every call
 // still in flight gets an outcome with status and reason (unanswered or
-// seccomp_killed). It returns the session's counts, for its session_end,
-// and the first error appending those outcomes met.
+// seccomp_killed), and every live task an unfinished end (via
+// session_end). It returns the session's counts, for its session_end,
+// and the first error appending those records met.
 func (r *Relay) End(status, reason string) (record.Counts, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ended = true
 	r.tm.stop()
 	for _, c := range r.inFlight.drain() {
+		if c.op != frame.OpToolsCall {
+			continue // a request without an intent
+		}
 		if _, err := r.appendOutcome(c, nil, status, reason, time.Time{}); err != nil {
+			return r.counts, err
+		}
+	}
+	for r.tasks.head != nil {
+		if _, err := r.endTask(r.tasks.head, record.ViaSessionEnd, nil, record.StatusUnfinished, r.cfg.Clock()); err != nil {
 			return r.counts, err
 		}
 	}

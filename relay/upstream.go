@@ -26,6 +26,10 @@ type upstream struct {
 	fr      gate.FrameDecider // the current frame's decider; nil: no call to decide
 	call    gate.Call         // reused: what Decide sees of a call
 	refs    []refusal         // the current frame's refused calls that get an outcome
+
+	sums      callSums               // the current frame's calls' digests (rounds.go)
+	responses []record.InputResponse // reused: an intent's or a task update's input_responses
+	lineOut   bool                   // the current line is refused: nothing of it reaches the child
 }
 
 // drop marks chunk[start:end] as not to be relayed.
@@ -159,6 +163,7 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 		off += len(line)
 		st.cl.Classify(line, &st.f)
 		r.decideFrame(st)
+		st.sums.prepare(&st.f, r.principal)
 		had := len(st.calls)
 		r.mu.Lock()
 		last, n, err = r.recordLine(line, start, off, st, last, n)
@@ -180,6 +185,7 @@ func (r *Relay) recordLine(line []byte, start, end int, st *upstream, last uint6
 	r.counts.FramesIn++
 	gated := r.cfg.Gate != nil
 	f := &st.f
+	st.lineOut = false
 	// Not exactly one JSON value, read differently by some reader
 	// (frame.Frame.Hidden), or a batch too long to classify whole: a
 	// child may still read calls in it. Without a policy it is relayed
@@ -207,18 +213,71 @@ func (r *Relay) recordLine(line []byte, start, end int, st *upstream, last uint6
 		}
 		return last, n, nil
 	}
+	var err error
 	if gated {
-		return r.gateFrame(line, start, end, st, last, n)
+		last, n, err = r.gateFrame(line, start, end, st, last, n)
+	} else {
+		last, n, err = r.recordFrame(line, st, last, n)
 	}
-	return r.recordFrame(line, st, last, n)
+	if err != nil || st.lineOut || f.Anomaly != "" {
+		return last, n, err
+	}
+	return r.recordRequestsOther(line, st, last, n)
 }
 
-// intent fills st.in for message i of the frame in st.f.
-func (st *upstream) intent(i int, d record.Digest) {
-	st.in = intentOf(&st.f.Msgs[i], d, "")
+// intent fills st.in for message i of the frame in st.f: the call, its
+// declared revision, its requestState's digest, its inputResponses, and
+// the round it is (rounds.go), whose outcome it claims.
+func (r *Relay) intent(st *upstream, i int, d record.Digest) {
+	m := &st.f.Msgs[i]
+	st.in = intentOf(m, d, "")
 	if st.f.Kind == frame.Batch {
 		st.in.BatchIndex, st.in.BatchSize = i, len(st.f.Msgs)
 	}
+	if m.HasRevision {
+		st.in.Revision, st.in.HasRevision = record.BoundedOf(m.Revision), true
+	}
+	if m.HasInputResponses {
+		st.responses = inputResponses(st.responses, m)
+		st.in.InputResponses, st.in.InputResponsesMore = st.responses, m.InputResponsesN-len(m.InputResponses)
+	}
+	if i >= len(st.sums.match) || m.Malformed != "" {
+		return
+	}
+	var state, match *[32]byte
+	if m.HasRequestState {
+		state = &st.sums.state[i]
+		st.in.RequestState, st.in.HasRequestState = *state, true
+	} else if st.sums.match[i] != ([32]byte{}) {
+		match = &st.sums.match[i]
+	}
+	if state != nil || r.rounds.n > 0 {
+		st.in.Round = r.rounds.link(state, match, r.cfg.Clock)
+	}
+}
+
+// inputResponses is m's params.inputResponses as an intent or a task
+// update records them, in buf.
+func inputResponses(buf []record.InputResponse, m *frame.Message) []record.InputResponse {
+	buf = buf[:0]
+	if buf == nil {
+		buf = []record.InputResponse{} // present, if empty
+	}
+	for _, in := range m.InputResponses {
+		e := record.InputResponse{Key: record.BoundedOf(in.Key)}
+		if in.HasValue {
+			switch string(in.Value) {
+			case record.ActionAccept:
+				e.Action = record.ActionAccept
+			case record.ActionDecline:
+				e.Action = record.ActionDecline
+			case record.ActionCancel:
+				e.Action = record.ActionCancel
+			}
+		}
+		buf = append(buf, e)
+	}
+	return buf
 }
 
 // intentOf is the intent of call m of a frame with digest d; malformed is
@@ -247,7 +306,7 @@ func (r *Relay) recordFrame(line []byte, st *upstream, last uint64, n int) (uint
 				d, hashed = digest(line), true
 			}
 			if k == 0 {
-				st.intent(i, d)
+				r.intent(st, i, d)
 			} else {
 				st.in = intentOf(m, d, st.f.Anomaly)
 			}
@@ -257,7 +316,7 @@ func (r *Relay) recordFrame(line []byte, st *upstream, last uint64, n int) (uint
 			}
 			r.counts.Intents++
 			last, n = seq, n+1
-			if last, err = r.track(m, st, seq, last); err != nil {
+			if last, err = r.track(m, st, seq, last, k == 0, i); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -266,22 +325,44 @@ func (r *Relay) recordFrame(line []byte, st *upstream, last uint64, n int) (uint
 }
 
 // track adds the call just recorded (st.in, at seq) to the table of calls in flight,
-// if an answer can come back to match it.
-func (r *Relay) track(m *frame.Message, st *upstream, seq, last uint64) (uint64, error) {
+// if an answer can come back to match it. clean says m is message i of
+// the line read as one value, whose digests st.sums holds.
+func (r *Relay) track(m *frame.Message, st *upstream, seq, last uint64, clean bool, i int) (uint64, error) {
 	if st.in.Call.Type == record.IDNull || m.Malformed != "" && m.ID.Type == frame.IDInvalid {
 		return last, nil // no answer will come back to match
 	}
-	c, evicted := r.inFlight.add(m.ID.Key, st.in.Call, seq)
+	c, last, err := r.enter(m, st, st.in.Call, seq, last)
+	if err != nil {
+		return 0, err
+	}
+	if st.in.Round.N > 0 {
+		c.round = st.in.Round.N
+	}
+	if clean && i < len(st.sums.match) {
+		c.match = st.sums.match[i]
+	}
 	if r.cfg.CallTimeout > 0 {
 		r.timeable(c, m, &st.f)
 	}
+	return last, nil
+}
+
+// enter adds request m to the table of calls in flight, as a tools/call
+// (id, the intent at seq) until the caller says otherwise (call.op), and
+// records the outcome of the call it evicts, if any.
+func (r *Relay) enter(m *frame.Message, st *upstream, id record.Call, seq, last uint64) (*call, uint64, error) {
+	c, evicted := r.inFlight.add(m.ID.Key, id, seq)
 	st.calls = append(st.calls, c)
 	if evicted != nil {
+		if evicted.op != frame.OpToolsCall {
+			r.inFlight.release(evicted) // a request without an intent: nothing to record
+			return c, last, nil
+		}
 		seq, err := r.appendOutcome(evicted, nil, record.StatusUnanswered, "evicted: more calls in flight than the pending table holds", time.Time{})
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		last = seq
 	}
-	return last, nil
+	return c, last, nil
 }

@@ -32,6 +32,7 @@ import (
 //	check-intent  answer tools/call with "ok" only if its intent is already in $AEGIS_TEST_AUDIT
 //	relay         the benchmarks' floor relay: start an echo child and copy bytes both ways
 //	roots         answer tools/call with a roots/list request of the same id first
+//	protocol      a server of both revisions, rounds and tasks (protocolChild)
 //
 // Every mode appends the lines it reads to $AEGIS_TEST_LOG when set.
 func testChild(mode string) int {
@@ -51,6 +52,8 @@ func testChild(mode string) int {
 	switch mode {
 	case "relay":
 		return relayChild()
+	case "protocol":
+		return protocolChild(logf)
 	case "copy":
 		var wg sync.WaitGroup
 		wg.Add(1)
@@ -149,6 +152,122 @@ func relayChild() int {
 	var exit *exec.ExitError
 	if err := floorrelay.Run(child("echo"), os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.As(err, &exit) {
 		return 1
+	}
+	return 0
+}
+
+// protocolChild is a server that speaks MCP 2026-07-28 (rounds, the Tasks
+// extension) and 2025-11-25 (tasks, server requests), by tool:
+//
+//	login   without params.requestState: input_required, asking an
+//	        elicitation ("login") with requestState "st-1"; with "st-1":
+//	        complete, its text the login answer's action
+//	slow    with params.task (2025-11-25): a CreateTaskResult, task
+//	        "task-25", completed at its first tasks/get, its result given
+//	        by tasks/result; without: resultType task, task "task-26":
+//	        tasks/get answers working, then input_required (key "confirm"),
+//	        and after tasks/update the task completes, said by
+//	        notifications/tasks (later tasks/get answer completed)
+//	ask     an elicitation/create request (id "srv-1") to the client,
+//	        then, once answered, the call's result
+//	hang    no answer; a notifications/cancelled naming it is answered
+//	        late, with a result that says whether the call's cancelled
+//	        outcome was in $AEGIS_TEST_AUDIT when it arrived
+//
+// Every other request gets an empty result.
+func protocolChild(logf *os.File) int {
+	out := bufio.NewWriter(os.Stdout)
+	write := func(s string) {
+		out.WriteString(s)
+		out.WriteByte('\n')
+		out.Flush()
+	}
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	polls26, updated := 0, false
+	for sc.Scan() {
+		line := sc.Bytes()
+		if logf != nil {
+			logf.Write(append(append([]byte(nil), line...), '\n'))
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name         string          `json:"name"`
+				RequestState string          `json:"requestState"`
+				Task         json.RawMessage `json:"task"`
+				TaskID       string          `json:"taskId"`
+				RequestID    json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &msg) != nil {
+			continue
+		}
+		id := string(msg.ID)
+		result := func(r string) { write(`{"jsonrpc":"2.0","id":` + id + `,"result":` + r + `}`) }
+		switch {
+		case msg.Method == "notifications/cancelled":
+			// Says whether the call's cancelled outcome was in the log
+			// when this notification arrived.
+			seen := "missing"
+			if bytes.Contains(readAudit(os.Getenv("AEGIS_TEST_AUDIT")), []byte(`"status":"cancelled"`)) {
+				seen = "recorded"
+			}
+			write(`{"jsonrpc":"2.0","id":` + string(msg.Params.RequestID) + `,"result":{"content":[{"type":"text","text":"too late, cancel ` + seen + `"}]}}`)
+		case msg.ID == nil:
+		case msg.Method == "tools/call" && msg.Params.Name == "login" && msg.Params.RequestState == "":
+			result(`{"resultType":"input_required","inputRequests":{"login":{"method":"elicitation/create","params":{"mode":"form","message":"GitHub login?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"st-1"}`)
+		case msg.Method == "tools/call" && msg.Params.Name == "login":
+			var retry struct {
+				Params struct {
+					InputResponses map[string]struct {
+						Action string `json:"action"`
+					} `json:"inputResponses"`
+				} `json:"params"`
+			}
+			json.Unmarshal(line, &retry)
+			result(`{"resultType":"complete","content":[{"type":"text","text":"login ` + retry.Params.InputResponses["login"].Action + `"}]}`)
+		case msg.Method == "tools/call" && msg.Params.Name == "slow" && msg.Params.Task != nil:
+			result(`{"task":{"taskId":"task-25","status":"working","createdAt":"2026-01-01T00:00:00Z","ttl":60000}}`)
+		case msg.Method == "tools/call" && msg.Params.Name == "slow":
+			result(`{"resultType":"task","taskId":"task-26","status":"working","createdAt":"2026-01-01T00:00:00Z","ttlMs":60000}`)
+		case msg.Method == "tasks/get" && msg.Params.TaskID == "task-25":
+			result(`{"taskId":"task-25","status":"completed","createdAt":"2026-01-01T00:00:00Z","ttl":60000}`)
+		case msg.Method == "tasks/result" && msg.Params.TaskID == "task-25":
+			result(`{"content":[{"type":"text","text":"task-25 done"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"task-25"}}}`)
+		case msg.Method == "tasks/get" && msg.Params.TaskID == "task-26":
+			polls26++
+			switch {
+			case updated:
+				result(`{"resultType":"complete","taskId":"task-26","status":"completed","result":{"content":[{"type":"text","text":"task-26 done"}]}}`)
+			case polls26 == 1:
+				result(`{"resultType":"complete","taskId":"task-26","status":"working"}`)
+			default:
+				result(`{"resultType":"complete","taskId":"task-26","status":"input_required","inputRequests":{"confirm":{"method":"elicitation/create","params":{"message":"go on?"}}}}`)
+			}
+		case msg.Method == "tasks/update" && msg.Params.TaskID == "task-26":
+			updated = true
+			result(`{"resultType":"complete"}`)
+			write(`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"task-26","status":"completed","result":{"content":[{"type":"text","text":"task-26 done"}]}}}`)
+		case msg.Method == "tools/call" && msg.Params.Name == "ask":
+			write(`{"jsonrpc":"2.0","id":"srv-1","method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{}}}}`)
+			if !sc.Scan() {
+				return 1
+			}
+			result(`{"content":[{"type":"text","text":"asked"}]}`)
+		case msg.Method == "tools/call" && msg.Params.Name == "hang":
+		case msg.Method == "initialize":
+			var init struct {
+				Params struct {
+					ProtocolVersion string `json:"protocolVersion"`
+				} `json:"params"`
+			}
+			json.Unmarshal(line, &init)
+			result(`{"protocolVersion":"` + init.Params.ProtocolVersion + `","capabilities":{"tools":{}},"serverInfo":{"name":"protocol","version":"1"}}`)
+		default:
+			result(`{"content":[]}`)
+		}
 	}
 	return 0
 }
