@@ -2,6 +2,7 @@ package frame
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -635,13 +636,13 @@ func (c *Classifier) message(b []byte, i, depth int) int {
 		return i
 	}
 	// Filled in place: a Message is a few hundred bytes, copied once less.
-	*c.out = append(*c.out, Message{})
+	*c.out = append(grow(*c.out), Message{})
 	m := &(*c.out)[len(*c.out)-1]
 	st.finish(m)
 	m.Rounds = &noRounds
 	rounds := len(c.rounds)
 	if st.rounds {
-		c.rounds = append(c.rounds, Rounds{})
+		c.rounds = append(grow(c.rounds), Rounds{})
 		m.Rounds = &c.rounds[len(c.rounds)-1]
 		st.finishRounds(m.Rounds, c.inputs)
 	}
@@ -1028,7 +1029,7 @@ func (c *Classifier) inputsMember(b []byte, i, depth int, exact bool, n *count, 
 			if st.entry.any() && st.entryVal != nil {
 				in.Value, in.HasValue = st.entryVal, true
 			}
-			c.inputs = append(c.inputs, in)
+			c.inputs = append(grow(c.inputs), in)
 			l.kept++
 		}
 		i = skipWS(b, i)
@@ -1528,13 +1529,13 @@ func (st *msgState) finishRounds(m *Rounds, inputs []Input) {
 		switch {
 		case st.rTaskID.clear() && !st.rTask.any():
 			m.ResultTaskID, m.HasResultTaskID = st.rTaskIDVal, true
-		case st.rTask.clear() && st.tTaskID.clear() && !st.rTaskID.any():
+		case st.rTask.clear() && st.tTaskID.clear() && !st.rTaskID.any() && !st.rStatus.any():
 			m.ResultTaskID, m.HasResultTaskID, m.ResultTaskNested = st.tTaskIDVal, true, true
 		}
 		switch {
 		case st.rStatus.clear() && !st.rTask.any():
 			m.ResultStatus, m.HasResultStatus = st.rStatusVal, true
-		case st.rTask.clear() && st.tStatus.clear() && !st.rStatus.any():
+		case st.rTask.clear() && st.tStatus.clear() && !st.rStatus.any() && !st.rTaskID.any():
 			m.ResultStatus, m.HasResultStatus = st.tStatusVal, true
 		}
 		if st.rState.clear() {
@@ -1553,4 +1554,14 @@ func (st *msgState) finishRounds(m *Rounds, inputs []Input) {
 		m.InputRequests = inputs[l.start : l.start+l.kept : l.start+l.kept]
 		m.InputRequestsN, m.HasInputRequests = l.n, true
 	}
+}
+
+// grow returns s with room for one more element, doubling its capacity when
+// full (append grows large slices by a quarter, so a slice grown element by
+// element to n allocates ~5n in all; doubling allocates ~2n).
+func grow[S ~[]E, E any](s S) S {
+	if len(s) < cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(8, cap(s)))
 }

@@ -313,13 +313,13 @@ func refRounds(raw []byte) (r refRoundsMsg, recorded, response bool) {
 	switch {
 	case res && rTaskID.ok() && !rTask.keep():
 		r.ResultTaskID = refOpt(&rTaskID, true)
-	case res && rTask.ok() && tTaskID.ok() && !rTaskID.keep():
+	case res && rTask.ok() && tTaskID.ok() && !rTaskID.keep() && !rStatus.keep():
 		r.ResultTaskID, r.ResultTaskNested = refOpt(&tTaskID, true), true
 	}
 	switch {
 	case res && rStatus.ok() && !rTask.keep():
 		r.ResultStatus = refOpt(&rStatus, true)
-	case res && rTask.ok() && tStatus.ok() && !rStatus.keep():
+	case res && rTask.ok() && tStatus.ok() && !rStatus.keep() && !rTaskID.keep():
 		r.ResultStatus = refOpt(&tStatus, true)
 	}
 	r.ResultState = refOpt(&rState, res && rState.ok())
