@@ -3,13 +3,10 @@ package main
 import (
 	"bytes"
 	"crypto/ed25519"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
-
-	"golang.org/x/mod/sumdb/note"
 
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/internal/regular"
@@ -108,7 +105,7 @@ func proveInclusion(args []string) int {
 	if !ok {
 		return code
 	}
-	p, err := tlog.ProveInclusion(set, c, *seq, proveIndex()...)
+	p, err := tlog.ProveInclusion(set, c, *seq, proveIndex())
 	if err != nil {
 		return proveFail("prove inclusion", err)
 	}
@@ -138,7 +135,7 @@ func proveConsistency(args []string) int {
 	if !ok {
 		return code
 	}
-	p, err := tlog.ProveConsistency(set, old, nw, proveIndex()...)
+	p, err := tlog.ProveConsistency(set, old, nw, proveIndex())
 	if err != nil {
 		return proveFail("prove consistency", err)
 	}
@@ -167,19 +164,17 @@ func proveCheck(args []string) int {
 	if err != nil {
 		return fail(exitcode.Usage, "prove check: --proof: %v", err)
 	}
-	var kind struct {
-		Type string `json:"type"`
+	kind, err := tlog.ProofType(data)
+	if err != nil {
+		return fail(exitcode.Invalid, "prove check: --proof %s: %v", *proofFile, err)
 	}
-	if err := json.Unmarshal(data, &kind); err != nil {
-		return fail(exitcode.Invalid, "prove check: --proof %s: not a proof: %v", *proofFile, err)
-	}
-	switch kind.Type {
+	switch kind {
 	case tlog.TypeInclusion:
 		if *cpFile == "" {
 			return fail(exitcode.Usage, "prove check: an inclusion proof is checked against --checkpoint FILE")
 		}
 		var p tlog.Inclusion
-		if err := strictJSON(data, &p); err != nil {
+		if err := tlog.DecodeProof(data, &p); err != nil {
 			return fail(exitcode.Invalid, "prove check: --proof %s: %v", *proofFile, err)
 		}
 		if *lineFile != "" {
@@ -209,7 +204,7 @@ func proveCheck(args []string) int {
 			return fail(exitcode.Usage, "prove check: a consistency proof is checked against --old FILE and --new FILE")
 		}
 		var p tlog.Consistency
-		if err := strictJSON(data, &p); err != nil {
+		if err := tlog.DecodeProof(data, &p); err != nil {
 			return fail(exitcode.Invalid, "prove check: --proof %s: %v", *proofFile, err)
 		}
 		old, code, ok := readProveCheckpoint("prove check: --old", *oldFile, *keyArg, p.OldSize)
@@ -228,34 +223,16 @@ func proveCheck(args []string) int {
 		}
 		fmt.Printf("ok: %s at size %d extends its tree at size %d, both signed by the key\n", nw.Origin, nw.Size, old.Size)
 	default:
-		return fail(exitcode.Invalid, "prove check: --proof %s: type %q is no proof aegis makes", *proofFile, kind.Type)
+		return fail(exitcode.Invalid, "prove check: --proof %s: type %q is no proof aegis makes", *proofFile, kind)
 	}
 	return exitcode.OK
-}
-
-func strictJSON(data []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if d.More() {
-		return errors.New("more than one JSON value")
-	}
-	return nil
 }
 
 // proveIndex reads a log's sealed segments through the user's index of
 // them (journal/tlog/doc.go, "Index"), if there is a cache folder to keep
 // it in: a segment is then hashed, not read, unless it holds a leaf the
 // proof is about.
-func proveIndex() []tlog.ProveOption {
-	dir, err := tlog.DefaultIndexDir()
-	if err != nil {
-		return nil
-	}
-	return []tlog.ProveOption{tlog.WithIndex(tlog.NewIndex(dir))}
-}
+func proveIndex() tlog.ProveOption { return tlog.WithIndex(tlog.UserIndex()) }
 
 // proveSet is the one log LOG stands for, with its segments.
 func proveSet(arg string) (*segment.Set, int, bool) {
@@ -286,38 +263,14 @@ func readProveCheckpoint(what, path, keyArg string, size uint64) (tlog.Checkpoin
 	}
 	// A history's torn last checkpoint (a crash during an append) is
 	// passed over, as verify --checkpoint reports it: not a forgery.
-	notes, torn := tlog.SplitHistory(data)
-	if torn != nil {
-		fmt.Fprintf(os.Stderr, "aegis: %s %v; the checkpoints before it are read\n", what, &tlog.TornError{Where: path, Bytes: len(torn)})
+	c, torn, err := tlog.FindCheckpoint(data, pub, size)
+	if torn > 0 {
+		fmt.Fprintf(os.Stderr, "aegis: %s %v; the checkpoints before it are read\n", what, &tlog.TornError{Where: path, Bytes: torn})
 	}
-	for i := len(notes) - 1; i >= 0; i-- {
-		var c tlog.Checkpoint
-		if pub != nil {
-			c, err = tlog.Open(notes[i], pub)
-		} else {
-			c, err = openUnverified(notes[i])
-		}
-		if err != nil {
-			if size == 0 && i == len(notes)-1 || len(notes) == 1 {
-				return c, fail(exitcode.Invalid, "%s %s: %v", what, path, err), false
-			}
-			continue
-		}
-		if size == 0 || c.Size == size {
-			return c, 0, true
-		}
+	if err != nil {
+		return c, fail(exitcode.Invalid, "%s %s: %v", what, path, err), false
 	}
-	return tlog.Checkpoint{}, fail(exitcode.Invalid, "%s %s: no checkpoint of tree size %d in it", what, path, size), false
-}
-
-// openUnverified reads a checkpoint's text without checking its signature.
-func openUnverified(msg []byte) (tlog.Checkpoint, error) {
-	_, err := note.Open(msg, nil)
-	var u *note.UnverifiedNoteError
-	if !errors.As(err, &u) {
-		return tlog.Checkpoint{}, fmt.Errorf("%w: %v", tlog.ErrCheckpoint, err)
-	}
-	return tlog.ParseBody(u.Note.Text)
+	return c, 0, true
 }
 
 func proveFail(what string, err error) int {

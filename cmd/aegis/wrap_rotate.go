@@ -49,9 +49,7 @@ func (rf *rotateFlags) options(audit string, o journal.Options) (journal.Options
 		// Each sealed segment's index entry, written as it is sealed, makes
 		// the recording user's first prove as quick as a later one
 		// (journal/tlog/doc.go, "Index"). Without a cache folder, none.
-		if dir, err := tlog.DefaultIndexDir(); err == nil {
-			o.Index = tlog.NewIndex(dir)
-		}
+		o.Index = tlog.UserIndex()
 	}
 	o.Compress = *rf.compress
 	if *rf.headFile != "" {

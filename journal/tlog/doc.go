@@ -101,7 +101,10 @@
 // proof (2.1.4), lowest node first. Inclusion.Check and Consistency.Check
 // check a proof against checkpoints with transparency-dev/merkle's
 // verifiers; any RFC 6962 verifier (x/mod's sumdb/tlog CheckRecord and
-// CheckTree) accepts the same hashes.
+// CheckTree) accepts the same hashes. ProofType and DecodeProof read a
+// proof back strictly (no unknown field, one JSON value); FindCheckpoint
+// finds the checkpoint of a proof's size in a checkpoint file or history,
+// a torn last one passed over.
 //
 // # Index
 //
