@@ -595,15 +595,16 @@ type inputList struct {
 }
 
 // msgState accumulates one message object while it is scanned.
+// The part for Rounds (roundsState) is zeroed only when the message has
+// a member read for Rounds, so that other messages do not pay for it.
 type msgState struct {
+	coreState
+	roundsState
+}
+
+// coreState is the part of msgState every message uses.
+type coreState struct {
 	method, id, params, name, args, result, errorf, isError count
-	// params, params._meta
-	meta, revision, pTaskID, pStatus, pState, inResp, task, reqID, pResult, pError count
-	// result, result.task; inReq is params' or result's inputRequests,
-	// innerIsError the isError of params.result or result.result.
-	resultType, rTaskID, rTask, tTaskID, tStatus, rStatus, rState, inReq, protoVer, rResult, rError, innerIsError count
-	// entry is the member of the inputs value being scanned.
-	entry count
 
 	methodVal  []byte
 	toolCall   bool
@@ -614,6 +615,18 @@ type msgState struct {
 	nameString bool // the kept name value is a string
 	argsVal    []byte
 	isErrTrue  bool
+}
+
+// roundsState is the part of msgState for Rounds; valid while
+// coreState.rounds is set.
+type roundsState struct {
+	// params, params._meta
+	meta, revision, pTaskID, pStatus, pState, inResp, task, reqID, pResult, pError count
+	// result, result.task; inReq is params' or result's inputRequests,
+	// innerIsError the isError of params.result or result.result.
+	resultType, rTaskID, rTask, tTaskID, tStatus, rStatus, rState, inReq, protoVer, rResult, rError, innerIsError count
+	// entry is the member of the inputs value being scanned.
+	entry count
 
 	revisionVal, pTaskIDVal, pStatusVal, pStateVal []byte
 	reqIDVal                                       ID
@@ -628,7 +641,7 @@ type msgState struct {
 // appends its Message to c.msgs.
 func (c *Classifier) message(b []byte, i, depth int) int {
 	st := &c.st
-	*st = msgState{}
+	st.coreState = coreState{}
 	start := i
 	inputs := len(c.inputs)
 	i = c.object(b, i, depth, matchTop)
@@ -792,8 +805,9 @@ func (c *Classifier) object(b []byte, i, depth int, match func([]byte) (field, b
 // member scans the value at b[i] of a recognised member into c.st.
 func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
 	st := &c.st
-	if f >= fMeta {
+	if f >= fMeta && !st.rounds {
 		st.rounds = true
+		st.roundsState = roundsState{}
 	}
 	switch f {
 	case fMethod:
@@ -1300,7 +1314,7 @@ func (st *msgState) finish(m *Message) {
 	}
 	if m.IsToolCall {
 		m.Malformed = st.toolCallReason()
-		if m.Malformed == "" {
+		if m.Malformed == "" && st.rounds {
 			m.Malformed = st.paramsReason()
 		}
 		if st.params.exact == 1 && st.params.variant == 0 && !st.params.badType &&
@@ -1321,7 +1335,7 @@ func (st *msgState) finish(m *Message) {
 	m.Answers = m.HasID && (st.result.any() || st.errorf.any())
 	if m.Type == Response {
 		m.Malformed = st.responseReason()
-		if m.Malformed == "" {
+		if m.Malformed == "" && st.rounds {
 			m.Malformed = st.resultReason()
 		}
 		m.IsError = st.errorf.any()
@@ -1421,6 +1435,9 @@ func (st *msgState) requestReason() string {
 	}
 	if r := st.params.reason(malParamsDup, malParamsVariant, malParamsType, ""); r != "" {
 		return r
+	}
+	if !st.rounds {
+		return ""
 	}
 	return st.paramsReason()
 }
