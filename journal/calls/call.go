@@ -22,6 +22,9 @@ type Call[C any] struct {
 	Status string
 	// Reason is the outcome's (or the task end's) execution reason.
 	Reason string
+	// ResultType is the final outcome's result_type when its status is
+	// other (the resultType that names what the answer was).
+	ResultType string
 	// LatencyNS is the call's whole latency, from its first intent to its
 	// final outcome or task end, when HasLatency: the recorded latency_ns
 	// where that is the whole (a call of one round, a task of the first

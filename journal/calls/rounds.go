@@ -18,6 +18,10 @@ type Round struct {
 	Outcome    uint64 // the seq of its outcome, when HasOutcome
 	HasOutcome bool
 	Status     string // the outcome's status; "" until it is read
+	// LatencyNS is the outcome's recorded latency_ns (the round's own),
+	// when HasLatency.
+	LatencyNS  int64
+	HasLatency bool
 	// N and By are the intent's round.n and round.by; 1 and "" for the
 	// first round.
 	N  int
@@ -145,6 +149,9 @@ func (b *Book[S, C]) answer(s *Session[S, C], r *record.Record, o *record.Outcom
 		// A call of one round: the common case, allocating nothing.
 		c.Status, c.Reason, c.Done = o.Status, o.Reason, true
 		c.LatencyNS, c.HasLatency = o.LatencyNS, latencyRecorded(o)
+		if o.Status == record.StatusOther {
+			c.ResultType = o.ResultType.String()
+		}
 		b.answered = c
 		return &b.answered
 	case c.t == nil:
@@ -154,9 +161,14 @@ func (b *Book[S, C]) answer(s *Session[S, C], r *record.Record, o *record.Outcom
 	last := &t.rounds[len(t.rounds)-1]
 	if t.roundsMore == 0 {
 		last.Outcome, last.HasOutcome, last.Status = r.Seq, true, o.Status
+		last.LatencyNS, last.HasLatency = o.LatencyNS, latencyRecorded(o)
 	}
 	call := &t.call
 	call.Status, call.Reason, call.Done = o.Status, o.Reason, true
+	call.ResultType = ""
+	if o.Status == record.StatusOther {
+		call.ResultType = o.ResultType.String()
+	}
 	call.LatencyNS, call.HasLatency = b.whole(t, r, o.LatencyNS, latencyRecorded(o))
 	switch o.Status {
 	case record.StatusInputRequired:
