@@ -379,7 +379,7 @@ func (j *Journal) durableTree() (t *tlog.Tree, origin string, err error) {
 // the tree must hold exactly records leaves, the records the journal
 // continues from, or the log is one whose chain package tlog cannot
 // follow and no honest checkpoint can be made of it.
-func rebuildTree(path string, records uint64, last *tlog.Checkpoint) (*tlog.Tree, string, error) {
+func rebuildTree(fsys logFS, path string, records uint64, last *tlog.Checkpoint) (*tlog.Tree, string, error) {
 	if last != nil && last.Size > records {
 		return nil, "", fmt.Errorf("%w: %s holds %d records, but its last checkpoint names %d: it was cut, or rolled back to an older copy; it is not continued", ErrRolledBack, path, records, last.Size)
 	}
@@ -387,7 +387,7 @@ func rebuildTree(path string, records uint64, last *tlog.Checkpoint) (*tlog.Tree
 		return tlog.NewTree(), "", nil
 	}
 	var atLast tlog.Hash // the root when the tree was last's size
-	set, err := segment.Sets([]string{path}, true)
+	set, err := segment.SetsFS(fsys.fs, []string{path}, true)
 	if err != nil {
 		return nil, "", &IOError{Op: "read for checkpoints", Path: path, Err: err}
 	}

@@ -288,7 +288,7 @@ func (j *Journal) startCompanions(path string, opts Options, dfs logFS) (err err
 		if err != nil {
 			return err
 		}
-		if j.tree, j.origin, err = rebuildTree(path, j.nextSeq, last); err != nil {
+		if j.tree, j.origin, err = rebuildTree(dfs, path, j.nextSeq, last); err != nil {
 			return err
 		}
 		if j.cps, err = newCheckpointer(j, opts.Checkpoint, dfs, opts.Logf); err != nil {

@@ -2,7 +2,8 @@ package segment
 
 import (
 	"io"
-	"os"
+
+	"github.com/aegisrelay/aegis/internal/vfs"
 )
 
 // File is what ReadTail reads: a file's bytes and its size. A File that
@@ -13,28 +14,15 @@ type File interface {
 	Size() (int64, error)
 }
 
-// Dir is the operating system's directories, as a Lister.
-type Dir struct{}
+// readFile is a file opened to read, as a File.
+type readFile struct{ vfs.File }
 
-// ReadDir returns the names of the entries of dir, in no set order.
-func (Dir) ReadDir(dir string) ([]string, error) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	return d.Readdirnames(-1)
+func openFile(fsys vfs.FS, path string) (readFile, error) {
+	f, err := fsys.Open(path)
+	return readFile{f}, err
 }
 
-// osFile is a file opened to read, as a File.
-type osFile struct{ *os.File }
-
-func openFile(path string) (osFile, error) {
-	f, err := os.Open(path)
-	return osFile{f}, err
-}
-
-func (f osFile) Size() (int64, error) {
+func (f readFile) Size() (int64, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return 0, err

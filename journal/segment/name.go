@@ -150,8 +150,8 @@ type Sibling struct {
 	Tmp  bool // an unfinished compressed copy (.jsonl.zst.tmp)
 }
 
-// Lister lists the names of the entries of a directory. package journal's
-// DirFS is one; Dir is the operating system's.
+// Lister lists the names of the entries of a directory: every vfs.FS is
+// one.
 type Lister interface {
 	ReadDir(dir string) ([]string, error)
 }

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/aegisrelay/aegis/internal/regular"
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -24,12 +24,25 @@ type Set struct {
 	Base string
 	// Paths are the set's files, as given or found.
 	Paths []string
+	// FS is the file system the files are read through; nil is vfs.OS.
+	FS vfs.FS
+}
+
+// fs returns the file system of s.
+func (s *Set) fs() vfs.FS { return vfs.Or(s.FS) }
+
+// Open opens the file of s at path for reading its lines, as OpenFS does.
+func (s *Set) Open(path string, progress func(n int)) (io.ReadCloser, error) {
+	return OpenFS(s.fs(), path, progress)
 }
 
 // Sets groups paths into the logs they belong to; it is Collect without
 // its notes.
-func Sets(paths []string, expand bool) ([]*Set, error) {
-	in, err := Collect(paths, expand)
+func Sets(paths []string, expand bool) ([]*Set, error) { return SetsFS(nil, paths, expand) }
+
+// SetsFS is Sets on the file system fsys (nil: vfs.OS).
+func SetsFS(fsys vfs.FS, paths []string, expand bool) ([]*Set, error) {
+	in, err := CollectFS(fsys, paths, expand)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +75,12 @@ type Inputs struct {
 //
 // Sets come in the order their first path was given; a path given twice
 // counts once.
-func Collect(paths []string, expand bool) (*Inputs, error) {
+func Collect(paths []string, expand bool) (*Inputs, error) { return CollectFS(nil, paths, expand) }
+
+// CollectFS is Collect on the file system fsys (nil: vfs.OS), which each
+// Set keeps to be read through.
+func CollectFS(fsys vfs.FS, paths []string, expand bool) (*Inputs, error) {
+	ofs := vfs.Or(fsys)
 	var order []string
 	sets := map[string]*Set{}
 	seen := map[string]bool{}
@@ -76,7 +94,7 @@ func Collect(paths []string, expand bool) (*Inputs, error) {
 		base := baseOf(p)
 		s := sets[base]
 		if s == nil {
-			s = &Set{Base: base}
+			s = &Set{Base: base, FS: fsys}
 			sets[base] = s
 			order = append(order, base)
 		}
@@ -84,12 +102,12 @@ func Collect(paths []string, expand bool) (*Inputs, error) {
 	}
 	var expandBases []string
 	for _, p := range paths {
-		st, err := os.Stat(p)
+		st, err := ofs.Stat(p)
 		if err != nil {
 			return nil, err
 		}
 		if st.IsDir() {
-			files, notes, err := logsInDir(p)
+			files, notes, err := logsInDir(ofs, p)
 			if err != nil {
 				return nil, err
 			}
@@ -108,7 +126,7 @@ func Collect(paths []string, expand bool) (*Inputs, error) {
 		}
 	}
 	for _, base := range expandBases {
-		entries, err := Siblings(Dir{}, base)
+		entries, err := Siblings(ofs, base)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +134,7 @@ func Collect(paths []string, expand bool) (*Inputs, error) {
 		for _, e := range entries {
 			add(e.Path)
 		}
-		if st, err := os.Stat(base + SpareExt); err == nil && st.Mode().IsRegular() {
+		if st, err := ofs.Stat(base + SpareExt); err == nil && st.Mode().IsRegular() {
 			add(base + SpareExt)
 		}
 	}
@@ -141,15 +159,15 @@ func baseOf(path string) string {
 
 // logsInDir lists the regular files of dir, in name order, that are read
 // as logs or parts of logs (Collect), and notes the entries that are not.
-func logsInDir(dir string) (files, notes []string, err error) {
-	names, err := Dir{}.ReadDir(dir)
+func logsInDir(fsys vfs.FS, dir string) (files, notes []string, err error) {
+	names, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	slices.Sort(names)
 	for _, n := range names {
 		p := filepath.Join(dir, n)
-		st, err := os.Stat(p)
+		st, err := fsys.Stat(p)
 		switch {
 		case err != nil:
 			notes = append(notes, fmt.Sprintf("%s: not read: %v", p, err))
@@ -158,7 +176,7 @@ func logsInDir(dir string) (files, notes []string, err error) {
 		case !st.Mode().IsRegular():
 			notes = append(notes, fmt.Sprintf("%s: %s: not read", p, regular.Describe(st.Mode())))
 		default:
-			if what := companion(p, st); what != "" {
+			if what := companion(fsys, p, st); what != "" {
 				notes = append(notes, fmt.Sprintf("%s: %s, not a log: not read", p, what))
 				continue
 			}
@@ -171,8 +189,8 @@ func logsInDir(dir string) (files, notes []string, err error) {
 // companion says what a file that aegis writes beside its logs is (a head
 // file, a public key, a signing key), recognised by its whole content, or
 // returns "". Nothing of the content is quoted.
-func companion(path string, st os.FileInfo) string {
-	if isCheckpoint(path) {
+func companion(fsys vfs.FS, path string, st fs.FileInfo) string {
+	if isCheckpoint(fsys, path) {
 		return "a checkpoint or a history of them (check the log against it with --checkpoint)"
 	}
 	if st.Size() > record.MaxPrivateKeyFile {
@@ -201,8 +219,8 @@ const checkpointOrigin = "aegis.log/"
 // isCheckpoint reports whether the file at path begins as a checkpoint
 // does: its origin line, then the tree size in decimal. A history is a run
 // of checkpoints, so it begins the same way; only its first bytes are read.
-func isCheckpoint(path string) bool {
-	f, err := os.Open(path)
+func isCheckpoint(fsys vfs.FS, path string) bool {
+	f, err := fsys.Open(path)
 	if err != nil {
 		return false
 	}
@@ -222,8 +240,8 @@ func isCheckpoint(path string) bool {
 // after a power loss, with a hole of NULs. Only the first bytes are read,
 // so a file that is not a log (a key, a binary) is never decoded line by
 // line into a report that would quote it.
-func notALog(path string) (string, error) {
-	rc, err := Open(path, nil)
+func notALog(fsys vfs.FS, path string) (string, error) {
+	rc, err := OpenFS(fsys, path, nil)
 	if err != nil {
 		return "", err
 	}
@@ -240,8 +258,8 @@ func notALog(path string) (string, error) {
 		return "", nil
 	}
 	why := "not an aegis audit log: it does not begin with a record (" + record.LineStart + "…); not read"
-	if st, err := os.Stat(path); err == nil {
-		if what := companion(path, st); what != "" {
+	if st, err := fsys.Stat(path); err == nil {
+		if what := companion(fsys, path, st); what != "" {
 			why = "not an aegis audit log but " + what + "; not read"
 		}
 	}
@@ -280,7 +298,7 @@ func (s *Set) Plan() (files []SetFile, problems, notes []string, err error) {
 			prev := out[len(out)-1]
 			if f.Last < next || f.First == prev.First && f.Last == prev.Last {
 				if copyOf(f, prev) {
-					same, err := sameContent(f, prev)
+					same, err := sameContent(s.fs(), f, prev)
 					if err != nil {
 						return nil, nil, nil, err
 					}
@@ -321,13 +339,14 @@ func (s *Set) Plan() (files []SetFile, problems, notes []string, err error) {
 // (ranged false), or something that is no part of the set (a problem or a
 // note).
 func (s *Set) survey() (files, unranged []SetFile, problems, notes []string, err error) {
+	fsys := s.fs()
 	for _, p := range s.Paths {
 		f := SetFile{Path: p}
 		if strings.HasSuffix(p, CompressedExt+TmpExt) {
 			notes = append(notes, fmt.Sprintf("%s: an unfinished compressed copy (compression was interrupted): not read", p))
 			continue
 		}
-		st, err := os.Stat(p)
+		st, err := fsys.Stat(p)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
@@ -339,7 +358,7 @@ func (s *Set) survey() (files, unranged []SetFile, problems, notes []string, err
 		}
 		f.zst = strings.HasSuffix(p, CompressedExt)
 		if f.size > 0 {
-			why, err := notALog(p)
+			why, err := notALog(fsys, p)
 			if err != nil {
 				return nil, nil, nil, nil, err
 			}
@@ -354,7 +373,7 @@ func (s *Set) survey() (files, unranged []SetFile, problems, notes []string, err
 			}
 			continue
 		}
-		if f.First, f.Last, f.ranged, err = contentRange(p, f.zst); err != nil {
+		if f.First, f.Last, f.ranged, err = contentRange(fsys, p, f.zst); err != nil {
 			return nil, nil, nil, nil, err
 		}
 		if f.ranged {
@@ -393,11 +412,11 @@ func copyOf(f, g SetFile) bool {
 }
 
 // sameContent compares two copies; one that does not decompress differs.
-func sameContent(f, g SetFile) (bool, error) {
-	a, err := hashFile(f)
+func sameContent(fsys vfs.FS, f, g SetFile) (bool, error) {
+	a, err := hashFile(fsys, f)
 	if err == nil {
 		var b record.Digest
-		b, err = hashFile(g)
+		b, err = hashFile(fsys, g)
 		if err == nil {
 			return a == b, nil
 		}
@@ -408,9 +427,9 @@ func sameContent(f, g SetFile) (bool, error) {
 	return false, err
 }
 
-func hashFile(f SetFile) (record.Digest, error) {
+func hashFile(fsys vfs.FS, f SetFile) (record.Digest, error) {
 	var d record.Digest
-	rc, err := Open(f.Path, nil)
+	rc, err := OpenFS(fsys, f.Path, nil)
 	if err != nil {
 		return d, err
 	}
@@ -424,8 +443,8 @@ func hashFile(f SetFile) (record.Digest, error) {
 }
 
 // contentRange reads the seqs of a file's first and last records.
-func contentRange(path string, zst bool) (first, last uint64, ok bool, err error) {
-	rc, err := Open(path, nil)
+func contentRange(fsys vfs.FS, path string, zst bool) (first, last uint64, ok bool, err error) {
+	rc, err := OpenFS(fsys, path, nil)
 	if err != nil {
 		return 0, 0, false, err
 	}
@@ -436,7 +455,7 @@ func contentRange(path string, zst bool) (first, last uint64, ok bool, err error
 	}
 	var t Tail
 	if zst {
-		rc, err := Open(path, nil)
+		rc, err := OpenFS(fsys, path, nil)
 		if err != nil {
 			return 0, 0, false, err
 		}
@@ -446,7 +465,7 @@ func contentRange(path string, zst bool) (first, last uint64, ok bool, err error
 			return 0, 0, false, nil
 		}
 	} else {
-		f, err := openFile(path)
+		f, err := openFile(fsys, path)
 		if err != nil {
 			return 0, 0, false, err
 		}
@@ -462,11 +481,17 @@ func contentRange(path string, zst bool) (first, last uint64, ok bool, err error
 	return first, t.Seq, true, nil
 }
 
-// Open opens a file of a set for reading its lines: a .zst file is
-// decompressed as it is read. progress, if not nil, is called with the
-// bytes read from the file itself (compressed bytes for .zst).
+// Open opens a file of a set for reading its lines, as OpenFS does on
+// vfs.OS.
 func Open(path string, progress func(n int)) (io.ReadCloser, error) {
-	f, err := os.Open(path)
+	return OpenFS(vfs.OS, path, progress)
+}
+
+// OpenFS opens a file of a set on fsys for reading its lines: a .zst
+// file is decompressed as it is read. progress, if not nil, is called
+// with the bytes read from the file itself (compressed bytes for .zst).
+func OpenFS(fsys vfs.FS, path string, progress func(n int)) (io.ReadCloser, error) {
+	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/transparency-dev/merkle/compact"
 	"github.com/transparency-dev/merkle/proof"
 
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 
@@ -226,7 +227,7 @@ func BenchmarkProveIndexed(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, p := range set.Paths {
-				if _, err := fileSum(p); err != nil {
+				if _, err := fileSum(vfs.OS, p); err != nil {
 					b.Fatal(err)
 				}
 			}

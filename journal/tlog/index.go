@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +15,7 @@ import (
 	"github.com/transparency-dev/merkle/compact"
 
 	"github.com/aegisrelay/aegis/internal/atomicfile"
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
@@ -27,13 +29,23 @@ const IndexVersion = 1
 // computed from the segment, and one that cannot be written is not kept.
 // An Index is safe for concurrent use, by one process or several (an
 // entry replaces its file atomically, atomicfile).
+//
+// Its entries are read through a vfs.FS, and the segments it summarizes
+// through the FS of their set (Add: the Index's); an entry that cannot be
+// read for an I/O error is computed from the segment and left as it is,
+// not replaced. Entries are written through package atomicfile, on the
+// operating system's file system.
 type Index struct {
 	dir string
+	fs  vfs.FS
 }
 
 // NewIndex returns the index kept in dir, created when an entry is first
 // written.
-func NewIndex(dir string) *Index { return &Index{dir: dir} }
+func NewIndex(dir string) *Index { return NewIndexFS(vfs.OS, dir) }
+
+// NewIndexFS is NewIndex reading through fsys.
+func NewIndexFS(fsys vfs.FS, dir string) *Index { return &Index{dir: dir, fs: fsys} }
 
 // DefaultIndexDir is the index folder of the user: aegis/tlog-index in
 // os.UserCacheDir ($XDG_CACHE_HOME, by default ~/.cache).
@@ -71,51 +83,69 @@ type indexEntry struct {
 // segment is sealed, so that prove reads nothing of it but its bytes'
 // hash; prove adds the entries it misses itself.
 func (x *Index) Add(path string) error {
-	sum, err := fileSum(path)
+	sum, err := fileSum(x.fs, path)
 	if err != nil {
 		return err
 	}
-	e, err := summarize(path, sum)
+	e, err := summarize(x.fs, path, sum)
 	if err != nil || e == nil {
 		return err // nil e: a segment with no entry (no leaf, or records that do not chain within it)
 	}
 	return x.write(e)
 }
 
-// entry returns the entry of the segment at path, computing and writing
-// it if the index lacks it; nil (and no error) if the segment has none (no
-// leaf, or records that do not chain within it).
-func (x *Index) entry(path string) (*indexEntry, error) {
-	sum, err := fileSum(path)
+// entry returns the entry of the segment at path on fsys, computing and
+// writing it if the index lacks it; nil (and no error) if the segment has
+// none (no leaf, or records that do not chain within it). An entry that
+// cannot be read (an I/O error, not a missing or malformed one) is
+// computed and not written: the file may be sound and the disk failing.
+func (x *Index) entry(fsys vfs.FS, path string) (*indexEntry, error) {
+	sum, err := fileSum(fsys, path)
 	if err != nil {
 		return nil, err
 	}
-	if e := x.read(sum); e != nil {
+	e, rerr := x.read(sum)
+	if e != nil {
 		return e, nil
 	}
-	e, err := summarize(path, sum)
+	e, err = summarize(fsys, path, sum)
 	if err != nil || e == nil {
 		return nil, err
 	}
-	x.write(e) // a cache: an entry not written is computed again next time
+	if rerr == nil {
+		x.write(e) // a cache: an entry not written is computed again next time
+	}
 	return e, nil
 }
 
 func (x *Index) name(sum string) string { return filepath.Join(x.dir, sum) }
 
-// read returns the entry named sum, if it is there and well formed.
-func (x *Index) read(sum string) *indexEntry {
-	data, err := os.ReadFile(x.name(sum))
-	if err != nil {
-		return nil
+// maxEntry bounds what is read of an entry's file: an entry holds at
+// most 64 hashes of a compact range and a few numbers.
+const maxEntry = 64 << 10
+
+// read returns the entry named sum, if it is there and well formed; err
+// is an error reading it that is not its absence.
+func (x *Index) read(sum string) (e *indexEntry, err error) {
+	f, err := x.fs.Open(x.name(sum))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	var e indexEntry
-	if json.Unmarshal(data, &e) != nil || e.V != IndexVersion || e.File != sum || e.Leaves == 0 ||
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxEntry+1))
+	if err != nil {
+		return nil, err
+	}
+	e = &indexEntry{}
+	if len(data) > maxEntry || json.Unmarshal(data, e) != nil || e.V != IndexVersion || e.File != sum || e.Leaves == 0 ||
 		e.First+e.Leaves < e.First || len(e.Range) != compact.RangeSize(e.First, e.First+e.Leaves) ||
 		!unhex(e.InHex, &e.In) || !unhex(e.OutHex, &e.Out) || !unhex(e.LastPrevHex, &e.LastPrev) {
-		return nil
+		return nil, nil
 	}
-	return &e
+	return e, nil
 }
 
 func unhex(s string, d *record.Digest) bool {
@@ -135,9 +165,10 @@ func (x *Index) write(e *indexEntry) error {
 	return atomicfile.WriteFile(x.name(e.File), append(data, '\n'), 0o600)
 }
 
-// fileSum is the hex SHA-256 of the bytes of the file at path, as stored.
-func fileSum(path string) (string, error) {
-	f, err := os.Open(path)
+// fileSum is the hex SHA-256 of the bytes of the file at path on fsys, as
+// stored.
+func fileSum(fsys vfs.FS, path string) (string, error) {
+	f, err := fsys.Open(path)
 	if err != nil {
 		return "", err
 	}
@@ -154,7 +185,7 @@ func fileSum(path string) (string, error) {
 // file before), and the chain follows as in ReadSet. It returns nil if
 // the segment holds no leaf or ends with a record that does not chain
 // (Chain.Broken): such a segment is read whole, in its place, by prove.
-func summarize(path, sum string) (*indexEntry, error) {
+func summarize(fsys vfs.FS, path, sum string) (*indexEntry, error) {
 	e := &indexEntry{V: IndexVersion, File: sum}
 	var t *Tree // the segment's leaves, from its first
 	ch := &Chain{open: true}
@@ -174,7 +205,7 @@ func summarize(path, sum string) (*indexEntry, error) {
 		return nil
 	}
 	var err error
-	if ferr := readFile(path, func(line []byte) bool {
+	if ferr := readFile(fsys, path, func(line []byte) bool {
 		err = ch.Line(line)
 		return err == nil
 	}); ferr != nil {
@@ -212,7 +243,7 @@ type sealed struct {
 // the result for paths[i] is ready once out[i].done is closed (nil for a
 // file that is not a sealed segment). release(i) tells it the caller is
 // done with paths[i]; stop ends the workers.
-func (x *Index) entries(paths []string) (out []*sealed, release func(), stop func()) {
+func (x *Index) entries(fsys vfs.FS, paths []string) (out []*sealed, release func(), stop func()) {
 	workers := runtime.GOMAXPROCS(0)
 	window := make(chan struct{}, 4*workers)
 	quit := make(chan struct{})
@@ -244,7 +275,7 @@ func (x *Index) entries(paths []string) (out []*sealed, release func(), stop fun
 	for range workers {
 		go func() {
 			for i := range jobs {
-				out[i].e, out[i].err = x.entry(paths[i])
+				out[i].e, out[i].err = x.entry(fsys, paths[i])
 				close(out[i].done)
 			}
 		}()
@@ -269,7 +300,8 @@ func (x *Index) indexed(set *segment.Set, t *Tree, ch *Chain, visit compact.Visi
 	if err != nil {
 		return err
 	}
-	ents, release, stop := x.entries(paths)
+	fsys := vfs.Or(set.FS)
+	ents, release, stop := x.entries(fsys, paths)
 	defer stop()
 	for i, p := range paths {
 		if t.Size() >= size {
@@ -303,7 +335,7 @@ func (x *Index) indexed(set *segment.Set, t *Tree, ch *Chain, visit compact.Visi
 			merged()
 			continue
 		}
-		if _, err := streamPaths([]string{p}, ch, func() bool { return t.Size() >= size }); err != nil {
+		if _, err := streamPaths(fsys, []string{p}, ch, func() bool { return t.Size() >= size }); err != nil {
 			return err
 		}
 	}

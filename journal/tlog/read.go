@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
 
@@ -32,7 +33,7 @@ func ReadSet(set *segment.Set, c *Chain, stop func() bool) error {
 	if err != nil {
 		return err
 	}
-	stopped, err := streamPaths(paths, c, stop)
+	stopped, err := streamPaths(vfs.Or(set.FS), paths, c, stop)
 	if err == nil && !stopped {
 		err = c.End()
 	}
@@ -85,7 +86,7 @@ func BuildTree(set *segment.Set, n uint64, each func(*Tree)) (*Tree, string, err
 // stop (if not nil) reports true after a leaf; it reports whether it did.
 // It does not call c.End: the last leaf stays pending, for the lines of a
 // file read next to replace or confirm.
-func streamPaths(paths []string, c *Chain, stop func() bool) (stopped bool, err error) {
+func streamPaths(fsys vfs.FS, paths []string, c *Chain, stop func() bool) (stopped bool, err error) {
 	leaf := c.Leaf
 	if stop != nil {
 		c.Leaf = func(seq uint64, line []byte) error {
@@ -102,7 +103,7 @@ func streamPaths(paths []string, c *Chain, stop func() bool) (stopped bool, err 
 		}
 		defer func() { c.Leaf = leaf }()
 	}
-	err = readLines(paths, c)
+	err = readLines(fsys, paths, c)
 	if stopped {
 		return true, nil
 	}
@@ -125,7 +126,7 @@ type chunk struct {
 
 // readLines feeds c every line of the files, in order, hashed ahead by
 // workers.
-func readLines(paths []string, c *Chain) error {
+func readLines(fsys vfs.FS, paths []string, c *Chain) error {
 	workers := runtime.GOMAXPROCS(0)
 	free := make(chan *chunk, 2*workers+2)
 	for range cap(free) {
@@ -142,7 +143,7 @@ func readLines(paths []string, c *Chain) error {
 			hashChunks(work)
 		}()
 	}
-	go cutChunks(paths, free, ordered, work, done)
+	go cutChunks(fsys, paths, free, ordered, work, done)
 	var err error
 	for ch := range ordered {
 		<-ch.ready
@@ -190,7 +191,7 @@ func hashChunks(work <-chan *chunk) {
 // free, and sends each to ordered (for the caller, in order) and to work
 // (for the hashing workers); a read error travels in the last chunk. It
 // stops when done closes, and closes ordered and work when it returns.
-func cutChunks(paths []string, free <-chan *chunk, ordered, work chan<- *chunk, done <-chan struct{}) {
+func cutChunks(fsys vfs.FS, paths []string, free <-chan *chunk, ordered, work chan<- *chunk, done <-chan struct{}) {
 	defer close(ordered)
 	defer close(work)
 	var ch *chunk
@@ -219,7 +220,7 @@ func cutChunks(paths []string, free <-chan *chunk, ordered, work chan<- *chunk, 
 	}
 	quit := false // the caller stopped taking chunks
 	for _, p := range paths {
-		err := readFile(p, func(line []byte) bool {
+		err := readFile(fsys, p, func(line []byte) bool {
 			ch.buf = append(ch.buf, line...)
 			ch.ends = append(ch.ends, len(ch.buf))
 			if len(ch.buf) >= chunkSize && (!send() || !take()) {
@@ -240,10 +241,10 @@ func cutChunks(paths []string, free <-chan *chunk, ordered, work chan<- *chunk, 
 	send()
 }
 
-// readFile calls fn with each whole line of the file at path, until fn
-// returns false.
-func readFile(path string, fn func(line []byte) bool) error {
-	rc, err := segment.Open(path, nil)
+// readFile calls fn with each whole line of the file at path on fsys,
+// until fn returns false.
+func readFile(fsys vfs.FS, path string, fn func(line []byte) bool) error {
+	rc, err := segment.OpenFS(fsys, path, nil)
 	if err != nil {
 		return err
 	}

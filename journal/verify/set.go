@@ -58,7 +58,7 @@ func Set(s *segment.Set, opts Options) (*Report, error) {
 	srcs := make([]source, len(files))
 	for i, f := range files {
 		srcs[i] = source{
-			open: func() (io.ReadCloser, error) { return segment.Open(f.Path, opts.Progress) },
+			open: func() (io.ReadCloser, error) { return s.Open(f.Path, opts.Progress) },
 			begin: func() {
 				if f.GapBefore {
 					v.gap(f.GapEnd)
