@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +26,9 @@ import (
 //	status N             the last aegis exited with status N
 //	backups FILE N [TO]  N backups of FILE lie beside it; TO gets a copy
 //	                     of the oldest
-//	mode FILE PERM       FILE's permission bits are PERM (octal)
+//	mkfifo FILE…         make FIFOs, mode 0600
+//	mode FILE PERM       FILE's permission bits are PERM (octal), or its
+//	                     mode is PERM as ls writes it (prw-------)
 //	stamp FILE           set FILE's mtime an hour back
 //	unchanged FILE       FILE's mtime is still the one stamp set
 func TestScripts(t *testing.T) {
@@ -36,7 +39,7 @@ func TestScripts(t *testing.T) {
 		Setup:              scriptSetup,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"aegis": scriptAegis, "status": scriptStatus, "backups": scriptBackups,
-			"mode": scriptMode, "stamp": scriptStamp, "unchanged": scriptUnchanged,
+			"mkfifo": scriptMkfifo, "mode": scriptMode, "stamp": scriptStamp, "unchanged": scriptUnchanged,
 		},
 	})
 }
@@ -164,9 +167,24 @@ func scriptMode(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: mode FILE PERM")
 	}
-	want, err := strconv.ParseUint(args[1], 8, 32)
+	if want, err := strconv.ParseUint(args[1], 8, 32); err == nil {
+		if got := fileMode(ts, ts.MkAbs(args[0])); got != os.FileMode(want) {
+			ts.Fatalf("%s has mode %#o; want %#o", args[0], got, want)
+		}
+		return
+	}
+	fi, err := os.Lstat(ts.MkAbs(args[0]))
 	ts.Check(err)
-	if got := fileMode(ts, ts.MkAbs(args[0])); got != os.FileMode(want) {
-		ts.Fatalf("%s has mode %#o; want %#o", args[0], got, want)
+	if got := fi.Mode().String(); got != args[1] {
+		ts.Fatalf("%s has mode %s; want %s", args[0], got, args[1])
+	}
+}
+
+func scriptMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: mkfifo FILE…")
+	}
+	for _, a := range args {
+		ts.Check(syscall.Mkfifo(ts.MkAbs(a), 0o600))
 	}
 }
