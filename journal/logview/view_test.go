@@ -1,0 +1,161 @@
+package logview
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aegisrelay/aegis/journal/record"
+)
+
+// read returns the lines a View shows of the log in file, with opts.
+func read(t *testing.T, file string, opts Options) []Item {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []Item
+	v := New(opts, func(it Item) { items = append(items, it) })
+	if err := v.Read(bytes.NewReader(data), func(n int64) { t.Errorf("long line of %d bytes", n) }); err != nil {
+		t.Fatal(err)
+	}
+	v.EndLog()
+	v.Flush()
+	return items
+}
+
+var roundsLog = filepath.Join("..", "record", "testdata", "rounds.jsonl")
+
+// TestViewRounds: the golden log of rounds and tasks shows each call as
+// one line, with its final status, its whole latency and the seqs of the
+// records it took, in record order between its session's lines.
+func TestViewRounds(t *testing.T) {
+	items := read(t, roundsLog, Options{Sessions: true})
+	var got []string
+	for _, it := range items {
+		if s := it.Session; s != nil {
+			got = append(got, s.JSON.Type+" "+s.JSON.Revision)
+			continue
+		}
+		c := it.Call
+		line := c.Call + " " + c.Status
+		if c.LatencyNS != nil {
+			line += " " + jsonOf(t, *c.LatencyNS)
+		}
+		if c.Rounds != nil {
+			line += " rounds " + jsonOf(t, c.Rounds)
+		}
+		if c.Task != nil {
+			line += " task " + jsonOf(t, c.Task)
+		}
+		if c.RoundBy != "" {
+			line += " round_by " + c.RoundBy
+		}
+		if c.ResultType != "" {
+			line += " result_type " + c.ResultType
+		}
+		got = append(got, line)
+	}
+	long := strings.Repeat("t", 64) + "…"
+	want := []string{
+		"session_start ",
+		"protocol 2026-07-28",
+		// 3 s of the writer's clock (11 ms + 11 ns a record) from the first intent to the final outcome.
+		`1 ok 3000033 rounds [{"n":1,"intent":2,"outcome":3,"status":"input_required","latency_ns":100},{"n":2,"intent":4,"outcome":5,"status":"ok","by":"state","latency_ns":200}]`,
+		`3 other 300 round_by unknown_state result_type partial`,
+		`4 tool_error 5000 task {"id":"` + long + `","intent":8,"outcome":9,"status":"tool_error","events":[{"seq":10,"event":"input_required","via":"tasks/get"},{"seq":11,"event":"update","via":"tasks/update"},{"seq":12,"event":"end","via":"notifications/tasks","status":"tool_error"}]}`,
+		`5 cancelled 6000 task {"id":"task-5","intent":13,"outcome":16,"status":"cancelled","events":[{"seq":17,"event":"cancel","via":"tasks/cancel"},{"seq":18,"event":"end","via":"tasks/cancel","status":"cancelled"}]}`,
+		`6 cancelled 600`,
+		`7 unfinished 7000 task {"id":"task-7","intent":21,"outcome":22,"status":"unfinished","events":[{"seq":23,"event":"end","via":"session_end","status":"unfinished"}]}`,
+		"session_end 2026-07-28",
+	}
+	if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
+		t.Errorf("View(rounds log) =\n%s\nwant\n%s", g, w)
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestViewPending: a call that waits for a retry, or for its task's end,
+// holds the lines after it until its session closes; then it is shown as
+// it is (input_required, task), and with Follow the lines after it are
+// shown as they are done.
+func TestViewPending(t *testing.T) {
+	sid := [16]byte{7}
+	start := &record.Record{Seq: 0, SID: sid, Kind: record.KindSessionStart, Body: &record.SessionStart{PolicySet: record.PassThroughSet}}
+	in := func(seq uint64, id string) *record.Record {
+		return &record.Record{Seq: seq, SID: sid, Kind: record.KindIntent, Body: &record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte(id)}, Tool: []byte("t"), HasTool: true}}
+	}
+	out := func(seq, of uint64, id, status string) *record.Record {
+		return &record.Record{Seq: seq, SID: sid, Kind: record.KindOutcome, Body: &record.Outcome{Call: record.Call{Type: record.IDNumber, Text: []byte(id)}, Intent: of, Status: status, HasResponse: true}}
+	}
+	end := &record.Record{Seq: 5, SID: sid, Kind: record.KindSessionEnd, Body: &record.SessionEnd{Counts: record.Counts{Intents: 2, Outcomes: 2}}}
+	recs := []*record.Record{start, in(1, "1"), out(2, 1, "1", record.StatusInputRequired), in(3, "2"), out(4, 3, "2", record.StatusOK), end}
+	tests := []struct {
+		name   string
+		follow bool
+		want   string
+	}{
+		{"in record order", false, "session_start; 1 input_required; 2 ok; session_end"},
+		{"follow", true, "session_start; 2 ok; 1 input_required; session_end"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			v := New(Options{Sessions: true, Follow: tt.follow}, func(it Item) {
+				if it.Session != nil {
+					got = append(got, it.Session.JSON.Type)
+				} else {
+					got = append(got, it.Call.Call+" "+it.Call.Status)
+				}
+			})
+			for _, r := range recs {
+				v.Record(r)
+			}
+			v.EndLog()
+			v.Flush()
+			if g := strings.Join(got, "; "); g != tt.want {
+				t.Errorf("View = %q; want %q", g, tt.want)
+			}
+		})
+	}
+}
+
+// TestCellsExpand: a call's table line marks its rounds and task, and
+// with expand adds a line per round and task record.
+func TestCellsExpand(t *testing.T) {
+	items := read(t, roundsLog, Options{})
+	var lines []string
+	for _, it := range items {
+		if it.Call == nil {
+			continue
+		}
+		for _, cells := range it.Call.Cells(true) {
+			lines = append(lines, strings.Join(cells[2:6], "|"))
+		}
+	}
+	want := []string{
+		"1|book|ok [rounds 2]|3.00ms",
+		"|  round 1: intent seq 2|input_required (outcome seq 3)|0.1µs",
+		"|  round 2: intent seq 4 (by state)|ok (outcome seq 5)|0.2µs",
+		"3|book [round: unknown_state]|other (resultType partial)|0.3µs",
+		"4|render|tool_error [task]|5.0µs",
+	}
+	if g := strings.Join(lines[:len(want)], "\n"); g != strings.Join(want, "\n") {
+		t.Errorf("Cells(expand) =\n%s\nwant\n%s", g, strings.Join(want, "\n"))
+	}
+	if got := strings.Join(items[0].Call.Cells(false)[0][2:6], "|"); got != want[0] || len(items[0].Call.Cells(false)) != 1 {
+		t.Errorf("Cells(no expand) = %q; want one line %q", got, want[0])
+	}
+}
