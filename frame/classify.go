@@ -605,6 +605,9 @@ type msgState struct {
 // coreState is the part of msgState every message uses.
 type coreState struct {
 	method, id, params, name, args, result, errorf, isError count
+	// meta is params._meta, which most calls carry (progressToken)
+	// without a member read for Rounds.
+	meta count
 
 	methodVal  []byte
 	toolCall   bool
@@ -621,7 +624,7 @@ type coreState struct {
 // coreState.rounds is set.
 type roundsState struct {
 	// params, params._meta
-	meta, revision, pTaskID, pStatus, pState, inResp, task, reqID, pResult, pError count
+	revision, pTaskID, pStatus, pState, inResp, task, reqID, pResult, pError count
 	// result, result.task; inReq is params' or result's inputRequests,
 	// innerIsError the isError of params.result or result.result.
 	resultType, rTaskID, rTask, tTaskID, tStatus, rStatus, rState, inReq, protoVer, rResult, rError, innerIsError count
@@ -805,7 +808,7 @@ func (c *Classifier) object(b []byte, i, depth int, match func([]byte) (field, b
 // member scans the value at b[i] of a recognised member into c.st.
 func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
 	st := &c.st
-	if f >= fMeta && !st.rounds {
+	if f > fMeta && !st.rounds {
 		st.rounds = true
 		st.roundsState = roundsState{}
 	}
@@ -1314,7 +1317,7 @@ func (st *msgState) finish(m *Message) {
 	}
 	if m.IsToolCall {
 		m.Malformed = st.toolCallReason()
-		if m.Malformed == "" && st.rounds {
+		if m.Malformed == "" {
 			m.Malformed = st.paramsReason()
 		}
 		if st.params.exact == 1 && st.params.variant == 0 && !st.params.badType &&
@@ -1436,20 +1439,20 @@ func (st *msgState) requestReason() string {
 	if r := st.params.reason(malParamsDup, malParamsVariant, malParamsType, ""); r != "" {
 		return r
 	}
-	if !st.rounds {
-		return ""
-	}
 	return st.paramsReason()
 }
 
 // paramsReason is Malformed for the members of params read for rounds and
 // tasks.
 func (st *msgState) paramsReason() string {
+	if r := st.meta.why(&rsMeta); r != "" || !st.rounds {
+		return r
+	}
 	for _, f := range [...]struct {
 		n *count
 		r *reasons
 	}{
-		{&st.meta, &rsMeta}, {&st.revision, &rsRevision}, {&st.pTaskID, &rsPTaskID},
+		{&st.revision, &rsRevision}, {&st.pTaskID, &rsPTaskID},
 		{&st.pStatus, &rsPStatus}, {&st.pState, &rsPState}, {&st.inResp, &rsInResp},
 		{&st.resp.values, &rsInRespAction}, {&st.task, &rsTask}, {&st.reqID, &rsReqID},
 		{&st.pResult, &rsPResult}, {&st.pError, &rsPError}, {&st.inReq, &rsInReq},
