@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aegisrelay/aegis/journal/record"
+)
+
+// httpMeta is the _meta every 2026-07-28 request carries.
+const httpMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"listen-2026","version":"1"}}`
+
+// modern returns the headers of a 2026-07-28 POST with Mcp-Method method
+// and, when name is not empty, Mcp-Name name.
+func modern(method, name string) []string {
+	h := []string{"Mcp-Protocol-Version: 2026-07-28", "Mcp-Method: " + method}
+	if name != "" {
+		h = append(h, "Mcp-Name: "+name)
+	}
+	return h
+}
+
+// rpcAnswer is a JSON-RPC answer as the tests read it.
+type rpcAnswer struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code int `json:"code"`
+	} `json:"error"`
+}
+
+// waitFile waits until the file at path holds want, or fails the test
+// after 20 seconds, saying what it holds.
+func waitFile(t *testing.T, path, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		data, _ := os.ReadFile(path)
+		if bytes.Contains(data, []byte(want)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %q; want it to hold %q", path, data, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestListen2026Headers: a 2026-07-28 POST needs no session: it reaches
+// the child without initialize, and no Mcp-Session-Id is given. Its
+// Mcp-Method and Mcp-Name headers are required and must say what the
+// body says, as every decoder reads it: a request whose headers
+// disagree, or whose body decoders read differently, is answered 400
+// (HeaderMismatch -32020 with the request's id, or -32600) and never
+// reaches the child or the log.
+func TestListen2026Headers(t *testing.T) {
+	f := newFixture(t)
+	childLog := filepath.Join(f.dir, "child.log")
+	l := f.listen(t, nil, append([]string{"env", "AEGIS_TEST_LOG=" + childLog}, child("echo")...)...)
+	call := func(id, name string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":{},` + httpMeta + `}}`
+	}
+	tests := []struct {
+		name   string
+		method string
+		body   string
+		hdr    []string
+		want   int // HTTP status
+		code   int // JSON-RPC error code; 0: an answer from the child
+	}{
+		{"tools/call", "POST", call("1", "echo"), modern("tools/call", "echo"), 200, 0},
+		{"white space around Mcp-Name", "POST", call("2", "echo"), modern("tools/call", "  echo\t"), 200, 0},
+		{"Mcp-Name in Base64", "POST", call("3", "echo"), modern("tools/call", "=?base64?ZWNobw==?="), 200, 0},
+		{"resources/read", "POST", `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"file:///a",` + httpMeta + `}}`, modern("resources/read", "file:///a"), 200, 0},
+		{"tasks/get", "POST", `{"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":"t-1",` + httpMeta + `}}`, modern("tasks/get", "t-1"), 200, 0},
+		{"no Mcp-Method", "POST", call("10", "echo"), []string{"Mcp-Protocol-Version: 2026-07-28", "Mcp-Name: echo"}, 400, -32020},
+		{"Mcp-Method differs", "POST", call("11", "echo"), modern("tools/list", "echo"), 400, -32020},
+		{"Mcp-Method in another case", "POST", call("12", "echo"), modern("TOOLS/CALL", "echo"), 400, -32020},
+		{"no Mcp-Name", "POST", call("13", "echo"), modern("tools/call", ""), 400, -32020},
+		{"Mcp-Name differs", "POST", call("14", "rm"), modern("tools/call", "echo"), 400, -32020},
+		{"Mcp-Name bad Base64", "POST", call("15", "echo"), modern("tools/call", "=?base64?ZWNobw?="), 400, -32020},
+		{"Mcp-Name differs for resources/read", "POST", `{"jsonrpc":"2.0","id":16,"method":"resources/read","params":{"uri":"file:///secret",` + httpMeta + `}}`, modern("resources/read", "file:///a"), 400, -32020},
+		{"Mcp-Name differs for prompts/get", "POST", `{"jsonrpc":"2.0","id":17,"method":"prompts/get","params":{"name":"p",` + httpMeta + `}}`, modern("prompts/get", "q"), 400, -32020},
+		{"Mcp-Name differs for tasks/cancel", "POST", `{"jsonrpc":"2.0","id":18,"method":"tasks/cancel","params":{"taskId":"t-2",` + httpMeta + `}}`, modern("tasks/cancel", "t-1"), 400, -32020},
+		{"_meta declares another revision", "POST", strings.Replace(call("19", "echo"), `protocolVersion":"2026-07-28"`, `protocolVersion":"2025-11-25"`, 1), modern("tools/call", "echo"), 400, -32020},
+		{"duplicate params.name", "POST", `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"echo","name":"rm","arguments":{},` + httpMeta + `}}`, modern("tools/call", "echo"), 400, -32600},
+		{"case-variant params.name", "POST", `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"echo","Name":"rm","arguments":{},` + httpMeta + `}}`, modern("tools/call", "echo"), 400, -32600},
+		{"case-variant method", "POST", `{"jsonrpc":"2.0","id":22,"method":"tools/list","METHOD":"tools/call","params":{"name":"rm",` + httpMeta + `}}`, modern("tools/list", ""), 400, -32600},
+		{"unsupported revision", "POST", call("23", "echo"), []string{"Mcp-Protocol-Version: 2099-01-01", "Mcp-Method: tools/call", "Mcp-Name: echo"}, 400, -32022},
+		{"GET", "GET", "", []string{"Mcp-Protocol-Version: 2026-07-28"}, 405, -32000},
+		{"DELETE", "DELETE", "", []string{"Mcp-Protocol-Version: 2026-07-28"}, 405, -32000},
+	}
+	var reached []string
+	for _, tt := range tests {
+		resp := l.request(t, tt.method, "", tt.body, tt.hdr...)
+		p := payloads(t, resp)
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s: status %d; want %d (%q)", tt.name, resp.StatusCode, tt.want, p)
+			continue
+		}
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			t.Errorf("%s: Mcp-Session-Id %q; want none on 2026-07-28", tt.name, sid)
+		}
+		if len(p) != 1 {
+			t.Errorf("%s: %d payloads %q; want one answer", tt.name, len(p), p)
+			continue
+		}
+		var a rpcAnswer
+		if err := json.Unmarshal([]byte(p[0]), &a); err != nil {
+			t.Errorf("%s: answer %q: %v", tt.name, p[0], err)
+			continue
+		}
+		got := 0
+		if a.Error != nil {
+			got = a.Error.Code
+		}
+		if got != tt.code {
+			t.Errorf("%s: error code %d; want %d (%s)", tt.name, got, tt.code, p[0])
+		}
+		if tt.code == 0 {
+			reached = append(reached, tt.body)
+		} else if tt.code == -32020 {
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			json.Unmarshal([]byte(tt.body), &req)
+			if string(a.ID) != string(req.ID) {
+				t.Errorf("%s: error id %s; want the request's, %s", tt.name, a.ID, req.ID)
+			}
+		}
+	}
+	// The child read the accepted lines, byte for byte, and nothing
+	// else: no initialize before them, no refused line.
+	waitFile(t, childLog, reached[len(reached)-1])
+	data, _ := os.ReadFile(childLog)
+	if want := strings.Join(reached, "\n") + "\n"; string(data) != want {
+		t.Errorf("the child read\n%s\nwant\n%s", data, want)
+	}
+	l.stop(t)
+	// One session for the principal's stateless requests beside the
+	// listener's, its peer the endpoint; intents for the accepted calls
+	// only.
+	served := strings.TrimSuffix(strings.TrimPrefix(l.url, "http://"), "/mcp")
+	starts, intents := 0, 0
+	for _, r := range f.records(t) {
+		switch b := r.Body.(type) {
+		case *record.SessionStart:
+			starts++
+			if b.Transport != record.TransportHTTP || b.Peer != served {
+				t.Errorf("session_start %+v; want http, peer %s", b, served)
+			}
+		case *record.Intent:
+			intents++
+		}
+	}
+	if starts != 2 || intents != 3 {
+		t.Errorf("%d session_starts, %d intents; want 2 (the listener's, the stateless session's) and 3 (the accepted tools/calls)", starts, intents)
+	}
+}
+
+// v2Server returns node and the interop's server of the official
+// TypeScript SDK v2 (stdio, both revisions; tools echo and delete_all).
+func v2Server(t *testing.T) (node, server string) {
+	t.Helper()
+	server, err := filepath.Abs("../../interop/testdata/v2/server.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("../../interop/node_modules/@modelcontextprotocol/server/package.json"); err != nil {
+		t.Fatalf("the TypeScript SDK v2 is not installed (%v): run `npm ci` in interop/ first", err)
+	}
+	if node, err = exec.LookPath("node"); err != nil {
+		t.Fatalf("node is not on PATH (%v): these tests need Node.js 20 or later", err)
+	}
+	return node, server
+}
+
+// TestListen2026SharedChild: clients of one principal share one child
+// (a stateless session), and two that use the same id at once never
+// receive each other's answer: each gets its own, from the official
+// TypeScript SDK v2 server, whose answers name the text sent.
+func TestListen2026SharedChild(t *testing.T) {
+	node, server := v2Server(t)
+	f := newFixture(t)
+	l := f.listen(t, nil, node, server)
+	const clients, rounds = 4, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, clients*rounds)
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				text := fmt.Sprintf("client %d round %d", c, i)
+				body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"},` + httpMeta + `}}`
+				resp, err := l.do("POST", "", body, modern("tools/call", "echo")...)
+				if err != nil {
+					errs <- err
+					return
+				}
+				p, err := readPayloads(resp)
+				if err != nil || resp.StatusCode != 200 || len(p) != 1 || !strings.Contains(p[0], `"text":"`+text+`"`) || !strings.HasSuffix(p[0], `"id":1}`) {
+					errs <- fmt.Errorf("%s: %d %q, %v; want its own answer, id 1", text, resp.StatusCode, p, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	l.stop(t)
+	starts, intents, outcomes := 0, 0, 0
+	for _, r := range f.records(t) {
+		switch r.Body.(type) {
+		case *record.SessionStart:
+			starts++
+		case *record.Intent:
+			intents++
+		case *record.Outcome:
+			outcomes++
+		}
+	}
+	if starts != 2 || intents != clients*rounds || outcomes != clients*rounds {
+		t.Errorf("%d session_starts, %d intents, %d outcomes; want 2 (one child for the principal), %d, %d", starts, intents, outcomes, clients*rounds, clients*rounds)
+	}
+	if out, err := exec.Command(aegisBin, "verify", "--key", f.pub, f.audit).CombinedOutput(); err != nil {
+		t.Errorf("aegis verify: %v\n%s", err, out)
+	}
+}
+
+// TestListen2026Cancel: a 2026-07-28 client that closes its response
+// stream before the answer cancels its request: the child reads a
+// notifications/cancelled naming the request's id token as the client
+// wrote it; the id is free again for the next request.
+func TestListen2026Cancel(t *testing.T) {
+	f := newFixture(t)
+	childLog := filepath.Join(f.dir, "child.log")
+	// A child that reads and never answers.
+	l := f.listen(t, nil, "sh", "-c", `exec cat >> "$0"`, childLog)
+	for _, id := range []string{`7.0`, `"x\u0041"`, `7`} {
+		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"slow","arguments":{},` + httpMeta + `}}`
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, "POST", l.url, strings.NewReader(body))
+			for _, h := range append(modern("tools/call", "slow"), "Accept: application/json, text/event-stream", "Content-Type: application/json", "Authorization: Bearer "+l.token) {
+				k, v, _ := strings.Cut(h, ": ")
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				_, err = readPayloads(resp)
+			}
+			done <- err
+		}()
+		waitFile(t, childLog, body)
+		cancel()
+		<-done
+		want := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"the client closed its response stream"}}`
+		waitFile(t, childLog, body+"\n"+want+"\n")
+	}
+}
