@@ -142,9 +142,11 @@ type Message struct {
 	// of the values (a rule on arguments) is misled by it, so such a
 	// reader must refuse what it cannot read alike.
 	ArgsText string
-	// Malformed is a constant reason why decoders may disagree about a tool
-	// call or a response (duplicate key, case-variant key, wrong type, ...),
-	// "" if none. It is only computed for tool calls and responses.
+	// Malformed is a constant reason why decoders may disagree about a
+	// message the relay records (duplicate key, case-variant key, wrong
+	// type, ...), "" if none. It is only computed for tool calls,
+	// responses, and the tasks and cancellation methods Op names (doc.go
+	// "Parser differentials are attacks").
 	Malformed string
 	IsError   bool // a Response with an error member
 	ToolError bool // a Response whose result.isError is true
@@ -367,8 +369,9 @@ const retainMax = 1 << 20
 
 // Classifier classifies lines. It is reusable and not safe for concurrent
 // use; the zero value is ready. Classify allocates nothing once its buffers
-// have grown to the largest frame's needs (which are small: decoded method,
-// name and id strings, and one Message per batch element).
+// have grown to the largest frame's needs (which are small: decoded
+// strings, one Message per batch element, and one Rounds and a few Inputs
+// per message that has such members).
 type Classifier struct {
 	arena  []byte    // decoded strings and id keys handed out in Frame
 	keybuf []byte    // scratch for decoding escaped keys
