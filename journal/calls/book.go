@@ -335,6 +335,9 @@ func (b *Book[S, C]) retire(s *Session[S, C], how How) {
 	if b.OnClose != nil {
 		b.OnClose(s, how)
 	}
+	// Its rounds and tasks are settled: a record of it after its close is
+	// an anomaly already (after its end, or outside its session).
+	s.awaiting, s.claimed, s.tasks, s.requests = nil, nil, nil, nil
 	if !s.Ended {
 		b.anomaly(Anomaly{Kind: NoEnd, Cut: true, Seq: s.LastSeq, HasSeq: true,
 			Msg: fmt.Sprintf("session %s has no session_end (aegis stopped without closing it, or its tail was cut); %d intents without outcome", hex.EncodeToString(s.SID[:]), len(s.open))})

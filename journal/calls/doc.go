@@ -1,9 +1,9 @@
 // Package calls is the one model of what happened in an audit log, read
 // record by record in log order: its sessions, which session each record
-// belongs to, each call's intent and outcome paired, and the anomalies
-// where the records break those rules. aegis log shows the calls it
-// builds, verify judges the anomalies it reports; an exporter reads the
-// same model.
+// belongs to, each call's intents and outcomes paired into its rounds and
+// its task, and the anomalies where the records break those rules. aegis
+// log shows the calls it builds (package logview), verify judges the
+// anomalies it reports; an exporter reads the same model.
 //
 // # Sessions
 //
@@ -26,14 +26,47 @@
 // # Calls
 //
 // A call is an intent with an id (a notification, id null, opens none)
-// and the outcome that names the intent's seq and carries the same id.
-// Its outcome comes before its session's session_end, which counts the
-// session's intents and outcomes; an intent without one in a session
-// that ended is an anomaly, in a session cut off it is what the cut
-// left. A call is one round today: one request and its response. The
-// protocol's later shapes of a call (several rounds, each a
-// request/response pair with its own id; a task, a later result tied to
-// the call) belong in Call beside its intent, and their anomalies here.
+// and what answered it. Each of its outcomes names the seq of its round's
+// intent and carries that intent's id. Its outcomes come before its
+// session's session_end, which counts the session's intents and
+// outcomes; an intent without one in a session that ended is an anomaly,
+// in a session cut off it is what the cut left.
+//
+// # Rounds and tasks
+//
+// A call may take several rounds (MCP 2026-07-28): an outcome of status
+// input_required waits for a retry, an intent whose round.of names that
+// outcome's seq (record doc.go, "Rounds and tasks"); the retry, with an
+// id of its own, and its outcome are the call's next round, and so on.
+// An outcome is answered by one round at most: a round.of that names no
+// input_required outcome of its session still waiting, or one a round
+// already answered, is an anomaly, and the retry is a call of its own; so
+// is a round of null with by state or match. A retry the relay could not
+// link (by unknown_state or reused_state, of null) is a call of its own,
+// as its record says.
+//
+// A call may become a task: an outcome of status task, with a task_id.
+// The task records that name the intent of that outcome's round and the
+// same task_id are the task's (its input_required, update and cancel
+// events and its end); one that names no such call of its session is an
+// anomaly, as is a second end, and, at the session's session_end, a task
+// without its end (the relay writes an unfinished end for a task open as
+// its session ends). A client_answer must answer a server_request of its
+// session.
+//
+// A call's status is the final one: its last round's outcome's, or its
+// task's end's. Its latency runs from its first intent to that final
+// record: the recorded latency_ns where that is the whole (a call of one
+// round, the end of a task made by the first round), else the difference
+// of the records' ts. A call is Done when nothing more can be added to
+// it: its final outcome is read and is neither input_required nor task,
+// its task ended, or its session closed.
+//
+// A call of one round keeps no more than its intent's entry; one of
+// several rounds or with a task keeps its rounds and task records (at
+// most 256 of each, the rest counted), and its session keeps, until the
+// session closes, the outcomes its rounds answered, its tasks and its
+// server_requests, so that a second claim is found wherever it comes.
 //
 // # Anomalies
 //
@@ -44,6 +77,7 @@
 //
 // A Book is used by one goroutine. It keeps one entry per session and one
 // per call still waiting for its outcome (its id inline, unless long or
-// abbreviated); counting a record that breaks no rule allocates nothing
-// beyond the growth of those (TestCountAllocs).
+// abbreviated), and what rounds and tasks need (above); counting the
+// intent and outcome of a call of one round allocates nothing beyond the
+// growth of those (TestCountAllocs).
 package calls

@@ -15,10 +15,12 @@
 // line's, by LineStart.
 //
 // The constants marked as part of the format (Version, TimeLayout,
-// MaxLine, MaxValueBytes, PrefixBytes, the kind names, verdicts, statuses
-// and end reasons) cannot change without making every existing log
+// MaxLine, MaxValueBytes, PrefixBytes, MaxListEntries, the kind names,
+// verdicts, statuses, end reasons, round links, task events and actions) cannot change without making every existing log
 // unverifiable; the golden files in testdata/ (kept by package journal's
-// TestRecordTestdata) show any change to what is written as a diff.
+// TestRecordTestdata, and rounds.jsonl, every kind and field of rounds and
+// tasks, by package verify's TestRoundsGolden) show any change to what is
+// written as a diff.
 //
 // # Format
 //
@@ -46,7 +48,8 @@
 // is the SHA-256 of the previous line's bytes without its '\n'; for seq 0 it
 // is 64 zeros. The kind fields of
 // every kind are listed on the types that encode them (SessionStart,
-// Enforcement, Intent, Outcome, Anomaly, PolicyReload, Recovery, SessionEnd).
+// Enforcement, Intent, Outcome, Anomaly, PolicyReload, Recovery, SessionEnd,
+// and, for rounds and tasks, Protocol, Task, ServerRequest, ClientAnswer).
 //
 // # Outcome statuses
 //
@@ -60,12 +63,110 @@
 //	seccomp_killed  no answer: the child died of SIGSYS under the seccomp filter
 //	timeout         no answer within wrap's --call-timeout: aegis answered the
 //	                client with an error of its own (CALL_TIMEOUT)
+//	input_required  the answer's result.resultType is "input_required": the
+//	                tool has not finished; the client may retry (a round)
+//	task            the call became a task: resultType "task" (2026-07-28),
+//	                or a 2025-11-25 CreateTaskResult {"task":{"taskId":…}};
+//	                its end is a task record
+//	other           a resultType other than complete, input_required and
+//	                task, named in result_type; never ok
+//	cancelled       the client cancelled the call (notifications/cancelled
+//	                naming it while in flight); response_digest null
 //
-// Only ok, tool_error and rpc_error have a response_digest. A timed-out
+// A result without resultType, or with resultType "complete", is complete:
+// ok or tool_error. Only ok, tool_error, rpc_error, input_required, task
+// and other have a response_digest. A timed-out
 // call is over for the client, which has aegis's answer; if the child
 // answers it later, that line is an anomaly with its response_digest and
 // forwarded false: it is not relayed (unless it also answers a call still
 // in flight, a batch: then forwarded true).
+//
+// # Rounds and tasks
+//
+// MCP 2026-07-28 answers a tools/call that needs more from the client
+// with input_required, and the client retries it with a new id (a round);
+// the Tasks extension, and 2025-11-25's experimental tasks, answer one
+// with a task whose result comes later. The fields and kinds that record
+// them are optional: absent unless used, so that every record an older
+// aegis wrote encodes the same. Values a peer controls are bounded values
+// (below); "sha256:<hex>" of a requestState is the SHA-256 of the JSON
+// string's decoded value (a client may re-escape it).
+//
+// An outcome may add, after latency_ns, in this order:
+//
+//	,"result_type":<bounded>        the result's resultType member, any value, when it has one
+//	,"task_id":<bounded>            status task: the task's id
+//	,"input_requests":[{"key":<bounded>,"method":<bounded>|null},…][,"more":N]
+//	                                status input_required: the keys of result.inputRequests
+//	                                in the order of the line; method null unless the value is
+//	                                an object with a string "method"
+//	,"request_state":"sha256:<hex>" status input_required: the digest of result.requestState
+//
+// An intent may add, after "malformed" and before "policy", in this
+// order:
+//
+//	,"revision":<bounded>           params._meta["io.modelcontextprotocol/protocolVersion"],
+//	                                when a string
+//	,"principal":"<text>"           the HTTP front's principal of this request, when a
+//	                                session serves several (aegis's own text)
+//	,"round":{"of":S|null,"by":"state"|"match"|"unknown_state"|"reused_state","n":K}
+//	                                a retry: S the seq of the input_required outcome it
+//	                                answers, by how it was linked (the exact requestState;
+//	                                or, neither carrying state, the same tool and arguments
+//	                                from the same session within the relay's window), K its
+//	                                round number (the first request is round 1 and carries
+//	                                no round; its first retry is 2). A retry whose state no
+//	                                outcome issued is {"of":null,"by":"unknown_state","n":0};
+//	                                one whose state a round already claimed (an outcome is
+//	                                answered by one round at most) is
+//	                                {"of":null,"by":"reused_state","n":0}
+//	,"request_state":"sha256:<hex>" the digest of the retry's params.requestState
+//	,"input_responses":[{"key":<bounded>,"action":"accept"|"decline"|"cancel"|null},…][,"more":N]
+//	                                the keys of params.inputResponses in the order of the
+//	                                line; action when the value is an object whose "action"
+//	                                is one of the three. Content is never copied: the
+//	                                request_digest covers it
+//
+// A list a peer controls (input_requests, input_responses, a
+// server_request's calls) holds at most MaxListEntries (32) entries; when
+// there were more, the list is followed, in the same object, by
+// ,"more":N, N ≥ 1 the entries not written. "more" is absent otherwise
+// (never "more":0), and follows only its list.
+//
+// The kinds:
+//
+//	protocol        "revision":<bounded>
+//	                the protocolVersion an initialize answer settled, written as the
+//	                answer passes the relay (session_start, written before the child
+//	                runs, cannot know it)
+//	task            "task_id":<bounded>,"intent":S,"event":"input_required"|"update"|"cancel"|"end",
+//	                "via":"<method>","digest":"sha256:<hex>"|null, then by event:
+//	                  end:            ,"execution":{"status":…,"reason":…|null},"latency_ns":N
+//	                  input_required: ,"input_requests":[…][,"more":N]
+//	                  update:         ,"input_responses":[…][,"more":N]
+//	                  cancel:         nothing more
+//	                an event in a task's life after its creation: S is the seq of the
+//	                intent whose outcome had status task with this task_id; via the
+//	                method of the message that carried it (tasks/get,
+//	                notifications/tasks, tasks/result, notifications/tasks/status,
+//	                tasks/update, tasks/cancel), or session_end or evicted for an end
+//	                no message carried (status unfinished, digest null); digest the
+//	                SHA-256 of that message's line. An end's status is ok, tool_error,
+//	                rpc_error, failed, cancelled or unfinished, its latency from the
+//	                call's release to the child to the end. A task has one end at
+//	                most; a poll that changes nothing writes no record
+//	server_request  "call":<id>,"method":<bounded>,"response_digest":"sha256:<hex>","calls":[S,…][,"more":N]
+//	                a request the child sent while calls were in flight (2025-11-25:
+//	                elicitation/create, sampling/createMessage, roots/list, any method):
+//	                its id, its method, the digest of its line, and the seqs of the
+//	                intents then in flight
+//	client_answer   "call":<id>,"request":S,"request_digest":"sha256:<hex>",
+//	                "execution":{"status":"ok"|"rpc_error"},"action":"accept"|"decline"|"cancel"|null
+//	                the client's answer to the server_request at seq S: the digest of
+//	                its line, and result.action when it is one of the three
+//
+// session_end's counts are unchanged: protocol, task, server_request and
+// client_answer records are not counted there.
 //
 // # Capability
 //
@@ -86,7 +187,10 @@
 // longer one. What a client controls is bounded in the record itself:
 // an intent's and an outcome's "call" (the JSON-RPC id) and an intent's
 // "tool" (params.name); so is an intent's policy "rule" (a policy file's
-// text), which a call may not fail for. Such a value of at most
+// text), which a call may not fail for; and so are the values of rounds
+// and tasks a peer controls (revision, result_type, task_id, method, the
+// keys of input_requests and input_responses), written as "tool" is, and
+// their lists (at most MaxListEntries entries). Such a value of at most
 // MaxValueBytes (256) bytes as recorded (a number's literal, a string's
 // canonical text) is written whole; a longer one is written abbreviated,
 // as an object, which no genuine value is (a JSON-RPC id is never an
