@@ -399,6 +399,11 @@ func rebuildTree(fsys logFS, path string, records uint64, last *tlog.Checkpoint)
 			atLast = t.Root()
 		}
 	})
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		// A file that cannot be read says nothing of the log.
+		return nil, "", &IOError{Op: "read for checkpoints", Path: path, Err: err}
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %s: its tree cannot be built for checkpoints: %v", ErrNotLog, path, err)
 	}

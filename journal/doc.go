@@ -226,6 +226,24 @@
 // cosignature lines after the log's, in FILE.witnessed, and the
 // witnesses' state in FILE.witnesses (witness/doc.go, "Files").
 //
+// # Files
+//
+// Every file of the log (the live file, the spare, the segments and
+// their compressed copies), the head file and the checkpoint file and
+// history are created, written, synced, renamed, removed, listed and read
+// through Options.FS, a vfs.FS (the operating system's by default), and
+// so are the reads of package segment and package tlog that Open does
+// (the tail it continues, the sealed segments its chain and checkpoint
+// tree are read from). On top of the FS the journal keeps what is its
+// own: the lock and the directory sync of a new log, the content end
+// before the pre-zeroed space (written by vfs.File.Zero), and the trim of
+// that space at Close (file.go, prezero.go). Tests wrap Options.FS with
+// package errorfs to fail any operation by its kind (OpWrite, OpSync,
+// OpZeroSync, OpRenameExchange, OpRead, …) and path, and check the
+// contract above at each: fail closed, nothing acknowledged lost. The
+// checks before Open that a path is a regular file, and the read of the
+// checkpoint the log must extend, go to the operating system.
+//
 // # Locking
 //
 // Open takes an exclusive flock(2) on the file: two writers would fork the

@@ -1,14 +1,18 @@
 package journal
 
 import (
+	"bytes"
 	"errors"
+	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
 	"github.com/aegisrelay/aegis/journal/record"
+	"github.com/aegisrelay/aegis/journal/segment"
 )
 
 // faultOS returns the real file system wrapped by an Injector of rules,
@@ -78,6 +82,58 @@ func TestFaultOpen(t *testing.T) {
 		}
 		if !errors.Is(err, tt.want) {
 			t.Errorf("%s: Open = %v; want %v", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestFaultReadsAtOpen: Open with checkpoints reads the whole log, sealed
+// segments included, through Options.FS; a segment that cannot be read
+// (EIO) fails Open with an IOError that holds the EIO, not ErrNotLog or
+// ErrRolledBack (the log is sound; the disk is not), and leaves every
+// file as it was.
+func TestFaultReadsAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	path, cpf := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.checkpoint")
+	key := testKey(t)
+	opts := Options{Durability: mustDurability(t, "strict"), Key: key, MaxSize: 2048,
+		Checkpoint: CheckpointOptions{File: cpf, Every: 1, Interval: -1}}
+	j, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCalls(t, j, 30)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := dirFiles(t, dir)
+	segs := 0
+	for n := range before {
+		if _, ok := segment.ParseName(n); ok {
+			segs++
+		}
+	}
+	if segs < 2 {
+		t.Fatalf("%d sealed segments; want 2 or more", segs)
+	}
+	for _, tt := range []struct {
+		name string
+		op   errorfs.OpKind
+	}{{"read", errorfs.OpRead}, {"open", errorfs.OpOpen}} {
+		o := opts
+		var in *errorfs.Injector
+		o.FS, in = faultOS(errorfs.Fail(errorfs.And(errorfs.Kind(tt.op), errorfs.Base("audit.jsonl.0-*.jsonl")), errorfs.EIO))
+		j, err := Open(path, o)
+		if err == nil {
+			j.Close()
+		}
+		if !errors.Is(err, ErrIO) || !errors.Is(err, errorfs.EIO) || errors.Is(err, ErrNotLog) || errors.Is(err, ErrRolledBack) {
+			t.Errorf("%s of the first segment fails: Open = %v; want an IOError holding the EIO", tt.name, err)
+		}
+		if in.Injected() == 0 {
+			t.Errorf("%s of the first segment fails: no fault injected", tt.name)
+		}
+		if after := dirFiles(t, dir); !maps.EqualFunc(after, before, bytes.Equal) {
+			t.Errorf("%s of the first segment fails: the files changed from %v to %v", tt.name, slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
 		}
 	}
 }

@@ -7,6 +7,15 @@
 // StreamTail), and follows a live log across rotations (Follow). It
 // writes nothing.
 //
+// It reads through a vfs.FS: a Set keeps the one it was collected on
+// (CollectFS, SetsFS; Collect and Sets use the operating system's) and
+// opens its files with it (Set.Open, OpenFS); package journal passes its
+// own (Options.FS), so that a test that fails a read (package errorfs)
+// reaches the readers as it reaches the writer. A file that cannot be
+// listed, stat'ed, opened or read is an error naming it, never a finding:
+// a read error under the zstd decoder is returned as it is, not as
+// ErrCorruptSegment. Follow reads through the operating system's files.
+//
 // # Files of a log
 //
 // With rotation (Options.MaxSize) a log is a set of files: sealed segments

@@ -163,6 +163,17 @@
 // user's first prove already finds them. An entry holds at most two
 // hashes per level of the segment's range: a few KB.
 //
+// # Files
+//
+// Every file of a log is read through the vfs.FS of its set
+// (segment.Set.FS; nil is the operating system's), and an Index reads its
+// entries through its own (NewIndexFS), so that a test can fail any read
+// (package errorfs). A file of the log that cannot be read makes ReadSet,
+// BuildTree and the proofs fail with that error, naming the file: an I/O
+// error is never taken for a finding about the log. An entry that cannot
+// be read for an I/O error is computed from its segment as a missing one
+// is, and not written over: the disk failed, maybe not the entry.
+//
 // # What Check decides
 //
 // Check reads a log once and decides, for each checkpoint, whether the
