@@ -296,12 +296,12 @@ func (s *Server) postModern(w http.ResponseWriter, r *http.Request, jsonOK bool)
 	listen := v.method == "subscriptions/listen"
 	keys := routeKeys(m)
 	progress, _ := requestProgressKey(line)
-	o, err := ss.request(r.Context(), line, keys, true, progress, bd.release)
+	kind := streamKind{modern: true, listen: listen, toolsList: v.method == "tools/list"}
+	o, err := ss.request(r.Context(), line, keys, true, progress, kind, bd.release)
 	if err != nil {
 		return
 	}
 	owned = false
-	o.st.modern, o.st.listen = true, listen
 	if err := ss.wait(r.Context(), o); errors.Is(err, errGone) {
 		ss.cancel(o.st, id)
 		return

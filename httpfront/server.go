@@ -533,7 +533,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	progress, _ := requestProgressKey(line)
-	o, err := ss.request(r.Context(), line, routeKeys(m), sse, progress, bd.release)
+	o, err := ss.request(r.Context(), line, routeKeys(m), sse, progress, streamKind{}, bd.release)
 	if err != nil {
 		return // errGone: the client went away while an earlier request with its id was in flight
 	}

@@ -56,6 +56,9 @@ type session struct {
 	// held is the bytes of the events in the session's streams, counted
 	// in the server's out budget too (memory.go).
 	held int
+	// decls are the x-mcp-header declarations of the tools the child's
+	// tools/list answers listed, by tool (params.go).
+	decls map[string][]paramDecl
 	// drained is closed, and replaced, when a connection has sent events
 	// or events were let go: the router may find room.
 	drained chan struct{}
@@ -106,7 +109,7 @@ func (s *session) send(line []byte) error {
 // It returns errGone if ctx ends first. Once it returns an opened, the
 // line is being written; taken is called once the relay has taken it
 // (or the write failed), and the caller waits for it with session.wait.
-func (s *session) request(ctx context.Context, line []byte, keys []string, sse bool, progress string, taken func()) (*opened, error) {
+func (s *session) request(ctx context.Context, line []byte, keys []string, sse bool, progress string, kind streamKind, taken func()) (*opened, error) {
 	out := append(line, '\n')
 	for {
 		s.mu.Lock()
@@ -128,6 +131,7 @@ func (s *session) request(ctx context.Context, line []byte, keys []string, sse b
 			continue
 		}
 		st := s.open(keys, sse, progress)
+		st.streamKind = kind
 		first := st.notify
 		s.mu.Unlock()
 		// The line is written on a goroutine of its own, still under
@@ -331,10 +335,14 @@ func (rt *router) route(line []byte) {
 	rt.c.Classify(payload, &rt.f)
 	s := rt.s
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	st := s.target(payload, &rt.f)
 	if st == nil {
+		s.mu.Unlock()
 		return
+	}
+	learn := false
+	if st.keys != nil && s.answers(st, &rt.f) {
+		learn = st.toolsList && !rt.f.Msgs[0].IsError
 	}
 	if !st.lost && s.room(st, len(payload)) {
 		st.add(payload)
@@ -342,6 +350,11 @@ func (rt *router) route(line []byte) {
 	}
 	if st.keys != nil && s.answers(st, &rt.f) {
 		s.finish(st)
+	}
+	s.mu.Unlock()
+	if learn {
+		// The event's data is never modified: read here, outside mu.
+		s.learnTools(payload)
 	}
 }
 

@@ -45,14 +45,24 @@ type stream struct {
 	writer *cutter
 	// retired: answered and sent, counted among the streams kept.
 	retired bool
-	// modern: a stateless (2026-07-28) request's, never resumed; listen:
-	// a subscriptions/listen's, which carries the notifications naming
-	// its id as their subscription; cancelled: its client left before
-	// its answer (session.cancel).
-	modern, listen, cancelled bool
+	streamKind
+	// cancelled: its client left before its answer (session.cancel).
+	cancelled bool
 	// notify wakes the connection writing the stream (capacity 1); each
 	// connection has its own, closed when another takes the stream over.
 	notify chan struct{}
+}
+
+// streamKind is what a stateless request's stream is, set as it opens.
+type streamKind struct {
+	// modern: a stateless (2026-07-28) request's, never resumed.
+	modern bool
+	// listen: a subscriptions/listen's, which carries the notifications
+	// naming its id as their subscription.
+	listen bool
+	// toolsList: a tools/list's, whose answer tells the x-mcp-header
+	// declarations of the tools (params.go).
+	toolsList bool
 }
 
 func newStream(id uint64, sse bool, keys []string) *stream {

@@ -272,3 +272,74 @@ func TestListen2026Cancel(t *testing.T) {
 		waitFile(t, childLog, body+"\n"+want+"\n")
 	}
 }
+
+// paramChild is a shell server that lists one tool, sql, declaring three
+// arguments mirrored in Mcp-Param-* headers, and answers any other
+// request with an empty result; it appends each line it reads to $0.
+const paramChild = `while IFS= read -r line; do
+printf '%s\n' "$line" >> "$0"
+id=$(printf '%s' "$line" | sed -n 's/^{"jsonrpc":"2.0","id":\([^,]*\),.*/\1/p')
+[ -z "$id" ] && continue
+case "$line" in
+*'"method":"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"sql","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},"where":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"}}},"query":{"type":"string"}}}}]}}\n' "$id" ;;
+*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}\n' "$id" ;;
+esac
+done`
+
+// TestListen2026ParamHeaders: once the child's tools/list has declared
+// arguments mirrored in headers (x-mcp-header), a tools/call must carry
+// each such argument it has in its Mcp-Param-{Name} header, equal once
+// decoded; one that does not is HeaderMismatch and never reaches the
+// child.
+func TestListen2026ParamHeaders(t *testing.T) {
+	f := newFixture(t)
+	childLog := filepath.Join(f.dir, "child.log")
+	l := f.listen(t, nil, "sh", "-c", paramChild, childLog)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + httpMeta + `}}`
+	if resp := l.request(t, "POST", "", list, modern("tools/list", "")...); resp.StatusCode != 200 {
+		t.Fatalf("tools/list: %d %q", resp.StatusCode, payloads(t, resp))
+	} else {
+		payloads(t, resp)
+	}
+	call := func(id int, args string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"sql","arguments":%s,%s}}`, id, args, httpMeta)
+	}
+	tests := []struct {
+		name string
+		args string
+		hdr  []string
+		want int
+	}{
+		{"every header", `{"region":"us-west1","n":42,"where":{"zone":"b"},"query":"select"}`, []string{"Mcp-Param-Region: us-west1", "Mcp-Param-N: 42", "Mcp-Param-Zone: b"}, 200},
+		{"Base64 and a number written otherwise", `{"region":"us-west1","n":42}`, []string{"Mcp-Param-Region: =?base64?dXMtd2VzdDE=?=", "mcp-param-n: 42.0"}, 200},
+		{"null and absent values need no header", `{"region":null,"query":"select"}`, nil, 200},
+		{"no Mcp-Param-Region", `{"region":"us-west1"}`, nil, 400},
+		{"Mcp-Param-Region differs", `{"region":"eu-west1"}`, []string{"Mcp-Param-Region: us-west1"}, 400},
+		{"Mcp-Param-N differs", `{"n":42}`, []string{"Mcp-Param-N: 43"}, 400},
+		{"nested Mcp-Param-Zone differs", `{"where":{"zone":"a"}}`, []string{"Mcp-Param-Zone: b"}, 400},
+		{"bad Base64", `{"region":"us-west1"}`, []string{"Mcp-Param-Region: =?base64?dXMtd2VzdDE?="}, 400},
+	}
+	reached := []string{list}
+	for i, tt := range tests {
+		body := call(10+i, tt.args)
+		resp := l.request(t, "POST", "", body, append(modern("tools/call", "sql"), tt.hdr...)...)
+		p := payloads(t, resp)
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s: status %d %q; want %d", tt.name, resp.StatusCode, p, tt.want)
+			continue
+		}
+		if tt.want == 200 {
+			reached = append(reached, body)
+			continue
+		}
+		var a rpcAnswer
+		if json.Unmarshal([]byte(p[0]), &a); a.Error == nil || a.Error.Code != -32020 {
+			t.Errorf("%s: %q; want HeaderMismatch -32020", tt.name, p)
+		}
+	}
+	waitFile(t, childLog, reached[len(reached)-1])
+	data, _ := os.ReadFile(childLog)
+	if want := strings.Join(reached, "\n") + "\n"; string(data) != want {
+		t.Errorf("the child read\n%s\nwant\n%s", data, want)
+	}
+}
