@@ -157,7 +157,9 @@ func (s *callSums) prepare(f *frame.Frame, principal []byte) {
 			}
 			if m.HasRequestState {
 				state = sha256.Sum256(m.RequestState)
-			} else if m.HasTool {
+			}
+			// Its own answer may issue a match whatever it presented.
+			if m.HasTool {
 				s.h.Reset()
 				s.h.Write(principal)
 				s.h.Write(matchSep)
