@@ -120,4 +120,11 @@
 // file's group or anyone may write it); otherwise they stay the writer's
 // (File.OwnerNote says so). A symlink present when ReadFile starts is
 // followed: the file it names is rewritten and the link stays.
+//
+// # Applying
+//
+// Apply does the whole of one file: ReadFile, Wrap, Unwrap or Scan, and
+// WriteFile unless nothing changed or the caller asked for a dry run; it
+// returns what it did for the caller to print. Existing lists the files
+// of Locations that exist, each once.
 package clientconfig

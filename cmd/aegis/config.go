@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -145,7 +144,8 @@ func runConfig(args []string) int {
 
 	targets := fs.Args()
 	if len(targets) == 0 {
-		found, looked := findConfigs()
+		dir, _ := os.Getwd()
+		found, looked := clientconfig.Existing(clientconfig.Env{Home: os.Getenv("HOME"), XDGConfigHome: os.Getenv("XDG_CONFIG_HOME"), Dir: dir, GOOS: runtime.GOOS})
 		if len(found) == 0 {
 			return fail(exitcode.Usage, "config: no MCP client configuration found; looked for\n  %s\n(name a FILE to use another)", strings.Join(looked, "\n  "))
 		}
@@ -181,26 +181,26 @@ func runConfig(args []string) int {
 	return code
 }
 
-// configFile rewrites (or lists) one file and returns its exit status and
-// whether it wrote the file.
+// configFile rewrites (or lists) one file, prints what it did, and
+// returns its exit status and whether it wrote the file.
 func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun, list bool) (int, bool) {
-	f, err := clientconfig.ReadFile(path)
-	if err != nil {
-		return fail(exitcode.Usage, "config: %v; left as it was", err), false
-	}
-	defer f.Close()
-	rewrite := clientconfig.Wrap
+	act := clientconfig.DoWrap
 	if sub == "unwrap" {
-		rewrite = clientconfig.Unwrap
+		act = clientconfig.DoUnwrap
 	}
 	if list {
-		rewrite = clientconfig.Scan
+		act = clientconfig.List
 	}
-	r, err := rewrite(f.Data, opts)
-	if err != nil {
-		return fail(exitcode.Usage, "config: %s: refused, left as it was: %v", f.Path, err), false
+	a, err := clientconfig.Apply(path, act, opts, dryRun, time.Now())
+	var refused *clientconfig.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return fail(exitcode.Usage, "config: %s: refused, left as it was: %v", refused.Path, refused.Err), false
+	case a == nil:
+		return fail(exitcode.Usage, "config: %v; left as it was", err), false
 	}
-	fmt.Fprintf(w, "\n%s:\n", f.Path)
+	r := a.Result
+	fmt.Fprintf(w, "\n%s:\n", a.Path)
 	if len(r.Entries) == 0 {
 		fmt.Fprintln(w, "  no MCP servers")
 	}
@@ -225,23 +225,21 @@ func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun
 		fmt.Fprintln(w, "  nothing to change")
 		return exitcode.OK, false
 	}
-	fmt.Fprint(w, r.Diff(f.Path, f.Path+" ("+sub+"ped)"))
-	if dryRun {
+	fmt.Fprint(w, r.Diff(a.Path, a.Path+" ("+sub+"ped)"))
+	switch {
+	case dryRun:
 		fmt.Fprintln(w, "  --dry-run: not written")
 		return exitcode.OK, false
-	}
-	backup, err := clientconfig.WriteFile(f, r.Out, time.Now())
-	switch {
 	case errors.Is(err, clientconfig.ErrMoved):
-		return fail(exitcode.Usage, "config: %s: refused, left as it was: %v (moved while it was read? name the file where it is now)", f.Path, err), false
+		return fail(exitcode.Usage, "config: %s: refused, left as it was: %v (moved while it was read? name the file where it is now)", a.Path, err), false
 	case errors.Is(err, clientconfig.ErrChanged):
-		return fail(exitcode.AuditIO, "config: %s changed while it was rewritten (its client wrote it?); it is left as the client wrote it; run again", f.Path), false
+		return fail(exitcode.AuditIO, "config: %s changed while it was rewritten (its client wrote it?); it is left as the client wrote it; run again", a.Path), false
 	case err != nil:
-		return fail(exitcode.AuditIO, "config: writing %s: %v; it is left as it was", f.Path, err), false
+		return fail(exitcode.AuditIO, "config: writing %s: %v; it is left as it was", a.Path, err), false
 	}
-	fmt.Fprintf(w, "  written; the original is kept in %s\n", backup)
-	if note := f.OwnerNote(); note != "" {
-		fmt.Fprintf(w, "  owner: %s\n", note)
+	fmt.Fprintf(w, "  written; the original is kept in %s\n", a.Backup)
+	if a.OwnerNote != "" {
+		fmt.Fprintf(w, "  owner: %s\n", a.OwnerNote)
 	}
 	return exitcode.OK, true
 }
@@ -253,27 +251,4 @@ func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun
 var wrapBoolFlags = map[string]bool{
 	"allow-exec-support": true, "allow-open-key": true, "allow-udp": true, "allow-unix": true, "best-effort": true,
 	"clean-env": true, "compress": true, "confine": true, "print-profile": true, "witness-strict": true,
-}
-
-// findConfigs returns the well-known configuration files that exist, each
-// once, and every path looked at.
-func findConfigs() (found []clientconfig.Location, looked []string) {
-	dir, _ := os.Getwd()
-	env := clientconfig.Env{Home: os.Getenv("HOME"), XDGConfigHome: os.Getenv("XDG_CONFIG_HOME"), Dir: dir, GOOS: runtime.GOOS}
-	seen := map[string]bool{}
-	for _, l := range clientconfig.Locations(env) {
-		looked = append(looked, l.Path)
-		real, err := filepath.EvalSymlinks(l.Path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			real = l.Path // reported when it is read
-		}
-		if !seen[real] {
-			seen[real] = true
-			found = append(found, l)
-		}
-	}
-	return found, looked
 }
