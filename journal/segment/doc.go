@@ -14,7 +14,7 @@
 // reaches the readers as it reaches the writer. A file that cannot be
 // listed, stat'ed, opened or read is an error naming it, never a finding:
 // a read error under the zstd decoder is returned as it is, not as
-// ErrCorruptSegment. Follow reads through the operating system's files.
+// ErrCorruptSegment. Follow reads through FollowOptions.FS.
 //
 // # Files of a log
 //

@@ -1,18 +1,22 @@
 package segment_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/internal/vfs/errorfs"
+	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
 )
@@ -136,4 +140,30 @@ func readAll(t *testing.T, dir string) map[string]string {
 		out[e.Name()] = string(data)
 	}
 	return out
+}
+
+// TestFollowReadFault: Follow returns the error of a file it cannot read
+// (a segment, or the live file), after passing on, in order, the records
+// before it.
+func TestFollowReadFault(t *testing.T) {
+	base := rotatedLog(t)
+	for _, tt := range []struct {
+		file string
+		want uint64 // records passed on before the error
+	}{{"audit.jsonl.3-7.jsonl", 3}, {"audit.jsonl", 0}} { // the live file is read first, to order the set
+		fsys := errorfs.Wrap(vfs.OS, errorfs.New(errorfs.Fail(errorfs.And(errorfs.Kind(errorfs.OpRead), errorfs.Base(tt.file)), errorfs.EIO)))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var next uint64
+		err := segment.Follow(ctx, base, segment.FollowOptions{FS: fsys, Poll: time.Millisecond}, func(r *record.Record) error {
+			if r.Seq != next {
+				return fmt.Errorf("seq %d; want %d", r.Seq, next)
+			}
+			next++
+			return nil
+		})
+		cancel()
+		if !errors.Is(err, syscall.EIO) || next != tt.want {
+			t.Errorf("Follow with %s unreadable = %v after %d records; want the EIO after %d", tt.file, err, next, tt.want)
+		}
+	}
 }

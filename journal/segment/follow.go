@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -31,6 +32,8 @@ type FollowOptions struct {
 	// *LongLineError). Lines that do not decode are passed over silently:
 	// verify judges lines; a follower shows what it can read.
 	Skipped func(err error)
+	// FS is the file system the log is read through. Default vfs.OS.
+	FS vfs.FS
 }
 
 // Follow calls fn with each record of the log whose live file is base, in
@@ -61,9 +64,10 @@ func Follow(ctx context.Context, base string, opts FollowOptions, fn func(*recor
 	if opts.GapWait <= 0 {
 		opts.GapWait = 2 * time.Second
 	}
+	opts.FS = vfs.Or(opts.FS)
 	f := &follower{ctx: ctx, opts: opts, fn: fn}
 	for {
-		live, err := os.Open(base)
+		live, err := opts.FS.Open(base)
 		if errors.Is(err, os.ErrNotExist) {
 			live = nil // between the two renames of a rotation without RENAME_EXCHANGE
 		} else if err != nil {
@@ -124,7 +128,7 @@ func (f *follower) sleep(d time.Duration) error {
 // true if a file was removed before it could be read, or records are
 // missing before the ones read (errGap).
 func (f *follower) segments(base string) (relist bool, err error) {
-	sets, err := Sets([]string{base}, true)
+	sets, err := SetsFS(f.opts.FS, []string{base}, true)
 	if err == nil {
 		var files []string
 		files, _, err = sets[0].OrderedFiles()
@@ -135,7 +139,7 @@ func (f *follower) segments(base string) (relist bool, err error) {
 			if s, ok := ParseName(name); ok && f.seenAny && s.Last <= f.seen {
 				continue
 			}
-			rc, oerr := Open(name, nil)
+			rc, oerr := OpenFS(f.opts.FS, name, nil)
 			if oerr != nil {
 				if errors.Is(oerr, os.ErrNotExist) {
 					return true, nil
@@ -181,7 +185,7 @@ func (f *follower) read(r io.Reader) error {
 
 // tail passes on the records of the open live file as they are written,
 // until base names another file (a rotation) and live is read to its end.
-func (f *follower) tail(live *os.File, base string) error {
+func (f *follower) tail(live vfs.File, base string) error {
 	// Records are written over pre-zeroed space: read up to its NULs, and
 	// from there again once more is written.
 	lr := NewLineReader(NewContentReader(live))
@@ -194,7 +198,7 @@ func (f *follower) tail(live *os.File, base string) error {
 			// The journal writes nothing to a file after swapping it out:
 			// once base names another file, one more read to the end of
 			// live finds everything.
-			if rotated(live, base) {
+			if rotated(f.opts.FS, live, base) {
 				rest, err := lr.Rest()
 				if err != nil {
 					return err
@@ -263,12 +267,14 @@ func (f *follower) line(line []byte) error {
 	return f.fn(rec)
 }
 
-// rotated reports whether base no longer names the open file live.
-func rotated(live *os.File, base string) bool {
+// rotated reports whether base no longer names the open file live (as
+// os.SameFile tells: an FS whose FileInfo is not the operating system's
+// reads as rotated every time).
+func rotated(fsys vfs.FS, live vfs.File, base string) bool {
 	a, err := live.Stat()
 	if err != nil {
 		return false
 	}
-	b, err := os.Stat(base)
+	b, err := fsys.Stat(base)
 	return err != nil || !os.SameFile(a, b)
 }
