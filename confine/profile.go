@@ -113,8 +113,12 @@ func ParsePort(hostPort string) (uint16, error) {
 	return uint16(n), nil
 }
 
-// Request returns the profile as session_start records it.
+// Request returns the profile as session_start records it: nil (null)
+// for a nil profile, a session without --confine.
 func (p *Profile) Request() *record.ConfineRequest {
+	if p == nil {
+		return nil
+	}
 	return &record.ConfineRequest{
 		Read: p.Read, Write: p.Write, Net: p.Net,
 		ExecSupport: p.ExecSupport, UDP: p.UDP, BestEffort: p.BestEffort,

@@ -5,7 +5,9 @@
 // last records. The relay records; this package owns the process. It is
 // the only part of a session that starts, signals or waits for one, and
 // the only one that knows confinement exists, through the Launcher it is
-// given (Exec, or wrap's confining re-exec) rather than by importing it.
+// given (Exec, or wrap's confining re-exec: package supervise/confined)
+// rather than by importing it. CleanEnv makes the child's environment
+// under --clean-env.
 //
 // # Lifecycle
 //

@@ -156,7 +156,7 @@ func TestExplainEnds(t *testing.T) {
 			if len(tt.flags) > 0 && tt.flags[0] == "--confine" {
 				prof = &confine.Profile{ExecSupport: len(tt.flags) > 1}
 			}
-			got := supervise.Ending{Result: supervise.Result{End: *r.end, Exit: r.exit}, Argv: tt.argv, Confine: confineRequest(prof), Audit: f.audit}.Sentence()
+			got := supervise.Ending{Result: supervise.Result{End: *r.end, Exit: r.exit}, Argv: tt.argv, Confine: prof.Request(), Audit: f.audit}.Sentence()
 			rest := got
 			for _, w := range tt.sentence {
 				i := strings.Index(rest, w)

@@ -17,6 +17,7 @@ import (
 	"github.com/aegisrelay/aegis/relay"
 	"github.com/aegisrelay/aegis/serve"
 	"github.com/aegisrelay/aegis/supervise"
+	"github.com/aegisrelay/aegis/supervise/confined"
 )
 
 // wrapExamples is wrap's --help after its flags.
@@ -146,7 +147,7 @@ func runWrap(args []string) int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
 	start := &record.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: pol.set()}
-	start.Confine, start.Env = confineRequest(prof), envNames
+	start.Confine, start.Env = prof.Request(), envNames
 	if err := record.Fits(start); err != nil {
 		return fail(exitcode.Usage, "wrap: the child's command line, --env names and confinement paths are too long to record in one line: %v", err)
 	}
@@ -255,7 +256,7 @@ type wrapSession struct {
 // config is what every session of this wrap shares (package serve).
 func (w wrapSession) config() serve.Config {
 	return serve.Config{
-		Argv: w.argv, Env: w.env, Launcher: launcher(w.prof), // wrap_confine.go
+		Argv: w.argv, Env: w.env, Launcher: confined.Launcher(w.prof),
 		Gate: w.pol.relayGate(), Watch: w.pol.watch, // wrap_policy.go
 		MaxFrame: w.maxFrame, MaxPending: w.maxPending, CallTimeout: w.callTimeout, Grace: w.grace,
 		Stderr: os.Stderr, Logf: logf,

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/exitcode"
-	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/supervise"
 )
 
@@ -80,43 +78,13 @@ func (c *confineFlags) resolve() (*confine.Profile, []string, []string, error) {
 			// is: whatever key signs the log, the agent's keys sign for
 			// whoever reaches it. --clean-env --env SSH_AUTH_SOCK passes
 			// it on purpose.
-			return prof, withoutEnv(os.Environ(), "SSH_AUTH_SOCK"), nil, nil
+			return prof, supervise.WithoutEnv(os.Environ(), "SSH_AUTH_SOCK"), nil, nil
 		}
 		return prof, nil, nil, nil
 	}
-	var names []string
-	vals := map[string]string{}
-	set := func(name, val string) {
-		if _, ok := vals[name]; !ok {
-			names = append(names, name)
-		}
-		vals[name] = val
-	}
-	for _, name := range []string{"HOME", "PATH", "LANG"} {
-		if v, ok := os.LookupEnv(name); ok {
-			set(name, v)
-		}
-	}
-	for _, e := range c.env {
-		name, val, hasVal := strings.Cut(e, "=")
-		if name == "" || strings.ContainsAny(name, " \t\n\x00") {
-			return nil, nil, nil, fmt.Errorf("--env %q: want NAME or NAME=VALUE", e)
-		}
-		if !hasVal {
-			v, ok := os.LookupEnv(name)
-			if !ok {
-				return nil, nil, nil, fmt.Errorf("--env %s: %s is not set in aegis's environment (use --env %s=VALUE)", name, name, name)
-			}
-			val = v
-		}
-		set(name, val)
-	}
-	env := make([]string, 0, len(names))
-	for _, n := range names {
-		env = append(env, n+"="+vals[n])
-	}
-	if names == nil {
-		names = []string{}
+	env, names, err := supervise.CleanEnv(c.env)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return prof, env, names, nil
 }
@@ -128,55 +96,6 @@ func confineExec(args []string) (code int, ok bool) {
 		return confine.Main(args[2:]), true
 	}
 	return 0, false
-}
-
-// launcher is how a session starts its child: as it is without --confine,
-// through the confinement helper with it.
-func launcher(p *confine.Profile) supervise.Launcher {
-	if p == nil {
-		return supervise.Exec{}
-	}
-	return confineLauncher{prof: *p}
-}
-
-// confineLauncher starts the child as `aegis __confine-exec -- argv…`
-// (confine.Command), which restricts itself to prof and then execs argv.
-type confineLauncher struct{ prof confine.Profile }
-
-func (l confineLauncher) Command(argv, env []string) (*exec.Cmd, supervise.Launch, error) {
-	cmd, launch, err := confine.Command(l.prof, argv, env)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cmd, confineLaunch{launch}, nil
-}
-
-// confineLaunch reads the helper's report (confine.Launch) as the session
-// takes it: the enforcement record, and whether seccomp was applied.
-type confineLaunch struct{ l *confine.Launch }
-
-func (c confineLaunch) Started() { c.l.Started() }
-func (c confineLaunch) Close()   { c.l.Close() }
-
-func (c confineLaunch) Report() (supervise.Report, error) {
-	rep, err := c.l.Report()
-	if err != nil {
-		return supervise.Report{}, err
-	}
-	r := supervise.Report{Refused: rep.Refused, ExecError: rep.ExecError}
-	if rep.Enforced != nil {
-		r.Enforcement, r.Seccomp = rep.Enforced.Record(), rep.Enforced.SeccompApplied
-	}
-	return r, nil
-}
-
-// confineRequest is session_start's "confine": the profile as requested, or
-// nil (null) without --confine.
-func confineRequest(p *confine.Profile) *record.ConfineRequest {
-	if p == nil {
-		return nil
-	}
-	return p.Request()
 }
 
 // undumpable makes aegis non-dumpable before the child starts (see
@@ -237,15 +156,4 @@ func printProfile(w io.Writer, prof *confine.Profile, argv []string) int {
 	}
 	fmt.Fprintf(w, "A permission error in the child means a grant is missing: --allow-read, --allow-write, --allow-net, --allow-udp, --allow-exec-support (see 'aegis wrap --help').\n")
 	return exitcode.OK
-}
-
-// withoutEnv returns env without the variable name.
-func withoutEnv(env []string, name string) []string {
-	kept := make([]string, 0, len(env))
-	for _, e := range env {
-		if n, _, _ := strings.Cut(e, "="); n != name {
-			kept = append(kept, e)
-		}
-	}
-	return kept
 }
