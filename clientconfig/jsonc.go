@@ -153,31 +153,30 @@ func syntaxError(src, in []byte, err error) error {
 	}
 	switch {
 	case strings.Contains(msg, ": invalid literal: "):
-		src := in
-		off := offsetOf(src, line, col)
-		if off < 0 || off >= len(src) {
+		off := offsetOf(in, line, col)
+		if off < 0 || off >= len(in) {
 			break
 		}
-		if src[off] != '"' {
+		if in[off] != '"' {
 			end := off
-			for end < len(src) && end-off < 32 && strings.IndexByte("+-.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", src[end]) >= 0 {
+			for end < len(in) && end-off < 32 && strings.IndexByte("+-.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", in[end]) >= 0 {
 				end++
 			}
-			return syntaxAt(src, off, fmt.Sprintf("%q is not a JSON value", src[off:end]))
+			return syntaxAt(in, off, fmt.Sprintf("%q is not a JSON value", in[off:end]))
 		}
 		end := off + 1
-		for end < len(src) && src[end] != '"' {
-			if src[end] == '\\' {
+		for end < len(in) && in[end] != '"' {
+			if in[end] == '\\' {
 				end++
 			}
 			end++
 		}
 		var s string
 		var se *json.SyntaxError
-		if jerr := json.Unmarshal(src[off:min(end+1, len(src))], &s); errors.As(jerr, &se) {
-			return syntaxAt(src, off+int(se.Offset)-1, "bad string: "+se.Error())
+		if jerr := json.Unmarshal(in[off:min(end+1, len(in))], &s); errors.As(jerr, &se) {
+			return syntaxAt(in, off+int(se.Offset)-1, "bad string: "+se.Error())
 		}
-		return syntaxAt(src, off, "bad string")
+		return syntaxAt(in, off, "bad string")
 	case strings.HasSuffix(msg, "parsing comment: unexpected EOF"):
 		// A line comment always ends: parse gave the file a line break.
 		return syntaxAt(src, min(offsetOf(in, line, col), len(src)), "unterminated /* comment")
@@ -185,6 +184,9 @@ func syntaxError(src, in []byte, err error) error {
 		// At the end of the file, not after the line break parse added.
 		what := msg[strings.Index(msg, ": ")+2 : len(msg)-len("unexpected EOF")]
 		return syntaxAt(src, len(src), what+"unexpected end of file")
+	}
+	if i := strings.Index(msg, ": invalid literal: "); i >= 0 {
+		msg = msg[:i] + ": invalid literal"
 	}
 	return fmt.Errorf("%w: %s", ErrSyntax, msg)
 }
