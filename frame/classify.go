@@ -235,6 +235,10 @@ type Rounds struct {
 	// ProtocolVersion is result.protocolVersion (initialize's answer).
 	ProtocolVersion    []byte
 	HasProtocolVersion bool
+	// ResultAction is result.action: a client's answer to a server's
+	// elicitation/create (accept, decline, cancel).
+	ResultAction    []byte
+	HasResultAction bool
 	// TaskResultIsError is true when a task's final result says isError:
 	// result.result.isError of a tasks/get answer, params.result.isError
 	// of notifications/tasks (2026 completed task). A tasks/result answer
@@ -630,7 +634,7 @@ type roundsState struct {
 	revision, pTaskID, pStatus, pState, inResp, task, reqID, pResult, pError count
 	// result, result.task; inReq is params' or result's inputRequests,
 	// innerIsError the isError of params.result or result.result.
-	resultType, rTaskID, rTask, tTaskID, tStatus, rStatus, rState, inReq, protoVer, rResult, rError, innerIsError count
+	resultType, rTaskID, rTask, tTaskID, tStatus, rStatus, rState, inReq, protoVer, rResult, rError, rAction, innerIsError count
 	// entry is the member of the inputs value being scanned.
 	entry count
 
@@ -638,6 +642,7 @@ type roundsState struct {
 	reqIDVal                                       ID
 	resultTypeVal, rTaskIDVal, tTaskIDVal          []byte
 	rStatusVal, tStatusVal, rStateVal, protoVerVal []byte
+	rActionVal                                     []byte
 	innerErrTrue                                   bool
 	entryVal                                       []byte
 	resp, req                                      inputList
@@ -904,6 +909,8 @@ func (c *Classifier) member(b []byte, i, depth int, f field, exact bool) int {
 	case fRError:
 		st.rError.add(exact)
 		return c.skipValue(b, i, depth)
+	case fRAction:
+		return c.strMember(b, i, depth, exact, &st.rAction, &st.rActionVal, true)
 
 	case fEntryMethod, fEntryAction:
 		// A value that is not a string is no method or action: every
@@ -1420,6 +1427,7 @@ var (
 	rsProtoVer     = reasonsFor("result.protocolVersion", "a string")
 	rsRResult      = reasonsFor("result.result", "an object")
 	rsRError       = reasonsFor("result.error", "")
+	rsRAction      = reasonsFor("result.action", "a string")
 )
 
 // Malformed reasons that are not about one member.
@@ -1485,7 +1493,7 @@ func (st *msgState) resultReason() string {
 		{&st.tTaskID, &rsTTaskID}, {&st.tStatus, &rsTStatus}, {&st.rStatus, &rsRStatus},
 		{&st.rState, &rsRState}, {&st.inReq, &rsInReq}, {&st.req.values, &rsInReqMethod},
 		{&st.protoVer, &rsProtoVer}, {&st.rResult, &rsRResult}, {&st.innerIsError, &rsInnerIsError},
-		{&st.rError, &rsRError},
+		{&st.rError, &rsRError}, {&st.rAction, &rsRAction},
 	} {
 		if r := f.n.why(f.r); r != "" {
 			return r
@@ -1566,6 +1574,9 @@ func (st *msgState) finishRounds(m *Rounds, inputs []Input) {
 		}
 		if st.protoVer.clear() {
 			m.ProtocolVersion, m.HasProtocolVersion = st.protoVerVal, true
+		}
+		if st.rAction.clear() {
+			m.ResultAction, m.HasResultAction = st.rActionVal, true
 		}
 		if st.rResult.clear() && st.innerIsError.plain() && st.innerErrTrue {
 			m.TaskResultIsError = true

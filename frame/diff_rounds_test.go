@@ -117,7 +117,7 @@ type refRoundsMsg struct {
 	CancelID                                            string
 	ResultType, ResultTaskID, ResultStatus, ResultState string
 	ResultTaskNested                                    bool
-	ProtocolVersion                                     string
+	ProtocolVersion, ResultAction                       string
 	TaskResultIsError, TaskHasError                     bool
 	// Malformed is the part of Malformed that these members decide:
 	// for recorded requests other than tools/call, the whole of it.
@@ -164,7 +164,7 @@ func refRounds(raw []byte) (r refRoundsMsg, recorded, response bool) {
 		meta, revision, pTaskID, pStatus, pState, task, reqID         refField
 		pResult, pError, innerIsError                                 refField
 		resultType, rTaskID, rTask, tTaskID, tStatus, rStatus, rState refField
-		protoVer, rResult, rError                                     refField
+		protoVer, rResult, rError, rAction                            refField
 		inResp, inReq                                                 refInputs
 		methodBad, innerTrue                                          bool
 		reqIDKey                                                      string
@@ -255,7 +255,7 @@ func refRounds(raw []byte) (r refRoundsMsg, recorded, response bool) {
 			}
 			refMembers(v, func(key string, v json.RawMessage) {
 				f, exact := refMatch(key, "resultType", "taskId", "task", "status", "requestState",
-					"inputRequests", "protocolVersion", "result", "error")
+					"inputRequests", "protocolVersion", "result", "error", "action")
 				switch f {
 				case "resultType":
 					resultType.str(v, exact, true)
@@ -282,6 +282,8 @@ func refRounds(raw []byte) (r refRoundsMsg, recorded, response bool) {
 					rResult.obj(v, exact, inner)
 				case "error":
 					rError.add(exact)
+				case "action":
+					rAction.str(v, exact, true)
 				}
 			})
 		case "error":
@@ -324,6 +326,7 @@ func refRounds(raw []byte) (r refRoundsMsg, recorded, response bool) {
 	}
 	r.ResultState = refOpt(&rState, res && rState.ok())
 	r.ProtocolVersion = refOpt(&protoVer, res && protoVer.ok())
+	r.ResultAction = refOpt(&rAction, res && rAction.ok())
 	r.InputRequests = refList(&inReq, inReq.keep() && (p || !params.keep()) && (res || !result.keep()) && inReq.clear())
 
 	paramsBad := meta.amb() || revision.amb() || pTaskID.amb() || pStatus.amb() || pState.amb() ||
@@ -332,7 +335,7 @@ func refRounds(raw []byte) (r refRoundsMsg, recorded, response bool) {
 		inReq.amb() || inReq.dupKey || inReq.values.ambiguous() || inReq.values.badChars || innerIsError.ambiguous()
 	resultBad := resultType.amb() || rTaskID.amb() || rTask.amb() || tTaskID.amb() || tStatus.amb() ||
 		rStatus.amb() || rState.amb() || inReq.amb() || inReq.dupKey || inReq.values.ambiguous() || inReq.values.badChars ||
-		protoVer.amb() || rResult.amb() || innerIsError.ambiguous() || rError.ambiguous() ||
+		protoVer.amb() || rResult.amb() || innerIsError.ambiguous() || rError.ambiguous() || rAction.amb() ||
 		rTaskID.keep() && rTask.keep() || rStatus.keep() && rTask.keep()
 	switch {
 	case response:
@@ -378,6 +381,7 @@ func gotRounds(m *Message) refRoundsMsg {
 		ResultStatus:      o(m.ResultStatus, m.HasResultStatus),
 		ResultState:       o(m.ResultState, m.HasResultState),
 		ProtocolVersion:   o(m.ProtocolVersion, m.HasProtocolVersion),
+		ResultAction:      o(m.ResultAction, m.HasResultAction),
 		TaskResultIsError: m.TaskResultIsError,
 		TaskHasError:      m.TaskHasError,
 	}

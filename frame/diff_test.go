@@ -616,6 +616,8 @@ var differentialSeeds = []string{
 	`{"id":1,"result":{"resultType":"complete","taskId":"t1","status":"completed","result":{"isError":true,"is_error":false}}}`,
 	`{"id":1,"result":{"resultType":"complete","taskId":"t1","status":"failed","error":{"code":1}}}`,
 	`{"id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"protocolversion":"2026-07-28"}}`,
+	`{"id":"e1","result":{"action":"accept","content":{"a":1}}}`,
+	`{"id":"e1","result":{"action":"accept","act_ion":"decline"}}`,
 	`{"id":1,"result":{"inputRequests":{"a":{"method":"x","METHOD":"y"}},"requestState":5}}`,
 	`{"id":1,"result":{"inputRequests":{"a":{},"b":{},"a":{"method":"x"}}}}`,
 	"{\"id\":1,\"result\":{\"taskId\":\"t\xff\",\"status\":\"working\"}}",

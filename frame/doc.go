@@ -98,13 +98,15 @@
 // taskId, status, requestState, inputResponses, inputRequests, task,
 // requestId, result (and its isError) and error; in result, resultType,
 // taskId, task (and its taskId and status), status, requestState,
-// inputRequests, protocolVersion, result (and its isError) and error. A
+// inputRequests, protocolVersion, action, result (and its isError) and
+// error. A
 // duplicate or case-variant key of any of them, a wrong type (_meta,
 // inputResponses, inputRequests, task inside result and result inside
 // params or result not objects; the revision, taskId, status,
-// requestState, resultType and protocolVersion not strings; requestId not
-// a string, number or null), U+0000 or U+FFFD in a decoded taskId,
-// status, requestState or resultType, makes a recorded message Malformed;
+// requestState, resultType, protocolVersion and action not strings;
+// requestId not a string, number or null), U+0000 or U+FFFD in a decoded
+// taskId, status, requestState, resultType or action, makes a recorded
+// message Malformed;
 // so does, inside an inputRequests or inputResponses value, a duplicate or
 // case-variant "method" or "action" key or one of those with U+0000 or
 // U+FFFD, and a key of inputRequests or inputResponses repeated (map keys
@@ -164,7 +166,9 @@
 //     and its error member (TaskHasError); notifications/tasks's
 //     params.inputRequests (InputRequests);
 //   - notifications/cancelled's params.requestId (CancelID), an ID read and
-//     matched as message ids are.
+//     matched as message ids are;
+//   - a client's answer to elicitation/create: result.action
+//     (ResultAction).
 //
 // Lists keep at most MaxInputs members in line order and count them all
 // (InputRequestsN, InputResponsesN). A message without any of these

@@ -53,6 +53,7 @@ const (
 	fProtoVer
 	fRResult
 	fRError
+	fRAction
 	// inside result.task
 	fTTaskID
 	fTStatus
@@ -170,13 +171,15 @@ func matchResult(key []byte) (f field, exact bool) {
 		return fRResult, true
 	case "error":
 		return fRError, true
+	case "action":
+		return fRAction, true
 	}
 	return matchFolded(key, resultNames[:])
 }
 
 var resultNames = [...]name{{fIsError, "ISERROR"}, {fResultType, "RESULTTYPE"},
 	{fRTaskID, "TASKID"}, {fRTask, "TASK"}, {fRStatus, "STATUS"}, {fRState, "REQUESTSTATE"},
-	{fRInReq, "INPUTREQUESTS"}, {fProtoVer, "PROTOCOLVERSION"}, {fRResult, "RESULT"}, {fRError, "ERROR"}}
+	{fRInReq, "INPUTREQUESTS"}, {fProtoVer, "PROTOCOLVERSION"}, {fRResult, "RESULT"}, {fRError, "ERROR"}, {fRAction, "ACTION"}}
 
 // matchTask matches a decoded key inside result.task.
 func matchTask(key []byte) (f field, exact bool) {

@@ -24,7 +24,7 @@ func showRounds(m *Message) string {
 		{"revision", r.Revision}, {"taskId", r.TaskID}, {"status", r.Status}, {"requestState", r.RequestState},
 		{"inputResponses", r.InputResponses}, {"cancel", r.CancelID}, {"resultType", r.ResultType},
 		{"result.taskId", r.ResultTaskID}, {"result.status", r.ResultStatus}, {"result.requestState", r.ResultState},
-		{"inputRequests", r.InputRequests}, {"protocolVersion", r.ProtocolVersion},
+		{"inputRequests", r.InputRequests}, {"protocolVersion", r.ProtocolVersion}, {"action", r.ResultAction},
 	} {
 		if f.v != "-" {
 			fmt.Fprintf(&b, " %s=%s", f.name, f.v)
@@ -69,6 +69,8 @@ func TestRounds(t *testing.T) {
 		{"initialize answer", `{"id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}`, `op=other protocolVersion="2025-11-25"`},
 		{"initialize", `{"id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, `op=initialize`},
 		{"elicitation", `{"id":"s1","method":"elicitation/create","params":{}}`, `op=elicitation/create`},
+		{"elicitation answer", `{"id":"s1","result":{"action":"accept","content":{"ok":true}}}`, `op=other action="accept"`},
+		{"elicitation answer, variant action", `{"id":"s1","result":{"action":"decline","Action":"accept"}}`, `op=other malformed="result.action: case-variant key"`},
 
 		// Readers disagree: Malformed, and the value is not given.
 		{"duplicate resultType", `{"id":1,"result":{"resultType":"complete","resultType":"input_required"}}`, `op=other malformed="result.resultType: duplicate key"`},
