@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net"
 	"os"
@@ -67,8 +69,12 @@ func TestConformanceThroughListen(t *testing.T) {
 
 	var direct, through suiteRun
 	var wg sync.WaitGroup
-	wg.Go(func() { direct = runSuite(ctx, suite, directURL, filepath.Join(dir, "results-direct")) })
-	wg.Go(func() { through = runSuite(ctx, suite, front.url, filepath.Join(dir, "results-aegis")) })
+	wg.Go(func() {
+		direct = runSuite(ctx, suite, directURL, filepath.Join(dir, "results-direct"), "--suite", "all")
+	})
+	wg.Go(func() {
+		through = runSuite(ctx, suite, front.url, filepath.Join(dir, "results-aegis"), "--suite", "all")
+	})
 	wg.Wait()
 
 	if direct.err != nil {
@@ -330,11 +336,14 @@ func (r *suiteRun) count(status string) int {
 // server-<scenario>-<timestamp>.
 var resultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
 
-// runSuite runs every scenario of the suite against url, writing results
-// to out. Its exit status is not read: the checks are compared one by one.
-func runSuite(ctx context.Context, suite []string, url, out string) suiteRun {
+// runSuite runs the scenarios that args select (e.g. --suite all) against
+// url, writing results to out, and reads every result out holds. Its exit
+// status is not read: the checks are compared one by one.
+func runSuite(ctx context.Context, suite []string, url, out string, args ...string) suiteRun {
 	var r suiteRun
-	cmd := exec.CommandContext(ctx, suite[0], append(suite[1:], "server", "--suite", "all", "--url", url, "--output-dir", out)...)
+	argv := append(slices.Clone(suite[1:]), "server")
+	argv = append(argv, args...)
+	cmd := exec.CommandContext(ctx, suite[0], append(argv, "--url", url, "--output-dir", out)...)
 	cmd.Dir = filepath.Dir(out)
 	b, _ := cmd.CombinedOutput()
 	r.output = string(b)
@@ -350,6 +359,12 @@ func runSuite(ctx context.Context, suite []string, url, out string) suiteRun {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(out, e.Name(), "checks.json"))
+		if errors.Is(err, fs.ErrNotExist) {
+			// The suite stopped the scenario with an error before it
+			// wrote a check (its output says which): the scenario failed.
+			r.scenarios[m[1]] = checks{{ID: "checks.json", Status: "FAILURE", ErrorMessage: "the suite wrote no checks: the scenario stopped with an error (see the suite's output)"}}
+			continue
+		}
 		if err != nil {
 			r.err = err
 			return r
