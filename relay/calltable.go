@@ -55,6 +55,9 @@ type callTable struct {
 	next  uint64
 	free  []*call
 	kbuf  []byte // keyOf's result for a long key
+	// lists are emptied lists of byKey, kept for reuse (at most as many
+	// as the calls in the table, plus one).
+	lists [][]*call
 
 	// The deadline queue (timeout.go): the calls released to the child
 	// that a timeout can answer, in the order released, which with one
@@ -106,7 +109,12 @@ func (p *callTable) add(key []byte, id record.Call, seq uint64) (*call, *call) {
 	c.op, c.round, c.match, c.task, c.cancelled = frame.OpToolsCall, 1, [32]byte{}, c.task[:0], false
 	p.next++
 	h := xxhash.Sum64(key)
-	p.byKey[h] = append(p.byKey[h], c)
+	list, ok := p.byKey[h]
+	if !ok && len(p.lists) > 0 {
+		list = p.lists[len(p.lists)-1]
+		p.lists = p.lists[:len(p.lists)-1]
+	}
+	p.byKey[h] = append(list, c)
 	p.n++
 	return c, evicted
 }
@@ -143,6 +151,9 @@ func (p *callTable) unlink(h uint64, list []*call, i int) {
 	list = list[:len(list)-1]
 	if len(list) == 0 {
 		delete(p.byKey, h)
+		if len(p.lists) < p.n+1 {
+			p.lists = append(p.lists, list) // for the next id: steady state allocates nothing
+		}
 	} else {
 		p.byKey[h] = list
 	}
