@@ -287,6 +287,9 @@ func FuzzScanAgrees(f *testing.F) {
 	for _, line := range bytes.Split(readTestdata(f, "smallorder.jsonl"), []byte("\n")) {
 		f.Add(line)
 	}
+	for _, line := range bytes.Split(readTestdata(f, "rounds.jsonl"), []byte("\n")) {
+		f.Add(line)
+	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkAgree(t, line)
 	})
@@ -321,13 +324,18 @@ func scannedExactly(line []byte) bool {
 // TestDecodeIntoAllocs: decoding an intent or an outcome into a slot, as
 // verify does, allocates nothing once the decoder has seen its strings.
 func TestDecodeIntoAllocs(t *testing.T) {
-	for _, marks := range [][]string{
-		{`"kind":"intent"`, `"call":1,`},
-		{`"kind":"outcome"`, `"call":1,`},
-		{`"kind":"intent"`, `"call":"b-1"`},
-		{`"kind":"intent"`, `"rule":"read_*"`},
-	} {
-		line := []byte(genuineLine(t, marks...))
+	lines := []string{
+		genuineLine(t, `"kind":"intent"`, `"call":1,`),
+		genuineLine(t, `"kind":"outcome"`, `"call":1,`),
+		genuineLine(t, `"kind":"intent"`, `"call":"b-1"`),
+		genuineLine(t, `"kind":"intent"`, `"rule":"read_*"`),
+		// The fields of rounds the scanner reads (rounds.go).
+		roundsLine(t, `"kind":"intent"`, `"revision":"2026-07-28"`, `"principal"`),
+		roundsLine(t, `"kind":"outcome"`, `"result_type":"complete"`),
+		roundsLine(t, `"kind":"outcome"`, `"task_id":"task-7"`),
+	}
+	for _, l := range lines {
+		line := []byte(l)
 		var d Decoder
 		var s Slot
 		got := testing.AllocsPerRun(100, func() {
