@@ -194,3 +194,44 @@ func TestRevision(t *testing.T) {
 		t.Errorf("Revision after a protocol record = %q; want 2025-11-25", s.Revision)
 	}
 }
+
+// TestRoundsPartial: in a log read without its first records, a round,
+// a task record or an answer whose link may be in the records missing is
+// no anomaly; in a whole log, each is.
+func TestRoundsPartial(t *testing.T) {
+	recs := []*record.Record{
+		{Seq: 10, Kind: record.KindIntent, Body: &record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("2")},
+			Round: record.Round{Of: 5, HasOf: true, By: record.RoundByState, N: 2}}},
+		{Seq: 11, Kind: record.KindTask, Body: &record.Task{TaskID: record.BoundedOf([]byte("T")), Intent: 3, Event: record.TaskEnd, Status: record.StatusOK}},
+		{Seq: 12, Kind: record.KindClientAnswer, Body: &record.ClientAnswer{Request: 4, Status: record.StatusOK}},
+	}
+	tests := []struct {
+		name    string
+		partial bool
+		want    string
+	}{
+		{"partial", true, ""},
+		{"whole", false, "round_unlinked@10; task_without_call@11; answer_without_request@12"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New[struct{}, struct{}](Options{Partial: tt.partial})
+			var got []string
+			b.OnAnomaly = func(a Anomaly) {
+				if !a.Cut {
+					got = append(got, fmt.Sprintf("%s@%d", kindName[a.Kind], a.Seq))
+				}
+			}
+			if !tt.partial {
+				b.Add(&record.Record{Seq: 9, Kind: record.KindSessionStart, Body: &record.SessionStart{}}, struct{}{})
+			}
+			for _, r := range recs {
+				b.Add(r, struct{}{})
+			}
+			b.Close()
+			if g := strings.Join(got, "; "); g != tt.want {
+				t.Errorf("anomalies = %q; want %q", g, tt.want)
+			}
+		})
+	}
+}
