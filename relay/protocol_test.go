@@ -2,6 +2,8 @@ package relay_test
 
 import (
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,10 +140,7 @@ func s(line string) step { return step{from: 's', line: line} }
 // session and returns the records as summaries.
 func runSteps(t *testing.T, maxPending int, steps []step) []string {
 	t.Helper()
-	ss := startTimeoutSession(t, 0)
-	if maxPending > 0 {
-		t.Fatal("runSteps: maxPending needs its own session")
-	}
+	ss := startSession(t, func(cfg *relay.Config) { cfg.MaxPending = maxPending })
 	return driveSteps(t, ss, steps)
 }
 
@@ -427,5 +426,94 @@ func TestProtocolRecords(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			checkSummaries(t, runSteps(t, 0, tt.steps), tt.want)
 		})
+	}
+}
+
+// TestTaskEvicted: a task beyond Config.MaxPending live tasks evicts the
+// oldest, which gets an unfinished end at once; its later end is not
+// recorded, and a poll of it is not followed.
+func TestTaskEvicted(t *testing.T) {
+	got := runSteps(t, 1, []step{
+		c(callLine("1", "slow", "")),
+		s(resultLine("1", `{"resultType":"task","taskId":"a","status":"working"}`)),
+		c(callLine("2", "slow", "")),
+		s(resultLine("2", `{"resultType":"task","taskId":"b","status":"working"}`)),
+		c(`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"a"}}`),
+		s(resultLine("3", `{"resultType":"complete","taskId":"a","status":"completed","result":{}}`)),
+		s(`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"b","status":"failed","error":{}}}`),
+	})
+	checkSummaries(t, got, []string{
+		"intent 1",
+		"outcome 1 task rt=task task=a",
+		"intent 2",
+		"outcome 2 task rt=task task=b",
+		"task a intent=#0 end via=evicted unfinished nodigest",
+		"task b intent=#2 end via=notifications/tasks failed",
+	})
+}
+
+// TestTablesBoundedInBytes: 300 calls in flight meet 300 server requests
+// with 100 kB ids, then half become tasks with 100 kB task ids and half
+// are answered input_required with 100 kB states and input keys: the live
+// tasks, the rounds issued and the server requests awaiting an answer
+// hold a few hundred bytes each, not what the child sent: 90 MB of values
+// must cost the relay no more than 2 MiB.
+func TestTablesBoundedInBytes(t *testing.T) {
+	const (
+		calls = 300
+		size  = 100_000
+		bound = 2 << 20
+	)
+	j, path := testJournal(t)
+	r := relay.New(relay.Config{Journal: j})
+	long := func(k int) string { return fmt.Sprintf("%d%s", k, strings.Repeat("x", size)) }
+	before := liveHeap()
+	src := newStepReader()
+	done := make(chan error)
+	go func() { done <- r.Upstream(src, io.Discard) }()
+	for k := range calls {
+		<-src.waiting
+		src.data <- []byte(callLine(strconv.Itoa(k), "slow", "") + "\n")
+	}
+	<-src.waiting
+	close(src.data)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	down := newStepReader()
+	go func() { done <- r.Downstream(down, io.Discard) }()
+	for k := range calls {
+		<-down.waiting
+		down.data <- []byte(`{"jsonrpc":"2.0","id":"` + long(k) + `","method":"elicitation/create","params":{}}` + "\n")
+	}
+	for k := range calls {
+		result := `{"resultType":"task","taskId":"` + long(k) + `","status":"working"}`
+		if k%2 == 1 {
+			result = `{"resultType":"input_required","inputRequests":{"` + long(k) + `":{"method":"elicitation/create"}},"requestState":"` + long(k) + `"}`
+		}
+		<-down.waiting
+		down.data <- []byte(resultLine(strconv.Itoa(k), result) + "\n")
+	}
+	<-down.waiting
+	grew := int64(liveHeap()) - int64(before)
+	t.Logf("%d tasks, %d rounds and %d server requests of %d-byte values: the heap grew by %d KiB", calls/2, calls/2, calls, size, grew>>10)
+	if grew > bound {
+		t.Errorf("the relay holds %d KiB; want at most %d KiB", grew>>10, bound>>10)
+	}
+	close(down.data)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.End(record.StatusUnanswered, "test"); err != nil {
+		t.Fatal(err)
+	}
+	ends := 0
+	for _, rec := range records(t, j, path) {
+		if k, ok := rec.Body.(*record.Task); ok && k.Event == record.TaskEnd && k.Status == record.StatusUnfinished && k.TaskID.Abbreviated() {
+			ends++
+		}
+	}
+	if ends != calls/2 {
+		t.Errorf("%d unfinished ends with abbreviated task ids; want %d", ends, calls/2)
 	}
 }

@@ -66,6 +66,18 @@ func toJournal(t *testing.T, level journal.Level, fs vfs.FS) (*journal.Journal, 
 // Gate if one is given.
 func startTimeoutSession(t *testing.T, timeout time.Duration, gates ...gate.Gate) *toSession {
 	t.Helper()
+	return startSession(t, func(cfg *relay.Config) {
+		cfg.CallTimeout = timeout
+		if len(gates) > 0 {
+			cfg.Gate = gates[0]
+		}
+	})
+}
+
+// startSession starts a session whose Config config completes (Journal
+// and Client are the session's).
+func startSession(t *testing.T, config func(*relay.Config)) *toSession {
+	t.Helper()
 	j, path := toJournal(t, journal.Strict, nil)
 	clientR, clientW := io.Pipe()
 	childInR, childInW := io.Pipe()
@@ -73,10 +85,8 @@ func startTimeoutSession(t *testing.T, timeout time.Duration, gates ...gate.Gate
 	outR, outW := io.Pipe()
 	s := &toSession{t: t, j: j, path: path, clientW: clientW, childR: bufio.NewReader(childInR), childW: childOutW,
 		toClient: make(chan clientLine, 64), done: make(chan error, 2)}
-	cfg := relay.Config{Journal: j, Client: outW, CallTimeout: timeout}
-	if len(gates) > 0 {
-		cfg.Gate = gates[0]
-	}
+	cfg := relay.Config{Journal: j, Client: outW}
+	config(&cfg)
 	s.r = relay.New(cfg)
 	go func() { s.done <- s.r.Upstream(clientR, childInW); childInW.Close() }()
 	go func() { s.done <- s.r.Downstream(childOutR, outW); outW.Close() }()
