@@ -136,30 +136,6 @@ func TestWrapLogInUse(t *testing.T) {
 	f.mustVerify(t, 0)
 }
 
-func TestServerName(t *testing.T) {
-	for _, tt := range []struct {
-		argv []string
-		want string
-	}{
-		{[]string{"npx", "-y", "@modelcontextprotocol/server-memory"}, "server-memory"},
-		{[]string{"npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"}, "server-everything"},
-		{[]string{"/usr/bin/node", "/srv/weather/dist/index.js"}, "weather"},
-		{[]string{"node", "./server.js"}, "server"},
-		{[]string{"uvx", "mcp-server-git", "--repository", "."}, "mcp-server-git"},
-		{[]string{"uv", "run", "notes.py"}, "notes"},
-		{[]string{"python3", "-m", "mcp_server_time"}, "mcp_server_time"},
-		{[]string{"./bin/my server"}, "my-server"},
-		{[]string{"/opt/tools/github-mcp-server", "stdio"}, "github-mcp-server"},
-		{[]string{"docker", "run", "-i", "mcp/fetch"}, "docker"},
-		{[]string{"npx"}, "npx"},
-		{[]string{"..."}, "server"},
-	} {
-		if got := serverName(tt.argv); got != tt.want {
-			t.Errorf("serverName(%q) = %q; want %q", tt.argv, got, tt.want)
-		}
-	}
-}
-
 // TestPrintProfile: --print-profile shows the rules a profile gives on
 // this kernel and runs nothing; a grant of a missing path is refused.
 func TestPrintProfile(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aegisrelay/aegis/demo"
 	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/userfiles"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -100,18 +101,10 @@ func demoKey(path string) (ed25519.PublicKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	pemBytes, err := record.MarshalPrivateKey(k)
-	if err != nil {
+	if _, err := userfiles.WriteKey(path, k, false); err != nil {
 		return nil, err
 	}
-	pub := k.Public().(ed25519.PublicKey)
-	if err := writeSecret(path, pemBytes, false); err != nil {
-		return nil, err
-	}
-	if err := writeFile(path+".pub", []byte(record.FormatPublicKey(pub)+"\n"), 0o644, false); err != nil {
-		return nil, err
-	}
-	return pub, nil
+	return k.Public().(ed25519.PublicKey), nil
 }
 
 // runDemoServer is the hidden __demo-server: the demo's MCP server on stdio.

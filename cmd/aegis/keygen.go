@@ -1,12 +1,11 @@
 package main
 
 import (
-	"crypto/ed25519"
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/userfiles"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -41,86 +40,11 @@ func runKeygen(args []string) int {
 	if err != nil {
 		return fail(1, "keygen: %v", err)
 	}
-	pemBytes, err := record.MarshalPrivateKey(key)
+	pub, err := userfiles.WriteKey(*out, key, *force)
 	if err != nil {
-		return fail(1, "keygen: %v", err)
-	}
-	pub := record.FormatPublicKey(key.Public().(ed25519.PublicKey))
-	if *force {
-		// Both refused before either is written: never a new key beside
-		// an old .pub.
-		for _, p := range []string{*out, *out + ".pub"} {
-			if err := checkReplaceable(p); err != nil {
-				return fail(1, "keygen: %v", err)
-			}
-		}
-	}
-	if err := writeSecret(*out, pemBytes, *force); err != nil {
-		return fail(1, "keygen: %v", err)
-	}
-	if err := writeFile(*out+".pub", []byte(pub+"\n"), 0o644, *force); err != nil {
 		return fail(1, "keygen: %v", err)
 	}
 	fmt.Fprintf(os.Stderr, "aegis keygen: wrote %s (private, mode 0600) and %s.pub\n", *out, *out)
 	fmt.Println(pub)
 	return exitcode.OK
-}
-
-// writeSecret writes a new file with mode 0600, refusing to replace one
-// unless force; the mode is set at creation, never widened after.
-func writeSecret(path string, data []byte, force bool) error {
-	return writeFile(path, data, 0o600, force)
-}
-
-// With force, an existing path that is not a regular file (a FIFO, a
-// device, a directory) is refused, never opened: opening a FIFO to write
-// blocks, and a device is no place for a key (nor one to chmod).
-func writeFile(path string, data []byte, mode os.FileMode, force bool) error {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-		if err := checkReplaceable(path); err != nil {
-			return err
-		}
-	}
-	f, err := os.OpenFile(path, flags, mode)
-	if errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("%s exists; use --force to overwrite it", path)
-	}
-	if err != nil {
-		return err
-	}
-	if force {
-		if err := f.Chmod(mode); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// checkReplaceable refuses an existing path that is not a regular file.
-func checkReplaceable(path string) error {
-	st, err := os.Stat(path)
-	if err != nil || st.Mode().IsRegular() {
-		return nil
-	}
-	kind := "not a regular file"
-	switch m := st.Mode(); {
-	case m.IsDir():
-		kind = "a directory, not a regular file"
-	case m&os.ModeNamedPipe != 0:
-		kind = "a FIFO, not a regular file"
-	case m&os.ModeDevice != 0:
-		kind = "a device, not a regular file"
-	}
-	return fmt.Errorf("%s is %s; keygen --force replaces only regular files", path, kind)
 }

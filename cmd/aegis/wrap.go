@@ -12,6 +12,7 @@ import (
 
 	"github.com/aegisrelay/aegis/confine"
 	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/userfiles"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
@@ -188,7 +189,7 @@ func runWrap(args []string) int {
 func defaultFiles(argv []string, audit, name, keyPath *string) (code int, ok bool) {
 	if *audit == "" {
 		if *name == "" {
-			*name = serverName(argv)
+			*name = userfiles.ServerName(argv)
 		}
 		p, err := defaultAuditPath(*name)
 		if err != nil {

@@ -1,0 +1,126 @@
+package userfiles
+
+import (
+	"crypto/ed25519"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aegisrelay/aegis/journal/record"
+)
+
+func TestServerName(t *testing.T) {
+	for _, tt := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-memory"}, "server-memory"},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"}, "server-everything"},
+		{[]string{"/usr/bin/node", "/srv/weather/dist/index.js"}, "weather"},
+		{[]string{"node", "./server.js"}, "server"},
+		{[]string{"uvx", "mcp-server-git", "--repository", "."}, "mcp-server-git"},
+		{[]string{"uv", "run", "notes.py"}, "notes"},
+		{[]string{"python3", "-m", "mcp_server_time"}, "mcp_server_time"},
+		{[]string{"./bin/my server"}, "my-server"},
+		{[]string{"/opt/tools/github-mcp-server", "stdio"}, "github-mcp-server"},
+		{[]string{"docker", "run", "-i", "mcp/fetch"}, "docker"},
+		{[]string{"npx"}, "npx"},
+		{[]string{"..."}, "server"},
+	} {
+		if got := ServerName(tt.argv); got != tt.want {
+			t.Errorf("ServerName(%q) = %q; want %q", tt.argv, got, tt.want)
+		}
+	}
+}
+
+// TestDirs: the XDG variables when absolute, else the folders under
+// $HOME; a relative value is ignored, as the specification says.
+func TestDirs(t *testing.T) {
+	tests := []struct {
+		name, config, state, home, wantKey, wantLog string
+	}{
+		{"xdg", "/c", "/s", "/h", "/c/aegis/signing.key", "/s/aegis/srv.jsonl"},
+		{"home", "", "", "/h", "/h/.config/aegis/signing.key", "/h/.local/state/aegis/srv.jsonl"},
+		{"relative ignored", "c", "s", "/h", "/h/.config/aegis/signing.key", "/h/.local/state/aegis/srv.jsonl"},
+		{"nothing", "", "", "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Setenv("XDG_CONFIG_HOME", tt.config)
+		t.Setenv("XDG_STATE_HOME", tt.state)
+		t.Setenv("HOME", tt.home)
+		key, kerr := KeyPath()
+		log, lerr := LogPath("srv")
+		if key != tt.wantKey || log != tt.wantLog || (kerr != nil) != (tt.wantKey == "") || (lerr != nil) != (tt.wantLog == "") {
+			t.Errorf("%s: KeyPath, LogPath = %q, %v, %q, %v; want %q, %q", tt.name, key, kerr, log, lerr, tt.wantKey, tt.wantLog)
+		}
+	}
+}
+
+// TestMkdirParents: the missing folders are made with mode 0700 and
+// named outermost first; none is named when all exist.
+func TestMkdirParents(t *testing.T) {
+	dir := t.TempDir()
+	made, err := MkdirParents(filepath.Join(dir, "a", "b", "file"))
+	if want := []string{filepath.Join(dir, "a"), filepath.Join(dir, "a", "b")}; err != nil || !slices.Equal(made, want) {
+		t.Fatalf("MkdirParents = %q, %v; want %q", made, err, want)
+	}
+	for _, d := range made {
+		if st, err := os.Stat(d); err != nil || st.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s: mode %v, %v; want 0700 (no permission for group or others)", d, st.Mode().Perm(), err)
+		}
+	}
+	if made, err := MkdirParents(filepath.Join(dir, "a", "b", "file")); err != nil || len(made) != 0 {
+		t.Errorf("MkdirParents(existing) = %q, %v; want none", made, err)
+	}
+}
+
+// TestWriteKey: the key pair is written, the private key 0600; an
+// existing file is refused without force, and with force a path that is
+// not a regular file is refused before either file is written.
+func TestWriteKey(t *testing.T) {
+	dir := t.TempDir()
+	k, err := record.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		setup   func(path string)
+		force   bool
+		wantErr string
+	}{
+		{"new", func(string) {}, false, ""},
+		{"exists", func(p string) { os.WriteFile(p, nil, 0o600) }, false, "exists; use --force"},
+		{"forced over a file", func(p string) { os.WriteFile(p, nil, 0o644) }, true, ""},
+		{"forced over a directory .pub", func(p string) { os.Mkdir(p+".pub", 0o700) }, true, "a directory, not a regular file"},
+	}
+	for i, tt := range tests {
+		path := filepath.Join(dir, string(rune('a'+i))+".key")
+		tt.setup(path)
+		pub, err := WriteKey(path, k, tt.force)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: WriteKey = %v; want an error with %q", tt.name, err, tt.wantErr)
+			}
+			if tt.force {
+				if data, _ := os.ReadFile(path); len(data) != 0 {
+					t.Errorf("%s: the key was written beside a refused .pub", tt.name)
+				}
+			}
+			continue
+		}
+		got, err := record.ReadPrivateKeyFile(path, false)
+		if err != nil || !got.Equal(k) {
+			t.Errorf("%s: the key read back = %v; want the key written", tt.name, err)
+		}
+		if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v; want 0600", tt.name, st.Mode().Perm())
+		}
+		data, _ := os.ReadFile(path + ".pub")
+		if want := record.FormatPublicKey(k.Public().(ed25519.PublicKey)); pub != want || string(data) != want+"\n" {
+			t.Errorf("%s: public key %q, file %q; want %q", tt.name, pub, data, want)
+		}
+	}
+}
