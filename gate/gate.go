@@ -58,6 +58,13 @@ type Call struct {
 	ArgsUnclear bool
 	// Caller is who sent the call.
 	Caller *Caller
+	// Round is the call's round (MCP 2026-07-28 multi round-trip
+	// requests; the relay's package documentation, "Rounds"): 1 for a
+	// first request, n >= 2 for a retry linked to the input_required
+	// answer of round n-1, 0 for a retry presenting a state the relay
+	// does not know or that an earlier round claimed. The intent records
+	// the same round.
+	Round int
 }
 
 // Caller is who sent the calls of a session: the same for every call of

@@ -26,12 +26,26 @@ func (r *Relay) decideFrame(st *upstream) {
 		}
 		if st.fr == nil {
 			st.fr = r.cfg.Gate.Begin(r.cfg.Clock())
+			// The decider sees each call's round, linked now (and
+			// claimed: every call decided gets its intent, which records
+			// the same round).
+			if r.needsLink(st) {
+				r.mu.Lock()
+				r.linkFrame(st)
+				r.mu.Unlock()
+			} else {
+				st.links = append(st.links[:0], make([]record.Round, len(f.Msgs))...)
+			}
+			st.linked = true
 		}
 		var d gate.Decision
 		if m.Malformed != "" || !m.HasTool {
 			d = refuseMalformed(st.fr.Set())
 		} else {
-			st.call = gate.Call{Tool: m.Tool, Args: m.Args, HasArgs: m.HasArgs, ArgsUnclear: m.ArgsText != "", Caller: &r.cfg.Caller}
+			st.call = gate.Call{Tool: m.Tool, Args: m.Args, HasArgs: m.HasArgs, ArgsUnclear: m.ArgsText != "", Caller: &r.cfg.Caller, Round: 1}
+			if st.linked && st.links[i].By != "" {
+				st.call.Round = st.links[i].N
+			}
 			d = st.fr.Decide(&st.call)
 			st.call = gate.Call{} // the decider must not keep it, nor st the line
 		}

@@ -517,3 +517,36 @@ func TestTablesBoundedInBytes(t *testing.T) {
 		t.Errorf("%d unfinished ends with abbreviated task ids; want %d", ends, calls/2)
 	}
 }
+
+// TestGateSeesRound: the decider sees each call's round, as its intent
+// records it.
+func TestGateSeesRound(t *testing.T) {
+	g := &seenGate{}
+	ss := startSession(t, func(cfg *relay.Config) { cfg.Gate = g })
+	got := driveSteps(t, ss, []step{
+		c(callLine("1", "login", "")),
+		s(resultLine("1", inputRequired)),
+		c(callLine("2", "login", `,"requestState":"s1"`)),
+		s(resultLine("2", inputRequired)),
+		c(callLine("3", "login", `,"requestState":"s1"`)),
+		s(resultLine("3", done)),
+		c(callLine("4", "login", `,"requestState":"s1"`)),
+	})
+	var rounds []int
+	for _, call := range g.seen {
+		rounds = append(rounds, call.Round)
+	}
+	if fmt.Sprint(rounds) != "[1 2 3 0]" {
+		t.Errorf("the decider saw rounds %v; want [1 2 3 0]", rounds)
+	}
+	checkSummaries(t, got, []string{
+		"intent 1",
+		"outcome 1 input_required rt=input_required inputs=login:elicitation/create,roots:roots/list state",
+		"intent 2 round=#1/state/2 state",
+		"outcome 2 input_required rt=input_required inputs=login:elicitation/create,roots:roots/list state",
+		"intent 3 round=#3/state/3 state",
+		"outcome 3 ok rt=complete",
+		"intent 4 round=null/reused_state/0 state",
+		"outcome 4 unanswered noresp",
+	})
+}

@@ -3,6 +3,7 @@ package relay
 import (
 	"crypto/sha256"
 	"hash"
+	"sync/atomic"
 	"time"
 
 	"github.com/aegisrelay/aegis/frame"
@@ -47,11 +48,13 @@ type issued struct {
 // claimed by a retry linked by match.
 const matchWindow = 10 * time.Minute
 
-// roundTable holds what input_required outcomes issued. Under Relay.mu.
+// roundTable holds what input_required outcomes issued. Under Relay.mu,
+// but for live, which the client→child pump reads without it.
 type roundTable struct {
 	byKey      map[[32]byte]*issued
 	head, tail *issued
 	n, max     int
+	live       atomic.Bool // n > 0
 }
 
 func newRoundTable(max int) *roundTable {
@@ -78,6 +81,7 @@ func (t *roundTable) add(sum [32]byte, byState bool, seq uint64, n int, at time.
 	}
 	t.tail = e
 	t.n++
+	t.live.Store(true)
 }
 
 func (t *roundTable) unlink(e *issued) {
@@ -94,6 +98,7 @@ func (t *roundTable) unlink(e *issued) {
 	e.prev, e.next = nil, nil
 	delete(t.byKey, e.sum)
 	t.n--
+	t.live.Store(t.n > 0)
 }
 
 // link returns the round of a tools/call that carries a requestState
@@ -126,6 +131,46 @@ func (t *roundTable) link(state *[32]byte, match *[32]byte, clock func() time.Ti
 	}
 	e.claimed = true
 	return record.Round{Of: e.seq, HasOf: true, By: record.RoundByMatch, N: e.n + 1}
+}
+
+// linkFrame links each call of the frame in st.f, read as one value
+// every reader reads alike, to the round it is (st.links, by message),
+// claiming what it links to: every such call gets an intent. Called with
+// r.mu held.
+func (r *Relay) linkFrame(st *upstream) {
+	st.links = st.links[:0]
+	f := &st.f
+	for i := range f.Msgs {
+		var round record.Round
+		m := &f.Msgs[i]
+		if f.Anomaly == "" && isCall(m) && m.Malformed == "" && i < len(st.sums.match) {
+			var state, match *[32]byte
+			if m.HasRequestState {
+				state = &st.sums.state[i]
+			} else if st.sums.match[i] != ([32]byte{}) {
+				match = &st.sums.match[i]
+			}
+			if state != nil || r.rounds.n > 0 {
+				round = r.rounds.link(state, match, r.cfg.Clock)
+			}
+		}
+		st.links = append(st.links, round)
+	}
+}
+
+// needsLink reports whether a call of the frame in st.f may be a linked
+// round: it carries a state, or outcomes have issued rounds. Read without
+// r.mu.
+func (r *Relay) needsLink(st *upstream) bool {
+	if r.rounds.live.Load() {
+		return true
+	}
+	for i := range st.f.Msgs {
+		if st.f.Msgs[i].HasRequestState {
+			return true
+		}
+	}
+	return false
 }
 
 // callSums is what the client→child pump works out of a frame's calls

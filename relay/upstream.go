@@ -28,6 +28,8 @@ type upstream struct {
 	refs    []refusal         // the current frame's refused calls that get an outcome
 
 	sums      callSums               // the current frame's calls' digests (rounds.go)
+	links     []record.Round         // the current frame's calls' rounds, by message, once linked
+	linked    bool                   // links is the current frame's
 	responses []record.InputResponse // reused: an intent's or a task update's input_responses
 	lineOut   bool                   // the current line is refused: nothing of it reaches the child
 }
@@ -162,8 +164,9 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 		start := off
 		off += len(line)
 		st.cl.Classify(line, &st.f)
-		r.decideFrame(st)
 		st.sums.prepare(&st.f, r.principal)
+		st.linked = false
+		r.decideFrame(st)
 		had := len(st.calls)
 		r.mu.Lock()
 		last, n, err = r.recordLine(line, start, off, st, last, n)
@@ -244,16 +247,14 @@ func (r *Relay) intent(st *upstream, i int, d record.Digest) {
 	if i >= len(st.sums.match) || m.Malformed != "" {
 		return
 	}
-	var state, match *[32]byte
 	if m.HasRequestState {
-		state = &st.sums.state[i]
-		st.in.RequestState, st.in.HasRequestState = *state, true
-	} else if st.sums.match[i] != ([32]byte{}) {
-		match = &st.sums.match[i]
+		st.in.RequestState, st.in.HasRequestState = st.sums.state[i], true
 	}
-	if state != nil || r.rounds.n > 0 {
-		st.in.Round = r.rounds.link(state, match, r.cfg.Clock)
+	if !st.linked {
+		r.linkFrame(st)
+		st.linked = true
 	}
+	st.in.Round = st.links[i]
 }
 
 // inputResponses is m's params.inputResponses as an intent or a task
