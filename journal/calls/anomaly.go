@@ -23,6 +23,8 @@ const (
 	TaskEndedTwice                        // a second end of one task
 	AnswerWithoutRequest                  // a client_answer whose request is no server_request of its session
 	TaskWithoutEnd                        // a task without its end at its session's session_end
+	TaskIDReused                          // an outcome of status task naming the task_id of a task of its session not ended
+	RequestOfNoCall                       // a server_request naming a seq that is no call of its session in flight
 )
 
 // Anomaly is a place where the records break the rules of sessions and

@@ -103,6 +103,7 @@ type Session[S, C any] struct {
 	claimed  map[uint64]uint64     // input_required outcomes a retry answered: the retry's seq
 	tasks    map[uint64]*thread[C] // calls that became a task, by the intent seq of that round
 	requests map[uint64]struct{}   // the seqs of the server_request records
+	taskIDs  map[string]*thread[C] // the calls that became a task, by task id (taskKey)
 }
 
 // Live reports whether s is live: opened and not yet closed.
@@ -272,7 +273,7 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 		return b.task(s, r, body)
 	case *record.ServerRequest:
 		s.makeRounds()
-		s.requests[r.Seq] = struct{}{}
+		b.request(s, r, body)
 	case *record.ClientAnswer:
 		s.makeRounds()
 		b.answerRequest(s, r, body)
@@ -337,7 +338,7 @@ func (b *Book[S, C]) retire(s *Session[S, C], how How) {
 	}
 	// Its rounds and tasks are settled: a record of it after its close is
 	// an anomaly already (after its end, or outside its session).
-	s.awaiting, s.claimed, s.tasks, s.requests = nil, nil, nil, nil
+	s.awaiting, s.claimed, s.tasks, s.requests, s.taskIDs = nil, nil, nil, nil, nil
 	if !s.Ended {
 		b.anomaly(Anomaly{Kind: NoEnd, Cut: true, Seq: s.LastSeq, HasSeq: true,
 			Msg: fmt.Sprintf("session %s has no session_end (aegis stopped without closing it, or its tail was cut); %d intents without outcome", hex.EncodeToString(s.SID[:]), len(s.open))})

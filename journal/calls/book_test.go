@@ -81,6 +81,7 @@ var kindName = map[Kind]string{
 	CountsMismatch: "counts", Unanswered: "unanswered", NoEnd: "no_end",
 	RoundUnlinked: "round_unlinked", RoundClaimedTwice: "claimed_twice", TaskWithoutCall: "task_without_call",
 	TaskEndedTwice: "ended_twice", AnswerWithoutRequest: "answer_without_request", TaskWithoutEnd: "task_without_end",
+	TaskIDReused: "task_id_reused", RequestOfNoCall: "request_of_no_call",
 }
 
 func TestBook(t *testing.T) {

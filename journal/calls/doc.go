@@ -51,8 +51,11 @@
 // events and its end); one that names no such call of its session is an
 // anomaly, as is a second end, and, at the session's session_end, a task
 // without its end (the relay writes an unfinished end for a task open as
-// its session ends). A client_answer must answer a server_request of its
-// session.
+// its session ends); so is an outcome naming the task_id of a task of its
+// session not ended (that outcome's call takes no task records). A
+// server_request names calls of its session in flight (waiting for their
+// outcome, or their task's end), and a client_answer must answer a
+// server_request of its session.
 //
 // A call's status is the final one: its last round's outcome's, or its
 // task's end's. Its latency runs from its first intent to that final

@@ -177,7 +177,16 @@ func (b *Book[S, C]) answer(s *Session[S, C], r *record.Record, o *record.Outcom
 	case record.StatusTask:
 		call.Done = false
 		t.task = &Task{ID: o.TaskID.String(), id: bounded(o.TaskID), Intent: o.Intent, Outcome: r.Seq}
+		key := taskKey(o.TaskID)
+		if prev, ok := s.taskIDs[key]; ok && !prev.task.Ended {
+			// Its task records could be either call's: this one takes
+			// none, and is done as it is.
+			b.anomaly(Anomaly{Kind: TaskIDReused, Rec: r, Msg: fmt.Sprintf("outcome names task %s, which the call of intent seq %d holds, not ended", o.TaskID, prev.task.Intent)})
+			call.Done = true
+			break
+		}
 		s.tasks[o.Intent] = t
+		s.taskIDs[key] = t
 	}
 	return call
 }
@@ -238,6 +247,36 @@ func (b *Book[S, C]) task(s *Session[S, C], r *record.Record, tr *record.Task) *
 	return call
 }
 
+// taskKey is a task id as recorded, whole or abbreviated, as a map key.
+func taskKey(v record.Bounded) string {
+	v = v.Bound()
+	if v.Len > 0 {
+		return "\x00" + string(v.Sum[:])
+	}
+	return string(v.Text)
+}
+
+// request counts a server_request: each seq it names must be a call of
+// its session in flight (waiting for its outcome, or its task's end). A
+// call waiting for a retry is not: its server has answered, and the
+// revision of rounds (2026-07-28) has no server requests.
+func (b *Book[S, C]) request(s *Session[S, C], r *record.Record, q *record.ServerRequest) {
+	s.requests[r.Seq] = struct{}{}
+	for _, seq := range q.Calls {
+		if _, ok := s.open[seq]; ok {
+			continue
+		}
+		if t := s.tasks[seq]; t != nil && !t.task.Ended {
+			continue
+		}
+		if s.gapped && seq < b.gapEnd {
+			continue
+		}
+		b.anomaly(Anomaly{Kind: RequestOfNoCall, Rec: r, Msg: fmt.Sprintf("server_request names seq %d, which is no call of this session in flight", seq)})
+		return
+	}
+}
+
 // answerRequest counts a client_answer: it must answer a server_request
 // of its session.
 func (b *Book[S, C]) answerRequest(s *Session[S, C], r *record.Record, a *record.ClientAnswer) {
@@ -289,5 +328,6 @@ func (s *Session[S, C]) makeRounds() {
 	if s.awaiting == nil {
 		s.awaiting, s.claimed = map[uint64]*thread[C]{}, map[uint64]uint64{}
 		s.tasks, s.requests = map[uint64]*thread[C]{}, map[uint64]struct{}{}
+		s.taskIDs = map[string]*thread[C]{}
 	}
 }

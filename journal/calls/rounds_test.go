@@ -88,7 +88,11 @@ func runRounds(steps []rstep) string {
 			r.Kind, r.Body = record.KindTask, &record.Task{TaskID: record.BoundedOf([]byte(st.task)), Intent: st.of, Event: st.event, Status: st.status,
 				LatencyNS: int64(seq) * int64(time.Millisecond)}
 		case "sreq":
-			r.Kind, r.Body = record.KindServerRequest, &record.ServerRequest{Method: record.BoundedOf([]byte("roots/list"))}
+			q := &record.ServerRequest{Method: record.BoundedOf([]byte("roots/list"))}
+			if st.of > 0 {
+				q.Calls = []uint64{st.of}
+			}
+			r.Kind, r.Body = record.KindServerRequest, q
 		case "answer":
 			r.Kind, r.Body = record.KindClientAnswer, &record.ClientAnswer{Request: st.of, Status: record.StatusOK}
 		case "protocol":
@@ -169,6 +173,20 @@ func TestRounds(t *testing.T) {
 		{"an answer to a server request", []rstep{start, {kind: "sreq"}, {kind: "answer", of: 1}, end(0, 0)}, ""},
 		{"an answer to no server request", []rstep{start, {kind: "intent", id: "1"}, {kind: "answer", of: 1}, {kind: "outcome", id: "1", of: 1, status: ok}, end(1, 1)},
 			"anomaly answer_without_request@2; call 1 ok 3ms done"},
+		{"a server request during a call and a task", []rstep{start, {kind: "intent", id: "1"}, {kind: "sreq", of: 1}, {kind: "outcome", id: "1", of: 1, status: tsk, task: "T"},
+			{kind: "sreq", of: 1}, {kind: "task", of: 1, task: "T", event: record.TaskEnd, status: ok}, end(1, 1)},
+			"call 1 task 3ms task T ; call 1 ok 5ms done task T end"},
+		{"a server request naming no call in flight", []rstep{start, {kind: "intent", id: "1"}, {kind: "outcome", id: "1", of: 1, status: ok}, {kind: "sreq", of: 1}, end(1, 1)},
+			"call 1 ok 2ms done; anomaly request_of_no_call@3"},
+		{"a task id held by a live task", []rstep{start, {kind: "intent", id: "1"}, {kind: "outcome", id: "1", of: 1, status: tsk, task: "T"},
+			{kind: "intent", id: "2"}, {kind: "outcome", id: "2", of: 3, status: tsk, task: "T"},
+			{kind: "task", of: 1, task: "T", event: record.TaskEnd, status: ok}, end(2, 2)},
+			"call 1 task 2ms task T ; anomaly task_id_reused@4; call 3 task 4ms done task T ; call 1 ok 5ms done task T end"},
+		{"a task id of an ended task", []rstep{start, {kind: "intent", id: "1"}, {kind: "outcome", id: "1", of: 1, status: tsk, task: "T"},
+			{kind: "task", of: 1, task: "T", event: record.TaskEnd, status: ok},
+			{kind: "intent", id: "2"}, {kind: "outcome", id: "2", of: 4, status: tsk, task: "T"},
+			{kind: "task", of: 4, task: "T", event: record.TaskEnd, status: ok}, end(2, 2)},
+			"call 1 task 2ms task T ; call 1 ok 3ms done task T end; call 4 task 5ms task T ; call 4 ok 6ms done task T end"},
 		{"protocol, tasks and answers are not counted", []rstep{start, {kind: "protocol", task: "2026-07-28"}, {kind: "sreq"}, {kind: "answer", of: 2}, end(0, 0)}, ""},
 	}
 	for _, tt := range tests {

@@ -48,15 +48,17 @@ func (b Bounded) String() string {
 // than MaxValueBytes held whole is abbreviated first, as the encoder
 // writes it (it hashes then).
 func (b Bounded) Equal(o Bounded) bool {
-	x, y := b.bound(), o.bound()
+	x, y := b.Bound(), o.Bound()
 	if x.Len > 0 || y.Len > 0 {
 		return x.Len == y.Len && x.Sum == y.Sum
 	}
 	return string(x.Text) == string(y.Text)
 }
 
-// bound returns b as the record holds it.
-func (b Bounded) bound() Bounded {
+// Bound returns b as a record holds it: b itself when it is recorded
+// whole, else abbreviated (its prefix aliasing b.Text; a whole value
+// longer than MaxValueBytes is hashed).
+func (b Bounded) Bound() Bounded {
 	if b.Len <= 0 && fitsWhole(b.Text) {
 		return b
 	}

@@ -15,7 +15,9 @@
 // rounds and tasks: a round that answers no input_required outcome of
 // its session, or one a round already answered; a task record that names
 // no call of its session that became that task, a second end of a task,
-// a task without its end at its session_end; a client_answer to no
+// a task without its end at its session_end, an outcome naming the
+// task_id of a task of its session not ended; a server_request naming a
+// seq that is no call of its session in flight, a client_answer to no
 // server_request of its session.
 //
 // # Problems

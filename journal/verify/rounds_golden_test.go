@@ -264,6 +264,17 @@ func TestRoundsFindings(t *testing.T) {
 		{"an answer to no server request", edit("ca", with("ca", func(b record.Body, s map[string]uint64) { b.(*record.ClientAnswer).Request = s["i5"] })),
 			"ca", "which is no server_request of this session"},
 		{"a task without end at session_end", edit("t7end"), "end", "has no end in a session that ended"},
+		{"a server request of no call in flight", edit("sr", with("sr", func(b record.Body, s map[string]uint64) { b.(*record.ServerRequest).Calls = []uint64{s["i5"], s["i2"]} })),
+			"sr", "which is no call of this session in flight"},
+		{"a task id held by a live task", edit("t7end",
+			roundsStep{"i8", func(map[string]uint64) record.Body {
+				return &record.Intent{Call: num("8"), Tool: []byte("render"), HasTool: true, RequestDigest: sum("q8")}
+			}},
+			roundsStep{"o8", func(s map[string]uint64) record.Body {
+				return &record.Outcome{Call: num("8"), Intent: s["i8"], ResponseDigest: sum("a8"), HasResponse: true, Status: record.StatusTask, LatencyNS: 800,
+					TaskID: bv("task-7"), HasTaskID: true}
+			}},
+			golden["t7end"]), "o8", "which the call of intent seq"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
