@@ -256,7 +256,9 @@
 // or one that names no tool, is refused without asking the Gate: readers
 // could disagree about which tool it runs or with what. The Gate sees a
 // gate.Call: the tool, params.arguments as the line carries them (with
-// frame's report of text decoders read differently), and Config.Caller.
+// frame's report of text decoders read differently), Config.Caller, and
+// the call's round ("Rounds" above), linked before the decision and
+// recorded the same in the intent.
 //
 // Calls are decided outside the relay's lock, which the child→client pump
 // takes for every line it records: the client→child pump classifies and
