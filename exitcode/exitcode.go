@@ -39,3 +39,24 @@ const (
 	// shell reports it).
 	CannotStart = 127
 )
+
+// Worse returns the worse of two statuses of verify (and of the checks
+// it makes with it): Usage (input that cannot be read) over Invalid over
+// Incomplete over OK. With several logs, verify exits with the worst.
+func Worse(a, b int) int {
+	rank := func(c int) int {
+		switch c {
+		case Incomplete:
+			return 1
+		case Invalid:
+			return 2
+		case Usage:
+			return 3
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}

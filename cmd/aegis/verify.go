@@ -124,9 +124,9 @@ func runVerify(args []string) int {
 	worst := exitcode.OK
 	for _, s := range sets {
 		code := verifySet(s, opts, *asJSON)
-		code = worse(code, verifyCheckpoints(s, *cpFiles, opts.Key))
-		code = worse(code, wc.verify(s, *cpFiles, opts.Key))
-		worst = worse(worst, code)
+		code = exitcode.Worse(code, verifyCheckpoints(s, *cpFiles, opts.Key))
+		code = exitcode.Worse(code, wc.verify(s, *cpFiles, opts.Key))
+		worst = exitcode.Worse(worst, code)
 	}
 	return worst
 }
@@ -150,15 +150,6 @@ func expandArgs(args []string) ([]string, error) {
 		out = append(out, m...)
 	}
 	return out, nil
-}
-
-// worse orders exit codes: usage/unreadable > invalid > incomplete > valid.
-func worse(a, b int) int {
-	rank := map[int]int{exitcode.OK: 0, exitcode.Incomplete: 1, exitcode.Invalid: 2, exitcode.Usage: 3}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
 }
 
 func readPublicKey(arg string) (ed25519.PublicKey, error) {

@@ -185,9 +185,9 @@ func (wc *witnessCheck) verify(set *segment.Set, files []string, pub ed25519.Pub
 	for _, err := range errs {
 		fmt.Printf("%s: witnesses: %v\n", set.Base, err)
 		if errors.Is(err, witness.ErrCosignature) {
-			code = worse(code, exitcode.Invalid)
+			code = exitcode.Worse(code, exitcode.Invalid)
 		} else {
-			code = worse(code, exitcode.Usage)
+			code = exitcode.Worse(code, exitcode.Usage)
 		}
 	}
 	if code == exitcode.OK {
