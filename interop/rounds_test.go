@@ -28,6 +28,7 @@ import (
 // and the revision initialize settled (with -tags mcp2026). The log
 // verifies.
 func TestTypeScriptSDKRoundsThroughWrap(t *testing.T) {
+	t.Parallel() // the clients and servers wait on each other more than they run
 	dir := t.TempDir()
 	aegis := buildAegis(t, dir)
 	key := filepath.Join(dir, "key")
@@ -46,6 +47,7 @@ func TestTypeScriptSDKRoundsThroughWrap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
 			run := func(argv ...string) []byte {
 				t.Helper()
 				cmd := exec.Command(node, append([]string{client, tt.mode}, argv...)...)

@@ -20,6 +20,7 @@ import (
 // intent, with the end's status (ok, tool_error), the message that carried
 // it and a latency.
 func TestTypeScriptSDKTasksThroughWrap(t *testing.T) {
+	t.Parallel() // the task waits on a timer more than it runs
 	dir := t.TempDir()
 	aegis := buildAegis(t, dir)
 	key := filepath.Join(dir, "key")
