@@ -26,9 +26,11 @@ import (
 //	status N             the last aegis exited with status N
 //	backups FILE N [TO]  N backups of FILE lie beside it; TO gets a copy
 //	                     of the oldest
+//	link FILE NEWNAME    give FILE a second name (a hard link)
 //	mkfifo FILE…         make FIFOs, mode 0600
 //	mode FILE PERM       FILE's permission bits are PERM (octal), or its
 //	                     mode is PERM as ls writes it (prw-------)
+//	truncate FILE SIZE   make FILE SIZE bytes long (sparse)
 //	stamp FILE           set FILE's mtime an hour back
 //	unchanged FILE       FILE's mtime is still the one stamp set
 func TestScripts(t *testing.T) {
@@ -39,7 +41,8 @@ func TestScripts(t *testing.T) {
 		Setup:              scriptSetup,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"aegis": scriptAegis, "status": scriptStatus, "backups": scriptBackups,
-			"mkfifo": scriptMkfifo, "mode": scriptMode, "stamp": scriptStamp, "unchanged": scriptUnchanged,
+			"link": scriptLink, "mkfifo": scriptMkfifo, "mode": scriptMode, "truncate": scriptTruncate,
+			"stamp": scriptStamp, "unchanged": scriptUnchanged,
 		},
 	})
 }
@@ -178,6 +181,25 @@ func scriptMode(ts *testscript.TestScript, neg bool, args []string) {
 	if got := fi.Mode().String(); got != args[1] {
 		ts.Fatalf("%s has mode %s; want %s", args[0], got, args[1])
 	}
+}
+
+func scriptLink(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: link FILE NEWNAME")
+	}
+	ts.Check(os.Link(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
+}
+
+func scriptTruncate(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: truncate FILE SIZE")
+	}
+	size, err := strconv.ParseInt(args[1], 0, 64)
+	ts.Check(err)
+	f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_CREATE|os.O_WRONLY, 0o600)
+	ts.Check(err)
+	defer f.Close()
+	ts.Check(f.Truncate(size))
 }
 
 func scriptMkfifo(ts *testscript.TestScript, neg bool, args []string) {
