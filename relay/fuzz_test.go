@@ -65,6 +65,18 @@ func FuzzRelay(f *testing.F) {
 		[]byte("{\"x\":\r{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r}\n"+`{"id":"2","result":{}}`+"\n"+`{"id":3.5,"result":{}}`+"\n"+
 			`{"id":9,"id":4,"result":{}}`+"\n"+`{"id":5,"method":"x","result":{}}`+"\n"+`{"id":" 6 ","error":{}}`+"\n"+`{"id":6,"result":{}}`+"\n"),
 		[]byte{5, 90, 200}, uint16(0), uint8(0))
+	// The revision, cancellations, rounds and tasks: a session settled
+	// on 2026-07-28 whose server sends a request, a call cancelled and
+	// answered late, answers input_required, task (both revisions, one
+	// id claimed twice) and other, a task notification.
+	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`+"\n"+call("1")+"\n"+call("2")+"\n"+call("3")+"\n"+call("4")+"\n"+call("5")+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`+"\n"+
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"a","requestState":"s","inputResponses":{"k":{"action":"accept"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`+"\n"),
+		[]byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2026-07-28"}}`+"\n"+`{"jsonrpc":"2.0","id":"e","method":"elicitation/create"}`+"\n"+
+			`{"jsonrpc":"2.0","id":1,"result":{}}`+"\n"+`{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","inputRequests":{"k":{"method":"x"}},"requestState":"s"}}`+"\n"+
+			`{"jsonrpc":"2.0","id":3,"result":{"resultType":"task","taskId":"t"}}`+"\n"+`{"jsonrpc":"2.0","id":4,"result":{"task":{"taskId":"t"}}}`+"\n"+
+			`{"jsonrpc":"2.0","id":5,"result":{"resultType":"later"}}`+"\n"+`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"t","status":"input_required","inputRequests":{"q":{}}}}`+"\n"),
+		[]byte{9, 250}, uint16(0), uint8(0))
 	f.Fuzz(func(t *testing.T, up, down, splits []byte, maxFrame uint16, maxPending uint8) {
 		up, down = up[:min(len(up), maxStream)], down[:min(len(down), maxStream)]
 		fj.check(t, up, down, splits, int(maxFrame), int(maxPending))
