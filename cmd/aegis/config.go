@@ -77,12 +77,14 @@ that owner could write the folder; otherwise they stay the writer's.
 
 A file is refused whole and left exactly as it was (exit 2) when it is not
 a regular file with one name (no FIFO, no hard link), is over 16 MiB, is
-not JSON or JSONC, or anything read is not what a client reads: a server
-map or entry that is not an object, a "command", "type" or "transport"
-that is not a string, "args" that is not an array of strings, a key
-written twice, or a "command" beside a "url" (or "httpUrl", "serverUrl")
-or a "type" or "transport" other than "stdio": clients differ on which of
-the two they start.
+not JSON or JSONC (a // comment holding a carriage return not before a
+line feed, a vertical tab, a form feed, U+2028 or U+2029 counts: VS Code
+ends the comment there and reads on), or anything read is not what a
+client reads: a server map or entry that is not an object, a "command",
+"type" or "transport" that is not a string, "args" that is not an array
+of strings, a key written twice, or a "command" beside a "url" (or
+"httpUrl", "serverUrl") or a "type" or "transport" other than "stdio":
+clients differ on which of the two they start.
 
 Exit status: 0 done (also when nothing needed changing); 2 usage, a file
 that cannot be read or is refused, or no file found; 74 a file could not be
