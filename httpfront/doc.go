@@ -1,9 +1,11 @@
-// Package httpfront serves MCP's Streamable HTTP transport (revision
-// 2025-11-25, with the 2026-07-28 request headers checked) in front of
-// stdio sessions: aegis wrap --listen. Each MCP session is one child run
-// as a stdio session is (package relay, through Config.Start), with its
-// own records in the one log; this package moves the bytes between HTTP
-// and that session's two line streams. This comment is its contract.
+// Package httpfront serves MCP's Streamable HTTP transport in front of
+// stdio sessions (aegis wrap --listen), on one endpoint in both of its
+// shapes: the sessions of revisions 2025-03-26 to 2025-11-25 (initialize,
+// Mcp-Session-Id, a GET stream, resumption) and the stateless requests
+// of revision 2026-07-28. Each session is one child run as a stdio
+// session is (package relay, through Config.Start), with its own records
+// in the one log; this package moves the bytes between HTTP and that
+// session's two line streams. This comment is its contract.
 //
 // # Endpoint
 //
@@ -15,8 +17,12 @@
 // the bearer token (Config.Token, compared in constant time; 401 with
 // WWW-Authenticate: Bearer; the scheme read without case, one
 // Authorization header only); and MCP-Protocol-Version, when present, one
-// of the revisions this package knows (400 otherwise; absent is taken as
-// 2025-03-26, as the transport says).
+// of the revisions this package knows (400 otherwise, with the JSON-RPC
+// error -32022 naming 2026-07-28, the revision served without a
+// handshake, and the request's id; absent is taken as 2025-03-26, as the
+// transport says). A request whose MCP-Protocol-Version is 2026-07-28 is
+// a stateless request ("Stateless requests"); any other is served as a
+// session's ("Sessions").
 //
 // # Connections
 //
@@ -52,11 +58,110 @@
 // for an id that names no session (never issued, deleted, idle past
 // Config.IdleTimeout, or whose child exited). DELETE ends the session
 // (the child's stdin is closed, as a stdio client's EOF ends a stdio
-// session) and answers 200; from then on the id is 404. An initialize
-// beyond Config.MaxSessions is answered 503; a session counts against it
+// session) and answers 200; from then on the id is 404. An initialize (or
+// a principal's first stateless request) beyond Config.MaxSessions is
+// answered 503; a session counts against it
 // until its child has exited (after DELETE or idleness, through the
 // child's grace periods), so the bound is one on children running. A session's lines reach its
 // child alone: sessions share nothing but the log.
+//
+// # Stateless requests
+//
+// A request of revision 2026-07-28 belongs to no session its client
+// knows: Mcp-Session-Id and Last-Event-ID are not read, none is given,
+// and GET and DELETE are 405 (the revision has no GET stream and no
+// resumption). Only POST serves it, and a POSTed response is 400: the
+// revision's clients send none.
+//
+// Its child: each principal (Conn.Principal: the token's id, or "none")
+// has one stateless session, started by its first stateless request
+// (Conn.Stateless; no initialize is written: the request goes to the
+// child as it is), whose one child serves every stateless request of
+// that principal, so that a task one request creates is found by the
+// next tasks/get. It is a session as any other to the log (its own
+// session_start, transport http, that principal, and as peer the
+// endpoint served, since its clients are many) and to the bounds: it
+// counts against Config.MaxSessions while its child runs, and ends,
+// as a session does, when no request has used it for Config.IdleTimeout
+// or its child exits; the next stateless request starts another. Its
+// requests share the child as a session's do: one request per id in
+// flight, a second with that id waiting, unwritten, until the first is
+// answered ("Routing"), so that two clients that both send id 1 never
+// receive each other's answer, and the bytes the child reads are each
+// client's own. A subscriptions/listen holds its id for as long as its
+// stream is open.
+//
+// Its headers, checked against its body before anything of it reaches
+// the child (a failure is 400 with the JSON-RPC error -32020,
+// HeaderMismatch, naming the request's id as its client wrote it; the
+// line never reaches the child or the log):
+//
+//   - the body is read as every decoder reads it: method, params,
+//     params.name, params.uri, params.taskId, params.arguments, params._meta
+//     and its io.modelcontextprotocol/protocolVersion must each appear
+//     once, under its exact key (no duplicate, no key a decoder binds to
+//     it by case folding or by ignoring '_' and '-'), their strings
+//     valid UTF-8 without U+0000 or U+FFFD; a body some decoder reads
+//     otherwise is 400 (-32600) before any header is compared;
+//   - the revision the body declares in params._meta, when it declares
+//     one, is 2026-07-28;
+//   - Mcp-Method is required on a request and equals method (checked on
+//     a notification where given);
+//   - Mcp-Name is required where the body carries the value it mirrors,
+//     and equals it: params.name for tools/call and prompts/get,
+//     params.uri for resources/read, params.taskId for tasks/get,
+//     tasks/update and tasks/cancel; given for any other message, it is
+//     a mismatch;
+//   - Mcp-Param-{Name}, for each argument of a tools/call that the
+//     tool's inputSchema mirrors in a header (x-mcp-header, reached
+//     through properties keys only): required when the argument is a
+//     string, number or boolean in the body, and equal to it (numbers
+//     compared as numbers). The declarations are learnt from the answers
+//     to the session's tools/list requests as they pass (at most 1024
+//     tools of 64 declarations each); a tools/call before any tools/list
+//     of its session has none to be checked against.
+//
+// Its envelope, checked next: the child reads nothing that is not of
+// the revision, since a stdio server takes the first line it reads to
+// say which revision its connection speaks, and the child is every
+// client's of the principal. A message whose params._meta lacks
+// io.modelcontextprotocol/protocolVersion (or, for a request,
+// io.modelcontextprotocol/clientCapabilities as an object) is 400 with
+// -32602 (Invalid params), as the revision's servers answer it; an
+// initialize, the older revisions' handshake and no method of this one,
+// is 404 with -32601 (Method not found). Neither reaches the child or
+// the log.
+//
+// A header value is one header, its surrounding spaces and tabs dropped,
+// of visible ASCII, space and tab only; the header name's case is free,
+// the value's is not. Mcp-Name and Mcp-Param-* values of the form
+// =?base64?…?= are compared as the UTF-8 text their canonical Base64
+// encodes (other Base64 is a mismatch).
+//
+// Its answer: the request's stream is kept until its first event, or
+// 3 s at most; an answer that comes whole before then (and before any
+// other event) is the response's application/json body, with the HTTP
+// status its JSON-RPC error code calls for (404 for -32601; 400 for
+// -32700, -32600, -32602, -32020, -32021, -32022; 200 for a result or
+// any other error). Otherwise the response is an SSE stream as a
+// session's, without the priming event (nothing resumes it); its events
+// are let go once sent.
+//
+// Its cancellation: a client that closes its response stream before its
+// answer has cancelled the request, as the revision says. The front
+// writes to the child the stdio transport's cancellation, built by
+// aegis, naming the request's id token exactly as its client wrote it:
+//
+//	{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":<id>,"reason":"the client closed its response stream"}}
+//
+// (not for an id token longer than 4096 bytes, which is not kept), and
+// drops whatever the child still writes for the request. Its id stays in
+// flight until the child answers it or for one second, so that an
+// answer already on its way is dropped rather than given to a later
+// request with the same id; a child that answers a cancelled request
+// later than that answers the request then in flight with that id, as
+// the log pairs them too. Within a session (revisions up to 2025-11-25)
+// a disconnection is not a cancellation ("Streams and resumption").
 //
 // # Bytes
 //
@@ -113,15 +218,23 @@
 //   - a notifications/progress whose progressToken is the one a request
 //     in flight asked for (params._meta.progressToken) goes to that
 //     request's SSE stream;
+//   - a notification whose params._meta names a subscription
+//     (io.modelcontextprotocol/subscriptionId, the id of a
+//     subscriptions/listen in flight, matched by value as ids are) goes
+//     to that subscriptions/listen's stream, which carries nothing else
+//     but its own answer;
 //   - any other line (the server's requests and notifications, a
 //     response that answers nothing in flight) goes to the SSE stream of
-//     the newest request still in flight in the session: the call in
-//     progress, which it most likely concerns; with none in flight, to
-//     the session's standalone stream, which a GET reads.
+//     the newest request still in flight in the session, a
+//     subscriptions/listen excepted: the call in progress, which it
+//     most likely concerns; with none in flight, to the session's
+//     standalone stream, which a GET reads, or, in a stateless session,
+//     which has none, nowhere (it is dropped).
 //
 // # Streams and resumption
 //
-// Event ids are "<stream>-<n>": the stream (0 the standalone stream, 1,
+// This section is the sessions' (revisions up to 2025-11-25); a
+// stateless request's stream is never resumed. Event ids are "<stream>-<n>": the stream (0 the standalone stream, 1,
 // 2, … the requests' streams in the session) and the event's number in
 // it, so each id is unique in its session and names its stream. A
 // client whose connection dropped resumes with GET and Last-Event-ID:

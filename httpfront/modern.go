@@ -85,13 +85,31 @@ func rpcErrorID(w http.ResponseWriter, status, code int, id []byte, msg string, 
 }
 
 // unsupportedVersion answers a request whose MCP-Protocol-Version the
-// front does not serve: -32022 with the revisions it does.
-func unsupportedVersion(w http.ResponseWriter, v string) {
+// front does not serve: 400, -32022 naming the revision it serves without
+// a handshake (the older ones are negotiated by initialize), with the
+// request's id when a POST's body has one every decoder reads alike.
+func (s *Server) unsupportedVersion(w http.ResponseWriter, r *http.Request, v string) {
+	var id []byte
+	if r.Method == http.MethodPost {
+		if bd, err := s.readBody(w, r, nil); err == nil {
+			if line, err := Line(bd.b); err == nil {
+				cl := classifiers.Get().(*classifier)
+				cl.c.Classify(line, &cl.f)
+				if f := &cl.f; f.Kind == frame.Single && len(f.Msgs) == 1 && f.Msgs[0].Type == frame.Request {
+					if m := &f.Msgs[0]; m.ID.Key != nil && len(m.AltIDs) == 0 && !strings.HasPrefix(m.Malformed, "id:") && len(m.ID.Raw) <= maxCancelID {
+						id = append([]byte(nil), m.ID.Raw...)
+					}
+				}
+				classifiers.Put(cl)
+			}
+			bd.release()
+		}
+	}
 	data, _ := json.Marshal(struct {
 		Supported []string `json:"supported"`
 		Requested string   `json:"requested"`
-	}{supportedList, v})
-	rpcErrorID(w, http.StatusBadRequest, codeUnsupportedVersion, nil, "unsupported MCP-Protocol-Version "+strconv.Quote(v), string(data))
+	}{[]string{Modern}, v})
+	rpcErrorID(w, http.StatusBadRequest, codeUnsupportedVersion, id, "unsupported MCP-Protocol-Version "+strconv.Quote(v), string(data))
 }
 
 // headerValue returns the one value of header name, optional white space
@@ -265,6 +283,20 @@ func (s *Server) postModern(w http.ResponseWriter, r *http.Request, jsonOK bool)
 	}
 	if msg := ss.modernMismatch(r, m, &v); msg != "" {
 		rpcErrorID(w, http.StatusBadRequest, codeHeaderMismatch, id, msg, "")
+		return
+	}
+	// The child reads nothing that is not of the revision: a stdio
+	// server takes the first line it reads to say which revision its
+	// connection speaks, and the session's child is every client's of the
+	// principal. initialize, the older revisions' handshake, is no method
+	// of this one; a message without the revision's _meta envelope is
+	// refused as the revision's servers refuse it.
+	if v.method == "initialize" {
+		rpcErrorID(w, http.StatusNotFound, codeMethodNotFound, id, "Method not found: initialize is no method of "+Modern+", whose requests need no handshake", "")
+		return
+	}
+	if !v.hasRevision || m.Type == frame.Request && !v.hasCaps {
+		rpcErrorID(w, http.StatusBadRequest, codeInvalidParams, id, "the message lacks the "+Modern+" _meta envelope (params._meta with "+revisionKey+" and "+capsKey+")", "")
 		return
 	}
 	if m.Type == frame.Request && m.ID.Key == nil {

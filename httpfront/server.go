@@ -259,10 +259,6 @@ var supportedVersions = map[string]bool{
 	"2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true, Modern: true,
 }
 
-// supportedList is supportedVersions, newest first, as an unsupported
-// version's error lists them.
-var supportedList = []string{Modern, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-
 // ServeHTTP serves the MCP endpoint.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != Path {
@@ -280,7 +276,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	v := r.Header.Get("Mcp-Protocol-Version")
 	if v != "" && !supportedVersions[v] {
-		unsupportedVersion(w, v)
+		s.unsupportedVersion(w, r, v)
 		return
 	}
 	if v == Modern {

@@ -22,14 +22,21 @@ type view struct {
 	taskID                                             string // params.taskId
 	revision                                           string // params._meta["io.modelcontextprotocol/protocolVersion"]
 	hasMethod, hasName, hasURI, hasTaskID, hasRevision bool
+	// hasCaps: params._meta["io.modelcontextprotocol/clientCapabilities"]
+	// is an object.
+	hasCaps bool
 	// args is params.arguments as on the line (nil when absent).
 	args json.RawMessage
 	// ambiguous is why some decoder reads the body differently, or "".
 	ambiguous string
 }
 
-// revisionKey is the _meta key of the revision a request declares.
-const revisionKey = "io.modelcontextprotocol/protocolVersion"
+// The _meta keys of the revision a request declares and of the client's
+// capabilities, which every 2026-07-28 request carries.
+const (
+	revisionKey = "io.modelcontextprotocol/protocolVersion"
+	capsKey     = "io.modelcontextprotocol/clientCapabilities"
+)
 
 // readView reads the members of line (one JSON object, as the frame
 // classifier found) that headers mirror.
@@ -69,7 +76,7 @@ func readView(line []byte) view {
 	}
 	v.args = p["arguments"]
 	if meta := p["_meta"]; meta != nil && meta[0] == '{' {
-		mm, err := members(meta, []string{revisionKey})
+		mm, err := members(meta, []string{revisionKey, capsKey})
 		if err != nil {
 			v.ambiguous = "params._meta: " + err.Error()
 			return v
@@ -80,6 +87,7 @@ func readView(line []byte) view {
 				return v
 			}
 		}
+		v.hasCaps = len(mm[capsKey]) > 0 && mm[capsKey][0] == '{'
 	}
 	return v
 }

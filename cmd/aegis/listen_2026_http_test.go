@@ -97,6 +97,10 @@ func TestListen2026Headers(t *testing.T) {
 		{"case-variant params.name", "POST", `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"echo","Name":"rm","arguments":{},` + httpMeta + `}}`, modern("tools/call", "echo"), 400, -32600},
 		{"case-variant method", "POST", `{"jsonrpc":"2.0","id":22,"method":"tools/list","METHOD":"tools/call","params":{"name":"rm",` + httpMeta + `}}`, modern("tools/list", ""), 400, -32600},
 		{"unsupported revision", "POST", call("23", "echo"), []string{"Mcp-Protocol-Version: 2099-01-01", "Mcp-Method: tools/call", "Mcp-Name: echo"}, 400, -32022},
+		{"initialize", "POST", `{"jsonrpc":"2.0","id":24,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"},` + httpMeta + `}}`, modern("initialize", ""), 404, -32601},
+		{"no _meta", "POST", `{"jsonrpc":"2.0","id":25,"method":"tools/list","params":{}}`, modern("tools/list", ""), 400, -32602},
+		{"no clientCapabilities", "POST", `{"jsonrpc":"2.0","id":26,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, modern("tools/list", ""), 400, -32602},
+		{"a notification without _meta", "POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, modern("notifications/initialized", ""), 400, -32602},
 		{"GET", "GET", "", []string{"Mcp-Protocol-Version: 2026-07-28"}, 405, -32000},
 		{"DELETE", "DELETE", "", []string{"Mcp-Protocol-Version: 2026-07-28"}, 405, -32000},
 	}
@@ -129,7 +133,7 @@ func TestListen2026Headers(t *testing.T) {
 		}
 		if tt.code == 0 {
 			reached = append(reached, tt.body)
-		} else if tt.code == -32020 {
+		} else if tt.code != -32000 && strings.Contains(tt.body, `"id"`) {
 			var req struct {
 				ID json.RawMessage `json:"id"`
 			}
@@ -341,5 +345,66 @@ func TestListen2026ParamHeaders(t *testing.T) {
 	data, _ := os.ReadFile(childLog)
 	if want := strings.Join(reached, "\n") + "\n"; string(data) != want {
 		t.Errorf("the child read\n%s\nwant\n%s", data, want)
+	}
+}
+
+// sdkHTTPClient is the official TypeScript SDK v2 client over Streamable
+// HTTP: argv[1] the URL, argv[2] the bearer token, argv[3] "auto" or the
+// revision to pin. It lists the tools and calls echo, and prints both as
+// one JSON object.
+const sdkHTTPClient = `
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+const [url, token, rev] = process.argv.slice(1);
+const mode = rev === 'auto' ? 'auto' : { pin: rev };
+const client = new Client({ name: 'aegis-listen-2026', version: '1.0.0' }, { versionNegotiation: { mode } });
+await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer ' + token } } }));
+const out = { tools: (await client.listTools()).tools.map((t) => t.name) };
+const r = await client.callTool({ name: 'echo', arguments: { text: 'through aegis over ' + rev } });
+out.echo = r.content.map((c) => c.text).join('');
+console.log(JSON.stringify(out));
+await client.close();
+`
+
+// TestListen2026SDKClient: the official TypeScript SDK v2 client, pinned
+// to 2026-07-28 (stateless: server/discover, per-request _meta, the
+// headers) and negotiating, calls the SDK's own server through aegis wrap
+// --listen and gets what the server answers; each call is recorded.
+func TestListen2026SDKClient(t *testing.T) {
+	node, server := v2Server(t)
+	modules, err := filepath.Abs("../../interop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rev := range []string{"2026-07-28", "auto"} {
+		t.Run(rev, func(t *testing.T) {
+			f := newFixture(t)
+			l := f.listen(t, nil, node, server)
+			cmd := exec.Command(node, "--input-type=module", "-e", sdkHTTPClient, l.url, l.token, rev)
+			cmd.Dir = modules // where the SDK's modules resolve
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("the SDK client: %v\n%s\naegis:\n%s", err, out, l.errText())
+			}
+			var got struct {
+				Tools []string
+				Echo  string
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("the SDK client printed %q: %v", out, err)
+			}
+			if want := "through aegis over " + rev; got.Echo != want || strings.Join(got.Tools, ",") != "echo,delete_all" {
+				t.Errorf("the SDK client got %+v; want tools echo,delete_all and echo %q", got, want)
+			}
+			l.stop(t)
+			calls := 0
+			for _, r := range f.records(t) {
+				if in, ok := r.Body.(*record.Intent); ok && string(in.Tool) == "echo" {
+					calls++
+				}
+			}
+			if calls != 1 {
+				t.Errorf("%d intents of echo; want 1", calls)
+			}
+		})
 	}
 }
