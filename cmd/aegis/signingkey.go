@@ -44,13 +44,10 @@ func wrapSigningKey(spec string, allowOpen bool) (crypto.Signer, int, bool) {
 }
 
 // agentFreeEnv returns the child's environment (nil: aegis's own) with
-// SSH_AUTH_SOCK taken out when the root key is an ssh-agent's. The agent
-// signs whatever a process that reaches its socket asks, and a server that
-// could ask it would certify a session key of its own and sign records as
-// this log's. A child given the variable on purpose (--clean-env --env
-// SSH_AUTH_SOCK) is refused for the same reason. The socket's path is
-// still in the file system: a server that finds it by itself is not kept
-// out by this, which README's section on the agent says.
+// SSH_AUTH_SOCK taken out when the root key is an ssh-agent's
+// (agentkey.ChildEnv, which says why); a child given the variable on
+// purpose is refused. README's section on the agent says what this
+// does not cover.
 //
 // Under --confine, prof.Agent names the agent's socket, and the helper
 // refuses a profile that would let the child reach it (confine's
@@ -63,17 +60,9 @@ func agentFreeEnv(key crypto.Signer, env []string, prof *confine.Profile) ([]str
 	if prof != nil {
 		prof.Agent = ag.Socket()
 	}
-	inherited := env == nil
-	if inherited {
-		env = os.Environ()
-	}
-	kept := make([]string, 0, len(env))
-	for _, e := range env {
-		if name, _, _ := strings.Cut(e, "="); name != "SSH_AUTH_SOCK" {
-			kept = append(kept, e)
-		} else if !inherited {
-			return nil, errors.New("--env SSH_AUTH_SOCK with --signing-key ssh-agent: would let the server ask the agent to sign as this log; leave it out")
-		}
+	kept, ok := agentkey.ChildEnv(env)
+	if !ok {
+		return nil, errors.New("--env SSH_AUTH_SOCK with --signing-key ssh-agent: would let the server ask the agent to sign as this log; leave it out")
 	}
 	return kept, nil
 }

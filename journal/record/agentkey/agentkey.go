@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 
@@ -159,4 +160,28 @@ func (s *Signer) Sign(_ io.Reader, msg []byte, opts crypto.SignerOpts) ([]byte, 
 		return nil, fmt.Errorf("ssh-agent at %s: a %s signature of %d bytes, not Ed25519's", s.sock, sig.Format, len(sig.Blob))
 	}
 	return sig.Blob, nil
+}
+
+// ChildEnv returns a child's environment env (nil: this process's) with
+// SSH_AUTH_SOCK taken out. The agent signs whatever a process that
+// reaches its socket asks, and a child that could ask it would certify
+// a session key of its own and sign records as the log's. An env given
+// with SSH_AUTH_SOCK in it on purpose (wrap --clean-env --env
+// SSH_AUTH_SOCK) is refused for the same reason: ok is false. The
+// socket's path is still in the file system: a child that finds it by
+// itself is not kept out by this.
+func ChildEnv(env []string) (kept []string, ok bool) {
+	inherited := env == nil
+	if inherited {
+		env = os.Environ()
+	}
+	kept = make([]string, 0, len(env))
+	for _, e := range env {
+		if name, _, _ := strings.Cut(e, "="); name != "SSH_AUTH_SOCK" {
+			kept = append(kept, e)
+		} else if !inherited {
+			return nil, false
+		}
+	}
+	return kept, true
 }
