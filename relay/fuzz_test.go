@@ -626,12 +626,19 @@ func model(up, down []byte, maxFrame, maxPending int, base uint64) *want {
 					switch {
 					case k == 0 && f.Anomaly == "" && m.Type == frame.Request:
 						sr := &record.ServerRequest{Call: callOf(m), Method: record.BoundedOf(bytes.Clone(m.Method)), ResponseDigest: d, Calls: []uint64{}}
+						var seqs []uint64
 						for _, c := range inflight {
-							if c.init {
-								continue
+							if !c.init {
+								seqs = append(seqs, c.seq)
 							}
+						}
+						for _, k := range tasks {
+							seqs = append(seqs, k.intent)
+						}
+						slices.Sort(seqs)
+						for _, seq := range seqs {
 							if len(sr.Calls) < record.MaxListEntries {
-								sr.Calls = append(sr.Calls, c.seq)
+								sr.Calls = append(sr.Calls, seq)
 							} else {
 								sr.CallsMore++
 							}

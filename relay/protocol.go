@@ -349,33 +349,39 @@ func (r *Relay) serverRequest(m *frame.Message, st *downstream) (uint64, int, st
 	return seq, 1, why, nil
 }
 
-// callsInFlight returns the seqs of the intents of the tools/calls in
-// flight, oldest first, at most record.MaxListEntries, and how many more
-// there are.
+// callsInFlight returns the seqs of the intents of the calls in flight:
+// the tools/calls awaiting their answer and those whose task is live, in
+// the order of their intents, at most record.MaxListEntries, and how many
+// more there are.
 func (r *Relay) callsInFlight() ([]uint64, int) {
-	type entry struct{ order, seq uint64 }
-	var all []entry
+	var all []uint64
 	for _, list := range r.inFlight.byKey {
 		for _, c := range list {
 			if c.op == frame.OpToolsCall {
-				all = append(all, entry{c.order, c.seq})
+				all = append(all, c.seq)
 			}
 		}
 	}
-	slices.SortFunc(all, func(a, b entry) int {
-		switch {
-		case a.order < b.order:
-			return -1
-		case a.order > b.order:
-			return 1
-		}
-		return 0
-	})
-	seqs := make([]uint64, 0, min(len(all), record.MaxListEntries))
-	for _, e := range all[:min(len(all), record.MaxListEntries)] {
-		seqs = append(seqs, e.seq)
+	for k := r.tasks.head; k != nil; k = k.next {
+		all = append(all, k.intent)
 	}
-	return seqs, len(all) - len(seqs)
+	slices.Sort(all)
+	n := min(len(all), record.MaxListEntries)
+	return slices.Clip(all[:n]), len(all) - n
+}
+
+// actionOf is an elicitation answer's action as records write it: one of
+// the three MCP names, else "" (null).
+func actionOf(v []byte) string {
+	switch string(v) {
+	case record.ActionAccept:
+		return record.ActionAccept
+	case record.ActionDecline:
+		return record.ActionDecline
+	case record.ActionCancel:
+		return record.ActionCancel
+	}
+	return ""
 }
 
 // recordRequestsOther records what the messages of a client's line, one
@@ -468,8 +474,11 @@ func (r *Relay) recordRequestsOther(line []byte, st *upstream, last uint64, n in
 				continue
 			}
 			a := &record.ClientAnswer{Call: callOf(m), Request: c.seq, RequestDigest: dg(), Status: record.StatusOK}
-			if m.IsError {
+			switch {
+			case m.IsError:
 				a.Status = record.StatusRPCError
+			case c.op == frame.OpElicit && m.HasResultAction:
+				a.Action = actionOf(m.ResultAction)
 			}
 			r.srv.remove(c)
 			r.srv.release(c)

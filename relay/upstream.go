@@ -267,14 +267,7 @@ func inputResponses(buf []record.InputResponse, m *frame.Message) []record.Input
 	for _, in := range m.InputResponses {
 		e := record.InputResponse{Key: record.BoundedOf(in.Key)}
 		if in.HasValue {
-			switch string(in.Value) {
-			case record.ActionAccept:
-				e.Action = record.ActionAccept
-			case record.ActionDecline:
-				e.Action = record.ActionDecline
-			case record.ActionCancel:
-				e.Action = record.ActionCancel
-			}
+			e.Action = actionOf(in.Value)
 		}
 		buf = append(buf, e)
 	}
