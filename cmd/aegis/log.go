@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -118,7 +117,7 @@ func runLog(args []string) int {
 		}
 		var err error
 		if *follow {
-			err = p.follow(set.Base)
+			err = p.view.Follow(context.Background(), set.Base, p.flush, longLine)
 		} else {
 			err = p.set(set)
 		}
@@ -129,7 +128,7 @@ func runLog(args []string) int {
 	}
 	p.view.Flush()
 	if p.tw != nil {
-		p.tw.Flush()
+		p.flush()
 		if p.passThrough {
 			fmt.Println("\nPOLICY pass-through: no --policy was given, so every call was forwarded unjudged.")
 		}
@@ -165,38 +164,7 @@ func (p *logPrinter) set(s *segment.Set) error {
 		bar = newProgress(os.Stderr, "log "+filepath.Base(s.Base), files)
 	}
 	defer bar.done()
-	for _, name := range files {
-		rc, err := segment.Open(name, bar.add)
-		if err != nil {
-			return err
-		}
-		err = p.view.Read(rc, longLine)
-		rc.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// follow prints the calls of the log whose live file is base, then keeps
-// printing them as it grows, across rotations (segment.Follow).
-func (p *logPrinter) follow(base string) error {
-	return segment.Follow(context.Background(), base, segment.FollowOptions{
-		Idle: func() {
-			if p.tw != nil {
-				p.tw.Flush()
-			}
-		},
-		Skipped: func(err error) {
-			if long := (*segment.LongLineError)(nil); errors.As(err, &long) {
-				longLine(long.N)
-			}
-		},
-	}, func(rec *record.Record) error {
-		p.view.Record(rec)
-		return nil
-	})
+	return p.view.ReadFiles(files, bar.add, longLine)
 }
 
 // longLine reports on stderr a line too long to be a record: no record
@@ -235,6 +203,13 @@ func (p *logPrinter) show(it logview.Item) {
 	}
 	for _, cells := range it.Call.Cells(p.expand) {
 		fmt.Fprintln(p.tw, strings.Join(cells, "\t"))
+	}
+}
+
+// flush writes out the table's lines so far.
+func (p *logPrinter) flush() {
+	if p.tw != nil {
+		p.tw.Flush()
 	}
 }
 

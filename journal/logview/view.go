@@ -1,7 +1,9 @@
 package logview
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"path"
 	"time"
@@ -203,4 +205,39 @@ func (v *View) Read(r io.Reader, long func(n int64)) error {
 			}
 		}
 	}
+}
+
+// ReadFiles takes the records of files, a log's files in seq order
+// (segment.Set.OrderedFiles), as Read does; progress, if not nil, is told
+// of the bytes read (segment.Open).
+func (v *View) ReadFiles(files []string, progress func(n int), long func(n int64)) error {
+	for _, name := range files {
+		rc, err := segment.Open(name, progress)
+		if err != nil {
+			return err
+		}
+		err = v.Read(rc, long)
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Follow takes the records of the log whose live file is base, then
+// keeps taking them as it grows, across rotations (segment.Follow), until
+// ctx is done; idle is called whenever it waits for more, long as Read's.
+func (v *View) Follow(ctx context.Context, base string, idle func(), long func(n int64)) error {
+	return segment.Follow(ctx, base, segment.FollowOptions{
+		Idle: idle,
+		Skipped: func(err error) {
+			if ll := (*segment.LongLineError)(nil); errors.As(err, &ll) {
+				long(ll.N)
+			}
+		},
+	}, func(rec *record.Record) error {
+		v.Record(rec)
+		return nil
+	})
 }
