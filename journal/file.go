@@ -2,8 +2,6 @@ package journal
 
 import (
 	"errors"
-	"io"
-	"io/fs"
 	"path/filepath"
 
 	"github.com/aegisrelay/aegis/internal/vfs"
@@ -103,9 +101,6 @@ func (d logFS) SyncDir(dir string) error { return d.fs.SyncDir(dir) }
 // ReadDir returns the names of the entries of dir (a segment.Lister).
 func (d logFS) ReadDir(dir string) ([]string, error) { return d.fs.ReadDir(dir) }
 
-// Stat returns what stat(2) says of path.
-func (d logFS) Stat(path string) (fs.FileInfo, error) { return d.fs.Stat(path) }
-
 func (f *file) Write(p []byte) (int, error) {
 	if f.z == nil {
 		return 0, errors.New("journal: file opened for reading only")
@@ -115,12 +110,6 @@ func (f *file) Write(p []byte) (int, error) {
 }
 
 func (f *file) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
-
-// Read reads from the file's offset: a file opened to read, read from its
-// start.
-func (f *file) Read(p []byte) (int, error) { return f.f.Read(p) }
-
-var _ io.ReaderAt = (*file)(nil)
 
 // Close truncates the pre-zeroed space away, but only from a file this
 // process wrote to: a file Open refuses, or one it opened and never wrote,
