@@ -26,7 +26,8 @@ import (
 // input_required results), and every extension scenario (the Tasks
 // extension's tasks-*, with --force, which runs a scenario off the
 // revision's timeline), twice at once: against the TypeScript SDK v2's
-// conformance everything-server over its own Streamable HTTP, and against
+// conformance everything-server (with the Tasks extension's fixtures,
+// tasks.ts) over its own Streamable HTTP, and against
 // `aegis wrap --listen --auth none` in front of the same server over
 // stdio. Every check that passes directly must pass through aegis, and no
 // check may fail through aegis that did not fail directly. The log must
@@ -61,8 +62,15 @@ func TestConformance2026ThroughListen(t *testing.T) {
 	if through.err != nil {
 		t.Fatalf("the suite through aegis wrap --listen: %v\n%s\naegis stderr:\n%s", through.err, through.output, front.stderr.String())
 	}
-	if n := direct.count("SUCCESS"); n < 150 {
-		t.Fatalf("directly, %d checks pass; want at least 150 (the baseline the comparison stands on)\n%s", n, direct.output)
+	if n := direct.count("SUCCESS"); n < 190 {
+		t.Fatalf("directly, %d checks pass; want at least 190 (the baseline the comparison stands on)\n%s", n, direct.output)
+	}
+	for name, cs := range direct.scenarios {
+		for _, c := range cs {
+			if strings.HasPrefix(name, "tasks-") && c.Status == "FAILURE" {
+				t.Errorf("directly, scenario %s, check %s = %s; want the Tasks fixtures (testdata/conformance-v2/tasks.ts) to pass", name, c.ID, c.describe())
+			}
+		}
 	}
 	mrtr := 0
 	for name := range direct.scenarios {

@@ -16,6 +16,7 @@ import type { Request, Response } from 'express';
 import express from 'express';
 
 import { createEventStore, createMcpServer, servers, transports } from './server.ts';
+import { registerTasks } from './tasks.ts';
 
 
 // ===== 2026-07-28 (MODERN ERA) SERVING =====
@@ -26,9 +27,16 @@ import { createEventStore, createMcpServer, servers, transports } from './server
 // `createMcpServer()` fixture definition the 2025 sessions use. Legacy traffic
 // never reaches this handler (see the routing in the POST handler below), so
 // the 2025 stateful session path is unchanged.
-const modernHandler = createMcpHandler(() => createMcpServer(), {
-    onerror: error => console.error('Modern-era MCP handler error:', error)
-});
+const modernHandler = createMcpHandler(
+    () => {
+        const s = createMcpServer();
+        registerTasks(s);
+        return s;
+    },
+    {
+        onerror: error => console.error('Modern-era MCP handler error:', error)
+    }
+);
 const modernNodeHandler = toNodeHandler(modernHandler);
 
 /** Normalize a possibly-repeated HTTP header to its first value. */

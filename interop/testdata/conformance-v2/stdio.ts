@@ -10,5 +10,10 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 
 import { createMcpServer } from './server.ts';
+import { registerTasks } from './tasks.ts';
 
-serveStdio(() => createMcpServer());
+serveStdio(() => {
+    const s = createMcpServer();
+    registerTasks(s);
+    return s;
+});
