@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"fmt"
 	"os"
 	"os/exec"
@@ -174,46 +173,6 @@ func runBounded(t *testing.T, cmd *exec.Cmd, d time.Duration) {
 		cmd.Process.Kill()
 		<-done
 		t.Fatalf("%v hung for %v", cmd.Args, d)
-	}
-}
-
-func TestKeygen(t *testing.T) {
-	dir := t.TempDir()
-	key := filepath.Join(dir, "k")
-	out, err := exec.Command(aegisBin, "keygen", "--out", key).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := record.ParsePublicKey(string(out))
-	if err != nil {
-		t.Fatalf("keygen stdout %q: %v", out, err)
-	}
-	st, _ := os.Stat(key)
-	if st.Mode().Perm() != 0o600 {
-		t.Errorf("key mode = %v; want 0600", st.Mode().Perm())
-	}
-	data, _ := os.ReadFile(key)
-	priv, err := record.ParsePrivateKey(data)
-	if err != nil || !priv.Public().(ed25519.PublicKey).Equal(pub) {
-		t.Fatalf("key file does not hold the printed key: %v", err)
-	}
-	pubFile, _ := os.ReadFile(key + ".pub")
-	if strings.TrimSpace(string(pubFile)) != strings.TrimSpace(string(out)) {
-		t.Errorf("%s = %q; want %q", key+".pub", pubFile, out)
-	}
-	if err := exec.Command(aegisBin, "keygen", "--out", key).Run(); err == nil {
-		t.Error("keygen over an existing key succeeded; want refusal without --force")
-	}
-	if again, _ := os.ReadFile(key); !bytes.Equal(again, data) {
-		t.Error("keygen without --force changed the existing key")
-	}
-	if err := exec.Command(aegisBin, "keygen", "--out", key, "--force").Run(); err != nil {
-		t.Errorf("keygen --force: %v", err)
-	}
-	if openssl, err := exec.LookPath("openssl"); err == nil {
-		if out, err := exec.Command(openssl, "pkey", "-in", key, "-noout", "-text").CombinedOutput(); err != nil || !bytes.Contains(out, []byte("ED25519")) {
-			t.Errorf("openssl pkey: %v %s", err, out)
-		}
 	}
 }
 
