@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -253,8 +254,9 @@ func TestProtocolCancel(t *testing.T) {
 	}
 }
 
-// TestProtocolLogJSON: aegis log --json reads a log with rounds and tasks
-// (each call one object).
+// TestProtocolLogJSON: aegis log --json shows a call and its retry as
+// one call, whose status is the retry's, with its two rounds linked by
+// state.
 func TestProtocolLogJSON(t *testing.T) {
 	f := newFixture(t)
 	protoSession(t, f, "c "+protoCall("1", "login", ""), "r",
@@ -263,15 +265,29 @@ func TestProtocolLogJSON(t *testing.T) {
 	if err != nil {
 		t.Fatalf("aegis log --json: %v", err)
 	}
-	n := 0
+	type round struct {
+		N      int    `json:"n"`
+		Status string `json:"status"`
+		By     string `json:"by"`
+	}
+	var calls []struct {
+		Status   string  `json:"status"`
+		Revision string  `json:"revision"`
+		Rounds   []round `json:"rounds"`
+	}
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var v map[string]any
-		if err := json.Unmarshal([]byte(l), &v); err != nil {
+		var c struct {
+			Status   string  `json:"status"`
+			Revision string  `json:"revision"`
+			Rounds   []round `json:"rounds"`
+		}
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
 			t.Fatalf("aegis log --json line %q: %v", l, err)
 		}
-		n++
+		calls = append(calls, c)
 	}
-	if n == 0 {
-		t.Fatal("aegis log --json printed nothing")
+	want := []round{{1, record.StatusInputRequired, ""}, {2, record.StatusOK, record.RoundByState}}
+	if len(calls) != 1 || calls[0].Status != record.StatusOK || calls[0].Revision != "2026-07-28" || fmt.Sprint(calls[0].Rounds) != fmt.Sprint(want) {
+		t.Errorf("aegis log --json = %s; want one call, ok on 2026-07-28, rounds %v", out, want)
 	}
 }
