@@ -19,6 +19,7 @@ import (
 
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/journal/verify/verifyjson"
 )
 
 // drive sends n tools/calls through a wrap started with extra flags (the
@@ -202,7 +203,7 @@ func TestRotateWrap(t *testing.T) {
 		}
 	}
 	code, out, _ := aegisRun(t, "verify", "--json", "--key", pin, f.audit)
-	var rep verifyJSON
+	var rep verifyjson.Doc
 	// The live file holds no record when the session's last write was the
 	// one that rotated; verify lists the files that hold records.
 	wantFiles := len(zst)
@@ -535,7 +536,7 @@ func TestRotateSoak(t *testing.T) {
 	vtime := time.Since(vstart)
 	vcpu := vcmd.ProcessState.UserTime() + vcmd.ProcessState.SystemTime()
 	code, out, errOut := vcmd.ProcessState.ExitCode(), vout.String(), verr.String()
-	var rep verifyJSON
+	var rep verifyjson.Doc
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || rep.Status != "valid" {
 		t.Fatalf("verify pinned = exit %d %s %s", code, out, errOut)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/record/agentkey"
 	"github.com/aegisrelay/aegis/journal/tlog"
+	"github.com/aegisrelay/aegis/journal/verify/verifyjson"
 )
 
 // sshTool runs one of OpenSSH's tools (ssh-keygen, ssh-add) and returns
@@ -418,7 +419,7 @@ func withoutSigProblems(t *testing.T, out []byte) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var vj verifyJSON
+	var vj verifyjson.Doc
 	if err := json.Unmarshal(b, &vj); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
+	"github.com/aegisrelay/aegis/journal/verify/verifyjson"
 )
 
 // verifyExamples is verify's --help after its flags.
@@ -173,81 +174,23 @@ func parseHead(s string) (record.Head, error) {
 	return h, nil
 }
 
-type verifyJSON struct {
-	File       string           `json:"file"`
-	Files      []fileJSON       `json:"files,omitempty"`
-	Status     string           `json:"status"`
-	Pinned     bool             `json:"pinned"`
-	Records    uint64           `json:"records"`
-	Head       string           `json:"head,omitempty"`
-	Sessions   []sessionJSON    `json:"sessions"`
-	Problems   []verify.Problem `json:"problems"`
-	Incomplete []verify.Problem `json:"incomplete"`
-	Notes      []string         `json:"notes,omitempty"`
-	Dropped    int              `json:"more_problems,omitempty"`
-	Error      string           `json:"error,omitempty"`
-}
-
-type fileJSON struct {
-	Path     string  `json:"path"`
-	Records  uint64  `json:"records"`
-	FirstSeq *uint64 `json:"first_seq,omitempty"`
-	LastSeq  *uint64 `json:"last_seq,omitempty"`
-}
-
-type sessionJSON struct {
-	SID       string `json:"sid"`
-	Key       string `json:"key"`
-	FirstSeq  uint64 `json:"first_seq"`
-	LastSeq   uint64 `json:"last_seq"`
-	Records   uint64 `json:"records"`
-	Intents   uint64 `json:"intents"`
-	Outcomes  uint64 `json:"outcomes"`
-	Ended     bool   `json:"ended"`
-	EndReason string `json:"end_reason,omitempty"`
-	Unsigned  uint64 `json:"unsigned"`
-	// SessionKey is the key that signs a session's records when Key, its
-	// root, certified it (journal/record/doc.go, "Session keys").
-	SessionKey string `json:"session_key,omitempty"`
-}
-
 // verifySet verifies one log (a set of files) and prints the report.
 func verifySet(s *segment.Set, opts verify.Options, asJSON bool) int {
 	name := s.Base
-	out := verifyJSON{File: name, Pinned: opts.Key != nil, Sessions: []sessionJSON{}, Problems: []verify.Problem{}, Incomplete: []verify.Problem{}}
 	bar := newProgress(os.Stderr, "verify "+filepath.Base(name), s.Paths)
 	opts.Progress = bar.add
 	rep, err := verify.Set(s, opts)
 	bar.done()
 	if err != nil {
 		if asJSON {
-			out.Status, out.Error = "unreadable", err.Error()
-			json.NewEncoder(os.Stdout).Encode(out)
+			json.NewEncoder(os.Stdout).Encode(verifyjson.Unreadable(name, opts.Key != nil, err))
 			return exitcode.Usage
 		}
 		return fail(exitcode.Usage, "verify: %v", err)
 	}
 	code := map[verify.Status]int{verify.Valid: exitcode.OK, verify.Invalid: exitcode.Invalid, verify.Incomplete: exitcode.Incomplete}[rep.Status]
 	if asJSON {
-		out.Status, out.Records, out.Dropped, out.Notes = rep.Status.String(), rep.Records, rep.Dropped, rep.Notes
-		if rep.HasHead {
-			out.Head = rep.Head.String()
-		}
-		if len(rep.Files) > 1 || len(rep.Files) == 1 && rep.Files[0].Path != name {
-			for _, f := range rep.Files {
-				fj := fileJSON{Path: f.Path, Records: f.Records}
-				if f.Records > 0 {
-					fj.FirstSeq, fj.LastSeq = &f.First, &f.Last
-				}
-				out.Files = append(out.Files, fj)
-			}
-		}
-		for _, s := range rep.Sessions {
-			out.Sessions = append(out.Sessions, sessionJSON{s.SID, s.Key, s.FirstSeq, s.LastSeq, s.Records, s.Intents, s.Outcomes, s.Ended, s.EndReason, s.Unsigned, s.SessionKey})
-		}
-		out.Problems = append(out.Problems, rep.Problems...)
-		out.Incomplete = append(out.Incomplete, rep.Gaps...)
-		json.NewEncoder(os.Stdout).Encode(out)
+		json.NewEncoder(os.Stdout).Encode(verifyjson.New(name, opts.Key != nil, rep))
 		return code
 	}
 	mode := "unpinned: each session checked only against the key it names"
