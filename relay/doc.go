@@ -156,7 +156,14 @@
 // answers. The states issued are remembered in a table of at most
 // Config.MaxPending entries; beyond it the oldest is forgotten (a retry
 // presenting its state is then unknown_state, or, by match, round 1).
-// Each round is a tools/call, decided by the Gate as the call it is.
+// Each round is a tools/call, decided by the Gate as the call it is; a
+// retry the Gate refuses claims what it links to all the same (it was
+// presented). Only a call whose line every reader reads alike, not
+// malformed, is linked or records a state.
+//
+// A notifications/cancelled or a task request that readers read
+// differently (frame marks it malformed) is relayed and changes nothing
+// in the record: the call or task it may name stays as it was.
 //
 // # Tasks
 //
