@@ -11,31 +11,6 @@ import (
 	"github.com/aegisrelay/aegis/relay"
 )
 
-const policyUsage = `Usage: aegis policy check FILE…
-       aegis policy explain FILE TOOL…
-
-  check    check policy files as wrap --policy does at start: every problem
-           is printed as FILE:LINE:COL: message; exit 0 if all are valid,
-           1 if any is not, 2 if one cannot be read
-  explain  say which rule decides each TOOL (first match wins) and why
-
-The format (version 1):
-
-  version: 1
-  default: deny             # allow | deny: for tools no rule matches
-  rules:                    # first match wins; on the tool name only
-    - tool: read_file       # an exact name, or a glob: '*' any run, '?' one character
-      action: allow         # allow | deny | approve (refused PENDING_APPROVAL)
-    - tool: "fs_*"
-      action: allow
-      rate: 10/m            # N/s, N/m, N/h, N/d or N/<duration>: over it, RATE_LIMITED
-
-Examples:
-  aegis policy check policy.yaml
-  aegis policy explain policy.yaml delete_all read_file
-  aegis wrap --policy policy.yaml --audit audit.jsonl --signing-key signing.key -- ./server
-`
-
 func runPolicy(args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, policyUsage)

@@ -43,49 +43,6 @@ func runProve(args []string) int {
 	return fail(exitcode.Usage, "prove: %q: want inclusion, consistency or check (see 'aegis prove --help')", args[0])
 }
 
-const proveHelp = `Proofs about an audit log that a third party checks holding only the
-public key, a checkpoint and the proof: wrap --checkpoint-file writes the
-checkpoints (signed notes of the log's Merkle tree, journal/tlog/doc.go).
-
-  inclusion    print the proof that the record with seq N is in the
-               checkpoint's tree: its exact line, its leaf index, the
-               tree size and root, and the RFC 6962 audit path, as JSON
-  consistency  print the proof that the new checkpoint's tree extends
-               the old one's
-  check        check such a proof against the checkpoint(s) and the key
-
-inclusion and consistency read LOG (a FILE stands for its whole rotated
-set) once, as far as the checkpoint's size, in O(log n) memory, and check
-the proof before printing it. Of a sealed segment that holds none of the
-records the proof is about they read only its bytes' hash, and take its
-records' tree from a summary kept in $XDG_CACHE_HOME/aegis/tlog-index
-(~/.cache/aegis/tlog-index), made the first time the segment is read; a
-summary that does not lead to the checkpoint's root makes them read the
-whole log instead (verify --checkpoint always reads every record).
-
-A checkpoint FILE may be a history (FILE.history): the last checkpoint
-in it is used, or for check the one of the proof's size; a last one cut
-short by a crash during an append is passed over, and said so. Without
---key the checkpoint's signature is not checked by inclusion and
-consistency (check always checks it).
-
-Examples:
-  aegis prove inclusion --checkpoint audit.checkpoint --seq 41 audit.jsonl > seq41.proof
-  aegis prove check --key @signing.key.pub --checkpoint audit.checkpoint --proof seq41.proof
-  aegis prove consistency --old monday.checkpoint --new audit.checkpoint audit.jsonl > week.proof
-  aegis prove check --key @signing.key.pub --old monday.checkpoint --new audit.checkpoint --proof week.proof
-
-With --witness KEY (repeatable; --witness-quorum N, default all), check
-also requires the checkpoint (for consistency, the new one) to carry a
-valid cosignature by those witnesses: wrap --witness keeps such
-checkpoints in CHECKPOINTFILE.witnessed.
-
-Exit status: 0 the proof is made (and checks) or checks; 1 it does not:
-the log does not match the checkpoint (rewritten, cut), a bad signature,
-a proof that does not lead to the root, a missing or invalid
-cosignature; 2 usage or unreadable input.
-`
-
 func proveInclusion(args []string) int {
 	fs := newFlags("prove inclusion", "aegis prove inclusion --checkpoint FILE --seq N [--key PUB] LOG", "")
 	cpFile := fs.String("checkpoint", "", "the checkpoint `FILE` whose tree the proof is in")

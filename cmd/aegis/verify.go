@@ -22,41 +22,6 @@ import (
 	"github.com/aegisrelay/aegis/journal/verify/verifyjson"
 )
 
-// verifyExamples is verify's --help after its flags.
-const verifyExamples = `  aegis verify --key @signing.key.pub audit.jsonl     pinned: every session signed by this key
-  aegis verify --key ed25519:3q2+7w… audit.jsonl      the same, key given inline
-  aegis verify audit.jsonl                            unpinned: self-consistent only
-  aegis verify --head 41:sha256:9f86d0… audit.jsonl   nothing cut after a head kept elsewhere
-  aegis verify --head-file audit.head audit.jsonl     the same, from wrap --head-file
-  aegis verify --key @signing.key.pub --checkpoint audit.head.checkpoint.history audit.jsonl
-                                                      the log extends every checkpoint wrap wrote
-  aegis verify --key @signing.key.pub --checkpoint audit.checkpoint.witnessed --witness WITNESSKEY audit.jsonl
-                                                      … and a witness cosigned each (wrap --witness)
-  aegis verify --key @signing.key.pub 'archive/audit.jsonl.*'   sealed segments, in any order
-  aegis verify --key @signing.key.pub /var/log/aegis/            every log in a directory
-
-A FILE stands for its whole log: FILE itself and every sealed segment
-FILE.<first>-<last>.jsonl[.zst] beside it, checked as one chain. Segments
-given on their own are grouped by the log they belong to; a missing or
-duplicated segment is reported by its seq range. Several logs are checked
-one by one.
-
-A DIRECTORY stands for every regular file in it, whatever its name: each
-is read as a log (or a segment of one), and a file that does not begin
-with a record is reported as not a log (invalid). Only the head file,
-checkpoints and keys that aegis writes are passed over (recognised by
-their content),
-and subdirectories and other entries that are not regular files are not
-read; each is named in a note on stderr. A FILE must be a regular file
-(not a FIFO or a device).
-
-Exit status: 0 valid; 1 invalid (tampered, broken chain, bad signature, wrong
-key when pinned, a missing segment, a file that is not a log); 3 valid but
-incomplete (no session_end, or an unsigned tail); 2 usage or unreadable
-input, and no input: no FILE, a glob that matches nothing, a directory with
-no log in it. With several logs, the worst.
-`
-
 func runVerify(args []string) int {
 	fs := newFlags("verify", "aegis verify [--key PUB] [--head SEQ:HASH | --head-file FILE] [--checkpoint FILE] [--json] FILE…", verifyExamples)
 	keyArg := fs.String("key", "", "pin to this public `KEY`: ed25519:<base64>, or @FILE.pub (a regular file of at most 4 KiB)")

@@ -21,41 +21,6 @@ import (
 	"github.com/aegisrelay/aegis/supervise/confined"
 )
 
-// wrapExamples is wrap's --help after its flags.
-const wrapExamples = `  aegis keygen                                   once: the signing key wrap uses by default
-  aegis wrap npx -y @modelcontextprotocol/server-everything
-  aegis wrap --name notes --durability reply -- ./my-server --help
-  aegis wrap --audit audit.jsonl --signing-key signing.key -- node server.js
-  aegis wrap --checkpoint-file audit.checkpoint --witness https://witness.example,KEY -- node server.js
-  aegis wrap --signing-key ssh-agent:SHA256:… -- node server.js
-      the root key stays in ssh-agent (ssh-add -l names it); it certifies
-      each session's own key, once per session
-
-The child command starts at the first argument that is not one of wrap's
-flags, or after --: what follows is the child's argv, its own flags
-included. Without --audit the log is $XDG_STATE_HOME/aegis/NAME.jsonl
-(~/.local/state/aegis/NAME.jsonl), NAME from --name or the child command;
-without --signing-key the key is $XDG_CONFIG_HOME/aegis/signing.key
-(~/.config/aegis/signing.key), made by 'aegis keygen'. Missing folders are
-created with mode 0700. wrap says on stderr where it records.
-
-Exit status: the child's; 128+N if it died of signal N; 2 usage, or an
---audit or --signing-key file refused (below); 65 a frame over
---max-frame; 69 confinement refused (--confine); 74 audit I/O failure
-during the session; 126/127 the child could not be started.
-
-An existing --audit file is continued only if it is an aegis log (it begins
-with a record, its last complete line is one, and what follows is what a
-torn write leaves); any other file, and a path that is not a regular file,
-is refused and left exactly as it was. The --signing-key file must be a
-regular file of at most 16 KiB that only its owner may read or write (mode
-0600 or 0400, as ssh requires of private keys); --allow-open-key overrides
-the mode check.
-
-  aegis wrap --confine --allow-exec-support --allow-read ./node_modules \
-    --allow-write /srv/data --clean-env -- node ./server.js /srv/data
-`
-
 // runWrap is aegis wrap: its flags, then each check that makes a setup
 // mistake exit 2 before anything is opened, in the order a user fixes
 // them, then the log opened and the session run (wrapSession). It stays
