@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/aegisrelay/aegis/internal/atomicfile"
+	"github.com/aegisrelay/aegis/internal/regular"
 	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
@@ -418,14 +420,37 @@ func rebuildTree(fsys logFS, path string, records uint64, last *tlog.Checkpoint)
 
 // lastCheckpoint returns the checkpoint in file, signed with pub, that a
 // continued log must extend; nil if there is none yet. A file that holds
-// no checkpoint of this key is refused: it is not this log's.
-func lastCheckpoint(file string, pub ed25519.PublicKey) (*tlog.Checkpoint, error) {
+// no checkpoint of this key is refused: it is not this log's. The file is
+// read through fsys; one that cannot be read is an IOError, which says
+// nothing of the log.
+func lastCheckpoint(fsys logFS, file string, pub ed25519.PublicKey) (*tlog.Checkpoint, error) {
 	if _, err := os.Lstat(file); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	c, err := tlog.ReadCheckpoint(file, pub)
+	notOurs := func(err error) error {
+		return fmt.Errorf("%w: %v: no checkpoint of this key to check the log against", ErrRolledBack, err)
+	}
+	// Checked before it is opened: a FIFO would block.
+	if err := regular.Check(file, nil); errors.Is(err, ErrNotRegular) {
+		return nil, notOurs(fmt.Errorf("%w; a checkpoint file must be a regular file", err))
+	} else if err != nil {
+		return nil, &IOError{Op: "read", Path: file, Err: err}
+	}
+	f, err := fsys.OpenRead(file)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v: no checkpoint of this key to check the log against", ErrRolledBack, err)
+		return nil, &IOError{Op: "read", Path: file, Err: err}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, tlog.MaxCheckpointFile+1))
+	if err != nil {
+		return nil, &IOError{Op: "read", Path: file, Err: err}
+	}
+	if len(data) > tlog.MaxCheckpointFile {
+		return nil, notOurs(fmt.Errorf("%s holds more than %d bytes", file, tlog.MaxCheckpointFile))
+	}
+	c, err := tlog.ParseCheckpointFile(file, data, pub)
+	if err != nil {
+		return nil, notOurs(err)
 	}
 	return &c, nil
 }

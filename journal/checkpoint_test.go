@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -334,5 +335,50 @@ func TestCheckpointFault(t *testing.T) {
 	}
 	if _, err := os.Stat(cpf); !os.IsNotExist(err) {
 		t.Errorf("checkpoint file after the fault: %v; want none", err)
+	}
+}
+
+// TestLastCheckpointRefusals: a checkpoint file that holds no checkpoint
+// of the log's key (another key's, text, a FIFO, which is never opened)
+// is refused with ErrRolledBack, and nothing is written.
+func TestLastCheckpointRefusals(t *testing.T) {
+	dir := t.TempDir()
+	path, cpf := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.checkpoint")
+	other := filepath.Join(t.TempDir(), "audit.jsonl")
+	j, err := Open(other, Options{Durability: mustDurability(t, "none"), Key: testKey(t),
+		Checkpoint: CheckpointOptions{File: other + ".checkpoint", Every: 1, Interval: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCalls(t, j, 1)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	otherKeys := readFile(t, other+".checkpoint")
+	for _, tt := range []struct {
+		name string
+		make func() error
+	}{
+		{"another key's checkpoint", func() error { return os.WriteFile(cpf, otherKeys, 0o600) }},
+		{"text", func() error { return os.WriteFile(cpf, []byte("hello\n"), 0o600) }},
+		{"a FIFO", func() error { return syscall.Mkfifo(cpf, 0o600) }},
+	} {
+		os.Remove(cpf)
+		os.Remove(path)
+		if err := tt.make(); err != nil {
+			t.Fatal(err)
+		}
+		key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+		j, err := Open(path, Options{Durability: mustDurability(t, "none"), Key: key,
+			Checkpoint: CheckpointOptions{File: cpf, Every: 1, Interval: -1}})
+		if err == nil {
+			j.Close()
+		}
+		if !errors.Is(err, ErrRolledBack) {
+			t.Errorf("%s: Open = %v; want ErrRolledBack", tt.name, err)
+		}
+		if _, err := os.Stat(cpf + HistoryExt); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: a history was written (%v); want none", tt.name, err)
+		}
 	}
 }

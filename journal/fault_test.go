@@ -86,11 +86,11 @@ func TestFaultOpen(t *testing.T) {
 	}
 }
 
-// TestFaultReadsAtOpen: Open with checkpoints reads the whole log, sealed
-// segments included, through Options.FS; a segment that cannot be read
-// (EIO) fails Open with an IOError that holds the EIO, not ErrNotLog or
-// ErrRolledBack (the log is sound; the disk is not), and leaves every
-// file as it was.
+// TestFaultReadsAtOpen: Open with checkpoints reads the checkpoint the log
+// must extend and the whole log, sealed segments included, through
+// Options.FS; a file among them that cannot be read (EIO) fails Open with
+// an IOError that holds the EIO, not ErrNotLog or ErrRolledBack (the log
+// is sound; the disk is not), and leaves every file as it was.
 func TestFaultReadsAtOpen(t *testing.T) {
 	dir := t.TempDir()
 	path, cpf := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.checkpoint")
@@ -118,22 +118,33 @@ func TestFaultReadsAtOpen(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		op   errorfs.OpKind
-	}{{"read", errorfs.OpRead}, {"open", errorfs.OpOpen}} {
+		file string // base name pattern of the file that cannot be read
+	}{
+		{"read of the first segment", errorfs.OpRead, "audit.jsonl.0-*.jsonl"},
+		{"open of the first segment", errorfs.OpOpen, "audit.jsonl.0-*.jsonl"},
+		{"read of the checkpoint", errorfs.OpRead, "audit.checkpoint"},
+		{"open of the checkpoint", errorfs.OpOpen, "audit.checkpoint"},
+	} {
 		o := opts
 		var in *errorfs.Injector
-		o.FS, in = faultOS(errorfs.Fail(errorfs.And(errorfs.Kind(tt.op), errorfs.Base("audit.jsonl.0-*.jsonl")), errorfs.EIO))
+		o.FS, in = faultOS(errorfs.Fail(errorfs.And(errorfs.Kind(tt.op), errorfs.Base(tt.file)), errorfs.EIO))
 		j, err := Open(path, o)
 		if err == nil {
 			j.Close()
 		}
 		if !errors.Is(err, ErrIO) || !errors.Is(err, errorfs.EIO) || errors.Is(err, ErrNotLog) || errors.Is(err, ErrRolledBack) {
-			t.Errorf("%s of the first segment fails: Open = %v; want an IOError holding the EIO", tt.name, err)
+			t.Errorf("%s fails: Open = %v; want an IOError holding the EIO", tt.name, err)
 		}
 		if in.Injected() == 0 {
-			t.Errorf("%s of the first segment fails: no fault injected", tt.name)
+			t.Errorf("%s fails: no fault injected", tt.name)
 		}
 		if after := dirFiles(t, dir); !maps.EqualFunc(after, before, bytes.Equal) {
-			t.Errorf("%s of the first segment fails: the files changed from %v to %v", tt.name, slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
+			t.Errorf("%s fails: the files changed from %v to %v", tt.name, slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
 		}
+	}
+	if j, err := Open(path, opts); err != nil {
+		t.Errorf("Open with no fault = %v; want the log continued", err)
+	} else if err := j.Close(); err != nil {
+		t.Error(err)
 	}
 }

@@ -284,7 +284,7 @@ func (j *Journal) startCompanions(path string, opts Options, dfs logFS) (err err
 		}
 	}
 	if opts.Checkpoint.File != "" {
-		last, err := lastCheckpoint(opts.Checkpoint.File, j.pub)
+		last, err := lastCheckpoint(dfs, opts.Checkpoint.File, j.pub)
 		if err != nil {
 			return err
 		}

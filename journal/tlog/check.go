@@ -187,6 +187,13 @@ func ReadCheckpoint(path string, pub ed25519.PublicKey) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	return ParseCheckpointFile(path, data, pub)
+}
+
+// ParseCheckpointFile opens the one checkpoint that data, the content of
+// the checkpoint file at path, holds (ReadCheckpoint, for a caller that
+// reads the file itself).
+func ParseCheckpointFile(path string, data []byte, pub ed25519.PublicKey) (Checkpoint, error) {
 	notes := Split(data)
 	if len(notes) != 1 {
 		return Checkpoint{}, fmt.Errorf("%s: %w: %d notes; want one checkpoint", path, ErrCheckpoint, len(notes))
