@@ -240,9 +240,11 @@
 // that space at Close (file.go, prezero.go). Tests wrap Options.FS with
 // package errorfs to fail any operation by its kind (OpWrite, OpSync,
 // OpZeroSync, OpRenameExchange, OpRead, …) and path, and check the
-// contract above at each: fail closed, nothing acknowledged lost. The
-// checks before Open that a path is a regular file, and the read of the
-// checkpoint the log must extend, go to the operating system.
+// contract above at each: fail closed, nothing acknowledged lost. A file
+// that cannot be read while Open reads the log or the checkpoint it must
+// extend is an IOError, never a finding (ErrNotLog, ErrRolledBack). The
+// checks that a path is a regular file, made before it is opened, go to
+// the operating system.
 //
 // # Locking
 //
