@@ -67,3 +67,50 @@ func TestPlainCallAllocatesNothing(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkRecordCall is the relay's own work for a plain tools/call and
+// its answer, without pipes or goroutines: both lines classified,
+// recorded (journal at level none) and released. On both revisions' plain
+// lines, for comparing builds:
+//
+//	go test -run XXX -bench RecordCall -count 10 ./relay/
+func BenchmarkRecordCall(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "audit.jsonl")
+	seed := sha256.Sum256([]byte("aegis bench"))
+	j, err := journal.Open(path, journal.Options{Durability: journal.Durability{Level: journal.None}, Key: ed25519.NewKeyFromSeed(seed[:])})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	for _, tc := range []struct{ name, call, answer string }{
+		{"2025-11-25",
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}` + "\n",
+			`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hello"}]}}` + "\n"},
+		{"2026-07-28",
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}` + "\n",
+			`{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"hello"}]}}` + "\n"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := New(Config{Journal: j})
+			var up upstream
+			var down downstream
+			call, answer := []byte(tc.call), []byte(tc.answer)
+			b.ReportAllocs()
+			for b.Loop() {
+				last, k, err := r.recordRequests(call, &up)
+				if err == nil {
+					err = r.release(k, last, journal.BeforeRequest, up.calls, 0)
+				}
+				if err == nil {
+					last, k, err = r.recordResponses(answer, &down)
+				}
+				if err == nil {
+					err = r.release(k, last, journal.BeforeResponse, nil, k)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
