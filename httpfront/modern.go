@@ -224,7 +224,7 @@ func localAddr(r *http.Request) string {
 // Mcp-Session-Id read or given, the message written to the child of its
 // principal's stateless session (package documentation, "Stateless
 // requests").
-func (s *Server) postModern(w http.ResponseWriter, r *http.Request, jsonOK bool) {
+func (s *Server) postModern(w http.ResponseWriter, r *http.Request, sse, jsonOK bool) {
 	principal := s.principal()
 	s.mu.Lock()
 	ss := s.stateless[principal]
@@ -360,7 +360,12 @@ func (s *Server) postModern(w http.ResponseWriter, r *http.Request, jsonOK bool)
 			return
 		}
 	}
-	ss.serveStream(w, r, st, 1, false)
+	if sse {
+		ss.serveStream(w, r, st, 1, false)
+	} else {
+		// A client that takes JSON alone waits for the whole answer.
+		ss.serveJSON(w, r, st)
+	}
 	ss.cancel(st, id)
 }
 

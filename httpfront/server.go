@@ -296,7 +296,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 			return
 		}
-		s.postModern(w, r, jsonOK)
+		s.postModern(w, r, sse, jsonOK)
 		return
 	}
 	switch r.Method {

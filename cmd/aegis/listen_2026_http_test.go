@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -407,4 +408,52 @@ func TestListen2026SDKClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// listenChild is a shell server that answers a subscriptions/listen with
+// two notifications of no subscription or another one, then the
+// acknowledgment and a change notification naming the subscription (its
+// id written as a number of the same value, 7 as 7.0); it appends each
+// line it reads to $0.
+const listenChild = `while IFS= read -r line; do
+printf '%s\n' "$line" >> "$0"
+id=$(printf '%s' "$line" | sed -n 's/^{"jsonrpc":"2.0","id":\([^,]*\),.*/\1/p')
+case "$line" in
+*'"method":"subscriptions/listen"'*)
+printf '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"no subscription"}}\n'
+printf '{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":99}}}\n'
+printf '{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s.0},"notifications":{"toolsListChanged":true}}}\n' "$id"
+printf '{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s.0}}}\n' "$id" ;;
+esac
+done`
+
+// TestListen2026Subscription: a subscriptions/listen's stream carries
+// the notifications that name it as their subscription (matched by value,
+// as ids are), and nothing else; its client closing the stream ends the
+// subscription: the child reads notifications/cancelled naming it.
+func TestListen2026Subscription(t *testing.T) {
+	f := newFixture(t)
+	childLog := filepath.Join(f.dir, "child.log")
+	l := f.listen(t, nil, "sh", "-c", listenChild, childLog)
+	body := `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + httpMeta + `}}`
+	resp := l.request(t, "POST", "", body, modern("subscriptions/listen", "")...)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("subscriptions/listen: %d %s; want 200, an SSE stream", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	want := []string{
+		`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7.0},"notifications":{"toolsListChanged":true}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7.0}}}`,
+	}
+	sc := bufio.NewScanner(resp.Body)
+	var got []string
+	for len(got) < len(want) && sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && d != "" {
+			got = append(got, d)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the listen stream carried\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	resp.Body.Close()
+	waitFile(t, childLog, body+"\n"+`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the client closed its response stream"}}`+"\n")
 }
