@@ -55,7 +55,8 @@
 // Ending.Sentence explains an abnormal end to someone who has never read
 // the record format: one sentence naming the cause (from session_end,
 // the Result and the journal's close) and the next step; ClientGone tells
-// a client that went away from one that closed its input and waited.
+// a client that went away from one that closed its input and waited;
+// Summary puts a session_end in a few words for aegis log.
 //
 // # Concurrency
 //

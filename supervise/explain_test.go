@@ -155,3 +155,26 @@ func TestClientGone(t *testing.T) {
 		t.Errorf("ClientGone(socket whose peer closed) = false; want true")
 	}
 }
+
+// TestSummary: aegis log's words for a session_end.
+func TestSummary(t *testing.T) {
+	tests := []struct {
+		name string
+		end  record.SessionEnd
+		want string
+	}{
+		{"normal", record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 1}}, "client_eof, exit 0; 1 call"},
+		{"signal", record.SessionEnd{Reason: record.EndChildExit, ExitSignal: "SIGKILL", Counts: record.Counts{Intents: 3, Unanswered: 2, Refused: 1, Anomalies: 1}},
+			"child_exit, killed by SIGKILL (exit 137); 3 calls, 2 unanswered, 1 refused, 1 anomaly"},
+		{"seccomp", record.SessionEnd{Reason: record.EndChildExit, ExitSignal: "SIGSYS", SeccompKilled: true, Counts: record.Counts{Anomalies: 2}},
+			"child_exit, killed by SIGSYS (exit 159), a seccomp kill (--confine's filter refused a system call, unless the SIGSYS was sent); 0 calls, 2 anomalies"},
+		{"frame too large", record.SessionEnd{Reason: record.EndFrameTooLarge}, "frame_too_large, exit 0; wrap exit 65: a message longer than --max-frame; 0 calls"},
+		{"audit I/O", record.SessionEnd{Reason: record.EndAuditIOError, ExitCode: 1}, "audit_io_error, exit 1; wrap exit 74: the audit log could not be written; 0 calls"},
+		{"not started", record.SessionEnd{Reason: record.EndChildStartFailed, ExitCode: 127, Detail: "not found"}, "child_start_failed, exit 127: not found; 0 calls"},
+	}
+	for _, tt := range tests {
+		if got := Summary(&tt.end); got != tt.want {
+			t.Errorf("%s: Summary = %q; want %q", tt.name, got, tt.want)
+		}
+	}
+}
