@@ -457,3 +457,58 @@ func TestListen2026Subscription(t *testing.T) {
 	resp.Body.Close()
 	waitFile(t, childLog, body+"\n"+`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the client closed its response stream"}}`+"\n")
 }
+
+// TestListen2026SessionBounds: a principal's stateless session counts
+// against --max-sessions as a session does (the initialize beyond it is
+// 503), and ends when idle for --idle-timeout: its child's session_end is
+// written, and the next stateless request starts another child.
+func TestListen2026SessionBounds(t *testing.T) {
+	f := newFixture(t)
+	childLog := filepath.Join(f.dir, "child.log")
+	l := f.listen(t, []string{"--max-sessions", "1", "--idle-timeout", "1s"}, append([]string{"env", "AEGIS_TEST_LOG=" + childLog}, child("echo")...)...)
+	list := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{%s}}`, id, httpMeta)
+	}
+	// Last-Event-ID means nothing to the revision: it is not read.
+	resp := l.request(t, "POST", "", list(1), append(modern("tools/list", ""), "Last-Event-ID: 1-1")...)
+	if p := payloads(t, resp); resp.StatusCode != 200 || len(p) != 1 || p[0] != `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}` {
+		t.Fatalf("tools/list: %d %q; want the child's answer", resp.StatusCode, p)
+	}
+	resp = l.request(t, "POST", "", initializeLine)
+	if p := payloads(t, resp); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("initialize beside the stateless session at --max-sessions 1: %d %q; want 503", resp.StatusCode, p)
+	}
+	// Idle: the stateless session ends (its session_end in the log).
+	deadline := time.Now().Add(20 * time.Second)
+	for !bytes.Contains(readAudit(f.audit), []byte(`"session_end"`)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no session_end 20 s after the stateless session went idle for 1 s:\n%s", readAudit(f.audit))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sid := l.initialize(t) // its slot is free
+	l.request(t, "DELETE", sid, "").Body.Close()
+	// The next stateless request starts another child, once the legacy
+	// session's child has exited and given its slot back.
+	for {
+		resp = l.request(t, "POST", "", list(2), modern("tools/list", "")...)
+		p := payloads(t, resp)
+		if resp.StatusCode == 200 {
+			break
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("tools/list after idleness: %d %q; want 200", resp.StatusCode, p)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	l.stop(t)
+	starts := 0
+	for _, r := range f.records(t) {
+		if _, ok := r.Body.(*record.SessionStart); ok {
+			starts++
+		}
+	}
+	if starts != 4 {
+		t.Errorf("%d session_starts; want 4 (the listener, a stateless session, a session, another stateless session)", starts)
+	}
+}
