@@ -39,6 +39,7 @@ func FuzzRounds(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 5, 0, 0, 1, 5, 7})
 	f.Add([]byte{0, 0, 1, 5, 6, 0, 3, 0x24, 4, 0x24, 4, 0x33})
 	f.Add([]byte{0, 0, 1, 6, 6, 0, 3, 0x05, 7})
+	f.Add([]byte{8, 0, 0, 0, 8, 0, 9, 1, 1, 5, 8, 0, 9, 4, 9, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) > 256 {
 			ops = ops[:256]
@@ -71,6 +72,51 @@ type roundsTask struct {
 	seen    map[string]bool
 }
 
+// roundsAsk is a request of the child's to the client.
+type roundsAsk struct {
+	id       string
+	recorded bool  // read while something was in flight: a server_request
+	calls    []int // the calls in flight then, by index
+	answered bool
+	failed   bool
+	action   string
+}
+
+// parsing reports whether the relay reads the child's lines now:
+// something is in flight (a call, a followed poll, a cancelled call's
+// answer to come) or a task is live.
+func (m *roundsModel) parsing() bool {
+	for _, c := range m.calls {
+		if c.status == "" || c.cancelled {
+			return true
+		}
+	}
+	for _, p := range m.polls {
+		if p.live {
+			return true
+		}
+	}
+	return len(m.live) > 0
+}
+
+// inFlight is the calls in flight, by index: awaiting their answer, or
+// their task live.
+func (m *roundsModel) inFlight() []int {
+	var out []int
+	for i, c := range m.calls {
+		if c.status == "" {
+			out = append(out, i)
+			continue
+		}
+		for _, k := range m.live {
+			if k.call == i {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
 // roundsPoll is a task request of the model awaiting its answer.
 type roundsPoll struct {
 	id     string
@@ -81,13 +127,16 @@ type roundsPoll struct {
 
 // roundsModel is what the relay must record.
 type roundsModel struct {
-	calls  []*roundsCall
-	tasks  []*roundsTask // every task made, in order
-	live   map[string]*roundsTask
-	polls  []*roundsPoll
-	states map[string]*roundsIssued // by requestState
-	match  map[string]*roundsIssued // by tool and arguments
-	nextID int
+	calls []*roundsCall
+	tasks []*roundsTask // every task made, in order
+	live  map[string]*roundsTask
+	polls []*roundsPoll
+	asks  []*roundsAsk // the child's requests awaiting the client's answer
+	// answered are the child's requests the client answered, in order.
+	answered []*roundsAsk
+	states   map[string]*roundsIssued // by requestState
+	match    map[string]*roundsIssued // by tool and arguments
+	nextID   int
 }
 
 type roundsIssued struct {
@@ -114,6 +163,9 @@ type roundsIssued struct {
 //	5 a   the client cancels call a%n
 //	6 a   the child's stream ends (a crash), then the session
 //	7 a   the session ends
+//	8 a   the child asks the client something (elicitation/create)
+//	9 a   the client answers request a%n of the child's (a&4: an
+//	      error; else action a&3: accept, decline, cancel, none)
 func runRounds(t *testing.T, fj *fuzzJournal, ops []byte) {
 	fixed := fuzzEpoch.Add(2 * time.Hour)
 	r := relay.New(relay.Config{Journal: fj.j, Client: io.Discard, Clock: func() time.Time { return fixed }})
@@ -138,7 +190,7 @@ func runRounds(t *testing.T, fj *fuzzJournal, ops []byte) {
 	var issued []string // states issued, in order
 	childUp := true
 	for k := 0; k+1 < len(ops) && childUp; k += 2 {
-		op, a := ops[k]%8, int(ops[k+1])
+		op, a := ops[k]%10, int(ops[k+1])
 		switch op {
 		case 0:
 			c := &roundsCall{id: strconv.Itoa(m.nextID), tool: "ab"[a&1 : a&1+1], args: []string{`{}`, `{"x":1}`}[a>>1&1], round: 1}
@@ -226,6 +278,34 @@ func runRounds(t *testing.T, fj *fuzzJournal, ops []byte) {
 			childUp = false
 		case 7:
 			childUp = false
+		case 8:
+			q := &roundsAsk{id: "q" + strconv.Itoa(m.nextID)}
+			m.nextID++
+			if m.parsing() {
+				q.recorded, q.calls = true, m.inFlight()
+				m.asks = append(m.asks, q)
+			}
+			send(childOutW, clientIn, `{"jsonrpc":"2.0","id":"`+q.id+`","method":"elicitation/create","params":{}}`)
+		case 9:
+			if len(m.asks) == 0 {
+				continue
+			}
+			i := a % len(m.asks)
+			q := m.asks[i]
+			m.asks = append(m.asks[:i], m.asks[i+1:]...)
+			result := `"error":{"code":-1,"message":"no"}`
+			if a&4 == 0 {
+				q.action = []string{"accept", "decline", "cancel", ""}[a&3]
+				result = `"result":{"action":"` + q.action + `"}`
+				if q.action == "" {
+					result = `"result":{}`
+				}
+			} else {
+				q.failed = true
+			}
+			q.answered = true
+			m.answered = append(m.answered, q)
+			send(clientW, childR, `{"jsonrpc":"2.0","id":"`+q.id+`",`+result+`}`)
 		}
 	}
 	if _, err := r.End(record.StatusUnanswered, "fuzz: session ended"); err != nil {
@@ -471,6 +551,53 @@ func (m *roundsModel) check(t *testing.T, recs []*record.Record) {
 	if len(intents) != len(m.calls) {
 		t.Fatalf("%d intents; want %d", len(intents), len(m.calls))
 	}
+	// The child's requests read while something was in flight, and the
+	// client's answers to those.
+	asked := map[uint64]string{} // server_request seq → its id
+	var answers []string
+	for _, r := range recs {
+		switch b := r.Body.(type) {
+		case *record.ServerRequest:
+			asked[r.Seq] = string(b.Call.Text)
+			var want []uint64
+			for _, q := range m.asksByID(string(b.Call.Text)) {
+				for _, i := range q.calls {
+					want = append(want, intents[i])
+				}
+			}
+			if fmt.Sprint(b.Calls) != fmt.Sprint(want) && !(len(b.Calls) == 0 && len(want) == 0) {
+				t.Errorf("server_request %s names calls %v; want %v", b.Call.Text, b.Calls, want)
+			}
+		case *record.ClientAnswer:
+			if asked[b.Request] != string(b.Call.Text) {
+				t.Errorf("client_answer %s answers seq %d, the server_request of %q", b.Call.Text, b.Request, asked[b.Request])
+			}
+			answers = append(answers, fmt.Sprintf("%s %s %s", b.Call.Text, b.Status, b.Action))
+		}
+	}
+	var wantAnswers []string
+	for _, q := range m.answered {
+		if !q.recorded {
+			continue
+		}
+		st, action := record.StatusOK, q.action
+		if q.failed {
+			st, action = record.StatusRPCError, ""
+		}
+		wantAnswers = append(wantAnswers, fmt.Sprintf("%s %s %s", q.id, st, action))
+	}
+	if fmt.Sprint(answers) != fmt.Sprint(wantAnswers) {
+		t.Errorf("client answers %q; want %q", answers, wantAnswers)
+	}
+	recorded := 0
+	for _, q := range append(append([]*roundsAsk(nil), m.asks...), m.answered...) {
+		if q.recorded {
+			recorded++
+		}
+	}
+	if len(asked) != recorded {
+		t.Errorf("%d server_request records; want %d", len(asked), recorded)
+	}
 	for i, c := range m.calls {
 		o := outcomes[intents[i]]
 		if o == nil {
@@ -513,4 +640,15 @@ func (m *roundsModel) check(t *testing.T, recs []*record.Record) {
 		}
 		t.Log("records:", b.String())
 	}
+}
+
+// asksByID returns the recorded requests of the child with this id.
+func (m *roundsModel) asksByID(id string) []*roundsAsk {
+	var out []*roundsAsk
+	for _, q := range append(append([]*roundsAsk(nil), m.asks...), m.answered...) {
+		if q.id == id && q.recorded {
+			out = append(out, q)
+		}
+	}
+	return out
 }
