@@ -10,12 +10,11 @@ import (
 	"github.com/aegisrelay/aegis/internal/userfiles"
 )
 
-// Where aegis keeps its files when no flag names them (package
-// userfiles); config.go names servers and finds the key as wrap does.
+// config names servers and finds the key as wrap does (package
+// userfiles).
 var (
-	defaultKeyPath   = userfiles.KeyPath
-	defaultAuditPath = userfiles.LogPath
-	safeName         = userfiles.SafeName
+	defaultKeyPath = userfiles.KeyPath
+	safeName       = userfiles.SafeName
 )
 
 // ensureParent creates the missing folders above path, each with mode

@@ -27,7 +27,7 @@ func runKeygen(args []string) int {
 		return fail(exitcode.Usage, "keygen: unexpected %q (keygen takes only flags; see 'aegis keygen --help')", fs.Arg(0))
 	}
 	if *out == "" {
-		p, err := defaultKeyPath()
+		p, err := userfiles.KeyPath()
 		if err != nil {
 			return fail(exitcode.Usage, "keygen: no --out FILE given, and %v", err)
 		}

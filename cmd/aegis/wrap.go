@@ -62,7 +62,7 @@ func runWrap(args []string) int {
 	if cf.printProfile {
 		return printProfile(os.Stdout, prof, argv)
 	}
-	if *name != "" && safeName(*name) != *name {
+	if *name != "" && userfiles.SafeName(*name) != *name {
 		return fail(exitcode.Usage, "wrap: --name %q: use letters, digits, '.', '_' and '-' only (it names a file)", *name)
 	}
 	defaultLog := *audit == ""
@@ -156,14 +156,14 @@ func defaultFiles(argv []string, audit, name, keyPath *string) (code int, ok boo
 		if *name == "" {
 			*name = userfiles.ServerName(argv)
 		}
-		p, err := defaultAuditPath(*name)
+		p, err := userfiles.LogPath(*name)
 		if err != nil {
 			return fail(exitcode.Usage, "wrap: no --audit FILE given, and %v", err), false
 		}
 		*audit = p
 	}
 	if *keyPath == "" {
-		p, err := defaultKeyPath()
+		p, err := userfiles.KeyPath()
 		if err != nil {
 			return fail(exitcode.Usage, "wrap: no --signing-key FILE given, and %v", err), false
 		}
@@ -184,7 +184,7 @@ func openAudit(audit *string, name string, defaultLog bool, jopts journal.Option
 	// one) finds its default log locked: the second records to NAME-2,
 	// and so on, rather than fail to start.
 	for n := 2; defaultLog && errors.Is(err, journal.ErrLocked) && n <= maxLogsInUse; n++ {
-		p, _ := defaultAuditPath(fmt.Sprintf("%s-%d", name, n))
+		p, _ := userfiles.LogPath(fmt.Sprintf("%s-%d", name, n))
 		fmt.Fprintf(os.Stderr, "aegis: %s is in use by another aegis wrap; trying %s\n", *audit, p)
 		*audit = p
 		j, err = journal.Open(*audit, jopts)
