@@ -45,11 +45,12 @@
 // appended ahead of them is too (journal.Journal.Wait):
 //
 //   - a run of the client's lines reaches the child once its records
-//     (intents, anomalies, outcomes of evicted calls) pass
-//     journal.BeforeRequest; a run holding a refusal waits for
+//     (intents, anomalies, outcomes of evicted and cancelled calls, task
+//     records, client answers) pass journal.BeforeRequest; a run holding a refusal waits for
 //     journal.BeforeResponse, since its refusal frame goes to the client;
 //   - a run of the child's lines reaches the client once its records
-//     (outcomes, anomalies) pass journal.BeforeResponse;
+//     (outcomes, anomalies, task, protocol and server_request records)
+//     pass journal.BeforeResponse;
 //   - a run without records waits for nothing.
 //
 // Intents and outcomes go in with their journal.Hint (an intent awaits
@@ -85,10 +86,10 @@
 // a response can name enters the table of calls in flight. A line of
 // white space carries nothing and gets no record.
 //
-// From the child, lines are read only while calls are in flight (or,
-// with Config.CallTimeout, calls that timed out are remembered: "Call
-// timeouts" below). A message with an id and a result or error, in any
-// reading, is judged against the table:
+// From the child, lines are read only while calls are in flight, calls
+// that timed out or were cancelled are remembered ("Call timeouts" and
+// "Cancellation" below), or tasks are live ("Tasks"). A message with an
+// id and a result or error, in any reading, is judged against the table:
 //
 //   - a clean answer (a response, not malformed, in a line every reader
 //     reads alike) whose id names exactly one call in flight, the same
@@ -109,8 +110,7 @@
 // tasks/get, tasks/result and tasks/cancel naming a live task ("Tasks"
 // below). Their answers are judged by the same rules (an unclear one is
 // an anomaly, and the request stays in flight), and they leave the
-// table silently at End or when evicted. From the child, lines are also
-// read while tasks are live.
+// table silently at End or when evicted.
 //
 // # What an answer says
 //
@@ -199,12 +199,14 @@
 // # Server requests
 //
 // A request the child sends (elicitation/create, sampling/createMessage,
-// roots/list, any method) in a line read while calls are in flight or
-// tasks live gets a server_request record naming the tools/calls then in
-// flight (at most 32 listed, the rest counted), and is remembered (at
-// most Config.MaxPending, the oldest forgotten) until the client answers
-// it: the answer, clean and relayed, gets a client_answer record (ok or
-// rpc_error). Under a session revision of 2026-07-28 or later, where
+// roots/list, any method) in a line the relay reads (above), every
+// reader reading it alike, gets a server_request record naming the calls
+// then in flight (awaiting their answer, or their task live; in the
+// order of their intents, at most 32 listed, the rest counted), and is
+// remembered (at most Config.MaxPending, the oldest forgotten) until the
+// client answers it: the answer, clean and relayed, gets a client_answer
+// record (ok or rpc_error, and an elicitation's result.action: accept,
+// decline or cancel). Under a session revision of 2026-07-28 or later, where
 // servers send no requests, such a request is also an anomaly
 // (ReasonServerRequest), and is relayed all the same.
 //
