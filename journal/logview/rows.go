@@ -54,6 +54,9 @@ type Call struct {
 	Task *Task `json:"task,omitempty"`
 
 	done bool
+	// rounds holds the verdict and rule of each later round's intent, by
+	// its seq, as its line (discarded) read them.
+	rounds map[uint64]*Call
 }
 
 // Round is one round of a call: the seqs of its intent and outcome.
@@ -64,6 +67,10 @@ type Round struct {
 	Status    string  `json:"status"`
 	By        string  `json:"by,omitempty"` // how the round was linked (round.by)
 	LatencyNS *int64  `json:"latency_ns,omitempty"`
+	// Verdict and Rule are the policy's on the round's intent: each
+	// round is judged as the call it is.
+	Verdict string `json:"verdict"`
+	Rule    string `json:"rule,omitempty"`
 }
 
 // Task is the task a call became: the seqs of the intent and outcome that
@@ -122,7 +129,10 @@ func (c *Call) update(m *calls.Call[*Call]) {
 	}
 	c.Rounds, c.RoundsMore = c.Rounds[:0], m.RoundsMore()
 	for _, r := range m.Rounds() {
-		x := Round{N: r.N, Intent: r.Intent, Status: r.Status, By: r.By}
+		x := Round{N: r.N, Intent: r.Intent, Status: r.Status, By: r.By, Verdict: c.Verdict, Rule: c.Rule}
+		if rc := c.rounds[r.Intent]; rc != nil {
+			x.Verdict, x.Rule = rc.Verdict, rc.Rule
+		}
 		if r.HasOutcome {
 			o := r.Outcome
 			x.Outcome = &o
@@ -200,7 +210,11 @@ func (c *Call) Cells(expand bool) [][]string {
 		} else {
 			st = "no outcome"
 		}
-		rows = append(rows, []string{"", "", "", what, st, latency(r.LatencyNS), ""})
+		verdict := r.Verdict
+		if r.Rule != "" {
+			verdict += " (" + r.Rule + ")"
+		}
+		rows = append(rows, []string{"", "", "", what, st, latency(r.LatencyNS), verdict})
 	}
 	if t := c.Task; t != nil {
 		rows = append(rows, []string{"", "", "", fmt.Sprintf("  task %s: outcome seq %d", t.ID, t.Outcome), "task", "", ""})

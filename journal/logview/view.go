@@ -84,7 +84,12 @@ func (v *View) Record(r *record.Record) {
 		v.order = append(v.order, Item{Session: endLine(r, b, rev)})
 	case *record.Intent:
 		if c != nil && c.Data != row {
-			// A round of an earlier call: its line, not one of its own.
+			// A round of an earlier call: its line, not one of its own,
+			// which keeps the round's verdict.
+			if c.Data.rounds == nil {
+				c.Data.rounds = map[uint64]*Call{}
+			}
+			c.Data.rounds[r.Seq] = row
 			c.Data.update(c)
 			break
 		}

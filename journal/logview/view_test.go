@@ -3,6 +3,7 @@ package logview
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,7 +66,7 @@ func TestViewRounds(t *testing.T) {
 		"session_start ",
 		"protocol 2026-07-28",
 		// 3 s of the writer's clock (11 ms + 11 ns a record) from the first intent to the final outcome.
-		`1 ok 3000033 rounds [{"n":1,"intent":2,"outcome":3,"status":"input_required","latency_ns":100},{"n":2,"intent":4,"outcome":5,"status":"ok","by":"state","latency_ns":200}]`,
+		`1 ok 3000033 rounds [{"n":1,"intent":2,"outcome":3,"status":"input_required","latency_ns":100,"verdict":"pass-through"},{"n":2,"intent":4,"outcome":5,"status":"ok","by":"state","latency_ns":200,"verdict":"pass-through"}]`,
 		`3 other 300 round_by unknown_state result_type partial`,
 		`4 tool_error 5000 task {"id":"` + long + `","intent":8,"outcome":9,"status":"tool_error","events":[{"seq":10,"event":"input_required","via":"tasks/get"},{"seq":11,"event":"update","via":"tasks/update"},{"seq":12,"event":"end","via":"notifications/tasks","status":"tool_error"}]}`,
 		`5 cancelled 6000 task {"id":"task-5","intent":13,"outcome":16,"status":"cancelled","events":[{"seq":17,"event":"cancel","via":"tasks/cancel"},{"seq":18,"event":"end","via":"tasks/cancel","status":"cancelled"}]}`,
@@ -157,5 +158,39 @@ func TestCellsExpand(t *testing.T) {
 	}
 	if got := strings.Join(items[0].Call.Cells(false)[0][2:6], "|"); got != want[0] || len(items[0].Call.Cells(false)) != 1 {
 		t.Errorf("Cells(no expand) = %q; want one line %q", got, want[0])
+	}
+}
+
+// TestViewRoundVerdicts: each round is judged as the call it is, and its
+// line's rounds say each round's verdict: a retry the policy refuses ends
+// the call host_denied, its first round allowed.
+func TestViewRoundVerdicts(t *testing.T) {
+	sid := [16]byte{9}
+	id := func(s string) record.Call { return record.Call{Type: record.IDNumber, Text: []byte(s)} }
+	recs := []*record.Record{
+		{Seq: 0, SID: sid, Kind: record.KindSessionStart, Body: &record.SessionStart{PolicySet: "sha256:ab"}},
+		{Seq: 1, SID: sid, Kind: record.KindIntent, Body: &record.Intent{Call: id("1"), Tool: []byte("pay"), HasTool: true, Verdict: record.VerdictAllowed, Rule: "pay", Set: "sha256:ab"}},
+		{Seq: 2, SID: sid, Kind: record.KindOutcome, Body: &record.Outcome{Call: id("1"), Intent: 1, HasResponse: true, Status: record.StatusInputRequired}},
+		{Seq: 3, SID: sid, Kind: record.KindIntent, Body: &record.Intent{Call: id("2"), Tool: []byte("pay"), HasTool: true, Verdict: record.VerdictDenied, Rule: "over limit", Set: "sha256:ab", Refused: true,
+			Round: record.Round{Of: 2, HasOf: true, By: record.RoundByState, N: 2}}},
+		{Seq: 4, SID: sid, Kind: record.KindOutcome, Body: &record.Outcome{Call: id("2"), Intent: 3, Status: record.StatusHostDenied}},
+	}
+	var calls []*Call
+	v := New(Options{}, func(it Item) { calls = append(calls, it.Call) })
+	for _, r := range recs {
+		v.Record(r)
+	}
+	v.EndLog()
+	v.Flush()
+	if len(calls) != 1 {
+		t.Fatalf("View = %d calls; want 1", len(calls))
+	}
+	c := calls[0]
+	got := c.Status
+	for _, r := range c.Rounds {
+		got += fmt.Sprintf("; %d %s %s (%s)", r.Intent, r.Status, r.Verdict, r.Rule)
+	}
+	if want := "host_denied; 1 input_required allowed (pay); 3 host_denied denied (over limit)"; got != want {
+		t.Errorf("call = %q; want %q", got, want)
 	}
 }
