@@ -146,6 +146,9 @@ func TestListen2026Headers(t *testing.T) {
 	}
 	// The child read the accepted lines, byte for byte, and nothing
 	// else: no initialize before them, no refused line.
+	if len(reached) == 0 {
+		t.Fatal("no request reached the child")
+	}
 	waitFile(t, childLog, reached[len(reached)-1])
 	data, _ := os.ReadFile(childLog)
 	if want := strings.Join(reached, "\n") + "\n"; string(data) != want {
