@@ -7,7 +7,8 @@
 // the task it became (the task records up to its end). Its status is the
 // final one (the last round's outcome, or the task's end), its latency
 // from the first request to that final answer; Call.Rounds and Call.Task
-// link every record it took, by seq. A call is shown once nothing more
+// link every record it took, by seq, each round with the policy's verdict
+// on its intent (every round is judged as the call it is). A call is shown once nothing more
 // will be added to it: its outcome is read (and is not input_required or
 // task), its task ended, or its session closed; until then the lines
 // after it wait (in record order), unless Options.Follow shows each as
