@@ -60,8 +60,7 @@ type thread[C any] struct {
 	rounds     []Round
 	roundsMore int
 	task       *Task
-	awaiting   uint64 // the input_required outcome that waits for a retry, when waiting
-	waiting    bool
+	waiting    bool // its input_required outcome waits for a retry (Session.awaiting)
 }
 
 // Rounds returns the call's rounds, the first included, or nil for a call
@@ -112,10 +111,15 @@ func (b *Book[S, C]) thread(c *Call[C]) *thread[C] {
 // anomaly, and starts a call of its own too.
 func (b *Book[S, C]) retry(s *Session[S, C], r *record.Record, in *record.Intent) *thread[C] {
 	rd := in.Round
-	if !rd.HasOf {
-		if rd.By == record.RoundByState || rd.By == record.RoundByMatch {
-			b.anomaly(Anomaly{Kind: RoundUnlinked, Rec: r, Msg: fmt.Sprintf("intent round by %s names no outcome (of null)", rd.By)})
-		}
+	linked := rd.By == record.RoundByState || rd.By == record.RoundByMatch
+	switch {
+	case !linked && (rd.HasOf || rd.By != record.RoundUnknownState && rd.By != record.RoundReusedState):
+		b.anomaly(Anomaly{Kind: RoundUnlinked, Rec: r, Msg: fmt.Sprintf("intent round by %q is no link the format writes (by state or match with an outcome, unknown_state or reused_state with none)", rd.By)})
+		return nil
+	case !linked:
+		return nil
+	case !rd.HasOf:
+		b.anomaly(Anomaly{Kind: RoundUnlinked, Rec: r, Msg: fmt.Sprintf("intent round by %s names no outcome (of null)", rd.By)})
 		return nil
 	}
 	t, ok := s.awaiting[rd.Of]
@@ -172,7 +176,7 @@ func (b *Book[S, C]) answer(s *Session[S, C], r *record.Record, o *record.Outcom
 	call.LatencyNS, call.HasLatency = b.whole(t, r, o.LatencyNS, latencyRecorded(o))
 	switch o.Status {
 	case record.StatusInputRequired:
-		t.awaiting, t.waiting, call.Done = r.Seq, true, false
+		t.waiting, call.Done = true, false
 		s.awaiting[r.Seq] = t
 	case record.StatusTask:
 		call.Done = false
