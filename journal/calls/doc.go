@@ -41,7 +41,8 @@
 // An outcome is answered by one round at most: a round.of that names no
 // input_required outcome of its session still waiting, or one a round
 // already answered, is an anomaly, and the retry is a call of its own; so
-// is a round of null with by state or match. A retry the relay could not
+// is a round whose by and of do not go together (state or match naming no
+// outcome, unknown_state or reused_state naming one, any other by). A retry the relay could not
 // link (by unknown_state or reused_state, of null) is a call of its own,
 // as its record says.
 //
