@@ -279,6 +279,17 @@ func TestListen2026Cancel(t *testing.T) {
 		want := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"the client closed its response stream"}}`
 		waitFile(t, childLog, body+"\n"+want+"\n")
 	}
+	// Each call is recorded cancelled, with no response.
+	l.stop(t)
+	var statuses []string
+	for _, r := range f.records(t) {
+		if o, ok := r.Body.(*record.Outcome); ok {
+			statuses = append(statuses, fmt.Sprintf("%s/%v", o.Status, o.HasResponse))
+		}
+	}
+	if got, want := strings.Join(statuses, " "), "cancelled/false cancelled/false cancelled/false"; got != want {
+		t.Errorf("outcomes %s; want %s", got, want)
+	}
 }
 
 // paramChild is a shell server that lists one tool, sql, declaring three
