@@ -10,8 +10,11 @@
 //     SIGINT or SIGTERM: each MCP session is a child of its own under a
 //     relay of its own, recorded as a session of its own in the one log
 //     (journal.Session) with its own session_start, the caller being the
-//     HTTP peer and the principal it proved. The listener's own
-//     session_start and session_end frame them.
+//     HTTP peer and the principal it proved. The stateless requests of
+//     revision 2026-07-28 are served by one such session per principal
+//     (httpfront.Conn.Stateless), whose peer is the endpoint served,
+//     since its clients are many. The listener's own session_start and
+//     session_end frame them.
 //
 // Config holds what every session shares: the child's argv and
 // environment, how it is launched (supervise.Launcher: plain exec, or
