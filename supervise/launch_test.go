@@ -101,7 +101,9 @@ func TestLauncher(t *testing.T) {
 		{
 			name: "enforced", l: &fakeLauncher{script: echo, rep: supervise.Report{Enforcement: enforced}},
 			wantExit: 0, wantReason: record.EndClientEOF,
-			wantKinds: "enforcement intent outcome session_end", wantRelayed: true,
+			// The child echoes the call: a request from the server while
+			// the call runs (relay's "Server requests").
+			wantKinds: "enforcement intent server_request outcome session_end", wantRelayed: true,
 		},
 		{
 			name: "SIGSYS under a seccomp filter", l: &fakeLauncher{script: `read -r l; kill -SYS $$`, rep: supervise.Report{Enforcement: enforced, Seccomp: true}},
