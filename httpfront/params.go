@@ -108,7 +108,10 @@ func (ss *session) paramMismatch(r *http.Request, v *view) string {
 	decls := ss.decls[v.name]
 	ss.mu.Unlock()
 	for _, d := range decls {
-		val, ok := valueAt(v.args, d.path)
+		val, ok, clear := valueAt(v.args, d.path)
+		if !clear {
+			return fmt.Sprintf("Header mismatch: decoders read the body's %s differently (a duplicate or case-variant key)", strings.Join(d.path, "."))
+		}
 		if !ok {
 			continue
 		}
@@ -135,47 +138,28 @@ func (ss *session) paramMismatch(r *http.Request, v *view) string {
 	return ""
 }
 
-// valueAt is the value at path in args (an object), as JSON.parse reads
-// it (the last of duplicate keys); ok false when absent or null.
-func valueAt(args json.RawMessage, path []string) (json.RawMessage, bool) {
+// valueAt is the value at path in args (an object); ok false when absent
+// or null. clear false when decoders read the path differently: a key on
+// it given twice, or a key a decoder binds to it by case folding or by
+// ignoring '_' and '-'.
+func valueAt(args json.RawMessage, path []string) (val json.RawMessage, ok, clear bool) {
 	cur := args
 	for _, k := range path {
 		if len(cur) == 0 || cur[0] != '{' {
-			return nil, false
+			return nil, false, true
 		}
-		// A case-variant key is another key to JSON.parse, and so here.
-		var ok bool
-		if cur, ok = exactMember(cur, k); !ok {
-			return nil, false
+		m, err := members(cur, []string{k})
+		if err != nil {
+			return nil, false, false
+		}
+		if cur = m[k]; cur == nil {
+			return nil, false, true
 		}
 	}
 	if len(cur) == 0 || bytes.Equal(cur, []byte("null")) {
-		return nil, false
+		return nil, false, true
 	}
-	return cur, true
-}
-
-// exactMember is the value of obj's last member named exactly k.
-func exactMember(obj json.RawMessage, k string) (json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	var found json.RawMessage
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		var raw json.RawMessage
-		if dec.Decode(&raw) != nil {
-			return nil, false
-		}
-		if key, _ := t.(string); key == k {
-			found = raw
-		}
-	}
-	return found, found != nil
+	return cur, true, true
 }
 
 // primitive is the text a client puts in a header for val: a string as
