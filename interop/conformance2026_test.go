@@ -1,5 +1,3 @@
-//go:build mcp2026
-
 package interop
 
 import (
@@ -35,6 +33,7 @@ import (
 // scenarios' first requests answered input_required, and their retries
 // linked as rounds to the outcomes they answer.
 func TestConformance2026ThroughListen(t *testing.T) {
+	t.Parallel() // the suite waits on polls and timeouts more than it runs
 	node, suite := conformance2026Argv(t)
 	dir := t.TempDir()
 	aegis := buildAegis(t, dir)

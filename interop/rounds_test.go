@@ -25,8 +25,7 @@ import (
 // requestState's digest) and the retry linked to it as round 2 by that
 // state, with the client's answer's key and action; on 2025-11-25 the
 // server's request against the call in flight and the client's answer,
-// and the revision initialize settled (with -tags mcp2026). The log
-// verifies.
+// and the revision initialize settled. The log verifies.
 func TestTypeScriptSDKRoundsThroughWrap(t *testing.T) {
 	t.Parallel() // the clients and servers wait on each other more than they run
 	dir := t.TempDir()
@@ -70,11 +69,6 @@ func TestTypeScriptSDKRoundsThroughWrap(t *testing.T) {
 			}
 			if v, err := exec.Command(aegis, "verify", "--key", pub, audit).CombinedOutput(); err != nil || !strings.Contains(string(v), "VALID") {
 				t.Errorf("aegis verify --key: %v\n%s", err, v)
-			}
-			if !mcp2026 {
-				// What aegis records of rounds and server requests is
-				// checked with -tags mcp2026 (mcp2026_test.go).
-				return
 			}
 			recs := readRoundRecords(t, audit)
 			if tt.rounds {

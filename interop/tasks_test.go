@@ -14,11 +14,10 @@ import (
 // experimental runtime, as v2 has none) with its client and server,
 // directly and through aegis wrap: two tools that run only as tasks, one
 // ending with a result and one with a tool error. The client prints the
-// same through aegis as directly, and the log verifies. With -tags mcp2026
-// it also holds the log to the tasks: each call's outcome has status task
-// and the task's id, and one task record ends it, naming the call's
-// intent, with the end's status (ok, tool_error), the message that carried
-// it and a latency.
+// same through aegis as directly, and the log verifies and holds the
+// tasks: each call's outcome has status task and the task's id, and one
+// task record ends it, naming the call's intent, with the end's status
+// (ok, tool_error), the message that carried it and a latency.
 func TestTypeScriptSDKTasksThroughWrap(t *testing.T) {
 	t.Parallel() // the task waits on a timer more than it runs
 	dir := t.TempDir()
@@ -51,11 +50,6 @@ func TestTypeScriptSDKTasksThroughWrap(t *testing.T) {
 	}
 	if v, err := exec.Command(aegis, "verify", "--key", pub, audit).CombinedOutput(); err != nil || !strings.Contains(string(v), "VALID") {
 		t.Errorf("aegis verify --key: %v\n%s", err, v)
-	}
-	if !mcp2026 {
-		// What aegis records of tasks is checked with -tags mcp2026
-		// (mcp2026_test.go).
-		return
 	}
 	checkTaskRecords(t, readTaskRecords(t, audit), map[string]string{"slow_sum": "ok", "failing": "tool_error"})
 }

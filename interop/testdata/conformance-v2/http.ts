@@ -213,6 +213,10 @@ const httpServer = app.listen(PORT, () => {
     console.log(`MCP Conformance Test Server running on http://localhost:${PORT}`);
     console.log(`  - MCP endpoint: http://localhost:${PORT}/mcp`);
 });
+// Idle connections outlive the client's: Node closes an idle keep-alive
+// connection after 5 s, and a client reusing it at that moment fails with
+// "fetch failed" (not upstream's code; the suite runs many clients at once).
+httpServer.keepAliveTimeout = 65_000;
 httpServer.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EADDRINUSE') {
         throw error;
