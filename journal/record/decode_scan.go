@@ -36,6 +36,11 @@ import (
 //   - an abbreviated call id, tool name or rule (appendAbbrev) has its
 //     fields in the encoder's order (the canonical check would reject
 //     any other), and "bytes" in int's range;
+//   - a list of rounds (input_requests, input_responses) holds at most
+//     MaxListEntries entries, each with its fields in the encoder's
+//     order, and its "more" is in 1…2^62, as the general decoder takes
+//     them; an empty bounded value is nil, as the general decoder reads
+//     it;
 //   - strings hold no backslash, and are their bytes between the quotes,
 //     as fastjson gives them (neither checks UTF-8 nor control bytes: the
 //     re-encoding escapes or replaces those, and then differs);
@@ -109,6 +114,7 @@ func (d *Decoder) scanExact(s *Slot, line []byte) (ok, exact bool) {
 
 // scanIntent reads an intent's fields (Intent.AppendFields).
 func (d *Decoder) scanIntent(c *cursor, in *Intent) {
+	resps := in.InputResponses[:0] // its storage, kept from line to line
 	*in = Intent{}
 	c.lit(`,"call":`)
 	in.Call = c.call()
@@ -157,8 +163,8 @@ func (d *Decoder) scanIntent(c *cursor, in *Intent) {
 		c.lit(`"`)
 		in.HasRequestState = true
 	}
-	if c.maybe(`,"input_responses":`) {
-		c.bad = true // lists are the general decoder's
+	if c.maybe(`,"input_responses":[`) {
+		in.InputResponses, in.InputResponsesMore = d.scanResponses(c, resps)
 	}
 	c.lit(`,"policy":{"verdict":`)
 	in.Verdict = d.intern(c.nonEmpty())
@@ -184,6 +190,7 @@ func (d *Decoder) scanIntent(c *cursor, in *Intent) {
 
 // scanOutcome reads an outcome's fields (Outcome.AppendFields).
 func (d *Decoder) scanOutcome(c *cursor, o *Outcome) {
+	reqs := o.InputRequests[:0] // its storage, kept from line to line
 	*o = Outcome{}
 	c.lit(`,"call":`)
 	o.Call = c.call()
@@ -210,8 +217,8 @@ func (d *Decoder) scanOutcome(c *cursor, o *Outcome) {
 	if c.maybe(`,"task_id":`) {
 		o.TaskID, o.HasTaskID = c.boundedValue(), true
 	}
-	if c.maybe(`,"input_requests":`) {
-		c.bad = true // lists are the general decoder's
+	if c.maybe(`,"input_requests":[`) {
+		o.InputRequests, o.InputRequestsMore = scanRequests(c, reqs)
 	}
 	if c.maybe(`,"request_state":"` + digestPrefix) {
 		c.hex(o.RequestState[:])
@@ -221,13 +228,83 @@ func (d *Decoder) scanOutcome(c *cursor, o *Outcome) {
 }
 
 // boundedValue reads a value appendBounded wrote: a string (bounded) or
-// an abbreviated value (abbrev).
+// an abbreviated value (abbrev). An empty text is nil, as the general
+// decoder reads it.
 func (c *cursor) boundedValue() Bounded {
+	var b Bounded
 	if c.maybe(`{`) {
-		text, n, sum := c.abbrev()
-		return Bounded{Text: text, Len: n, Sum: sum}
+		b.Text, b.Len, b.Sum = c.abbrev()
+	} else {
+		b.Text = c.bounded()
 	}
-	return Bounded{Text: c.bounded()}
+	if len(b.Text) == 0 {
+		b.Text = nil
+	}
+	return b
+}
+
+// scanRequests reads the entries of input_requests after its opening
+// bracket, and the "more" after it, into rs[:0] (a list is never nil, as
+// the general decoder reads it). More than MaxListEntries entries, or a
+// "more" out of its range, fail the read (the general decoder rejects
+// them).
+func scanRequests(c *cursor, rs []InputRequest) ([]InputRequest, int) {
+	if rs == nil {
+		rs = make([]InputRequest, 0, 4)
+	}
+	for !c.bad && !c.maybe(`]`) {
+		if len(rs) > 0 {
+			c.lit(`,`)
+		}
+		c.lit(`{"key":`)
+		r := InputRequest{Key: c.boundedValue()}
+		c.lit(`,"method":`)
+		if !c.maybe(`null`) {
+			r.Method, r.HasMethod = c.boundedValue(), true
+		}
+		c.lit(`}`)
+		if rs = append(rs, r); len(rs) > MaxListEntries {
+			c.bad = true
+		}
+	}
+	return rs, c.more()
+}
+
+// scanResponses reads the entries of input_responses after its opening
+// bracket, and the "more" after it, into rs[:0], as scanRequests does.
+func (d *Decoder) scanResponses(c *cursor, rs []InputResponse) ([]InputResponse, int) {
+	if rs == nil {
+		rs = make([]InputResponse, 0, 4)
+	}
+	for !c.bad && !c.maybe(`]`) {
+		if len(rs) > 0 {
+			c.lit(`,`)
+		}
+		c.lit(`{"key":`)
+		r := InputResponse{Key: c.boundedValue()}
+		c.lit(`,"action":`)
+		if !c.maybe(`null`) {
+			r.Action = d.intern(c.nonEmpty())
+		}
+		c.lit(`}`)
+		if rs = append(rs, r); len(rs) > MaxListEntries {
+			c.bad = true
+		}
+	}
+	return rs, c.more()
+}
+
+// more reads the "more" that may follow a list: 1 to 2^62, as the
+// general decoder takes it.
+func (c *cursor) more() int {
+	if !c.maybe(`,"more":`) {
+		return 0
+	}
+	n := c.uint()
+	if n == 0 || n > 1<<62 {
+		c.bad = true
+	}
+	return int(n)
 }
 
 // cursor reads a line from left to right. Its first failure sticks: every

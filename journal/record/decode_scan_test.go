@@ -329,10 +329,12 @@ func TestDecodeIntoAllocs(t *testing.T) {
 		genuineLine(t, `"kind":"outcome"`, `"call":1,`),
 		genuineLine(t, `"kind":"intent"`, `"call":"b-1"`),
 		genuineLine(t, `"kind":"intent"`, `"rule":"read_*"`),
-		// The fields of rounds the scanner reads (rounds.go).
+		// The fields of rounds (rounds.go), lists among them.
 		roundsLine(t, `"kind":"intent"`, `"revision":"2026-07-28"`, `"principal"`),
 		roundsLine(t, `"kind":"outcome"`, `"result_type":"complete"`),
 		roundsLine(t, `"kind":"outcome"`, `"task_id":"task-7"`),
+		roundsLine(t, `"kind":"outcome"`, `"input_requests"`, `"more":2`),
+		roundsLine(t, `"kind":"intent"`, `"input_responses"`, `"more":3`),
 	}
 	for _, l := range lines {
 		line := []byte(l)
