@@ -43,8 +43,10 @@ type Decoder struct {
 // the signature, so that decoding those allocates nothing. Decoding into
 // a slot overwrites it. Its record is valid while the slot is not decoded
 // into again and the line it was decoded from is unchanged: Signed, and a
-// call id or a tool name written without escapes, alias the line. Bodies
-// of the other kinds are allocated and owned by the record.
+// call id, a tool name or a bounded value of rounds (Bounded) written
+// without escapes, alias the line, and the lists of rounds are the slot's
+// storage. Bodies of the other kinds are allocated and owned by the
+// record.
 type Slot struct {
 	rec Record
 	in  Intent
