@@ -285,8 +285,9 @@ func runSuite2026(ctx context.Context, suite []string, url, out string, extensio
 // 2026-07-28 revision: every session ended and says who called; an
 // outcome for every intent; the multi round-trip tools called, their first
 // requests answered input_required and at least one retry linked to the
-// outcome it answers, and each intent naming the revision its request
-// declared.
+// outcome it answers, each intent naming the revision its request
+// declared; the tasks the Tasks scenarios made, their ends of every kind,
+// their input rounds and cancels.
 func checkConformance2026Log(t *testing.T, path string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -296,6 +297,9 @@ func checkConformance2026Log(t *testing.T, path string) {
 	kinds := map[string]int{}
 	tools := map[string]bool{}
 	statuses := map[string]int{}
+	taskOutcomes := map[int64]bool{} // intents whose outcome has status task
+	taskEvents := map[string]int{}   // task records by event, ends by event and status
+	var taskIntents []int64
 	rounds, revisions := 0, 0
 	for line := range bytes.Lines(data) {
 		var r struct {
@@ -309,6 +313,7 @@ func checkConformance2026Log(t *testing.T, path string) {
 				By string `json:"by"`
 				N  int    `json:"n"`
 			} `json:"round"`
+			Event string `json:"event"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatalf("audit line %.200q: %v", line, err)
@@ -327,6 +332,17 @@ func checkConformance2026Log(t *testing.T, path string) {
 			}
 		case "outcome":
 			statuses[r.Exec.Status]++
+			if r.Exec.Status == "task" && r.Intent != nil {
+				taskOutcomes[*r.Intent] = true
+			}
+		case "task":
+			taskEvents[r.Event]++
+			if r.Event == "end" {
+				taskEvents["end "+r.Exec.Status]++
+			}
+			if r.Intent != nil {
+				taskIntents = append(taskIntents, *r.Intent)
+			}
 		case "session_start":
 			if r.Transport != "http" || !strings.HasPrefix(r.Peer, "127.0.0.1:") || r.Principal != "none" {
 				t.Errorf("session_start %d: transport %q, peer %q, principal %q; want http, 127.0.0.1:PORT, none", r.Seq, r.Transport, r.Peer, r.Principal)
@@ -349,6 +365,25 @@ func checkConformance2026Log(t *testing.T, path string) {
 	}
 	if rounds == 0 {
 		t.Errorf("audit log: no intent with a round linked to an outcome (round.of, n >= 2); want the multi round-trip retries linked")
+	}
+	// The Tasks scenarios: calls that became tasks; tasks that ended ok
+	// (slow_compute), with a tool error (failing_job), failed
+	// (protocol_error_job) and cancelled (tasks/cancel while running);
+	// tasks that asked for input (confirm_delete, multi_input), the
+	// client's answers to them and its cancels; every task record naming
+	// an intent whose outcome was a task.
+	if statuses["task"] == 0 {
+		t.Errorf("audit log: outcome statuses %v; want task among them (the tasks-* scenarios' task-supporting tools)", statuses)
+	}
+	for _, ev := range []string{"end ok", "end tool_error", "end failed", "end cancelled", "input_required", "update", "cancel"} {
+		if taskEvents[ev] == 0 {
+			t.Errorf("audit log: task records %v; want %q among them", taskEvents, ev)
+		}
+	}
+	for _, seq := range taskIntents {
+		if !taskOutcomes[seq] {
+			t.Errorf("audit log: a task record names intent %d, whose outcome is not a task", seq)
+		}
 	}
 	if revisions == 0 {
 		t.Errorf("audit log: no intent with revision 2026-07-28; want the revision each request declares")
