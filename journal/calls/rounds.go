@@ -192,6 +192,11 @@ func (b *Book[S, C]) answer(s *Session[S, C], r *record.Record, o *record.Outcom
 		s.tasks[o.Intent] = t
 		s.taskIDs[key] = t
 	}
+	if s.closed {
+		// An outcome after its session closed (an anomaly already): it
+		// waits for nothing that will be counted.
+		call.Done = true
+	}
 	return call
 }
 
