@@ -76,6 +76,16 @@ func TestTypeScriptSDKRoundsThroughWrap(t *testing.T) {
 			} else {
 				checkServerRequest(t, recs)
 			}
+			// aegis log shows the confirm call as one row, its status the
+			// last round's, with its rounds.
+			wantRounds := "input_required,ok"
+			if !tt.rounds {
+				wantRounds = ""
+			}
+			row := logRow(t, aegis, audit, "confirm")
+			if row.Status != "ok" || row.roundStatuses() != wantRounds {
+				t.Errorf("aegis log --json row for confirm = %s; want status ok, rounds [%s]", row.raw, wantRounds)
+			}
 		})
 	}
 }
@@ -231,4 +241,48 @@ func checkServerRequest(t *testing.T, recs []roundRecord) {
 	if req != nil && (answer == nil || answer.Request == nil || *answer.Request != req.Seq || answer.Exec.Status != "ok" || answer.Action == nil || *answer.Action != "accept") {
 		t.Errorf("client_answer = %s; want request %d, status ok, action accept", answer.show(), req.Seq)
 	}
+}
+
+// logCall is the part of an `aegis log --json` call row these tests read.
+type logCall struct {
+	Type, Tool, Status string
+	Rounds             []struct {
+		N      int
+		Status string
+	}
+	Task *struct{ Status string }
+	raw  string
+}
+
+func (c logCall) roundStatuses() string {
+	var s []string
+	for _, r := range c.Rounds {
+		s = append(s, r.Status)
+	}
+	return strings.Join(s, ",")
+}
+
+// logRow is aegis log --json's one call row for tool; the test fails
+// unless there is exactly one.
+func logRow(t *testing.T, aegis, audit, tool string) logCall {
+	t.Helper()
+	out, err := exec.Command(aegis, "log", "--json", audit).Output()
+	if err != nil {
+		t.Fatalf("aegis log --json %s: %v", audit, err)
+	}
+	var found []logCall
+	for line := range bytes.Lines(out) {
+		var c logCall
+		if err := json.Unmarshal(line, &c); err != nil {
+			t.Fatalf("aegis log --json printed %q: %v", line, err)
+		}
+		c.raw = strings.TrimSpace(string(line))
+		if c.Type == "call" && c.Tool == tool {
+			found = append(found, c)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("aegis log --json has %d rows for %s; want 1\n%s", len(found), tool, out)
+	}
+	return found[0]
 }

@@ -38,10 +38,10 @@ func TestTypeScriptSDKTasksThroughWrap(t *testing.T) {
 		return out
 	}
 	direct := run(server...)
-	want := `{"slow_sum":{"created":true,"status":"completed","result":{"content":[{"type":"text","text":"5"}],"isError":false}},` +
+	wantOut := `{"slow_sum":{"created":true,"status":"completed","result":{"content":[{"type":"text","text":"5"}],"isError":false}},` +
 		`"failing":{"created":true,"status":"completed","result":{"content":[{"type":"text","text":"it broke"}],"isError":true}}}`
-	if got := strings.TrimSpace(string(direct)); got != want {
-		t.Fatalf("client directly printed\n%s\nwant\n%s", got, want)
+	if got := strings.TrimSpace(string(direct)); got != wantOut {
+		t.Fatalf("client directly printed\n%s\nwant\n%s", got, wantOut)
 	}
 	audit := filepath.Join(dir, "audit.jsonl")
 	through := run(append([]string{aegis, "wrap", "--audit", audit, "--signing-key", key, "--"}, server...)...)
@@ -51,7 +51,14 @@ func TestTypeScriptSDKTasksThroughWrap(t *testing.T) {
 	if v, err := exec.Command(aegis, "verify", "--key", pub, audit).CombinedOutput(); err != nil || !strings.Contains(string(v), "VALID") {
 		t.Errorf("aegis verify --key: %v\n%s", err, v)
 	}
-	checkTaskRecords(t, readTaskRecords(t, audit), map[string]string{"slow_sum": "ok", "failing": "tool_error"})
+	want := map[string]string{"slow_sum": "ok", "failing": "tool_error"}
+	checkTaskRecords(t, readTaskRecords(t, audit), want)
+	// aegis log shows each call as one row, its status the task's end's.
+	for tool, status := range want {
+		if row := logRow(t, aegis, audit, tool); row.Status != status || row.Task == nil || row.Task.Status != status {
+			t.Errorf("aegis log --json row for %s = %s; want status %s, and its task's", tool, row.raw, status)
+		}
+	}
 }
 
 // taskRecord is the part of an intent, outcome or task record that
