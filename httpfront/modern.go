@@ -345,13 +345,20 @@ func (s *Server) postModern(w http.ResponseWriter, r *http.Request, sse, jsonOK 
 	if !listen {
 		// The answer that comes at once is the response's body, with the
 		// status its error code calls for.
-		t := time.NewTimer(firstEventWait)
-		select {
-		case <-o.first:
-		case <-t.C:
-		case <-r.Context().Done():
+		// wait may have taken the first event's wake-up: the stream
+		// itself says whether an event is in.
+		ss.mu.Lock()
+		ready := st.complete || len(st.events) > 0
+		ss.mu.Unlock()
+		if !ready {
+			t := time.NewTimer(firstEventWait)
+			select {
+			case <-o.first:
+			case <-t.C:
+			case <-r.Context().Done():
+			}
+			t.Stop()
 		}
-		t.Stop()
 		ss.mu.Lock()
 		whole := st.complete && len(st.events) == 1 && st.sent == 1
 		ss.mu.Unlock()
