@@ -84,8 +84,9 @@ type Config struct {
 	// "Memory"). Buffer bounds the same for every session together. Each
 	// is at least MaxFrame+1. Defaults 2 and 4 times MaxFrame.
 	SessionBuffer, Buffer int
-	// MaxSessions bounds the sessions at once; an initialize beyond it is
-	// answered 503. A session counts until its child has exited, not
+	// MaxSessions bounds the sessions at once, a principal's stateless
+	// session among them; an initialize (or a principal's first stateless
+	// request) beyond it is answered 503. A session counts until its child has exited, not
 	// only until DELETE or idleness ends it, so that the bound holds for
 	// the children running. Default DefaultMaxSessions.
 	MaxSessions int

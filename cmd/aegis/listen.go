@@ -54,7 +54,7 @@ func addListenFlags(fs *flag.FlagSet) *listenFlags {
 	fs.StringVar(&lf.tokenFile, "token-file", "", "with --listen: write the bearer token to `FILE`, mode 0600 (default: the audit log's name with .token)")
 	fs.Var(&lf.allowOrigin, "allow-origin", "with --listen: accept requests whose Origin is `ORIGIN` (such as https://app.example.com; * any) beside the loopback ones (repeatable)")
 	fs.Var(&lf.allowHost, "allow-host", "with --listen: accept requests whose Host is `NAME` or NAME:PORT (* any) beside the loopback names (repeatable)")
-	fs.IntVar(&lf.maxSessions, "max-sessions", httpfront.DefaultMaxSessions, "with --listen: sessions at once; an initialize beyond it is answered 503")
+	fs.IntVar(&lf.maxSessions, "max-sessions", httpfront.DefaultMaxSessions, "with --listen: sessions at once (the 2026-07-28 requests of one principal share one); an initialize, or a first 2026-07-28 request, beyond it is answered 503")
 	fs.DurationVar(&lf.idle, "idle-timeout", httpfront.DefaultIdleTimeout, "with --listen: end a session that no request used for `D`")
 	fs.IntVar(&lf.maxConns, "max-conns", httpfront.DefaultMaxConns, "with --listen: connections open at once; one beyond it takes the place of one not yet authenticated (lowered to fit the open-file limit)")
 	fs.IntVar(&lf.perPeer, "max-conns-per-peer", httpfront.DefaultMaxConnsPerPeer, "with --listen: connections open at once from one IP address (an IPv6 /64)")
