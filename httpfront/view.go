@@ -127,11 +127,16 @@ func members(obj []byte, keys []string) (map[string]json.RawMessage, error) {
 }
 
 // sameName reports whether a decoder may bind key to the member want:
-// equal under Unicode simple case folding, '_' and '-' ignored.
+// equal under Unicode simple case folding, '_' and '-' ignored, or once a
+// C decoder has cut it at U+0000 or a decoder has dropped U+FFFD (which
+// invalid UTF-8 decodes to).
 func sameName(key, want string) bool {
 	strip := func(s string) string {
+		if i := strings.IndexByte(s, 0); i >= 0 {
+			s = s[:i]
+		}
 		return strings.Map(func(r rune) rune {
-			if r == '_' || r == '-' {
+			if r == '_' || r == '-' || r == utf8.RuneError {
 				return -1
 			}
 			// The smallest rune of r's folding orbit: one for every case.

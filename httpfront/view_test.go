@@ -31,6 +31,8 @@ func TestReadView(t *testing.T) {
 		{"duplicate name", `{"method":"tools/call","params":{"name":"a","name":"b"}}`, "", "", "", "", "", false, true},
 		{"name spelt with _", `{"method":"tools/call","params":{"name":"a","na_me":"b"}}`, "", "", "", "", "", false, true},
 		{"variant meta key", `{"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/PROTOCOLVERSION":"2025-11-25"}}}`, "", "", "", "", "", false, true},
+		{"key cut at U+0000", `{"method":"tools/list","params":{"name":"a","name\u0000x":"b"}}`, "", "", "", "", "", false, true},
+		{"key with invalid UTF-8", "{\"method\":\"tools/list\",\"meth\xffod\":\"tools/call\"}", "", "", "", "", "", false, true},
 		{"U+0000 in name", `{"method":"tools/call","params":{"name":"a\u0000b"}}`, "", "", "", "", "", false, true},
 		{"unpaired surrogate in uri", `{"method":"resources/read","params":{"uri":"\ud800"}}`, "", "", "", "", "", false, true},
 		{"invalid UTF-8 in taskId", "{\"method\":\"tasks/get\",\"params\":{\"taskId\":\"\xff\"}}", "", "", "", "", "", false, true},
