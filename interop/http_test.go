@@ -96,8 +96,8 @@ func (h *httpFront) stop(t *testing.T) {
 }
 
 // verify runs aegis verify --key on the log: it must be VALID, hold
-// sessions served over HTTP (and the listener's), and the number of
-// intents given.
+// sessions served over HTTP (and the listener's), stateless ones
+// included, and the number of intents given.
 func (h *httpFront) verify(t *testing.T, sessions, intents int) {
 	t.Helper()
 	out, err := exec.Command(h.aegis, "verify", "--key", "@"+h.key+".pub", h.audit).CombinedOutput()
@@ -215,7 +215,8 @@ func goScriptCalls() int { return len(everythingScript()) - 1 + len(burstScript(
 // token: every answer is the one the same client gets over stdio (the
 // server's requests, roots/list, and its progress notifications reach it
 // during the calls), the calls in flight together each get their own, and
-// the log holds the session's calls and verifies.
+// the log holds the session's calls, and the stateless session of the
+// client's server/discover probe, and verifies.
 func TestEverythingOverHTTPGoSDK(t *testing.T) {
 	argv := everythingArgv(t)
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -227,7 +228,11 @@ func TestEverythingOverHTTPGoSDK(t *testing.T) {
 		t.Errorf("the session over HTTP through aegis differs from the one over stdio:\n%s\naegis stderr:\n%s", d, h.stderr.String())
 	}
 	h.stop(t)
-	h.verify(t, 1, goScriptCalls())
+	// Two sessions: the Go SDK first sends server/discover (2026-07-28),
+	// a stateless request the front serves in the principal's stateless
+	// session (the server answers -32601), then initializes one session
+	// of 2025-11-25.
+	h.verify(t, 2, goScriptCalls())
 }
 
 // TestEverythingOverHTTPTypeScriptSDK: the official TypeScript SDK's
