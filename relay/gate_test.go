@@ -331,7 +331,9 @@ func checkGate(t *testing.T, in, out, answers []byte, recs []*record.Record) {
 				t.Fatalf("the child read %q, a line of white space, which is no JSON value", line)
 			}
 			checkForwarded(t, line)
-			for len(recs) > 0 {
+			// A line's intents are its calls': a later line with the
+			// same digest (the same bytes, its '\n' aside) has its own.
+			for calls := lineCalls(line); len(recs) > 0 && calls > 0; calls-- {
 				in, ok := recs[0].Body.(*record.Intent)
 				if !ok || in.RequestDigest != d {
 					break
@@ -357,7 +359,7 @@ func checkGate(t *testing.T, in, out, answers []byte, recs []*record.Record) {
 			recs = recs[1:]
 		case *record.Intent:
 			refused := map[uint64]bool{}
-			for len(recs) > 0 {
+			for calls := lineCalls(line); len(recs) > 0 && calls > 0; calls-- {
 				in, ok := recs[0].Body.(*record.Intent)
 				if !ok || in.RequestDigest != d {
 					break
@@ -398,6 +400,20 @@ func checkGate(t *testing.T, in, out, answers []byte, recs []*record.Record) {
 	if len(recs) > 0 {
 		t.Fatalf("%d records name no line of the input, the first %s", len(recs), render(recs[0].Kind, recs[0].Body))
 	}
+}
+
+// lineCalls is the number of tools/calls of line read as one value (a
+// fresh Classifier's), the intents a judged line gets.
+func lineCalls(line []byte) int {
+	var f frame.Frame
+	frame.NewClassifier().Classify(line, &f)
+	n := 0
+	for i := range f.Msgs {
+		if m := &f.Msgs[i]; m.IsToolCall && (m.Type == frame.Request || m.Type == frame.Notification) {
+			n++
+		}
+	}
+	return n
 }
 
 // checkAnswered checks that the refused line is answered at the head of
