@@ -26,4 +26,9 @@
 // session_start, calls one of the two, and then closes the log and says
 // how the session ended; this package prints nothing but its Logf
 // diagnostics.
+//
+// Before HTTP, wrap --listen reads its address with ParseAddr (which says
+// whether only this machine can connect, where --auth none is allowed),
+// binds it with Listen, and makes the bearer token with WriteToken (in
+// TokenPath by default).
 package serve

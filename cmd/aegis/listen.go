@@ -1,24 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/httpfront"
-	"github.com/aegisrelay/aegis/internal/atomicfile"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/serve"
@@ -71,20 +63,13 @@ func (lf *listenFlags) check() (code int, ok bool) {
 	if !lf.on() {
 		return 0, true
 	}
-	if p, isUnix := strings.CutPrefix(lf.addr, "unix:"); isUnix {
-		if p == "" {
-			return fail(exitcode.Usage, "wrap: --listen unix:PATH: no PATH"), false
-		}
-		lf.network, lf.address = "unix", p
-	} else {
-		host, _, err := net.SplitHostPort(lf.addr)
-		if err != nil {
-			return fail(exitcode.Usage, "wrap: --listen %q: want 127.0.0.1:PORT, [::1]:PORT, HOST:PORT or unix:PATH", lf.addr), false
-		}
-		lf.network, lf.address = "tcp", lf.addr
-		if lf.auth == "none" && !loopbackHost(host) {
-			return fail(exitcode.Usage, "wrap: --auth none on %s: anyone who can reach it could call the server's tools; use it only on a loopback address or a unix socket", lf.addr), false
-		}
+	network, address, local, err := serve.ParseAddr(lf.addr)
+	if err != nil {
+		return fail(exitcode.Usage, "wrap: --listen %v", err), false
+	}
+	lf.network, lf.address = network, address
+	if lf.auth == "none" && !local {
+		return fail(exitcode.Usage, "wrap: --auth none on %s: anyone who can reach it could call the server's tools; use it only on a loopback address or a unix socket", lf.addr), false
 	}
 	if lf.auth != "token" && lf.auth != "none" {
 		return fail(exitcode.Usage, "wrap: --auth %q: want token or none", lf.auth), false
@@ -93,15 +78,6 @@ func (lf *listenFlags) check() (code int, ok bool) {
 		return fail(exitcode.Usage, "wrap: --max-sessions, --idle-timeout, --max-conns, --max-conns-per-peer and --header-timeout must be positive"), false
 	}
 	return 0, true
-}
-
-// loopbackHost reports whether host names only this machine.
-func loopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // prepare binds the socket (so that the port is known) and makes the
@@ -124,9 +100,9 @@ func (lf *listenFlags) prepare(start *record.SessionStart, audit string) (code i
 	if lf.auth == "token" {
 		path := lf.tokenFile
 		if path == "" {
-			path = strings.TrimSuffix(audit, filepath.Ext(audit)) + ".token"
+			path = serve.TokenPath(audit)
 		}
-		if lf.token, lf.tokenID, err = writeToken(path); err != nil {
+		if lf.token, lf.tokenID, err = serve.WriteToken(path); err != nil {
 			ln.Close()
 			return fail(exitcode.Usage, "wrap: --token-file: %v", err), false
 		}
@@ -193,48 +169,4 @@ func (lf *listenFlags) fitDescriptors() error {
 	}
 	lf.maxConns, lf.maxSessions = conns, sessions
 	return nil
-}
-
-// maxTokenFile is the largest file read as a token file left by an
-// earlier run: a token and its newline.
-const maxTokenFile = 64
-
-// writeToken makes a bearer token (32 random bytes, base64url) and writes
-// it to path, mode 0600, replacing a token file an earlier run left there.
-// Its id, which records name, is the first 16 hex digits of its SHA-256:
-// it identifies the token without revealing it.
-//
-// The token replaces path atomically (atomicfile), so that a client
-// reading path sees the old token or the new one, never an empty or
-// partial file. Anything at path that is not a token file (another file
-// named by mistake) is refused and kept.
-func writeToken(path string) (token, id string, err error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", "", err
-	}
-	token = base64.RawURLEncoding.EncodeToString(b[:])
-	sum := sha256.Sum256([]byte(token))
-	id = hex.EncodeToString(sum[:8])
-	if fi, err := os.Lstat(path); err == nil {
-		old, rerr := os.ReadFile(path)
-		if !fi.Mode().IsRegular() || fi.Size() > maxTokenFile || rerr != nil || !isToken(old) {
-			return "", "", fmt.Errorf("%s exists and is no token file: it is left as it is", path)
-		}
-	}
-	if err := atomicfile.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
-		return "", "", err
-	}
-	return token, id, nil
-}
-
-// isToken reports whether b is what writeToken writes: a base64url token
-// of 32 bytes and a newline.
-func isToken(b []byte) bool {
-	t, ok := bytes.CutSuffix(b, []byte("\n"))
-	if !ok {
-		return false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(string(t))
-	return err == nil && len(raw) == 32
 }
