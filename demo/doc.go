@@ -29,4 +29,11 @@
 // tools/list, every tool, an unknown tool, a batch of two calls), checks every
 // answer, accepts answers in any order, and bounds every wait by a timeout so
 // that it never hangs on a silent server.
+//
+// # Session
+//
+// Record runs the two through a real aegis wrap: the binary given wraps
+// itself as the server, signing with the key Key makes (or finds) in the
+// demo's folder, and Drive is the client on its stdio. SelfCommand is how
+// the commands the demo shows name this aegis.
 package demo

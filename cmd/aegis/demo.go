@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"crypto/ed25519"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/aegisrelay/aegis/demo"
 	"github.com/aegisrelay/aegis/exitcode"
-	"github.com/aegisrelay/aegis/internal/userfiles"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -43,39 +39,20 @@ func runDemo(args []string) int {
 	}
 	keyPath := filepath.Join(*dir, "signing.key")
 	auditPath := filepath.Join(*dir, "audit.jsonl")
-	pub, err := demoKey(keyPath)
+	pub, err := demo.Key(keyPath)
 	if err != nil {
 		return fail(1, "demo: %v", err)
 	}
 	// The commands shown are ones the user can paste: how this aegis was
 	// run (aegis, go run ./cmd/aegis, or its path).
-	self := selfCommand()
+	self := demo.SelfCommand()
 	fmt.Printf("aegis demo in %s\n  key   %s (public %s)\n  audit %s\n\n", *dir, keyPath, record.FormatPublicKey(pub), auditPath)
 	fmt.Printf("$ %s wrap --audit %s --signing-key %s -- %s demo --serve\n", self, auditPath, keyPath, self)
 
-	cmd := exec.Command(exe, "wrap", "--audit", auditPath, "--signing-key", keyPath, "--grace", "2s", "--", exe, "demo", "--serve")
-	stdin, err := cmd.StdinPipe()
+	stderr, err := demo.Record(exe, auditPath, keyPath, os.Stdout)
+	os.Stdout.Write(stderr) // wrap's own lines (the audit head), in order
 	if err != nil {
 		return fail(1, "demo: %v", err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return fail(1, "demo: %v", err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return fail(1, "demo: %v", err)
-	}
-	derr := demo.Drive(stdin, stdout, os.Stdout)
-	stdin.Close()
-	werr := cmd.Wait()
-	os.Stdout.Write(stderr.Bytes()) // wrap's own lines (the audit head), in order
-	if derr != nil {
-		return fail(1, "demo: the scripted client failed: %v", derr)
-	}
-	if werr != nil {
-		return fail(1, "demo: aegis wrap: %v", werr)
 	}
 
 	fmt.Printf("\n$ %s log %s\n", self, auditPath)
@@ -86,25 +63,6 @@ func runDemo(args []string) int {
 	code := runVerify([]string{"--key", "@" + keyPath + ".pub", auditPath})
 	fmt.Printf("\nThe files stay in %s: try '%s log --json %s', or change a byte and verify again.\n", *dir, self, auditPath)
 	return code
-}
-
-// demoKey makes the demo's key, or reuses the one already in place.
-func demoKey(path string) (ed25519.PublicKey, error) {
-	if _, err := os.Lstat(path); err == nil {
-		k, err := record.ReadPrivateKeyFile(path, false)
-		if err != nil {
-			return nil, err
-		}
-		return k.Public().(ed25519.PublicKey), nil
-	}
-	k, err := record.GenerateKey()
-	if err != nil {
-		return nil, err
-	}
-	if _, err := userfiles.WriteKey(path, k, false); err != nil {
-		return nil, err
-	}
-	return k.Public().(ed25519.PublicKey), nil
 }
 
 // runDemoServer is the hidden __demo-server: the demo's MCP server on stdio.
