@@ -12,6 +12,7 @@ import (
 
 	"github.com/aegisrelay/aegis/clientconfig"
 	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/userfiles"
 )
 
 const configHelp = `Usage: aegis config wrap|unwrap [--aegis PATH] [--dry-run] [--list] [--all] [FILE…]
@@ -132,7 +133,7 @@ func runConfig(args []string) int {
 	if code, ok := parseFlags(fs, args[1:]); !ok {
 		return code
 	}
-	opts := clientconfig.Options{Aegis: *aegisPath, Name: safeName, BoolFlag: func(name string) bool { return wrapBoolFlags[name] }, All: *all}
+	opts := clientconfig.Options{Aegis: *aegisPath, Name: userfiles.SafeName, BoolFlag: func(name string) bool { return wrapBoolFlags[name] }, All: *all}
 	if opts.Aegis == "" {
 		exe, err := os.Executable()
 		if err == nil {
@@ -174,7 +175,7 @@ func runConfig(args []string) int {
 	if wrote && sub == "wrap" {
 		// A wrapped server without --signing-key needs the default key:
 		// without it, every one of them fails to start.
-		if p, err := defaultKeyPath(); err == nil {
+		if p, err := userfiles.KeyPath(); err == nil {
 			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 				fmt.Printf("There is no signing key at %s yet, and the servers need one: run 'aegis keygen' once.\n", p)
 			}

@@ -7,13 +7,6 @@ import (
 	"github.com/aegisrelay/aegis/internal/userfiles"
 )
 
-// config names servers and finds the key as wrap does (package
-// userfiles).
-var (
-	defaultKeyPath = userfiles.KeyPath
-	safeName       = userfiles.SafeName
-)
-
 // ensureParent creates the missing folders above path, each with mode
 // 0700 (they hold a private key or evidence), and tells which it made.
 func ensureParent(cmd, path string) error {

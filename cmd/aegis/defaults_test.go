@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/journal/logview"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -82,7 +83,7 @@ func TestFirstHour(t *testing.T) {
 		t.Fatalf("wrap: exit %d\n%s", code, stderr.String())
 	}
 	audit := filepath.Join(home, ".local", "state", "aegis", "env.jsonl") // named after argv[0], env
-	if !strings.Contains(stderr.String(), "recording "+shortArgv(argv)+" to "+audit+"\n") {
+	if !strings.Contains(stderr.String(), "recording "+logview.ShortArgv(argv)+" to "+audit+"\n") {
 		t.Errorf("wrap's stderr does not say where it records (%s):\n%s", audit, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), `"id":1`) {

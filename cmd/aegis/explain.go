@@ -18,7 +18,3 @@ func explainEnd(e supervise.Ending) {
 		fmt.Fprintln(os.Stderr, "aegis: "+s)
 	}
 }
-
-// endSummary is the session_end record in a few words, for aegis log
-// (supervise.Summary).
-var endSummary = supervise.Summary

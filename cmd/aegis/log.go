@@ -17,6 +17,7 @@ import (
 	"github.com/aegisrelay/aegis/journal/logview"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
+	"github.com/aegisrelay/aegis/supervise"
 )
 
 // logSynopsis and logExamples are log's --help.
@@ -184,7 +185,7 @@ func (p *logPrinter) show(it logview.Item) {
 		}
 		text := s.Text
 		if s.End != nil {
-			text += endSummary(s.End)
+			text += supervise.Summary(s.End)
 		}
 		fmt.Fprintln(p.tw, text)
 		p.needHeader = true
@@ -212,6 +213,3 @@ func (p *logPrinter) flush() {
 		p.tw.Flush()
 	}
 }
-
-// shortArgv is the child's command for a line (logview.ShortArgv).
-func shortArgv(argv []string) string { return logview.ShortArgv(argv) }

@@ -14,6 +14,7 @@ import (
 	"github.com/aegisrelay/aegis/exitcode"
 	"github.com/aegisrelay/aegis/internal/userfiles"
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/logview"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/relay"
 	"github.com/aegisrelay/aegis/serve"
@@ -129,7 +130,7 @@ func runWrap(args []string) int {
 		wf.abort()
 		return code
 	}
-	fmt.Fprintf(os.Stderr, "aegis: recording %s to %s\n", shortArgv(argv), *audit)
+	fmt.Fprintf(os.Stderr, "aegis: recording %s to %s\n", logview.ShortArgv(argv), *audit)
 	if code, ok := lf.prepare(start, *audit); !ok { // listen.go
 		j.Close()
 		wf.abort()
