@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -77,7 +75,7 @@ func runWrap(args []string) int {
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: --durability: %v", err)
 	}
-	frameMax, err := parseSize(*maxFrame)
+	frameMax, err := journal.ParseSize(*maxFrame)
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: --max-frame: %v", err)
 	}
@@ -264,23 +262,3 @@ func (w wrapSession) run(j *journal.Journal, startSeq uint64) int {
 // maxLogsInUse bounds the default logs one server name may have in use
 // at once: NAME.jsonl, NAME-2.jsonl, … NAME-16.jsonl.
 const maxLogsInUse = 16
-
-// parseSize parses a byte count with an optional KiB/MiB/GiB (or K/M/G) suffix.
-func parseSize(s string) (int, error) {
-	mult := 1
-	num := strings.TrimSpace(s)
-	for _, u := range []struct {
-		suffix string
-		mult   int
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
-		if n, ok := strings.CutSuffix(num, u.suffix); ok {
-			num, mult = strings.TrimSpace(n), u.mult
-			break
-		}
-	}
-	n, err := strconv.Atoi(num)
-	if err != nil || n <= 0 || n > (1<<40)/mult {
-		return 0, fmt.Errorf("%q is not a positive size such as 65536 or 64MiB", s)
-	}
-	return n * mult, nil
-}

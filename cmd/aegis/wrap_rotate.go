@@ -38,7 +38,7 @@ func addRotateFlags(fs *flag.FlagSet) *rotateFlags {
 // options adds the flags' settings to o, or says what is wrong with them.
 func (rf *rotateFlags) options(audit string, o journal.Options) (journal.Options, error) {
 	if s := strings.TrimSpace(*rf.maxSize); s != "0" {
-		n, err := parseSize(s)
+		n, err := journal.ParseSize(s)
 		if err != nil {
 			return o, fmt.Errorf("--audit-max-size: %v", err)
 		}
