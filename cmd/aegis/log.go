@@ -70,20 +70,9 @@ func runLog(args []string) int {
 	if fs.NArg() == 0 {
 		return fail(exitcode.Usage, "log: no FILE given (see 'aegis log --help')")
 	}
-	paths, err := expandArgs(fs.Args())
-	if err != nil {
-		return fail(exitcode.Usage, "log: %v", err)
-	}
-	in, err := segment.Collect(paths, true)
-	if err != nil {
-		return fail(exitcode.Usage, "log: %v", err)
-	}
-	for _, n := range in.Notes {
-		fmt.Fprintf(os.Stderr, "aegis: log: note: %s\n", n)
-	}
-	sets := in.Sets
-	if len(sets) == 0 {
-		return fail(exitcode.Usage, "log: no log in %s", strings.Join(fs.Args(), ", "))
+	sets, code, ok := collectLogs("log", "no log", fs.Args())
+	if !ok {
+		return code
 	}
 	if *follow && len(sets) != 1 {
 		return fail(exitcode.Usage, "log: -f follows exactly one log (%d given)", len(sets))
@@ -111,7 +100,7 @@ func runLog(args []string) int {
 		p.tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 	}
 	p.view = logview.New(logview.Options{Sessions: *sessions || !*asJSON, Tool: *tool, Since: after, Follow: *follow}, p.show)
-	code := exitcode.OK
+	code = exitcode.OK
 	for i, set := range sets {
 		if i > 0 {
 			p.view.NewLog()

@@ -66,20 +66,9 @@ func runVerify(args []string) int {
 		}
 		opts.Head, opts.HeadKey = &sh.Head, sh.Key
 	}
-	paths, err := expandArgs(fs.Args())
-	if err != nil {
-		return fail(exitcode.Usage, "verify: %v", err)
-	}
-	in, err := segment.Collect(paths, true)
-	if err != nil {
-		return fail(exitcode.Usage, "verify: %v", err)
-	}
-	for _, n := range in.Notes {
-		fmt.Fprintf(os.Stderr, "aegis: verify: note: %s\n", n)
-	}
-	sets := in.Sets
-	if len(sets) == 0 {
-		return fail(exitcode.Usage, "verify: no log to verify in %s", strings.Join(fs.Args(), ", "))
+	sets, code, ok := collectLogs("verify", "no log to verify", fs.Args())
+	if !ok {
+		return code
 	}
 	if len(*cpFiles) > 0 && (opts.Key == nil || len(sets) > 1) {
 		return fail(exitcode.Usage, "verify: --checkpoint needs --key, and names one log")
@@ -95,6 +84,28 @@ func runVerify(args []string) int {
 		worst = exitcode.Worse(worst, code)
 	}
 	return worst
+}
+
+// collectLogs is the logs the FILE arguments of cmd (verify, log) stand
+// for, each with its sealed segments (segment.Collect), glob patterns
+// expanded; it prints Collect's notes, and says none if there is none
+// (exit 2).
+func collectLogs(cmd, none string, args []string) ([]*segment.Set, int, bool) {
+	paths, err := expandArgs(args)
+	if err != nil {
+		return nil, fail(exitcode.Usage, "%s: %v", cmd, err), false
+	}
+	in, err := segment.Collect(paths, true)
+	if err != nil {
+		return nil, fail(exitcode.Usage, "%s: %v", cmd, err), false
+	}
+	for _, n := range in.Notes {
+		fmt.Fprintf(os.Stderr, "aegis: %s: note: %s\n", cmd, n)
+	}
+	if len(in.Sets) == 0 {
+		return nil, fail(exitcode.Usage, "%s: %s in %s", cmd, none, strings.Join(args, ", ")), false
+	}
+	return in.Sets, 0, true
 }
 
 // expandArgs expands arguments that name no file but hold a glob pattern
