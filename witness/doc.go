@@ -82,7 +82,9 @@
 // (the witness cosigns nothing of a log that was rolled back, and the
 // state file keeps what it said). With Options.Strict (wrap
 // --witness-strict), Start waits at most Timeout for the answers and
-// returns those two, and wrap refuses to continue the log. Close gives
+// returns those two, and wrap refuses to continue the log. Begin is
+// NewSubmitter and Start in one, as wrap calls them: its refusal is a
+// *RefusedError, naming the checkpoint's size. Close gives
 // every witness one more try at the last checkpoint, within Timeout,
 // after the one in flight if any: the end of a session is delayed by
 // twice Timeout at most.

@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/aegisrelay/aegis/internal/regular"
@@ -55,4 +56,53 @@ func StartCheckpoint(log, file string, key crypto.Signer) ([]byte, tlog.Checkpoi
 		return nil, tlog.Checkpoint{}, nil
 	}
 	return note, c, nil
+}
+
+// A RefusedError is Begin's refusal of a log under Options.Strict: the
+// witnesses' answers (ErrAhead, ErrProof, each naming its witness) say
+// the log, with its checkpoint file, was rolled back or forked, or a
+// witness's answer is wrong. Size is the log's last checkpoint's.
+type RefusedError struct {
+	Size    uint64
+	Answers []error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("witness: refused at size %d: %v", e.Size, errors.Join(e.Answers...))
+}
+
+func (e *RefusedError) Unwrap() []error { return e.Answers }
+
+// Begin makes and starts the Submitter of a session, before the session
+// (wrap --witness): NewSubmitter, then Start with the log's last
+// checkpoint (StartCheckpoint). A log whose key is elsewhere is said
+// through Options.Logf: its first checkpoint of the session is the
+// witnesses' check. When Start refuses the log (Options.Strict), the
+// Submitter is stopped and the error is a *RefusedError.
+func Begin(o Options, key crypto.Signer) (*Submitter, error) {
+	s, err := NewSubmitter(o)
+	if err != nil {
+		return nil, err
+	}
+	note, cp, err := StartCheckpoint(o.Log, o.File, key)
+	if errors.Is(err, ErrKeyElsewhere) && o.Logf != nil {
+		o.Logf("%s has no checkpoint file to show the witnesses at start; the session's first checkpoint is their check", o.Log)
+	}
+	if err := s.Start(note, cp); err != nil {
+		s.Abort()
+		return nil, &RefusedError{Size: cp.Size, Answers: flatten(err)}
+	}
+	return s, nil
+}
+
+// flatten lists the errors errors.Join put together, or err alone.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }

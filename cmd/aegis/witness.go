@@ -83,27 +83,21 @@ func (wf *witnessFlags) start(audit string, key crypto.Signer, o journal.Options
 	if !ok {
 		return o, fail(exitcode.Usage, "wrap: --witness: the signing key is not an Ed25519 key"), false
 	}
-	sub, err := witness.NewSubmitter(witness.Options{
+	sub, err := witness.Begin(witness.Options{
 		Witnesses: wf.ws, Quorum: *wf.quorum, Log: audit, File: o.Checkpoint.File,
 		Key: pub, Timeout: *wf.timeout, Logf: logf, Strict: *wf.strict,
-	})
-	if err != nil {
-		return o, fail(exitcode.Usage, "wrap: --witness: %v", err), false
-	}
-	note, cp, err := witness.StartCheckpoint(audit, o.Checkpoint.File, key)
-	if errors.Is(err, witness.ErrKeyElsewhere) {
-		// A key in an agent signs the journal's checkpoints; the journal
-		// writes the first of this session within its interval.
-		logf("%s has no checkpoint file to show the witnesses at start; the session's first checkpoint is their check", audit)
-	}
-	if err := sub.Start(note, cp); err != nil {
-		sub.Abort()
+	}, key)
+	var refused *witness.RefusedError
+	if errors.As(err, &refused) {
 		var lines []string
-		for _, e := range unjoin(err) {
+		for _, e := range refused.Answers {
 			lines = append(lines, e.Error())
 		}
 		return o, fail(exitcode.Usage, "wrap: %s: %s; its last checkpoint, in %s, is %d records: the log (and its checkpoint file) was rolled back to an older copy, or forked, or the witness's answer is wrong; under --witness-strict it is not continued, and is left as it was",
-			audit, strings.Join(lines, "; "), o.Checkpoint.File, cp.Size), false
+			audit, strings.Join(lines, "; "), o.Checkpoint.File, refused.Size), false
+	}
+	if err != nil {
+		return o, fail(exitcode.Usage, "wrap: --witness: %v", err), false
 	}
 	wf.sub = sub
 	o.Checkpoint.Sink = sub
