@@ -165,8 +165,12 @@ func (q *queue) reset() {
 // file is continued: the next record chains to its last intact line, and a
 // torn last line is ended and answered by a Recovery record, which is
 // queued as the first record of this journal. The caller appends
-// SessionStart next.
+// SessionStart next. Options whose head or checkpoint file names the log,
+// one of its segments or the head file are refused (ErrClash).
 func Open(path string, opts Options) (*Journal, error) {
+	if err := checkFiles(path, opts); err != nil {
+		return nil, err
+	}
 	rootPub, err := rootPublicKey(opts.Key)
 	if err != nil {
 		return nil, err

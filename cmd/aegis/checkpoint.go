@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/aegisrelay/aegis/exitcode"
@@ -50,12 +48,10 @@ func (cf *checkpointFlags) options(audit string, o journal.Options) (journal.Opt
 		}
 		return o, nil
 	}
-	a, _ := filepath.Abs(audit)
-	c, _ := filepath.Abs(file)
-	if a == c || strings.HasPrefix(c, a+".") {
+	if journal.Overlaps(audit, file) {
 		return o, fmt.Errorf("--checkpoint-file %s: not the audit file or a name of its segments", file)
 	}
-	if h, _ := filepath.Abs(o.HeadFile); o.HeadFile != "" && (h == c || h == c+journal.HistoryExt) {
+	if o.HeadFile != "" && journal.HeadClash(o.HeadFile, file) {
 		return o, fmt.Errorf("--checkpoint-file %s: not the head file", file)
 	}
 	if *cf.every < 0 {

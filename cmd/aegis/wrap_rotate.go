@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/aegisrelay/aegis/journal"
@@ -53,9 +52,7 @@ func (rf *rotateFlags) options(audit string, o journal.Options) (journal.Options
 	}
 	o.Compress = *rf.compress
 	if *rf.headFile != "" {
-		a, _ := filepath.Abs(audit)
-		h, _ := filepath.Abs(*rf.headFile)
-		if a == h || strings.HasPrefix(h, a+".") {
+		if journal.Overlaps(audit, *rf.headFile) {
 			return o, fmt.Errorf("--head-file %s: not the audit file or a name of its segments", *rf.headFile)
 		}
 		o.HeadFile = *rf.headFile
