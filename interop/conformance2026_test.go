@@ -41,7 +41,9 @@ func TestConformance2026ThroughListen(t *testing.T) {
 	keygen(t, aegis, key)
 	audit := filepath.Join(dir, "audit.jsonl")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Second)
+	// A bound, not a budget: on a quiet machine both runs end within a
+	// minute; on one loaded by other work they have taken five.
+	ctx, cancel := context.WithTimeout(context.Background(), 480*time.Second)
 	defer cancel()
 
 	extensions := extensionScenarios(ctx, t, suite)
