@@ -58,7 +58,7 @@ func proveInclusion(args []string) int {
 	if !ok {
 		return code
 	}
-	c, code, ok := readProveCheckpoint("prove inclusion: --checkpoint", *cpFile, *keyArg, 0)
+	c, _, _, code, ok := readCheckpointFile("prove inclusion: --checkpoint", *cpFile, *keyArg, 0)
 	if !ok {
 		return code
 	}
@@ -84,11 +84,11 @@ func proveConsistency(args []string) int {
 	if !ok {
 		return code
 	}
-	old, code, ok := readProveCheckpoint("prove consistency: --old", *oldFile, *keyArg, 0)
+	old, _, _, code, ok := readCheckpointFile("prove consistency: --old", *oldFile, *keyArg, 0)
 	if !ok {
 		return code
 	}
-	nw, code, ok := readProveCheckpoint("prove consistency: --new", *newFile, *keyArg, 0)
+	nw, _, _, code, ok := readCheckpointFile("prove consistency: --new", *newFile, *keyArg, 0)
 	if !ok {
 		return code
 	}
@@ -144,14 +144,14 @@ func proveCheck(args []string) int {
 				return fail(exitcode.Invalid, "prove check: the proof is of another line than %s's", *lineFile)
 			}
 		}
-		c, code, ok := readProveCheckpoint("prove check: --checkpoint", *cpFile, *keyArg, p.Size)
+		c, pub, cpData, code, ok := readCheckpointFile("prove check: --checkpoint", *cpFile, *keyArg, p.Size)
 		if !ok {
 			return code
 		}
 		if err := p.Check(c); err != nil {
 			return proveFail("prove check", err)
 		}
-		names, code, ok := wc.checkFile("prove check: --checkpoint", *cpFile, *keyArg, c)
+		names, code, ok := wc.checkNote("prove check: --checkpoint", *cpFile, cpData, pub, c)
 		if !ok {
 			return code
 		}
@@ -164,18 +164,18 @@ func proveCheck(args []string) int {
 		if err := tlog.DecodeProof(data, &p); err != nil {
 			return fail(exitcode.Invalid, "prove check: --proof %s: %v", *proofFile, err)
 		}
-		old, code, ok := readProveCheckpoint("prove check: --old", *oldFile, *keyArg, p.OldSize)
+		old, _, _, code, ok := readCheckpointFile("prove check: --old", *oldFile, *keyArg, p.OldSize)
 		if !ok {
 			return code
 		}
-		nw, code, ok := readProveCheckpoint("prove check: --new", *newFile, *keyArg, p.NewSize)
+		nw, pub, newData, code, ok := readCheckpointFile("prove check: --new", *newFile, *keyArg, p.NewSize)
 		if !ok {
 			return code
 		}
 		if err := p.Check(old, nw); err != nil {
 			return proveFail("prove check", err)
 		}
-		if _, code, ok := wc.checkFile("prove check: --new", *newFile, *keyArg, nw); !ok {
+		if _, code, ok := wc.checkNote("prove check: --new", *newFile, newData, pub, nw); !ok {
 			return code
 		}
 		fmt.Printf("ok: %s at size %d extends its tree at size %d, both signed by the key\n", nw.Origin, nw.Size, old.Size)
@@ -203,20 +203,21 @@ func proveSet(arg string) (*segment.Set, int, bool) {
 	return in.Sets[0], 0, true
 }
 
-// readProveCheckpoint reads a checkpoint file, or a history of them: the
+// readCheckpointFile reads a checkpoint file, or a history of them: the
 // checkpoint of the tree size size (0: the last). With a key its
-// signature is checked; without one it is read unverified.
-func readProveCheckpoint(what, path, keyArg string, size uint64) (tlog.Checkpoint, int, bool) {
-	var pub ed25519.PublicKey
+// signature is checked; without one it is read unverified. It returns
+// the key too, and the file's bytes, whose note prove check --witness
+// reads.
+func readCheckpointFile(what, path, keyArg string, size uint64) (c tlog.Checkpoint, pub ed25519.PublicKey, data []byte, code int, ok bool) {
 	if keyArg != "" {
 		var err error
 		if pub, err = readPublicKey(keyArg); err != nil {
-			return tlog.Checkpoint{}, fail(exitcode.Usage, "%s: --key: %v", what, err), false
+			return c, nil, nil, fail(exitcode.Usage, "%s: --key: %v", what, err), false
 		}
 	}
 	data, _, err := regular.ReadFile(path, "a checkpoint file", tlog.MaxCheckpointFile)
 	if err != nil {
-		return tlog.Checkpoint{}, fail(exitcode.Usage, "%s: %v", what, err), false
+		return c, nil, nil, fail(exitcode.Usage, "%s: %v", what, err), false
 	}
 	// A history's torn last checkpoint (a crash during an append) is
 	// passed over, as verify --checkpoint reports it: not a forgery.
@@ -225,9 +226,9 @@ func readProveCheckpoint(what, path, keyArg string, size uint64) (tlog.Checkpoin
 		fmt.Fprintf(os.Stderr, "aegis: %s %v; the checkpoints before it are read\n", what, &tlog.TornError{Where: path, Bytes: torn})
 	}
 	if err != nil {
-		return c, fail(exitcode.Invalid, "%s %s: %v", what, path, err), false
+		return c, nil, nil, fail(exitcode.Invalid, "%s %s: %v", what, path, err), false
 	}
-	return c, 0, true
+	return c, pub, data, 0, true
 }
 
 func proveFail(what string, err error) int {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/exitcode"
-	"github.com/aegisrelay/aegis/internal/regular"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
@@ -190,21 +189,13 @@ func (wc *witnessCheck) verify(set *segment.Set, files []string, pub ed25519.Pub
 	return code
 }
 
-// checkFile is prove check --witness: the note of checkpoint c in path
-// (a checkpoint file or a history of them) must carry the
-// cosignatures. It returns the names of the witnesses, or prints why
+// checkNote is prove check --witness: the note of checkpoint c in data,
+// read from path (a checkpoint file or a history of them), must carry
+// the cosignatures. It returns the names of the witnesses, or prints why
 // not and returns the exit status.
-func (wc *witnessCheck) checkFile(what, path, keyArg string, c tlog.Checkpoint) ([]string, int, bool) {
+func (wc *witnessCheck) checkNote(what, path string, data []byte, pub ed25519.PublicKey, c tlog.Checkpoint) ([]string, int, bool) {
 	if len(wc.q.Witnesses) == 0 {
 		return nil, 0, true
-	}
-	pub, err := readPublicKey(keyArg)
-	if err != nil {
-		return nil, fail(exitcode.Usage, "%s: --key: %v", what, err), false
-	}
-	data, _, err := regular.ReadFile(path, "a checkpoint file", tlog.MaxCheckpointFile)
-	if err != nil {
-		return nil, fail(exitcode.Usage, "%s: %v", what, err), false
 	}
 	names, err := wc.q.CheckNote(data, pub, c)
 	if err != nil {
