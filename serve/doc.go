@@ -29,6 +29,7 @@
 //
 // Before HTTP, wrap --listen reads its address with ParseAddr (which says
 // whether only this machine can connect, where --auth none is allowed),
-// binds it with Listen, and makes the bearer token with WriteToken (in
-// TokenPath by default).
+// fits its limits to the open-file limit with FitDescriptors, binds it
+// with Listen, and makes the bearer token with WriteToken (in TokenPath
+// by default).
 package serve

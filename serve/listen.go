@@ -12,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
+	"github.com/aegisrelay/aegis/httpfront"
 	"github.com/aegisrelay/aegis/internal/atomicfile"
 )
 
@@ -92,4 +94,22 @@ func isToken(b []byte) bool {
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(string(t))
 	return err == nil && len(raw) == 32
+}
+
+// FitDescriptors lowers conns and sessions (httpfront.Config.MaxConns and
+// MaxSessions) to what the process's open-file limit, returned too,
+// holds beside the descriptors the log needs (httpfront.FitDescriptors):
+// a client's connection that finds no descriptor is refused, never a
+// write of the log. The Go runtime has raised the soft limit to the hard
+// one at start; a child gets the soft limit aegis was started with.
+func FitDescriptors(conns, sessions int) (fitConns, fitSessions int, limit uint64, err error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, 0, 0, fmt.Errorf("open-file limit: %w", err)
+	}
+	fitConns, fitSessions, err = httpfront.FitDescriptors(uint64(lim.Cur), conns, sessions)
+	if err != nil {
+		return 0, 0, uint64(lim.Cur), fmt.Errorf("%w (ulimit -n)", err)
+	}
+	return fitConns, fitSessions, uint64(lim.Cur), nil
 }

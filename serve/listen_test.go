@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/aegisrelay/aegis/httpfront"
 )
 
 func TestParseAddr(t *testing.T) {
@@ -91,6 +94,31 @@ func TestWriteToken(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(p); string(b) != tt.content {
 			t.Errorf("WriteToken(%s) left %q; want %q kept", tt.name, b, tt.content)
+		}
+	}
+}
+
+// TestFitDescriptors: what fits is what httpfront.FitDescriptors makes of
+// this process's open-file limit, which is returned.
+func TestFitDescriptors(t *testing.T) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name            string
+		conns, sessions int
+	}{
+		{"few", 2, 1},
+		{"more than any limit", 1 << 30, 1 << 20},
+	} {
+		c, s, limit, err := FitDescriptors(tt.conns, tt.sessions)
+		wc, ws, werr := httpfront.FitDescriptors(lim.Cur, tt.conns, tt.sessions)
+		if limit != lim.Cur || c != wc || s != ws || (err == nil) != (werr == nil) {
+			t.Errorf("FitDescriptors(%d, %d) [%s] = %d, %d, %d, %v; want %d, %d, %d, %v", tt.conns, tt.sessions, tt.name, c, s, limit, err, wc, ws, lim.Cur, werr)
+		}
+		if err == nil && (c > tt.conns || s > tt.sessions) {
+			t.Errorf("FitDescriptors(%d, %d) = %d, %d; want no more than asked", tt.conns, tt.sessions, c, s)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/aegisrelay/aegis/exitcode"
@@ -149,23 +148,15 @@ func (w wrapSession) serve(j *journal.Journal, startSeq uint64) int {
 }
 
 // fitDescriptors lowers --max-conns and --max-sessions to what the
-// open-file limit holds beside the descriptors the log needs
-// (httpfront.FitDescriptors), and says so when it does: a client's
-// connection that finds no descriptor is refused, never a write of the
-// log. The Go runtime has raised the soft limit to the hard one at start;
-// a child gets the soft limit aegis was started with.
+// open-file limit holds (serve.FitDescriptors), and says so when it does.
 func (lf *listenFlags) fitDescriptors() error {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return fmt.Errorf("open-file limit: %w", err)
-	}
-	conns, sessions, err := httpfront.FitDescriptors(uint64(lim.Cur), lf.maxConns, lf.maxSessions)
+	conns, sessions, limit, err := serve.FitDescriptors(lf.maxConns, lf.maxSessions)
 	if err != nil {
-		return fmt.Errorf("%w (ulimit -n)", err)
+		return err
 	}
 	if conns < lf.maxConns || sessions < lf.maxSessions {
 		fmt.Fprintf(os.Stderr, "aegis: open-file limit %d: serving at most %d connections and %d sessions (--max-conns %d, --max-sessions %d; raise the limit with ulimit -n)\n",
-			uint64(lim.Cur), conns, sessions, lf.maxConns, lf.maxSessions)
+			limit, conns, sessions, lf.maxConns, lf.maxSessions)
 	}
 	lf.maxConns, lf.maxSessions = conns, sessions
 	return nil
