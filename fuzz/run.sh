@@ -72,7 +72,9 @@ if [ -z "$minimize" ]; then
 	fi
 fi
 
-module=$(go list -m)
+# The product's module (go.work also names bench's and interop's, which hold no
+# fuzz targets).
+module=$(GOWORK=off go list -m)
 cache=$(go env GOCACHE)/fuzz
 logs=${logs:-$(mktemp -d "${TMPDIR:-/tmp}/aegis-fuzz.XXXXXX")}
 mkdir -p "$logs"
