@@ -21,7 +21,9 @@
 // wrap's confining re-exec, injected so that this package knows nothing of
 // confinement), the policy gate and what reloads it (PolicyReloads: on
 // SIGHUP and when its file changes, each reload recorded through the
-// listener's or the stdio session's relay), and the limits. Package
+// listener's or the stdio session's relay; its Configure sets both, and
+// a nil PolicyReloads, no policy, leaves every call to pass), and the
+// limits. Package
 // cmd/aegis parses the flags, opens the log, appends the
 // session_start, calls one of the two, and then closes the log and says
 // how the session ended; this package prints nothing but its Logf

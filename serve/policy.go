@@ -22,6 +22,24 @@ type PolicyReloads struct {
 	Rejected func(err error)
 }
 
+// Set is session_start's policy_set: the gate's policy's, or
+// record.PassThroughSet for a nil p (no policy).
+func (p *PolicyReloads) Set() string {
+	if p == nil {
+		return record.PassThroughSet
+	}
+	return p.Gate.Current().Set()
+}
+
+// Configure sets c.Gate to p's gate and c.Watch to p's Watch. A nil p (no
+// policy) leaves both unset, so that every call passes: a nil
+// *policy.Gate in c.Gate would be a gate, not none.
+func (p *PolicyReloads) Configure(c *Config) {
+	if p != nil {
+		c.Gate, c.Watch = p.Gate, p.Watch
+	}
+}
+
 // Watch reloads the policy on SIGHUP (which a session also forwards to
 // its child) and when the file changes, recording each reload through r,
 // until the returned stop is called. A change that leaves the bytes as

@@ -111,7 +111,7 @@ func runWrap(args []string) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
-	start := &record.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: pol.set()}
+	start := &record.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: pol.Set()}
 	start.Confine, start.Env = prof.Request(), envNames
 	if err := record.Fits(start); err != nil {
 		return fail(exitcode.Usage, "wrap: the child's command line, --env names and confinement paths are too long to record in one line: %v", err)
@@ -207,7 +207,7 @@ type wrapSession struct {
 	argv, env   []string
 	audit       string
 	prof        *confine.Profile
-	pol         *wrapPolicy
+	pol         *serve.PolicyReloads
 	sigs        chan os.Signal
 	maxFrame    int
 	maxPending  int
@@ -220,12 +220,13 @@ type wrapSession struct {
 
 // config is what every session of this wrap shares (package serve).
 func (w wrapSession) config() serve.Config {
-	return serve.Config{
+	c := serve.Config{
 		Argv: w.argv, Env: w.env, Launcher: confined.Launcher(w.prof),
-		Gate: w.pol.relayGate(), Watch: w.pol.watch, // wrap_policy.go
 		MaxFrame: w.maxFrame, MaxPending: w.maxPending, CallTimeout: w.callTimeout, Grace: w.grace,
 		Stderr: os.Stderr, Logf: logf,
 	}
+	w.pol.Configure(&c)
+	return c
 }
 
 // logf prints an aegis: diagnostic.
