@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/ed25519"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,7 +50,7 @@ func runVerify(args []string) int {
 	case *headArg != "" && *headFile != "":
 		return fail(exitcode.Usage, "verify: give --head or --head-file, not both")
 	case *headArg != "":
-		h, err := parseHead(*headArg)
+		h, err := record.ParseHeadString(*headArg)
 		if err != nil {
 			return fail(exitcode.Usage, "verify: --head: %v", err)
 		}
@@ -134,20 +133,6 @@ func readPublicKey(arg string) (ed25519.PublicKey, error) {
 		return record.ReadPublicKeyFile(path)
 	}
 	return record.ParsePublicKey(arg)
-}
-
-func parseHead(s string) (record.Head, error) {
-	var h record.Head
-	seq, hash, ok := strings.Cut(s, ":")
-	n, err := strconv.ParseUint(seq, 10, 64)
-	hexHash, ok2 := strings.CutPrefix(hash, "sha256:")
-	raw, herr := hex.DecodeString(hexHash)
-	if !ok || !ok2 || err != nil || herr != nil || len(raw) != len(h.Hash) {
-		return h, fmt.Errorf("%q is not SEQ:sha256:<64 hex>", s)
-	}
-	h.Seq = n
-	copy(h.Hash[:], raw)
-	return h, nil
 }
 
 // verifySet verifies one log (a set of files) and prints the report.

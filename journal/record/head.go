@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto"
 	"crypto/ed25519"
+	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fastjson"
@@ -20,6 +22,22 @@ type Head struct {
 }
 
 func (h Head) String() string { return strconv.FormatUint(h.Seq, 10) + ":" + h.Hash.String() }
+
+// ParseHeadString parses a head as String writes it, SEQ:sha256:<64 hex>
+// (what wrap prints on exit, and verify --head takes).
+func ParseHeadString(s string) (Head, error) {
+	var h Head
+	seq, hash, ok := strings.Cut(s, ":")
+	n, err := strconv.ParseUint(seq, 10, 64)
+	hexHash, ok2 := strings.CutPrefix(hash, "sha256:")
+	raw, herr := hex.DecodeString(hexHash)
+	if !ok || !ok2 || err != nil || herr != nil || len(raw) != len(h.Hash) {
+		return h, fmt.Errorf("%q is not SEQ:sha256:<64 hex>", s)
+	}
+	h.Seq = n
+	copy(h.Hash[:], raw)
+	return h, nil
+}
 
 // SignedHead is the content of a head file: a head, when it was taken, and
 // the key that signed it.
