@@ -229,45 +229,18 @@ func (s *Server) postModern(w http.ResponseWriter, r *http.Request, sse, jsonOK 
 	s.mu.Lock()
 	ss := s.stateless[principal]
 	s.mu.Unlock()
-	bd, err := s.readBody(w, r, ss)
-	switch {
-	case errors.Is(err, errTooLong):
-		httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
-		return
-	case errors.Is(err, errGone):
-		return
-	case err != nil:
-		httpError(w, http.StatusBadRequest, "cannot read the body")
+	bd, line, cl := s.readMessage(w, r, ss, "the body must be one JSON-RPC request or notification")
+	if cl == nil {
 		return
 	}
+	defer classifiers.Put(cl)
 	owned := true
 	defer func() {
 		if owned {
 			bd.release()
 		}
 	}()
-	line, err := Line(bd.b)
-	if err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	if len(line)+1 > s.cfg.MaxFrame {
-		httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
-		return
-	}
-	cl := classifiers.Get().(*classifier)
-	defer classifiers.Put(cl)
-	f := &cl.f
-	cl.c.Classify(line, f)
-	if f.Kind != frame.Single || len(f.Msgs) != 1 || f.Msgs[0].Type == frame.Invalid {
-		code := codeInvalidRequest
-		if f.Kind == frame.NotJSON || f.Kind == frame.Empty {
-			code = codeParseError
-		}
-		rpcError(w, http.StatusBadRequest, code, "the body must be one JSON-RPC request or notification")
-		return
-	}
-	m := &f.Msgs[0]
+	m := &cl.f.Msgs[0]
 	var id []byte
 	if m.Type == frame.Request && m.ID.Key != nil && len(m.AltIDs) == 0 && !strings.HasPrefix(m.Malformed, "id:") {
 		id = m.ID.Raw

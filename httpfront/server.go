@@ -453,17 +453,11 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	bd, err := s.readBody(w, r, ss)
-	switch {
-	case errors.Is(err, errTooLong):
-		httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
-		return
-	case errors.Is(err, errGone):
-		return
-	case err != nil:
-		httpError(w, http.StatusBadRequest, "cannot read the body")
+	bd, line, cl := s.readMessage(w, r, ss, "the body must be one JSON-RPC request, notification or response")
+	if cl == nil {
 		return
 	}
+	defer classifiers.Put(cl)
 	// The body's count is given back once the child's relay has its
 	// line: by send, or by the goroutine request starts, which then
 	// owns it.
@@ -473,33 +467,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 			bd.release()
 		}
 	}()
-	line, err := Line(bd.b)
-	if err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	// --max-frame counts a line as it reaches the child, its '\n'
-	// included, as the relay's reader counts it (frame.NewReader): a body
-	// taken here is never one that ends the session there.
-	if len(line)+1 > s.cfg.MaxFrame {
-		httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
-		return
-	}
-	cl := classifiers.Get().(*classifier)
-	defer classifiers.Put(cl)
-	f := &cl.f
-	cl.c.Classify(line, f)
-	if f.Kind != frame.Single || len(f.Msgs) != 1 || f.Msgs[0].Type == frame.Invalid {
-		// JSON-RPC's codes: a body that is not one JSON value is a parse
-		// error, one that is JSON but no single message an invalid request.
-		code := codeInvalidRequest
-		if f.Kind == frame.NotJSON || f.Kind == frame.Empty {
-			code = codeParseError
-		}
-		rpcError(w, http.StatusBadRequest, code, "the body must be one JSON-RPC request, notification or response")
-		return
-	}
-	m := &f.Msgs[0]
+	m := &cl.f.Msgs[0]
 	if msg := headerMismatch(r, m); msg != "" {
 		httpError(w, http.StatusBadRequest, msg)
 		return
@@ -563,6 +531,58 @@ func contentTypeJSON(r *http.Request) bool {
 
 // classifier is a Classifier and its Frame, reused across requests
 // (classifiers): a request's Frame is valid until the request returns it.
+// readMessage reads a POST's body as the line it is written to the child
+// and classifies it. A body that cannot be read, is longer than the
+// maximum frame, holds a raw line break, or is not one JSON-RPC message
+// is answered on w (notOne says what the body must be) and readMessage
+// returns a nil classifier, having released the body. Otherwise the
+// caller owns bd (release it unless another takes it) and cl (put it
+// back in classifiers), whose frame holds the one message, valid while
+// line is.
+func (s *Server) readMessage(w http.ResponseWriter, r *http.Request, ss *session, notOne string) (bd *body, line []byte, cl *classifier) {
+	bd, err := s.readBody(w, r, ss)
+	switch {
+	case errors.Is(err, errTooLong):
+		httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
+		return nil, nil, nil
+	case errors.Is(err, errGone):
+		return nil, nil, nil
+	case err != nil:
+		httpError(w, http.StatusBadRequest, "cannot read the body")
+		return nil, nil, nil
+	}
+	line, err = Line(bd.b)
+	if err != nil {
+		bd.release()
+		httpError(w, http.StatusBadRequest, err.Error())
+		return nil, nil, nil
+	}
+	// --max-frame counts a line as it reaches the child, its '\n'
+	// included, as the relay's reader counts it (frame.NewReader): a body
+	// taken here is never one that ends the session there.
+	if len(line)+1 > s.cfg.MaxFrame {
+		bd.release()
+		httpError(w, http.StatusRequestEntityTooLarge, "body longer than the maximum frame")
+		return nil, nil, nil
+	}
+	cl = classifiers.Get().(*classifier)
+	f := &cl.f
+	cl.c.Classify(line, f)
+	if f.Kind != frame.Single || len(f.Msgs) != 1 || f.Msgs[0].Type == frame.Invalid {
+		bd.release()
+		classifiers.Put(cl)
+		// JSON-RPC's codes: a body that is not one JSON value is a parse
+		// error, one that is JSON but no single message an invalid request.
+		code := codeInvalidRequest
+		if f.Kind == frame.NotJSON || f.Kind == frame.Empty {
+			code = codeParseError
+		}
+		rpcError(w, http.StatusBadRequest, code, notOne)
+		return nil, nil, nil
+	}
+	return bd, line, cl
+}
+
 type classifier struct {
 	c frame.Classifier
 	f frame.Frame
