@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/ed25519"
-	"errors"
 	"flag"
 	"fmt"
 	"time"
@@ -79,31 +78,18 @@ func checkCheckpoints(set *segment.Set, files []string, pub ed25519.PublicKey) (
 		return exitcode.OK, []string{fmt.Sprintf("checkpoints: the log (%s, %d records) extends all %d", res.Origin, res.Records, res.Checkpoints)}
 	}
 	// A history's torn tail alone makes the check incomplete, as a log's
-	// torn tail makes verify's (tlog.ErrTorn).
-	code := exitcode.Incomplete
+	// torn tail makes verify's.
+	errs, torn := tlog.Findings(err)
+	code := exitcode.Invalid
 	var lines []string
-	for _, e := range unjoin(err) {
-		if !errors.Is(e, tlog.ErrTorn) {
-			code = exitcode.Invalid
-		}
+	if torn {
+		code = exitcode.Incomplete
+		lines = append(lines, fmt.Sprintf("checkpoints: the log (%s, %d records) extends every whole checkpoint (%d)", res.Origin, res.Records, res.Checkpoints))
+	}
+	for _, e := range errs {
 		lines = append(lines, "checkpoints: "+e.Error())
 	}
-	if code == exitcode.Incomplete {
-		lines = append([]string{fmt.Sprintf("checkpoints: the log (%s, %d records) extends every whole checkpoint (%d)", res.Origin, res.Records, res.Checkpoints)}, lines...)
-	}
 	return code, lines
-}
-
-// unjoin lists the errors errors.Join put together, or err alone.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, unjoin(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }
 
 // addVerifyCheckpointFlag is verify's --checkpoint FILE (repeatable).

@@ -61,6 +61,34 @@ func CheckFiles(set *segment.Set, files []string, pub ed25519.PublicKey) (*Resul
 	return r, errors.Join(append(errs, err)...)
 }
 
+// Findings lists the findings an error of CheckFiles or Check joins
+// (errors.Join, at any depth), and reports whether every one is a
+// history's torn last checkpoint (ErrTorn): the check is then
+// incomplete, as a log's torn tail makes verify's, not failed.
+func Findings(err error) (errs []error, tornOnly bool) {
+	errs = unjoin(err)
+	tornOnly = len(errs) > 0
+	for _, e := range errs {
+		tornOnly = tornOnly && errors.Is(e, ErrTorn)
+	}
+	return errs, tornOnly
+}
+
+// unjoin lists the errors errors.Join put together, or err alone.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
 // Result is what Check read: the log's origin and records, and how many
 // checkpoints it checked.
 type Result struct {

@@ -68,7 +68,8 @@
 // A crash during an append can leave its last one cut short, anywhere
 // before the '\n' that ends its signature line. SplitHistory sets
 // such a torn tail apart, and CheckFiles reports it as ErrTorn, which
-// verify calls incomplete, as it does a log's torn last line: no
+// verify calls incomplete when it is all there is (Findings), as it does
+// a log's torn last line: no
 // checkpoint, and no forgery of one. A last note that ends in a whole
 // signature line is a checkpoint or a forgery, whatever it holds.
 //
