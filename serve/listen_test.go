@@ -113,9 +113,11 @@ func TestFitDescriptors(t *testing.T) {
 		{"more than any limit", 1 << 30, 1 << 20},
 	} {
 		c, s, limit, err := FitDescriptors(tt.conns, tt.sessions)
-		wc, ws, werr := httpfront.FitDescriptors(lim.Cur, tt.conns, tt.sessions)
-		if limit != lim.Cur || c != wc || s != ws || (err == nil) != (werr == nil) {
-			t.Errorf("FitDescriptors(%d, %d) [%s] = %d, %d, %d, %v; want %d, %d, %d, %v", tt.conns, tt.sessions, tt.name, c, s, limit, err, wc, ws, lim.Cur, werr)
+		// Rlimit.Cur is uint64 on Linux and int64 on the BSDs.
+		cur := uint64(lim.Cur)
+		wc, ws, werr := httpfront.FitDescriptors(cur, tt.conns, tt.sessions)
+		if limit != cur || c != wc || s != ws || (err == nil) != (werr == nil) {
+			t.Errorf("FitDescriptors(%d, %d) [%s] = %d, %d, %d, %v; want %d, %d, %d, %v", tt.conns, tt.sessions, tt.name, c, s, limit, err, wc, ws, cur, werr)
 		}
 		if err == nil && (c > tt.conns || s > tt.sessions) {
 			t.Errorf("FitDescriptors(%d, %d) = %d, %d; want no more than asked", tt.conns, tt.sessions, c, s)
