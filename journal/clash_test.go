@@ -42,7 +42,10 @@ func TestOpenClash(t *testing.T) {
 		{"checkpoint file is the log", "", "audit.jsonl", ErrClash},
 		{"checkpoint file is the head file", "audit.head", "audit.head", ErrClash},
 		{"checkpoint history is the head file", "audit.cp.history", "audit.cp", ErrClash},
+		{"head file is the spare", "audit.jsonl.next", "", ErrClash},
+		{"checkpoint file is a compressed segment's temporary copy", "", "audit.jsonl.1-2.jsonl.zst.tmp", ErrClash},
 		{"apart", "audit.head", "audit.cp", nil},
+		{"a name beside the log", "audit.jsonl.head", "audit.jsonl.checkpoint", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -93,9 +93,10 @@
 // as it was found: no byte written, no NUL run trimmed (Close trims only a
 // file this process wrote to). A path that is not a regular file is
 // refused with ErrNotRegular without being opened. Options whose head
-// file or checkpoint file names the log or one of its segments
-// (Overlaps), or whose checkpoint file or its history is the head file
-// (HeadClash), are refused with ErrClash before anything is opened.
+// file or checkpoint file is a file the journal writes for the log (the
+// log, a segment, the spare), or whose checkpoint file or its history is
+// the head file (HeadClash), are refused with ErrClash before anything is
+// opened; wrap refuses more (Overlaps: any name path.…).
 //
 // # Rotation
 //
