@@ -154,15 +154,17 @@ func (h *harness) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Build from the module's root, wherever the harness was started.
-	gomod, err := exec.CommandContext(ctx, gobin, "env", "GOMOD").Output()
+	// Build from the aegis module's root, wherever the harness was
+	// started: the product's folder, which the harness's own module (bench)
+	// reaches through go.work or its replace directive.
+	dir, err := exec.CommandContext(ctx, gobin, "list", "-m", "-f", "{{.Dir}}", "github.com/aegisrelay/aegis").Output()
 	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
+		return fmt.Errorf("go list -m github.com/aegisrelay/aegis: %w", err)
 	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	root := strings.TrimSpace(string(dir))
 	h.root = root
 	if !fileExists(filepath.Join(root, "cmd", "aegis")) {
-		return fmt.Errorf("run aegis-bench inside the aegis module (go env GOMOD = %q)", strings.TrimSpace(string(gomod)))
+		return fmt.Errorf("run aegis-bench inside the aegis repository (the aegis module is at %q)", root)
 	}
 	h.aegis, h.child = h.cfg.Aegis, h.cfg.child
 	for _, b := range []struct {
