@@ -311,10 +311,16 @@ func (b *Book[S, C]) endTasks(s *Session[S, C], r *record.Record) {
 	}
 }
 
-// settlePending marks done the calls of s that wait for a retry or a
-// task's end: its records end here.
+// settlePending marks done the calls of s that wait for a retry, a
+// task's end, or the outcome of their last round (a retry whose outcome
+// never came): its records end here.
 func (s *Session[S, C]) settlePending() {
 	s.EachPending(func(c *Call[C]) { c.Done = true })
+	for _, c := range s.open {
+		if c.t != nil {
+			c.t.call.Done = true
+		}
+	}
 }
 
 // EachPending calls f with each call of s that has its outcome but waits
