@@ -228,7 +228,7 @@
 // --witness submits them to C2SP tlog-witness witnesses and keeps the
 // witnessed checkpoints, each the note above with the witnesses'
 // cosignature lines after the log's, in FILE.witnessed, and the
-// witnesses' state in FILE.witnesses (witness/doc.go, "Files").
+// witnesses' state in FILE.witnesses (internal/witness/doc.go, "Files").
 //
 // # Files
 //

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aegisrelay/aegis/clientconfig"
-	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/clientconfig"
+	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/internal/userfiles"
 )
 

@@ -32,7 +32,7 @@ func runConfigCmd(t *testing.T, dir, home string, args ...string) (int, string, 
 	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 }
 
-// copyExample copies a client example from clientconfig/testdata to path
+// copyExample copies a client example from internal/clientconfig/testdata to path
 // with mode 0600 and returns its bytes.
 func copyExample(t *testing.T, name, path string) []byte {
 	t.Helper()

@@ -1,6 +1,6 @@
 package main
 
-// Tests of --confine and --clean-env (confine/doc.go) through the real
+// Tests of --confine and --clean-env (internal/confine/doc.go) through the real
 // binary. Every restriction is applied by the helper in a child process,
 // never here.
 //
@@ -67,7 +67,7 @@ func built(t testing.TB, name, pkg string, extra ...string) string {
 	return p
 }
 
-// probeBin is confine/testdata/probe: the escape suite's child.
+// probeBin is internal/confine/testdata/probe: the escape suite's child.
 func probeBin(t testing.TB) string {
 	return built(t, "probe", "github.com/aegisrelay/aegis/confine/testdata/probe")
 }

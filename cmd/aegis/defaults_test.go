@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aegisrelay/aegis/journal/logview"
+	"github.com/aegisrelay/aegis/internal/logview"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 

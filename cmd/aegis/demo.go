@@ -5,8 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/aegisrelay/aegis/demo"
-	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/demo"
+	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/supervise"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/supervise"
 )
 
 // Bad input at the edges: what the binary does, run as a user runs it,

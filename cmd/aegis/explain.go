@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/aegisrelay/aegis/supervise"
+	"github.com/aegisrelay/aegis/internal/supervise"
 )
 
 // explainEnd prints on stderr, prefixed aegis:, the one sentence that

@@ -14,10 +14,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/aegisrelay/aegis/confine"
-	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/confine"
+	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/supervise"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/supervise"
 )
 
 // The explain tests' child is the test binary with AEGIS_EXPLAIN_CHILD

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/internal/userfiles"
 	"github.com/aegisrelay/aegis/journal/record"
 )

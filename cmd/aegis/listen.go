@@ -8,11 +8,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/aegisrelay/aegis/exitcode"
-	"github.com/aegisrelay/aegis/httpfront"
+	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/httpfront"
+	"github.com/aegisrelay/aegis/internal/serve"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/serve"
 )
 
 // listenFlags are wrap's flags for serving MCP Streamable HTTP

@@ -13,11 +13,11 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/aegisrelay/aegis/exitcode"
-	"github.com/aegisrelay/aegis/journal/logview"
+	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/logview"
+	"github.com/aegisrelay/aegis/internal/supervise"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
-	"github.com/aegisrelay/aegis/supervise"
 )
 
 // logSynopsis and logExamples are log's --help.

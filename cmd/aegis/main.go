@@ -11,7 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/exitcode"
 	_ "github.com/aegisrelay/aegis/internal/warm" // wrap's signing tables, built while aegis starts
 )
 
@@ -78,7 +78,7 @@ func init() {
 
 func main() {
 	// aegis __confine-exec restricts itself and execs the target: it runs
-	// before anything else (confine/doc.go, "Mechanism").
+	// before anything else (internal/confine/doc.go, "Mechanism").
 	if code, ok := confineExec(os.Args); ok {
 		os.Exit(code)
 	}

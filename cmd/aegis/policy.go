@@ -6,9 +6,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/aegisrelay/aegis/exitcode"
-	"github.com/aegisrelay/aegis/policy"
-	"github.com/aegisrelay/aegis/relay"
+	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/policy"
+	"github.com/aegisrelay/aegis/internal/relay"
 )
 
 func runPolicy(args []string) int {

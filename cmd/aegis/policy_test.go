@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/policy"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/policy"
 )
 
 // writePolicy writes a policy file into the fixture's folder and returns

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/relay"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/relay"
 )
 
 // The protocol tests run aegis wrap around the protocol child (a server of

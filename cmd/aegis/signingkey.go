@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/aegisrelay/aegis/confine"
-	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/confine"
+	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/record/agentkey"
 )

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/relay"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/relay"
 )
 
 // The session of the call-timeout tests, against the demo server (aegis

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/witness"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
-	"github.com/aegisrelay/aegis/witness"
 )
 
 // witnessFlags are wrap's flags for C2SP tlog-witness witnesses (package

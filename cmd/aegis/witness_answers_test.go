@@ -19,9 +19,9 @@ import (
 	"filippo.io/torchwood"
 	"golang.org/x/mod/sumdb/note"
 
-	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/witness"
 	"github.com/aegisrelay/aegis/journal/tlog"
-	"github.com/aegisrelay/aegis/witness"
 )
 
 // fakeWitness is a tlog-witness on loopback that answers the n-th

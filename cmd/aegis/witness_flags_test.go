@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aegisrelay/aegis/internal/witness"
 	"github.com/aegisrelay/aegis/journal"
-	"github.com/aegisrelay/aegis/witness"
 )
 
 // TestWitnessFlags: wrap's --witness URL,KEY needs a checkpoint file to

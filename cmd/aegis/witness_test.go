@@ -19,10 +19,10 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
-	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/witness"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/tlog"
-	"github.com/aegisrelay/aegis/witness"
 )
 
 // The witness these tests run is torchwood's litewitness (c2sp.org/

@@ -8,16 +8,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aegisrelay/aegis/confine"
-	"github.com/aegisrelay/aegis/exitcode"
+	"github.com/aegisrelay/aegis/internal/confine"
+	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/logview"
+	"github.com/aegisrelay/aegis/internal/relay"
+	"github.com/aegisrelay/aegis/internal/serve"
+	"github.com/aegisrelay/aegis/internal/supervise"
+	"github.com/aegisrelay/aegis/internal/supervise/confined"
 	"github.com/aegisrelay/aegis/internal/userfiles"
 	"github.com/aegisrelay/aegis/journal"
-	"github.com/aegisrelay/aegis/journal/logview"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/relay"
-	"github.com/aegisrelay/aegis/serve"
-	"github.com/aegisrelay/aegis/supervise"
-	"github.com/aegisrelay/aegis/supervise/confined"
 )
 
 // runWrap is aegis wrap: its flags, then each check that makes a setup

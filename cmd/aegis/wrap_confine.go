@@ -8,13 +8,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/aegisrelay/aegis/confine"
-	"github.com/aegisrelay/aegis/exitcode"
-	"github.com/aegisrelay/aegis/supervise"
+	"github.com/aegisrelay/aegis/internal/confine"
+	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/supervise"
 )
 
 // confineFlags are wrap's confinement and child-environment flags
-// (confine/doc.go).
+// (internal/confine/doc.go).
 type confineFlags struct {
 	confine, execSupport, udp, unix, bestEffort, cleanEnv bool
 	printProfile                                          bool

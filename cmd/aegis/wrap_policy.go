@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/aegisrelay/aegis/policy"
-	"github.com/aegisrelay/aegis/serve"
+	"github.com/aegisrelay/aegis/internal/policy"
+	"github.com/aegisrelay/aegis/internal/serve"
 )
 
 // loadWrapPolicy reads and checks --policy FILE before the audit log is

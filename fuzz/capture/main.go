@@ -12,8 +12,8 @@
 // requests (roots/list) as a client would. Everything written to a server
 // and everything read from it is kept as sent, and cut into seeds:
 //
-//	relay/testdata/fuzz/FuzzRelay/real_*     client and server streams, a few exchanges each
-//	relay/testdata/fuzz/FuzzRelay/nasty_*    hand-made client streams and answers
+//	internal/relay/testdata/fuzz/FuzzRelay/real_*     client and server streams, a few exchanges each
+//	internal/relay/testdata/fuzz/FuzzRelay/nasty_*    hand-made client streams and answers
 //	frame/testdata/fuzz/FuzzClassify/real_*  one line of each kind seen
 //	frame/testdata/fuzz/FuzzClassify/nasty_* hand-made lines
 //	frame/testdata/fuzz/FuzzReader/real_*    a server stream with read sizes
@@ -466,7 +466,7 @@ func (c *corpus) relaySeeds(s *server) {
 		if len(up)+len(down) == 0 {
 			return
 		}
-		c.write("relay/testdata/fuzz/FuzzRelay", fmt.Sprintf("real_%s_%02d", s.name, n),
+		c.write("internal/relay/testdata/fuzz/FuzzRelay", fmt.Sprintf("real_%s_%02d", s.name, n),
 			cutLines(up, maxSeed), cutLines(down, maxSeed), splitPatterns[n%len(splitPatterns)], uint16(0), byte(0))
 		n++
 		up, down = nil, nil
@@ -564,7 +564,7 @@ func (c *corpus) readerSeed(s *server) {
 // nasty writes the hand-made seeds.
 func (c *corpus) nasty() {
 	const (
-		rel = "relay/testdata/fuzz/FuzzRelay"
+		rel = "internal/relay/testdata/fuzz/FuzzRelay"
 		cls = "frame/testdata/fuzz/FuzzClassify"
 	)
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }

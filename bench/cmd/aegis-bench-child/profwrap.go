@@ -8,10 +8,10 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/aegisrelay/aegis/internal/relay"
+	"github.com/aegisrelay/aegis/internal/supervise"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
-	"github.com/aegisrelay/aegis/relay"
-	"github.com/aegisrelay/aegis/supervise"
 )
 
 // profWrap is aegis wrap's wiring, as in cmd/aegis/wrap.go without policy,

@@ -1,0 +1,90 @@
+package policy
+
+import (
+	"github.com/aegisrelay/aegis/internal/gate"
+
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// thousandRules is a 1,000-rule policy of every shape the index treats
+// differently (exact names, prefix globs, suffix globs, and a few that
+// must be scanned), none of which matches "echo"; the last rule allows it.
+// The end-to-end benchmark in cmd/aegis uses the same shape.
+func thousandRules(scanned int) string {
+	var b strings.Builder
+	b.WriteString("version: 1\ndefault: deny\nrules:\n")
+	for i := range 999 {
+		var pat string
+		switch {
+		case i < scanned:
+			pat = fmt.Sprintf("*x%03d*", i)
+		case i%3 == 0:
+			pat = fmt.Sprintf("tool_%03d", i)
+		case i%3 == 1:
+			pat = fmt.Sprintf("ns%03d_*", i)
+		default:
+			pat = fmt.Sprintf("*_adm%03d", i)
+		}
+		fmt.Fprintf(&b, "  - tool: %q\n    action: %s\n", pat, []string{"deny", "allow"}[i%2])
+	}
+	b.WriteString("  - tool: echo\n    action: allow\n")
+	return b.String()
+}
+
+// BenchmarkDecide is the cost of deciding one call, as the relay does it
+// (Begin, Decide, Commit), under one rule and under 1,000, beside a scan of
+// the 1,000 rules in order, which is what the index saves.
+//
+//	go test -run XXX -bench Decide ./internal/policy/
+func BenchmarkDecide(b *testing.B) {
+	one := mustParse(b, "version: 1\ndefault: deny\nrules:\n  - tool: echo\n    action: allow\n")
+	thousand := mustParse(b, thousandRules(0))
+	scanned := mustParse(b, thousandRules(50))
+	rated := mustParse(b, strings.Replace(thousandRules(0), "  - tool: echo\n    action: allow\n", "  - tool: echo\n    action: allow\n    rate: 1000000000/s\n", 1))
+	name := []byte("echo")
+	call := &gate.Call{Tool: name}
+	now := time.Now()
+	run := func(p *Policy) func(*testing.B) {
+		return func(b *testing.B) {
+			g := NewGate(p)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(name)))
+			for b.Loop() {
+				fr := g.Begin(now)
+				if d := fr.Decide(call); d.Refused() {
+					b.Fatalf("echo refused: %+v", d)
+				}
+				fr.Commit()
+			}
+		}
+	}
+	b.Run("rules=1", run(one))
+	b.Run("rules=1000", run(thousand))
+	b.Run("rules=1000-50-scanned-cached", run(scanned))
+	b.Run("rules=1000-rate", run(rated))
+	b.Run("rules=1000-linear-scan", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(name)))
+		for b.Loop() {
+			if thousand.matchLinear(name) != 999 {
+				b.Fatal("scan missed rule 999")
+			}
+		}
+	})
+	// A name no one has sent before: the scanned globs cannot be cached.
+	b.Run("rules=1000-50-scanned-uncached", func(b *testing.B) {
+		b.ReportAllocs()
+		names := make([][]byte, 8192)
+		for i := range names {
+			names[i] = fmt.Appendf(nil, "fresh_%05d", i)
+		}
+		i := 0
+		for b.Loop() {
+			scanned.idx.lookup(scanned.rules, names[i%len(names)])
+			i++
+		}
+	})
+}
