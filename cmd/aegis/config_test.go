@@ -36,7 +36,7 @@ func runConfigCmd(t *testing.T, dir, home string, args ...string) (int, string, 
 // with mode 0600 and returns its bytes.
 func copyExample(t *testing.T, name, path string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "clientconfig", "testdata", name))
+	data, err := os.ReadFile(filepath.Join("..", "..", "internal", "clientconfig", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,14 +69,14 @@ func built(t testing.TB, name, pkg string, extra ...string) string {
 
 // probeBin is internal/confine/testdata/probe: the escape suite's child.
 func probeBin(t testing.TB) string {
-	return built(t, "probe", "github.com/aegisrelay/aegis/confine/testdata/probe")
+	return built(t, "probe", "github.com/aegisrelay/aegis/internal/confine/testdata/probe")
 }
 
 // cappedAegis is aegis built as if the kernel's Landlock ABI were at most
 // abi (the confine package's test hook; a release build has none).
 func cappedAegis(t testing.TB, abi int) string {
 	return built(t, "aegis-abi"+strconv.Itoa(abi), ".",
-		"-ldflags=-X github.com/aegisrelay/aegis/confine.abiCap="+strconv.Itoa(abi))
+		"-ldflags=-X github.com/aegisrelay/aegis/internal/confine.abiCap="+strconv.Itoa(abi))
 }
 
 // escapeEnv is what the probe tries to reach: files outside and inside the

@@ -36,7 +36,7 @@ const (
 func erratumFixed(errata, n int) bool { return errata&(1<<(n-1)) != 0 }
 
 // abiCap is a test hook, empty in every release build: a test builds aegis
-// with -ldflags "-X github.com/aegisrelay/aegis/confine.abiCap=N" to make
+// with -ldflags "-X github.com/aegisrelay/aegis/internal/confine.abiCap=N" to make
 // the helper behave as on a kernel whose Landlock ABI is at most N, which
 // is how the fail-closed path is tested on a kernel that has everything.
 // It can only lower what is enforced, and the report says so.

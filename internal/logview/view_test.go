@@ -29,7 +29,7 @@ func read(t *testing.T, file string, opts Options) []Item {
 	return items
 }
 
-var roundsLog = filepath.Join("..", "record", "testdata", "rounds.jsonl")
+var roundsLog = filepath.Join("..", "..", "journal", "record", "testdata", "rounds.jsonl")
 
 // TestViewRounds: the golden log of rounds and tasks shows each call as
 // one line, with its final status, its whole latency and the seqs of the
