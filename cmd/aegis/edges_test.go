@@ -20,11 +20,14 @@ import (
 // with real files, FIFOs, devices and children.
 
 // edgeRun runs aegis with args and stdin, and returns its exit code,
-// stdout and stderr. It fails the test if aegis has not exited after 20s:
-// a FIFO or /dev/zero read without end shows up as that.
+// stdout and stderr. It fails the test if aegis has not exited after 60s:
+// a FIFO or /dev/zero read without end shows up as that. The bound is for
+// a read that never ends, not a timing: refusing a 2 GiB sparse file reads
+// 2 GiB of NULs, well under a second alone and far longer on a CI machine
+// whose two cores run three test binaries.
 func edgeRun(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, aegisBin, args...)
 	cmd.Stdin = strings.NewReader(stdin)
@@ -32,7 +35,7 @@ func edgeRun(t *testing.T, stdin string, args ...string) (int, string, string) {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("aegis %s: still running after 20s (killed)\nstderr: %s", strings.Join(args, " "), errb.String())
+		t.Fatalf("aegis %s: still running after 60s (killed)\nstderr: %s", strings.Join(args, " "), errb.String())
 	}
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }
