@@ -539,7 +539,7 @@ func TestPolicyReloadLongRejection(t *testing.T) {
 		t.Errorf("policy_reload = %s, %d bytes %.120q; want %s, rejected, cut to at most 4 KiB", p.Set, len(p.Status), p.Status, setBad)
 	}
 	if !strings.Contains(s.stderr.String(), strings.Repeat("a", 100_000)) {
-		t.Errorf("wrap's stderr (%d bytes) lacks the whole message", s.stderr.Len())
+		t.Errorf("wrap's stderr (%d bytes) lacks the whole message", len(s.stderr.String()))
 	}
 }
 

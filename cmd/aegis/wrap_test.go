@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -154,7 +155,26 @@ type session struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
-	stderr *bytes.Buffer
+	stderr *syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer that the process's stderr copier and the
+// test may use at the same time (a failing test reads it while wrap runs).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func (f *fixture) start(t *testing.T, extra []string, env []string, argv ...string) *session {
@@ -163,7 +183,7 @@ func (f *fixture) start(t *testing.T, extra []string, env []string, argv ...stri
 	cmd.Env = append(os.Environ(), env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	s := &session{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: &bytes.Buffer{}}
+	s := &session{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: &syncBuffer{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -210,6 +230,13 @@ func (s *session) wait(d time.Duration) int {
 	select {
 	case <-done:
 	case <-time.After(d):
+		// SIGQUIT makes the Go runtime print every goroutine's stack to
+		// stderr before exiting: the failure then says where wrap waits.
+		s.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
 		s.t.Fatalf("wrap did not exit within %v (stderr: %s)", d, s.stderr)
 	}
 	return s.cmd.ProcessState.ExitCode()
