@@ -28,6 +28,7 @@ func runWrap(args []string) int {
 	fs := newFlags("wrap", "aegis wrap [flags] [--] CMD [ARGS…]", wrapExamples)
 	audit := fs.String("audit", "", "append the audit log to `FILE` (default: NAME.jsonl in $XDG_STATE_HOME/aegis)")
 	name := fs.String("name", "", "name the server's default log `NAME`.jsonl (default: from the child command, e.g. server-memory for npx -y @modelcontextprotocol/server-memory)")
+	client := fs.String("client", "", "record that the MCP client `CLIENT` (such as claude-desktop, claude-code, vscode, cursor) runs this server; 'aegis config wrap' sets it")
 	keyPath := fs.String("signing-key", "", signingKeyUsage) // signingkey.go
 	allowOpenKey := fs.Bool("allow-open-key", false, "accept a --signing-key file that its group or others may read or write (a named hole: whoever can read the key can sign records as this log's)")
 	durability := fs.String("durability", "strict", "when records reach the disk: strict, reply, interval[:D] or none (or G3..G0)")
@@ -63,6 +64,9 @@ func runWrap(args []string) int {
 	}
 	if *name != "" && userfiles.SafeName(*name) != *name {
 		return fail(exitcode.Usage, "wrap: --name %q: use letters, digits, '.', '_' and '-' only (it names a file)", *name)
+	}
+	if *client != "" && userfiles.SafeName(*client) != *client {
+		return fail(exitcode.Usage, "wrap: --client %q: use letters, digits, '.', '_' and '-' only", *client)
 	}
 	defaultLog := *audit == ""
 	if code, ok := defaultFiles(argv, audit, name, keyPath); !ok {
@@ -111,7 +115,7 @@ func runWrap(args []string) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
-	start := &record.SessionStart{Aegis: aegisVersion(), Argv: argv, Durability: dur.String(), PolicySet: pol.Set()}
+	start := &record.SessionStart{Aegis: aegisVersion(), Argv: argv, Name: *name, Client: *client, Durability: dur.String(), PolicySet: pol.Set()}
 	start.Confine, start.Env = prof.Request(), envNames
 	if err := record.Fits(start); err != nil {
 		return fail(exitcode.Usage, "wrap: the child's command line, --env names and confinement paths are too long to record in one line: %v", err)
@@ -148,13 +152,14 @@ func runWrap(args []string) int {
 	}.run(j, startSeq)
 }
 
-// defaultFiles fills in the audit log (from name, itself from the child
-// command when empty) and the signing key that no flag named.
+// defaultFiles fills in the server's name (from the child command when
+// empty), the audit log (from the name) and the signing key that no flag
+// named.
 func defaultFiles(argv []string, audit, name, keyPath *string) (code int, ok bool) {
+	if *name == "" {
+		*name = userfiles.ServerName(argv)
+	}
 	if *audit == "" {
-		if *name == "" {
-			*name = userfiles.ServerName(argv)
-		}
 		p, err := userfiles.LogPath(*name)
 		if err != nil {
 			return fail(exitcode.Usage, "wrap: no --audit FILE given, and %v", err), false

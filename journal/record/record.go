@@ -149,9 +149,15 @@ func AppendCall(dst []byte, c Call) []byte {
 
 // SessionStart opens a session:
 //
-//	"key":"ed25519:…"[,"cert":{…}],"aegis":"<version>","argv":[…],"durability":"strict",
-//	"policy_set":"sha256:…"|"pass-through","confine":null|{…}[,"env":[names]]
+//	"key":"ed25519:…"[,"cert":{…}],"aegis":"<version>","argv":[…][,"name":"<name>"][,"client":"<client>"],
+//	"durability":"strict","policy_set":"sha256:…"|"pass-through","confine":null|{…}[,"env":[names]]
 //	[,"transport":"http","peer":"<address>","principal":"token:<16 hex>"|"none"]
+//
+// name is the server's name, the one its default log is named for (wrap's
+// --name, or the name derived from the command); client is the MCP client
+// whose configuration runs the server (wrap's --client, such as
+// claude-desktop). Each is absent when empty, so that a session_start
+// without them encodes as it always has.
 //
 // transport, peer and principal are present, all three, in a session
 // served over a network transport (wrap --listen), and absent in a stdio
@@ -172,6 +178,8 @@ type SessionStart struct {
 	Cert       *SessionCert
 	Aegis      string
 	Argv       []string
+	Name       string // "": field absent
+	Client     string // "": field absent
 	Durability string
 	PolicySet  string
 	Confine    *ConfineRequest
@@ -204,6 +212,12 @@ func (s *SessionStart) AppendFields(dst []byte) []byte {
 	}
 	dst = appendStringField(dst, "aegis", s.Aegis)
 	dst = appendStrings(dst, "argv", s.Argv)
+	if s.Name != "" {
+		dst = appendStringField(dst, "name", s.Name)
+	}
+	if s.Client != "" {
+		dst = appendStringField(dst, "client", s.Client)
+	}
 	dst = appendStringField(dst, "durability", s.Durability)
 	dst = appendStringField(dst, "policy_set", s.PolicySet)
 	dst = appendKey(dst, "confine")
@@ -244,6 +258,12 @@ func (s *SessionStart) decodeFields(g *getter) error {
 	}
 	s.Aegis = string(g.str("aegis"))
 	s.Argv = g.strs("argv")
+	if g.has("name") {
+		s.Name = string(g.str("name"))
+	}
+	if g.has("client") {
+		s.Client = string(g.str("client"))
+	}
 	s.Durability = string(g.str("durability"))
 	s.PolicySet = string(g.str("policy_set"))
 	if v := g.get("confine"); v != nil && v.Type() != fastjson.TypeNull {
