@@ -18,18 +18,22 @@ import (
 // Call is a call's line: its first intent and, once read, what answered
 // it; as JSON, one object of aegis log --json.
 type Call struct {
-	Type      string    `json:"type"` // "call"
-	TS        time.Time `json:"ts"`
-	SID       string    `json:"sid"`
-	Seq       uint64    `json:"seq"`
-	Call      string    `json:"call"`
-	Tool      *string   `json:"tool"`
-	Batch     string    `json:"batch,omitempty"`
-	Malformed string    `json:"malformed,omitempty"`
-	Verdict   string    `json:"verdict"`
-	Rule      string    `json:"rule,omitempty"`
-	Status    string    `json:"status"` // "in flight" until the outcome is seen
-	Reason    string    `json:"reason,omitempty"`
+	Type string    `json:"type"` // "call"
+	TS   time.Time `json:"ts"`
+	SID  string    `json:"sid"`
+	Seq  uint64    `json:"seq"` // the first intent's
+	// OutcomeSeq is the seq of the last outcome read of the call (its
+	// final round's; of a task, the outcome that made it); null: none.
+	// Seq and OutcomeSeq are what aegis prove inclusion --seq takes.
+	OutcomeSeq *uint64 `json:"outcome_seq"`
+	Call       string  `json:"call"`
+	Tool       *string `json:"tool"`
+	Batch      string  `json:"batch,omitempty"`
+	Malformed  string  `json:"malformed,omitempty"`
+	Verdict    string  `json:"verdict"`
+	Rule       string  `json:"rule,omitempty"`
+	Status     string  `json:"status"` // "in flight" until the outcome is seen
+	Reason     string  `json:"reason,omitempty"`
 	// ResultType names the answer of status other (its resultType).
 	ResultType string `json:"result_type,omitempty"`
 	LatencyNS  *int64 `json:"latency_ns"`
@@ -195,7 +199,7 @@ func (c *Call) Cells(expand bool) [][]string {
 	if c.Rule != "" {
 		verdict += " (" + c.Rule + ")"
 	}
-	rows := [][]string{{FormatTime(c.TS), c.SID[:8], c.Call, tool, status, latency(c.LatencyNS), verdict}}
+	rows := [][]string{{FormatTime(c.TS), c.SID[:8], c.Seqs(), c.Call, tool, status, latency(c.LatencyNS), verdict}}
 	if !expand {
 		return rows
 	}
@@ -214,26 +218,35 @@ func (c *Call) Cells(expand bool) [][]string {
 		if r.Rule != "" {
 			verdict += " (" + r.Rule + ")"
 		}
-		rows = append(rows, []string{"", "", "", what, st, latency(r.LatencyNS), verdict})
+		rows = append(rows, []string{"", "", "", "", what, st, latency(r.LatencyNS), verdict})
 	}
 	if t := c.Task; t != nil {
-		rows = append(rows, []string{"", "", "", fmt.Sprintf("  task %s: outcome seq %d", t.ID, t.Outcome), "task", "", ""})
+		rows = append(rows, []string{"", "", "", "", fmt.Sprintf("  task %s: outcome seq %d", t.ID, t.Outcome), "task", "", ""})
 		for _, e := range t.Events {
 			st := e.Event
 			if e.Status != "" {
 				st += " " + e.Status
 			}
-			rows = append(rows, []string{"", "", "", fmt.Sprintf("  task %s: seq %d via %s", t.ID, e.Seq, e.Via), st, "", ""})
+			rows = append(rows, []string{"", "", "", "", fmt.Sprintf("  task %s: seq %d via %s", t.ID, e.Seq, e.Via), st, "", ""})
 		}
 		if t.EventsMore > 0 {
-			rows = append(rows, []string{"", "", "", fmt.Sprintf("  task %s: %d more records", t.ID, t.EventsMore), "", "", ""})
+			rows = append(rows, []string{"", "", "", "", fmt.Sprintf("  task %s: %d more records", t.ID, t.EventsMore), "", "", ""})
 		}
 	}
 	return rows
 }
 
 // Header is the table's column header.
-var Header = []string{"TIME", "SESSION", "CALL", "TOOL", "STATUS", "LATENCY", "POLICY"}
+var Header = []string{"TIME", "SESSION", "SEQ", "CALL", "TOOL", "STATUS", "LATENCY", "POLICY"}
+
+// Seqs is the call's SEQ column: its first intent's seq, and its last
+// outcome's after an arrow (5→6), the seqs aegis prove inclusion takes.
+func (c *Call) Seqs() string {
+	if c.OutcomeSeq == nil {
+		return strconv.FormatUint(c.Seq, 10)
+	}
+	return strconv.FormatUint(c.Seq, 10) + "→" + strconv.FormatUint(*c.OutcomeSeq, 10)
+}
 
 func latency(ns *int64) string {
 	if ns == nil {
@@ -265,9 +278,14 @@ type SessionJSON struct {
 	SID  string     `json:"sid"`
 	Seq  *uint64    `json:"seq,omitempty"`
 
-	Argv      []string `json:"argv,omitempty"`
-	PolicySet string   `json:"policy_set,omitempty"` // "pass-through": no --policy, every call forwarded
-	Confine   *bool    `json:"confine,omitempty"`
+	Argv []string `json:"argv,omitempty"`
+	// Name and Client are session_start's: the server's name (the one
+	// its default log is named for) and the MCP client whose
+	// configuration ran it (wrap --client); absent when not recorded.
+	Name      string `json:"name,omitempty"`
+	Client    string `json:"client,omitempty"`
+	PolicySet string `json:"policy_set,omitempty"` // "pass-through": no --policy, every call forwarded
+	Confine   *bool  `json:"confine,omitempty"`
 
 	Revision string `json:"revision,omitempty"`
 
@@ -293,8 +311,9 @@ type Counts struct {
 	Anomalies  uint64 `json:"anomalies"`
 }
 
-// startLine is the line of a session_start: when, the child's command,
-// the policy and the confinement.
+// startLine is the line of a session_start: when, the server's name and
+// its client when recorded, the child's command, the policy and the
+// confinement.
 func startLine(r *record.Record, b *record.SessionStart) *Session {
 	sid := hex.EncodeToString(r.SID[:])
 	ts, seq, confined := r.TS, r.Seq, b.Confine != nil
@@ -310,10 +329,29 @@ func startLine(r *record.Record, b *record.SessionStart) *Session {
 		confinement += fmt.Sprintf("; over %s, peer %s, principal %s", b.Transport, b.Peer, b.Principal)
 	}
 	return &Session{
-		JSON: &SessionJSON{Type: "session_start", TS: &ts, SID: sid, Seq: &seq, Argv: b.Argv, PolicySet: b.PolicySet, Confine: &confined},
-		Text: fmt.Sprintf("session %s started %s: child %s; %s; %s", sid[:8], FormatTime(ts), ShortArgv(b.Argv), policy, confinement),
+		JSON: &SessionJSON{Type: "session_start", TS: &ts, SID: sid, Seq: &seq, Argv: b.Argv, Name: b.Name, Client: b.Client, PolicySet: b.PolicySet, Confine: &confined},
+		Text: fmt.Sprintf("session %s started %s: %schild %s; %s; %s", sid[:8], FormatTime(ts), serverClient(b), ShortArgv(b.Argv), policy, confinement),
 		TS:   ts,
 	}
+}
+
+// serverClient is a start line's words on the server's name and its
+// client, each when recorded: "server NAME (client CLIENT); ".
+func serverClient(b *record.SessionStart) string {
+	s := ""
+	if b.Name != "" {
+		s = "server " + b.Name
+	}
+	if b.Client != "" {
+		if s != "" {
+			s += " "
+		}
+		s += "(client " + b.Client + ")"
+	}
+	if s != "" {
+		s += "; "
+	}
+	return s
 }
 
 // protocolLine is the line of a protocol record: the revision the

@@ -98,7 +98,13 @@ func (v *View) Record(r *record.Record) {
 		}
 		// Shown even outside its session: log shows what it can read.
 		v.order = append(v.order, Item{Call: row})
-	case *record.Outcome, *record.Task:
+	case *record.Outcome:
+		if c != nil {
+			seq := r.Seq
+			c.Data.OutcomeSeq = &seq
+			c.Data.update(c)
+		}
+	case *record.Task:
 		if c != nil {
 			c.Data.update(c)
 		}

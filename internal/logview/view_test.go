@@ -133,8 +133,10 @@ func TestViewPending(t *testing.T) {
 	}
 }
 
-// TestCellsExpand: a call's table line marks its rounds and task, and
-// with expand adds a line per round and task record.
+// TestCellsExpand: a call's table line gives its seqs (the first
+// intent's, and the final outcome's: the seqs aegis prove takes), marks
+// its rounds and task, and with expand adds a line per round and task
+// record.
 func TestCellsExpand(t *testing.T) {
 	items := read(t, roundsLog, Options{})
 	var lines []string
@@ -143,21 +145,47 @@ func TestCellsExpand(t *testing.T) {
 			continue
 		}
 		for _, cells := range it.Call.Cells(true) {
-			lines = append(lines, strings.Join(cells[2:6], "|"))
+			lines = append(lines, strings.Join(cells[2:7], "|"))
 		}
 	}
 	want := []string{
-		"1|book|ok [rounds 2]|3.00ms",
-		"|  round 1: intent seq 2|input_required (outcome seq 3)|0.1µs",
-		"|  round 2: intent seq 4 (by state)|ok (outcome seq 5)|0.2µs",
-		"3|book [round: unknown_state]|other (resultType partial)|0.3µs",
-		"4|render|tool_error [task]|5.0µs",
+		"2→5|1|book|ok [rounds 2]|3.00ms",
+		"||  round 1: intent seq 2|input_required (outcome seq 3)|0.1µs",
+		"||  round 2: intent seq 4 (by state)|ok (outcome seq 5)|0.2µs",
+		"6→7|3|book [round: unknown_state]|other (resultType partial)|0.3µs",
+		"8→9|4|render|tool_error [task]|5.0µs",
 	}
 	if g := strings.Join(lines[:len(want)], "\n"); g != strings.Join(want, "\n") {
 		t.Errorf("Cells(expand) =\n%s\nwant\n%s", g, strings.Join(want, "\n"))
 	}
-	if got := strings.Join(items[0].Call.Cells(false)[0][2:6], "|"); got != want[0] || len(items[0].Call.Cells(false)) != 1 {
+	if got := strings.Join(items[0].Call.Cells(false)[0][2:7], "|"); got != want[0] || len(items[0].Call.Cells(false)) != 1 {
 		t.Errorf("Cells(no expand) = %q; want one line %q", got, want[0])
+	}
+	if len(Header) != len(items[0].Call.Cells(false)[0]) {
+		t.Errorf("Header has %d columns, a call's line %d", len(Header), len(items[0].Call.Cells(false)[0]))
+	}
+}
+
+// TestSessionNameClient: a session_start's server name and client are on
+// its line and in its JSON, each only when recorded.
+func TestSessionNameClient(t *testing.T) {
+	for _, tt := range []struct {
+		name, server, client, want string
+	}{
+		{"both", "server-memory", "claude-desktop", ": server server-memory (client claude-desktop); child npx"},
+		{"name only", "server-memory", "", ": server server-memory; child npx"},
+		{"client only", "", "vscode", ": (client vscode); child npx"},
+		{"neither", "", "", ": child npx"},
+	} {
+		r := &record.Record{SID: [16]byte{1}, Kind: record.KindSessionStart}
+		b := &record.SessionStart{Argv: []string{"npx", "-y", "@modelcontextprotocol/server-memory"}, Name: tt.server, Client: tt.client, PolicySet: record.PassThroughSet}
+		s := startLine(r, b)
+		if !strings.Contains(s.Text, tt.want) {
+			t.Errorf("%s: startLine = %q; want it to hold %q", tt.name, s.Text, tt.want)
+		}
+		if s.JSON.Name != tt.server || s.JSON.Client != tt.client {
+			t.Errorf("%s: startLine JSON name, client = %q, %q; want %q, %q", tt.name, s.JSON.Name, s.JSON.Client, tt.server, tt.client)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -46,48 +47,190 @@ func LogPath(name string) (string, error) {
 	return filepath.Join(d, name+".jsonl"), nil
 }
 
-// launchers run the program their first argument names; a server started
-// through one is named after that argument, not after the launcher.
-var launchers = map[string]bool{
-	"npx": true, "bunx": true, "uvx": true, "pipx": true, "node": true, "deno": true, "bun": true,
-	"python": true, "python3": true, "uv": true, "pnpm": true, "yarn": true, "go": true, "java": true,
+// A launcher is a program that runs another one named by an argument:
+// a package runner (npx, uvx, pipx run, docker run), an interpreter
+// (node, python) or env. ServerName names a server started through one
+// after what it runs.
+type launcher struct {
+	// verbs are the words that may come between the launcher and what it
+	// runs (uv run X, pnpm dlx X, pipx run X); with needVerb one of them
+	// must (docker run IMAGE: docker ps runs nothing).
+	verbs    []string
+	needVerb bool
+	// valued are the options followed by a value that is not what runs
+	// (docker run -e NAME IMAGE, node -r ./hook.js server.js).
+	valued []string
+	// target are the options whose value is what runs (python -m MODULE,
+	// java -jar FILE, uvx --from PACKAGE).
+	target []string
+	// inline are the options whose value is the program's source itself
+	// (node -e CODE, python -c CODE): the server is the launcher.
+	inline []string
+	// assignments: NAME=VALUE arguments set the environment (env).
+	assignments bool
+	// image: what runs is a container image, named without its registry,
+	// tag and digest (ghcr.io/org/server:1.2 is server).
+	image bool
 }
 
-// launcherVerbs are words between a launcher and what it runs
-// (uv run X, pnpm dlx X, go run X, deno run X, pipx run X).
-var launcherVerbs = map[string]bool{"run": true, "dlx": true, "exec": true, "x": true, "tool": true}
+func opts(s string) []string { return strings.Fields(s) }
 
-// ServerName names a child command for its default log: the program,
-// or what a launcher runs (npx -y @modelcontextprotocol/server-memory is
-// server-memory), without a version or an extension, in characters that
-// are safe in a file name (SafeName).
+var (
+	nodeLike = launcher{
+		verbs:  opts("run x exec"),
+		valued: opts("-r --require --import --loader --experimental-loader -C --conditions --env-file --title --config -c"),
+		inline: opts("-e --eval -p --print"),
+	}
+	pythonLike = launcher{verbs: opts("run"), valued: opts("-W -X"), target: opts("-m"), inline: opts("-c")}
+	dockerLike = launcher{
+		verbs: opts("run"), needVerb: true, image: true,
+		valued: opts("-e --env --env-file -v --volume --mount --name -p --publish -w --workdir -u --user " +
+			"--entrypoint --platform -l --label --network --net --add-host --cpus -m --memory --pull " +
+			"--cap-add --cap-drop --security-opt --device --tmpfs -h --hostname --ulimit --gpus --runtime " +
+			"--ipc --pid --restart --log-driver --log-opt --dns --group-add --shm-size --init-path"),
+	}
+	packageRunner = launcher{
+		verbs:  opts("run dlx exec x tool"),
+		valued: opts("-p --package --python --with --with-requirements --directory --project --env-file --index --extra --group --spec --pip-args --cache-dir --registry --node-options"),
+		target: opts("--from"),
+		inline: opts("-c --call"),
+	}
+)
+
+// launchers are the launchers ServerName knows, by program name.
+var launchers = map[string]launcher{
+	"env": {valued: opts("-u --unset -C --chdir -S --split-string"), assignments: true},
+	"npx": packageRunner, "bunx": packageRunner, "uvx": packageRunner, "pipx": packageRunner,
+	"uv": packageRunner, "pnpm": packageRunner, "yarn": packageRunner, "npm": packageRunner,
+	"node": nodeLike, "nodejs": nodeLike, "bun": nodeLike, "deno": nodeLike, "tsx": nodeLike, "ts-node": nodeLike,
+	"python": pythonLike, "python3": pythonLike, "py": pythonLike, "pypy3": pythonLike,
+	"java":   {valued: opts("-cp -classpath --class-path -p --module-path"), target: opts("-jar -m --module")},
+	"go":     {verbs: opts("run"), valued: opts("-C -tags -ldflags -gcflags -mod -modfile -o")},
+	"docker": dockerLike, "podman": dockerLike, "nerdctl": dockerLike,
+	"cmd": {verbs: opts("/c /C /k /K")},
+	// The Python SDK's command: mcp run server.py.
+	"mcp": {verbs: opts("run"), needVerb: true},
+}
+
+// launcherOf returns the launcher program p is, by its file name without
+// .exe and, for python3.12 and the like, without its version.
+func launcherOf(p string) (launcher, string, bool) {
+	name := strings.TrimSuffix(strings.ToLower(filepath.Base(strings.ReplaceAll(p, "\\", "/"))), ".exe")
+	if l, ok := launchers[name]; ok {
+		return l, name, true
+	}
+	if v := strings.TrimLeft(strings.TrimPrefix(name, "python"), "0123456789."); v == "" && name != "python" && strings.HasPrefix(name, "python") {
+		return pythonLike, "python", true
+	}
+	return launcher{}, name, false
+}
+
+// ServerName names a child command for its default log: the server it
+// runs, in characters that are safe in a file name (SafeName). Through a
+// launcher (env, npx, uvx, pipx run, pnpm dlx, docker run, an
+// interpreter) that is what the launcher runs, past its options and
+// their values and env's NAME=VALUE assignments; a package is named
+// without its scope and version (@scope/pkg@1.2 is pkg), a script
+// without its folder, extension and generic entry point (dist/index.js is
+// its package's folder), an image without its registry and tag. A
+// program given its source inline (node -e CODE) is named after the
+// interpreter.
 func ServerName(argv []string) string {
-	name := argv[0]
-	if launchers[strings.TrimSuffix(filepath.Base(name), ".exe")] {
-		for _, a := range argv[1:] {
-			if strings.HasPrefix(a, "-") || launcherVerbs[a] {
-				continue
+	// Each launcher step consumes at least one argument, so this ends.
+	for len(argv) > 0 {
+		l, prog, ok := launcherOf(argv[0])
+		if !ok {
+			return targetName(argv[0], false)
+		}
+		rest, image, inline := l.next(argv[1:])
+		switch {
+		case inline || len(rest) == 0:
+			return SafeName(prog)
+		case image:
+			return targetName(rest[0], true)
+		}
+		argv = rest
+	}
+	return "server"
+}
+
+// next returns the arguments from what l runs on (empty if it runs
+// nothing), whether that is an image, and whether the program is inline.
+func (l launcher) next(args []string) (rest []string, image, inline bool) {
+	verb := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		opt, _, hasValue := strings.Cut(a, "=")
+		switch {
+		case a == "--":
+			if i+1 < len(args) && (!l.needVerb || verb) {
+				return args[i+1:], l.image, false
 			}
-			name = a
-			break
+			return nil, false, false
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			switch {
+			case slices.Contains(l.inline, opt):
+				return nil, false, true
+			case slices.Contains(l.target, opt) && hasValue:
+				return []string{a[len(opt)+1:]}, false, false
+			case slices.Contains(l.target, opt):
+				return args[i+1:], false, false
+			case slices.Contains(l.valued, opt) && !hasValue:
+				i++
+			}
+		case !verb && slices.Contains(l.verbs, a):
+			verb = true
+		case l.needVerb && !verb:
+			return nil, false, false
+		case l.assignments && strings.Contains(a, "=") && !strings.HasPrefix(a, "="):
+		default:
+			return args[i:], l.image, false
 		}
 	}
-	// A script's path names the server by its file, or by its package's
-	// folder when the file is a generic entry point (dist/index.js).
+	return nil, false, false
+}
+
+// targetName names what a launcher runs, or a program: its last path
+// element without a version, an extension or a tag, past generic ones.
+func targetName(name string, image bool) string {
+	for _, scheme := range []string{"npm:", "jsr:", "pypi:", "docker://"} {
+		name = strings.TrimPrefix(name, scheme)
+	}
+	if image {
+		if i := strings.IndexByte(name, '@'); i > 0 { // a digest
+			name = name[:i]
+		}
+	}
 	parts := strings.FieldsFunc(name, func(r rune) bool { return r == '/' || r == '\\' })
+	for i := range parts {
+		parts[i] = withoutVersion(parts[i], image)
+	}
 	for len(parts) > 1 && genericPart(parts[len(parts)-1]) {
 		parts = parts[:len(parts)-1]
 	}
 	if len(parts) > 0 {
 		name = parts[len(parts)-1]
 	}
-	if i := strings.LastIndexByte(name, '@'); i > 0 { // server@1.2.3; not a leading @
-		name = name[:i]
-	}
-	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".py", ".jar", ".exe"} {
+	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".py", ".jar", ".exe", ".git"} {
 		name = strings.TrimSuffix(name, ext)
 	}
 	return SafeName(name)
+}
+
+// withoutVersion cuts a version off a path element: pkg@1.2 (npm, uvx,
+// go run), pkg==1.2 and pkg>=1 (pip), and image:tag for an image. A
+// leading @ is a scope, not a version.
+func withoutVersion(p string, image bool) string {
+	if i := strings.LastIndexByte(p, '@'); i > 0 {
+		p = p[:i]
+	}
+	if i := strings.IndexAny(p, "=<>~!["); i > 0 {
+		p = p[:i]
+	}
+	if i := strings.LastIndexByte(p, ':'); image && i > 0 {
+		p = p[:i]
+	}
+	return p
 }
 
 // genericPart reports a path element that names no server: an entry

@@ -11,6 +11,10 @@ import (
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
+// TestServerName: real-world command lines (README's, and those the MCP
+// servers document for Claude Desktop, Claude Code, VS Code and Cursor)
+// are named after the server they run, past env, launchers, interpreter
+// options, scopes, versions and tags.
 func TestServerName(t *testing.T) {
 	for _, tt := range []struct {
 		argv []string
@@ -18,15 +22,50 @@ func TestServerName(t *testing.T) {
 	}{
 		{[]string{"npx", "-y", "@modelcontextprotocol/server-memory"}, "server-memory"},
 		{[]string{"npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"}, "server-everything"},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop", "/Users/me/Downloads"}, "server-filesystem"},
+		{[]string{"npx", "--yes", "--package", "@playwright/mcp", "mcp-server-playwright"}, "mcp-server-playwright"},
+		{[]string{"npx", "@playwright/mcp@latest"}, "mcp"},
+		{[]string{"npx", "-y", "--", "@upstash/context7-mcp@1.0.14"}, "context7-mcp"},
+		{[]string{"env", "MEMORY_FILE_PATH=/tmp/memory.json", "npx", "-y", "@modelcontextprotocol/server-memory"}, "server-memory"},
+		{[]string{"/usr/bin/env", "-u", "DEBUG", "-i", "PATH=/usr/bin", "HOME=/h", "node", "server.js"}, "server"},
+		{[]string{"env", "-C", "/srv/notes", "uv", "run", "notes.py"}, "notes"},
+		{[]string{"node", "-e", "process.exit(3)"}, "node"},
+		{[]string{"node", "--eval=process.exit(3)"}, "node"},
+		{[]string{"python3", "-c", "import sys; sys.exit(3)"}, "python3"},
+		{[]string{"node", "--max-old-space-size=4096", "-r", "./otel.js", "/srv/weather/build/index.js"}, "weather"},
 		{[]string{"/usr/bin/node", "/srv/weather/dist/index.js"}, "weather"},
 		{[]string{"node", "./server.js"}, "server"},
+		{[]string{"C:\\Program Files\\nodejs\\node.exe", "C:\\mcp\\github\\dist\\index.js"}, "github"},
 		{[]string{"uvx", "mcp-server-git", "--repository", "."}, "mcp-server-git"},
+		{[]string{"uvx", "mcp-server-fetch@0.6.2"}, "mcp-server-fetch"},
+		{[]string{"uvx", "--from", "git+https://github.com/oraios/serena", "serena", "start-mcp-server"}, "serena"},
+		{[]string{"uvx", "--python", "3.12", "mcp-server-time", "--local-timezone=Europe/Paris"}, "mcp-server-time"},
 		{[]string{"uv", "run", "notes.py"}, "notes"},
+		{[]string{"uv", "--directory", "/Users/me/weather", "run", "weather.py"}, "weather"},
+		{[]string{"uv", "run", "--with", "mcp[cli]", "mcp", "run", "/srv/notes/notes.py"}, "notes"},
+		{[]string{"pipx", "run", "mcp-server-sqlite==0.6", "--db-path", "x.db"}, "mcp-server-sqlite"},
+		{[]string{"pipx", "run", "--spec", "mcp-server-time", "mcp-server-time"}, "mcp-server-time"},
 		{[]string{"python3", "-m", "mcp_server_time"}, "mcp_server_time"},
+		{[]string{"python3.12", "-u", "-W", "ignore", "/srv/tools/search.py"}, "search"},
+		{[]string{"bunx", "@scope/pkg@1.2"}, "pkg"},
+		{[]string{"pnpm", "dlx", "@scope/pkg@1.2", "--stdio"}, "pkg"},
+		{[]string{"yarn", "dlx", "mcp-remote", "https://example.com/mcp"}, "mcp-remote"},
+		{[]string{"deno", "run", "-A", "jsr:@scope/deno-server@0.3"}, "deno-server"},
+		{[]string{"docker", "run", "-i", "mcp/fetch"}, "fetch"},
+		{[]string{"docker", "run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"}, "github-mcp-server"},
+		{[]string{"docker", "run", "-i", "--rm", "--mount", "type=bind,src=/Users/me,dst=/projects", "mcp/filesystem:latest", "/projects"}, "filesystem"},
+		{[]string{"podman", "run", "--rm", "-i", "--name=x", "quay.io/org/srv@sha256:0123"}, "srv"},
+		{[]string{"docker", "ps"}, "docker"},
+		{[]string{"java", "-Xmx1g", "-jar", "/opt/mcp/weather-server-1.0.jar"}, "weather-server-1.0"},
+		{[]string{"go", "run", "github.com/github/github-mcp-server/cmd/github-mcp-server@latest", "stdio"}, "github-mcp-server"},
+		{[]string{"cmd", "/c", "npx", "-y", "@modelcontextprotocol/server-memory"}, "server-memory"},
 		{[]string{"./bin/my server"}, "my-server"},
 		{[]string{"/opt/tools/github-mcp-server", "stdio"}, "github-mcp-server"},
-		{[]string{"docker", "run", "-i", "mcp/fetch"}, "docker"},
+		{[]string{"aegis", "demo", "--serve"}, "aegis"},
 		{[]string{"npx"}, "npx"},
+		{[]string{"env"}, "env"},
+		{[]string{"env", "A=1"}, "env"},
+		{[]string{"node", "-r"}, "node"},
 		{[]string{"..."}, "server"},
 	} {
 		if got := ServerName(tt.argv); got != tt.want {
