@@ -23,7 +23,6 @@ require (
 )
 
 require (
-	cel.dev/cel-go v0.33.2 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-isatty v0.0.22 // indirect
