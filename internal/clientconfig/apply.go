@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"time"
 )
 
 // Action is what Apply does to a file.
@@ -26,19 +25,20 @@ type Applied struct {
 	// Result is the rewrite: the entries, and the new bytes.
 	Result *Result
 	// Written reports whether the file was replaced; Backup is then where
-	// the original bytes are kept, and OwnerNote is File.OwnerNote.
+	// the bytes before are kept ("" for none), and OwnerNote is
+	// File.OwnerNote.
 	Written   bool
 	Backup    string
 	OwnerNote string
 }
 
 // Apply reads the file at path (ReadFile), rewrites it as act says, and
-// unless act is List, dryRun is set or nothing changed, writes it back
-// with a backup made at now (WriteFile). A file that cannot be read or
+// unless act is List, dryRun is set or nothing changed, writes it back,
+// keeping a backup under the folder backups unless it is "" (WriteFile). A file that cannot be read or
 // is refused returns a nil Applied and the error; a failed write returns
 // the Applied (the rewrite that was not written) with the error
 // (ErrMoved, ErrChanged, or the I/O error), the file as it was.
-func Apply(path string, act Action, o Options, dryRun bool, now time.Time) (*Applied, error) {
+func Apply(path string, act Action, o Options, dryRun bool, backups string) (*Applied, error) {
 	f, err := ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func Apply(path string, act Action, o Options, dryRun bool, now time.Time) (*App
 	if act == List || dryRun || !r.Changed() {
 		return a, nil
 	}
-	if a.Backup, err = WriteFile(f, r.Out, now); err != nil {
+	if a.Backup, err = WriteFile(f, r.Out, backups); err != nil {
 		return a, err
 	}
 	a.Written, a.OwnerNote = true, f.OwnerNote()

@@ -6,16 +6,14 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 )
 
 // TestApply: List and a dry run write nothing; a refused file is a
-// RefusedError naming its real path; a wrap writes the file and a backup
-// of the original.
+// RefusedError naming its real path; a wrap writes the file and one
+// backup of the original, under the backups folder and not beside it.
 func TestApply(t *testing.T) {
 	const in = `{"mcpServers": {"a": {"command": "s"}}}`
-	const wrapped = `{"mcpServers": {"a": {"args": ["wrap", "-name=a", "s"], "command": "/bin/aegis"}}}`
-	now := time.Date(2026, 12, 2, 3, 4, 5, 0, time.UTC)
+	const wrapped = `{"mcpServers": {"a": {"args": ["wrap", "-name=a", "--client=cursor", "s"], "command": "/bin/aegis"}}}`
 	tests := []struct {
 		name    string
 		in      string
@@ -43,7 +41,8 @@ func TestApply(t *testing.T) {
 			if err := os.Symlink("mcp.json", link); err != nil {
 				t.Fatal(err)
 			}
-			a, err := Apply(link, tt.act, Options{Aegis: "/bin/aegis"}, tt.dryRun, now)
+			backups := filepath.Join(t.TempDir(), "backups")
+			a, err := Apply(link, tt.act, Options{Aegis: "/bin/aegis", Client: "cursor"}, tt.dryRun, backups)
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("Apply = %v; want %v", err, tt.err)
 			}
@@ -58,16 +57,20 @@ func TestApply(t *testing.T) {
 			if string(got) != tt.want {
 				t.Errorf("the file holds %s; want %s", got, tt.want)
 			}
-			backups, _ := filepath.Glob(path + ".aegis-backup-*")
-			if want := BackupName(path, now); tt.written != slices.Equal(backups, []string{want}) {
-				t.Errorf("backups = %v; want %s only if written (%v)", backups, want, tt.written)
+			if names := dirNames(t, dir); !slices.Equal(names, []string{"link.json", "mcp.json"}) {
+				t.Errorf("the file's folder holds %v; want the file and the link only", names)
 			}
-			if tt.written && a.Backup != BackupName(path, now) {
-				t.Errorf("Applied.Backup = %s; want %s", a.Backup, BackupName(path, now))
+			want := BackupPath(backups, path)
+			kept, err := os.ReadFile(want)
+			if tt.written != (err == nil) || tt.written && string(kept) != tt.in {
+				t.Errorf("backup %s holds %q (%v); want the original only if written (%v)", want, kept, err, tt.written)
+			}
+			if tt.written && a.Backup != want {
+				t.Errorf("Applied.Backup = %s; want %s", a.Backup, want)
 			}
 		})
 	}
-	if a, err := Apply(filepath.Join(t.TempDir(), "none.json"), DoWrap, Options{}, false, now); a != nil || !errors.Is(err, os.ErrNotExist) {
+	if a, err := Apply(filepath.Join(t.TempDir(), "none.json"), DoWrap, Options{Client: "c"}, false, ""); a != nil || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Apply of a missing file = %v, %v; want nil, not exist", a, err)
 	}
 }

@@ -49,7 +49,7 @@ func BenchmarkWrap(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(src)))
 		for b.Loop() {
-			if _, err := Wrap(src, Options{Aegis: "/usr/local/bin/aegis"}); err != nil {
+			if _, err := Wrap(src, Options{Client: "c", Aegis: "/usr/local/bin/aegis"}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -58,7 +58,7 @@ func BenchmarkWrap(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(src)))
 		for b.Loop() {
-			r, err := Wrap(src, Options{Aegis: "/usr/local/bin/aegis"})
+			r, err := Wrap(src, Options{Client: "c", Aegis: "/usr/local/bin/aegis"})
 			if err != nil {
 				b.Fatal(err)
 			}

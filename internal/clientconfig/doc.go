@@ -39,20 +39,27 @@
 //
 // into
 //
-//	"command": AEGIS, "args": ["wrap", "--name=NAME", CMD, A1, A2]
+//	"command": AEGIS, "args": ["wrap", "--name=NAME", "--client=CLIENT", CMD, A1, A2]
 //
-// with NAME the entry's key (or what Options.Name makes of it), and a
-// "--" before CMD only if CMD begins with '-': a client that appends
+// with NAME the entry's key (or what Options.Name makes of it), CLIENT the
+// id of the client that reads the file (Options.Client; ClientOf tells it
+// by the file's path), and a "--" before CMD only if CMD begins with '-':
+// a client that appends
 // arguments of its own to an entry's args (the MCP Inspector's
 // config-file mode adds --method …) must not find them behind a "--",
 // which would hand them to the child.
 //
-// The one-argument --name=NAME is Wrap's mark (-name=NAME when the entry
-// had no "args" and Wrap added one; Go's flag package reads all three
-// spellings alike). Unwrap turns back only marked entries, so that it
-// undoes what Wrap did and nothing a user wrote: a wrap written by hand
-// ("--name", NAME as two arguments, or no --name) may carry a --policy or
-// --confine, and is left with a note unless Options.All. Unwrap reads
+// Wrap's mark is that shape exactly: "wrap", the one-argument
+// --name=NAME (-name=NAME when the entry had no "args" and Wrap added
+// one; Go's flag package reads all three spellings alike), the
+// one-argument --client=CLIENT, then the command. Unwrap turns back only
+// marked entries, so that it undoes what Wrap did and nothing a user
+// wrote: a wrap written by hand ("--name", NAME as two arguments,
+// --name=NAME without --client=, or no --name) or given a flag since may
+// carry a --policy or --confine, and is left with a note unless
+// Options.All. An entry that runs cmd /c (or /k), Windows's shell, is
+// left by Wrap with a note: the file is written for Windows, where aegis
+// does not run. Unwrap reads
 // wrap's arguments as wrap does (Go's flag package: flags end at "--" or
 // at the first argument that is not a flag, Options.BoolFlag telling
 // which flags take no value), and puts back the child's command and
@@ -71,7 +78,8 @@
 // into an empty array just after its "[", keeping what was between the
 // brackets; an entry without "args" gets one, placed just before
 // "command". Unwrap of a file Wrap wrote therefore gives back the
-// original bytes exactly, unless the file already held marked entries.
+// original bytes exactly, unless the file already held entries exactly
+// as Wrap writes them.
 // An entry with a comment among the bytes Unwrap would remove is left as
 // it is, with a note: the comment would go with them.
 //
@@ -102,8 +110,12 @@
 //
 // WriteFile replaces a file atomically (a temporary file in the same
 // folder, synced, renamed over it, the folder synced) with the original's
-// permission bits, after keeping a backup of the original bytes beside
-// it, FILE.aegis-backup-<UTC time>, with the same permission bits.
+// permission bits, after keeping a backup of the bytes it replaces, one
+// per file, outside the file's folder (a project's would be committed
+// with it): at the file's own path under a backups folder the caller
+// names (BackupPath), mode 0600, replaced at each rewrite. The folders
+// below the backups folder are made and entered without following a
+// symlink.
 //
 // Run with sudo, the rewrite must not become a way for a user to have
 // root write a file of theirs where they cannot. So ReadFile resolves
@@ -118,7 +130,7 @@
 // original's owner (by descriptor, never by path) only when that owner
 // could have made files in the folder itself (it owns the folder, or the
 // file's group or anyone may write it); otherwise they stay the writer's
-// (File.OwnerNote says so). A symlink present when ReadFile starts is
+// (File.OwnerNote says so). The backup is the writer's. A symlink present when ReadFile starts is
 // followed: the file it names is rewritten and the link stays.
 //
 // # Applying
@@ -126,5 +138,7 @@
 // Apply does the whole of one file: ReadFile, Wrap, Unwrap or Scan, and
 // WriteFile unless nothing changed or the caller asked for a dry run; it
 // returns what it did for the caller to print. Existing lists the files
-// of Locations that exist, each once.
+// of Locations that exist, each once. Errors are the sentinels below,
+// each in an Error whose Reason says it in a user's words, without the
+// package's name.
 package clientconfig

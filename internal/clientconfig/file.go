@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/aegisrelay/aegis/internal/atomicfile"
 	"github.com/aegisrelay/aegis/internal/regular"
@@ -80,18 +79,18 @@ func readIn(dir *folder, name string) (*File, error) {
 	}
 	switch {
 	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, r.Name(), regular.Describe(fi.Mode()))
+		return nil, refuse(ErrNotRegular, "%s is %s", r.Name(), regular.Describe(fi.Mode()))
 	case st.Nlink != 1:
-		return nil, fmt.Errorf("%w: %s has %d names (hard links); rewritten, the others would keep the old bytes", ErrShape, r.Name(), st.Nlink)
+		return nil, refuse(ErrShape, "%s has %d names (hard links); rewritten, the others would keep the old bytes", r.Name(), st.Nlink)
 	case fi.Size() > MaxFile:
-		return nil, fmt.Errorf("%w: %s is %d bytes, over %d MiB", ErrTooLarge, r.Name(), fi.Size(), MaxFile>>20)
+		return nil, refuse(ErrTooLarge, "%s is %d bytes, over %d MiB", r.Name(), fi.Size(), MaxFile>>20)
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxFile+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > MaxFile { // it grew while read
-		return nil, fmt.Errorf("%w: %s is over %d MiB", ErrTooLarge, r.Name(), MaxFile>>20)
+		return nil, refuse(ErrTooLarge, "%s is over %d MiB", r.Name(), MaxFile>>20)
 	}
 	return &File{
 		Path: r.Name(), Data: data, Mode: fi.Mode().Perm(),
@@ -125,25 +124,28 @@ func (f *File) OwnerNote() string {
 // when that owner could have made them there itself.
 func (f *File) keepOwner() bool { return f.dir.writableBy(f.uid, f.gid) }
 
-// BackupName returns the name of the backup of path made at t:
-// path.aegis-backup-20060102T150405Z.
-func BackupName(path string, t time.Time) string {
-	return path + ".aegis-backup-" + t.UTC().Format("20060102T150405Z")
+// BackupPath returns where WriteFile keeps the bytes of the file at path
+// (an absolute path without symlinks: File.Path) before it rewrites it:
+// the same path under the folder dir. There is one backup per file, and
+// none inside a project's folder, where it would be committed with it.
+func BackupPath(dir, path string) string {
+	return filepath.Join(dir, filepath.Clean("/"+path))
 }
 
-// WriteFile replaces f's file with data: first a backup of f.Data beside
-// it (BackupName at now, or with -2, -3, … appended when that name is
-// taken), then the new bytes, atomically. Both get f.Mode and, when its
-// owner could write the folder (OwnerNote), the original's owner. Every
-// step is relative to the folder ReadFile opened; if f.Path no longer
+// WriteFile replaces f's file with data: first, unless backups is "",
+// f.Data is kept in BackupPath(backups, f.Path) (mode 0600, the
+// writer's, replacing the backup of an earlier rewrite), then the new
+// bytes are written, atomically, with f.Mode and, when its owner could
+// write the folder (OwnerNote), the original's owner. Every step on the
+// file is relative to the folder ReadFile opened; if f.Path no longer
 // names that folder and file (a folder on the path moved or swapped for
 // a symlink, ErrMoved) nothing is written, and if the file no longer
 // holds f.Data it is left alone (ErrChanged): a client rewrote it since
-// it was read. It returns the backup's path.
+// it was read. It returns the backup's path ("" without one).
 //
 // What is left on failure: before the rename, the original file as it
 // was (and perhaps its backup); the rename itself is atomic.
-func WriteFile(f *File, data []byte, now time.Time) (backup string, err error) {
+func WriteFile(f *File, data []byte, backups string) (backup string, err error) {
 	if f.dir == nil {
 		return "", fmt.Errorf("clientconfig: WriteFile of a closed File")
 	}
@@ -153,9 +155,10 @@ func WriteFile(f *File, data []byte, now time.Time) (backup string, err error) {
 	if err := f.unchanged(); err != nil {
 		return "", err
 	}
-	backup, err = f.writeBackup(now)
-	if err != nil {
-		return "", err
+	if backups != "" {
+		if backup, err = f.writeBackup(backups); err != nil {
+			return "", fmt.Errorf("keeping a backup of %s: %w", f.Path, err)
+		}
 	}
 	// The temporary file is made, renamed and synced relative to the
 	// folder's descriptor, as every other step is. The check before the
@@ -181,7 +184,7 @@ func (f *File) unchanged() error {
 		return err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || uint64(st.Dev) != f.dev || uint64(st.Ino) != f.ino {
-		return fmt.Errorf("%w: %s is another file than the one read", ErrChanged, f.Path)
+		return refuse(ErrChanged, "%s is another file than the one read", f.Path)
 	}
 	r, err := f.dir.open(f.name)
 	if err != nil {
@@ -193,48 +196,25 @@ func (f *File) unchanged() error {
 		return err
 	}
 	if !bytes.Equal(cur, f.Data) {
-		return fmt.Errorf("%w: %s", ErrChanged, f.Path)
+		return refuse(ErrChanged, "%s", f.Path)
 	}
 	return nil
 }
 
-// writeBackup keeps f.Data beside f's file, never over an existing file.
-func (f *File) writeBackup(now time.Time) (string, error) {
-	base := filepath.Base(BackupName(f.name, now))
-	for n := 1; ; n++ {
-		name := base
-		if n > 1 {
-			name = fmt.Sprintf("%s-%d", base, n)
-		}
-		b, err := f.dir.create(name, f.Mode)
-		if errors.Is(err, fs.ErrExist) && n < 100 {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if err := f.writeSync(b, f.Data); err != nil {
-			f.dir.remove(name)
-			return "", err
-		}
-		return f.dir.join(name), nil
+// writeBackup keeps f.Data in BackupPath(backups, f.Path), replacing it
+// atomically. The folders are made (mode 0700) and opened one at a time
+// without following a symlink: the backups folder may be another user's
+// under sudo, and a link planted there must not send root's write
+// elsewhere.
+func (f *File) writeBackup(backups string) (string, error) {
+	path := BackupPath(backups, f.Path)
+	dir, err := makeFolder(backups, filepath.Dir(filepath.Clean("/"+f.Path)))
+	if err != nil {
+		return "", err
 	}
-}
-
-// writeSync writes data to w, prepares it (prepare), syncs and closes
-// it.
-func (f *File) writeSync(w *os.File, data []byte) error {
-	_, err := w.Write(data)
-	if err == nil {
-		err = f.prepare(w)
-	}
-	if err == nil {
-		err = w.Sync()
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	defer dir.close()
+	err = atomicfile.Replace(atomicfile.DirAt(dir.fd, dir.path), filepath.Base(path), f.Data, atomicfile.Options{Perm: 0o600})
+	return path, err
 }
 
 // prepare sets w's mode (the umask narrowed the one it was created

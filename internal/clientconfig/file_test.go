@@ -14,12 +14,14 @@ import (
 
 var testTime = time.Date(2026, 12, 1, 16, 30, 5, 0, time.FixedZone("CET", 3600))
 
-// TestWriteFile: the backup holds the original bytes with the original's
-// mode, the file holds the new bytes with its mode, and nothing else is
-// left in the folder.
+// TestWriteFile: the backup holds the bytes before the last rewrite, mode
+// 0600, one per file, under the backups folder at the file's path; the
+// file holds the new bytes with its mode, and nothing else is left in
+// its folder. Without a backups folder, no backup is made.
 func TestWriteFile(t *testing.T) {
 	for _, mode := range []os.FileMode{0o600, 0o644, 0o640} {
 		dir := t.TempDir()
+		backups := filepath.Join(t.TempDir(), "state", "config-backups")
 		path := filepath.Join(dir, "mcp.json")
 		if err := os.WriteFile(path, []byte("old"), mode); err != nil {
 			t.Fatal(err)
@@ -29,26 +31,60 @@ func TestWriteFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		backup, err := WriteFile(f, []byte("new"), testTime)
+		backup, err := WriteFile(f, []byte("new"), backups)
 		if err != nil {
 			t.Fatalf("WriteFile: %v", err)
 		}
-		if want := path + ".aegis-backup-20261201T153005Z"; backup != want {
+		if want := backups + path; backup != want {
 			t.Errorf("backup = %s; want %s", backup, want)
 		}
 		checkFile(t, path, "new", mode)
-		checkFile(t, backup, "old", mode)
-		if names := dirNames(t, dir); !slices.Equal(names, []string{"mcp.json", "mcp.json.aegis-backup-20261201T153005Z"}) {
-			t.Errorf("folder holds %v; want the file and its backup", names)
+		checkFile(t, backup, "old", 0o600)
+		if names := dirNames(t, dir); !slices.Equal(names, []string{"mcp.json"}) {
+			t.Errorf("folder holds %v; want the file only", names)
 		}
-		// A second write in the same second keeps both backups.
+		// A second write replaces the backup: one per file.
 		f2, _ := ReadFile(path)
-		backup2, err := WriteFile(f2, []byte("newer"), testTime)
-		if err != nil || backup2 != backup+"-2" {
-			t.Errorf("second WriteFile = %s, %v; want %s-2", backup2, err, backup)
+		backup2, err := WriteFile(f2, []byte("newer"), backups)
+		if err != nil || backup2 != backup {
+			t.Errorf("second WriteFile = %s, %v; want %s", backup2, err, backup)
 		}
-		checkFile(t, backup, "old", mode)
-		checkFile(t, backup2, "new", mode)
+		checkFile(t, backup, "new", 0o600)
+		if names := dirNames(t, filepath.Dir(backup)); !slices.Equal(names, []string{"mcp.json"}) {
+			t.Errorf("backup folder holds %v; want one backup", names)
+		}
+		// None asked for: none made, the old one left.
+		f3, _ := ReadFile(path)
+		if backup3, err := WriteFile(f3, []byte("newest"), ""); err != nil || backup3 != "" {
+			t.Errorf("WriteFile without backups = %q, %v; want no backup", backup3, err)
+		}
+		checkFile(t, path, "newest", mode)
+		checkFile(t, backup, "new", 0o600)
+	}
+}
+
+// TestWriteFileBackupLink: a symlink planted in the backups folder (say,
+// by the user whose state folder sudo kept) is not followed: nothing is
+// written where it points, and the file is left as it was.
+func TestWriteFileBackupLink(t *testing.T) {
+	dir, secret := t.TempDir(), t.TempDir()
+	backups := filepath.Join(t.TempDir(), "backups")
+	os.Mkdir(backups, 0o700)
+	path := filepath.Join(dir, "mcp.json")
+	os.WriteFile(path, []byte("old"), 0o600)
+	first := strings.Split(strings.TrimPrefix(dir, "/"), "/")[0]
+	mustSymlink(t, secret, filepath.Join(backups, first))
+	f, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if backup, err := WriteFile(f, []byte("new"), backups); err == nil {
+		t.Fatalf("WriteFile through a planted link = %s, nil; want an error", backup)
+	}
+	checkFile(t, path, "old", 0o600)
+	if names := dirNames(t, secret); len(names) != 0 {
+		t.Errorf("the link's target holds %v; want nothing", names)
 	}
 }
 
@@ -70,7 +106,7 @@ func TestWriteFileSymlink(t *testing.T) {
 	if f.Path != real {
 		t.Errorf("ReadFile(link).Path = %s; want %s", f.Path, real)
 	}
-	if _, err := WriteFile(f, []byte("new"), testTime); err != nil {
+	if _, err := WriteFile(f, []byte("new"), ""); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -87,48 +123,39 @@ func TestWriteFileChanged(t *testing.T) {
 	os.WriteFile(path, []byte("old"), 0o600)
 	f, _ := ReadFile(path)
 	os.WriteFile(path, []byte("client's"), 0o600)
-	_, err := WriteFile(f, []byte("new"), testTime)
+	backups := filepath.Join(t.TempDir(), "backups")
+	_, err := WriteFile(f, []byte("new"), backups)
 	if !errors.Is(err, ErrChanged) {
 		t.Fatalf("WriteFile = %v; want ErrChanged", err)
 	}
 	checkFile(t, path, "client's", 0o600)
-	for _, n := range dirNames(t, dir) {
-		if n != "mcp.json" && n != "mcp.json.aegis-backup-20261201T153005Z" {
-			t.Errorf("WriteFile left %s behind", n)
-		}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"mcp.json"}) {
+		t.Errorf("WriteFile left %v; want the file only", names)
+	}
+	if _, err := os.Lstat(backups); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("WriteFile made %s (%v); want no backup of a file it did not write", backups, err)
 	}
 }
 
-// TestWriteFileUnwritable: a folder aegis cannot write leaves the file as
-// it was and reports the error.
+// TestWriteFileUnwritable: a backup that cannot be kept, or a folder
+// aegis cannot write, leaves the file as it was and reports the error.
 func TestWriteFileUnwritable(t *testing.T) {
-	if os.Geteuid() == 0 {
-		// root writes anywhere: make the folder unwritable by making
-		// its backup name a directory instead.
-		dir := t.TempDir()
-		path := filepath.Join(dir, "mcp.json")
-		os.WriteFile(path, []byte("old"), 0o600)
-		f, _ := ReadFile(path)
-		for i := 1; i <= 100; i++ {
-			name := BackupName(path, testTime)
-			if i > 1 {
-				name += fmt.Sprintf("-%d", i)
-			}
-			os.Mkdir(name, 0o700)
-		}
-		if _, err := WriteFile(f, []byte("new"), testTime); err == nil {
-			t.Fatal("WriteFile with every backup name taken succeeded")
-		}
-		checkFile(t, path, "old", 0o600)
-		return
-	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	os.WriteFile(path, []byte("old"), 0o600)
 	f, _ := ReadFile(path)
+	notDir := filepath.Join(t.TempDir(), "state")
+	os.WriteFile(notDir, nil, 0o600) // even root cannot make folders in a file
+	if _, err := WriteFile(f, []byte("new"), filepath.Join(notDir, "backups")); err == nil {
+		t.Fatal("WriteFile with no backup possible succeeded")
+	}
+	checkFile(t, path, "old", 0o600)
+	if os.Geteuid() == 0 {
+		return // root writes in a read-only folder
+	}
 	os.Chmod(dir, 0o500)
 	defer os.Chmod(dir, 0o700)
-	if _, err := WriteFile(f, []byte("new"), testTime); !errors.Is(err, os.ErrPermission) {
+	if _, err := WriteFile(f, []byte("new"), ""); !errors.Is(err, os.ErrPermission) {
 		t.Fatalf("WriteFile in a read-only folder = %v; want a permission error", err)
 	}
 	checkFile(t, path, "old", 0o600)
@@ -300,18 +327,20 @@ func TestWriteFileOwner(t *testing.T) {
 			}
 			defer f.Close()
 			note := f.OwnerNote()
-			backup, err := WriteFile(f, []byte("new"), testTime)
+			backup, err := WriteFile(f, []byte("new"), filepath.Join(t.TempDir(), "backups"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, p := range []string{path, backup} {
-				st, err := os.Stat(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if u, g := ownerOf(st); u != wantUID || g != wantGID {
-					t.Errorf("%s owner = %d:%d; want %d:%d", p, u, g, wantUID, wantGID)
-				}
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u, g := ownerOf(st); u != wantUID || g != wantGID {
+				t.Errorf("%s owner = %d:%d; want %d:%d", path, u, g, wantUID, wantGID)
+			}
+			// The backup is in the writer's own folder, and the writer's.
+			if st, err := os.Stat(backup); err != nil || func() bool { u, _ := ownerOf(st); return u != os.Geteuid() }() {
+				t.Errorf("backup %s: %v; want the writer's", backup, err)
 			}
 			if (note == "") != (wantUID == uid || wantUID == os.Geteuid() && os.Geteuid() != 0) {
 				t.Errorf("OwnerNote() = %q; want a note exactly when the owner is not kept", note)
@@ -394,7 +423,7 @@ func TestWriteFileSwapped(t *testing.T) {
 			}
 			defer f.Close()
 			tt.swap(t, home, secret)
-			backup, err := WriteFile(f, []byte("rewritten"), testTime)
+			backup, err := WriteFile(f, []byte("rewritten"), filepath.Join(t.TempDir(), "backups"))
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("WriteFile after the swap = %q, %v; want %v", backup, err, tt.want)
 			}

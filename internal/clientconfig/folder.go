@@ -53,7 +53,7 @@ func openFolder(dir string) (*folder, error) {
 		unix.Close(fd)
 		if err != nil {
 			if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) && isSymlink(walked) {
-				return nil, fmt.Errorf("%w: %s is now a symbolic link", ErrMoved, walked)
+				return nil, refuse(ErrMoved, "%s is now a symbolic link", walked)
 			}
 			return nil, &os.PathError{Op: "open", Path: walked, Err: err}
 		}
@@ -65,6 +65,43 @@ func openFolder(dir string) (*folder, error) {
 		return nil, &os.PathError{Op: "stat", Path: dir, Err: err}
 	}
 	return &folder{fd: fd, path: filepath.Clean(dir), dev: uint64(st.Dev), ino: uint64(st.Ino), uid: int(st.Uid), gid: int(st.Gid), mode: uint32(st.Mode) & 0o7777}, nil
+}
+
+// makeFolder opens the folder rel (slash-separated) under base, making
+// what is missing (mode 0700). base is made as os.MkdirAll does and its
+// symlinks resolved: it is the caller's own. Below it, each folder is
+// made and entered with mkdirat and openat, following no symlink.
+func makeFolder(base, rel string) (*folder, error) {
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(base)
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, err := openFolder(real)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range strings.Split(rel, "/") {
+		if name == "" {
+			continue
+		}
+		if err := unix.Mkdirat(d.fd, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+			d.close()
+			return nil, &os.PathError{Op: "mkdir", Path: d.join(name), Err: err}
+		}
+		fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		d.close()
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: d.join(name), Err: err}
+		}
+		d = &folder{fd: fd, path: d.join(name)}
+	}
+	return d, nil
 }
 
 func isSymlink(path string) bool {
@@ -80,11 +117,11 @@ func (d *folder) same() error {
 		if errors.Is(err, ErrMoved) {
 			return err
 		}
-		return fmt.Errorf("%w: %s: %v", ErrMoved, d.path, err)
+		return refuse(ErrMoved, "%s: %v", d.path, err)
 	}
 	defer again.close()
 	if again.dev != d.dev || again.ino != d.ino {
-		return fmt.Errorf("%w: %s is another folder than the one read", ErrMoved, d.path)
+		return refuse(ErrMoved, "%s is another folder than the one read", d.path)
 	}
 	return nil
 }
@@ -95,19 +132,9 @@ func (d *folder) open(name string) (*os.File, error) {
 	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
-			return nil, fmt.Errorf("%w: %s is now a symbolic link", ErrMoved, d.join(name))
+			return nil, refuse(ErrMoved, "%s is now a symbolic link", d.join(name))
 		}
 		return nil, &os.PathError{Op: "open", Path: d.join(name), Err: err}
-	}
-	return os.NewFile(uintptr(fd), d.join(name)), nil
-}
-
-// create makes name in d, never over an existing file or through a
-// symlink.
-func (d *folder) create(name string, mode os.FileMode) (*os.File, error) {
-	fd, err := unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
-	if err != nil {
-		return nil, &os.PathError{Op: "create", Path: d.join(name), Err: err}
 	}
 	return os.NewFile(uintptr(fd), d.join(name)), nil
 }
@@ -121,8 +148,6 @@ func (d *folder) lstat(name string) (unix.Stat_t, error) {
 	}
 	return st, nil
 }
-
-func (d *folder) remove(name string) { unix.Unlinkat(d.fd, name, 0) }
 
 func (d *folder) close() error { return unix.Close(d.fd) }
 

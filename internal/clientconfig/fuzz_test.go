@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -26,8 +25,10 @@ func FuzzWrap(f *testing.F) {
 	}
 	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "args": [ ]}, "b": {"args": ["-v"], "command": "y"}}}`))
 	f.Add([]byte(`{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--policy", "p", "--", "z"]}}}`))
+	f.Add([]byte(`{"mcpServers": {"m": {"command": "aegis", "args": ["wrap", "--name=m", "npx", "-y", "pkg"]}, "n": {"args": ["wrap", "-name=n", "t"], "command": "aegis"}, "o": {"command": "s"}}}`))
+	f.Add([]byte(`{"mcpServers": {"w": {"command": "cmd", "args": ["/c", "npx", "pkg"]}, "o": {"command": "s", "args": []}}}`))
 	f.Add([]byte("{\r\n \"mcpServers\": {\r\n  \"a\": {\r\n   \"args\": [\r\n    \"-v\"\r\n   ],\r\n   \"command\": \"x\"\r\n  },\r\n  \"b\": {\"args\": [ /* none */ ], \"command\": \"-y\"}\r\n }\r\n}\r\n"))
-	opts := Options{Aegis: "/opt/bin/aegis"}
+	opts := Options{Aegis: "/opt/bin/aegis", Client: "c"}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		scan, err := Scan(src, opts)
 		if json.Valid(src) && !bytes.HasPrefix(src, []byte("\uFEFF")) {
@@ -57,13 +58,16 @@ func FuzzWrap(f *testing.F) {
 		hadMarked := false
 		want := map[string][]string{} // stdio entries' argv, by path
 		for _, e := range scan.Entries {
-			hadMarked = hadMarked || e.Kind == Wrapped && len(e.Argv) > 2 && (strings.HasPrefix(e.Argv[2], markArgs) || strings.HasPrefix(e.Argv[2], markAdded))
+			if e.Kind == Wrapped {
+				ok, _ := marked(e.Argv[1:])
+				hadMarked = hadMarked || ok
+			}
 			if e.Kind == Stdio {
 				want[dotted(e.Path)] = e.Argv
 			}
 		}
 		for _, e := range again.Entries {
-			if e.Kind == Stdio {
+			if e.Kind == Stdio && !windowsShell(e.Argv[0], e.Argv[1:]) {
 				t.Fatalf("%v is still a stdio entry after Wrap", e.Path)
 			}
 		}

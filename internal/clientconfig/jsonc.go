@@ -138,7 +138,7 @@ func prescan(src []byte) error {
 func syntaxAt(src []byte, off int, why string) error {
 	line := 1 + bytes.Count(src[:off], []byte("\n"))
 	col := off - bytes.LastIndexByte(src[:off], '\n')
-	return fmt.Errorf("%w: line %d, column %d: %s", ErrSyntax, line, col, why)
+	return refuse(ErrSyntax, "line %d, column %d: %s", line, col, why)
 }
 
 // syntaxError turns hujson's error into ErrSyntax. hujson quotes a bad
@@ -149,7 +149,7 @@ func syntaxError(src, in []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "hujson: ")
 	var line, col int
 	if _, serr := fmt.Sscanf(msg, "line %d, column %d:", &line, &col); serr != nil {
-		return fmt.Errorf("%w: %s", ErrSyntax, msg)
+		return refuse(ErrSyntax, "%s", msg)
 	}
 	switch {
 	case strings.Contains(msg, ": invalid literal: "):
@@ -188,7 +188,7 @@ func syntaxError(src, in []byte, err error) error {
 	if i := strings.Index(msg, ": invalid literal: "); i >= 0 {
 		msg = msg[:i] + ": invalid literal"
 	}
-	return fmt.Errorf("%w: %s", ErrSyntax, msg)
+	return refuse(ErrSyntax, "%s", msg)
 }
 
 // offsetOf returns the offset of line and column (from 1) in src.

@@ -2,12 +2,51 @@ package clientconfig
 
 import (
 	"path/filepath"
+	"strings"
 )
 
 // Location is where a client keeps a configuration file.
 type Location struct {
 	Client string // "Claude Desktop", "Cursor", "VS Code", "Claude Code"
 	Path   string
+}
+
+// The clients' ids, as Options.Client writes them and aegis wrap's
+// --client records them.
+const (
+	ClaudeDesktop = "claude-desktop"
+	ClaudeCode    = "claude-code"
+	VSCode        = "vscode"
+	Cursor        = "cursor"
+)
+
+// ClientOf returns the id of the client that reads the file at path,
+// told by where each client keeps its files (Locations, and VS Code's
+// other editions: "Code - Insiders", VSCodium), or "" when path is none
+// of them.
+func ClientOf(path string) string {
+	path = filepath.ToSlash(filepath.Clean(path))
+	base := filepath.Base(path)
+	dir := filepath.Base(filepath.Dir(path))
+	switch {
+	case base == "claude_desktop_config.json":
+		return ClaudeDesktop
+	case base == ".claude.json", base == ".mcp.json":
+		return ClaudeCode
+	case base != "mcp.json":
+		return ""
+	case dir == ".cursor":
+		return Cursor
+	case dir == ".vscode", dir == "User" && isCodeFolder(filepath.Base(filepath.Dir(filepath.Dir(path)))):
+		return VSCode
+	}
+	return ""
+}
+
+// isCodeFolder reports whether name is the folder of an edition of VS
+// Code under the user's application data.
+func isCodeFolder(name string) bool {
+	return name == "Code" || strings.HasPrefix(name, "Code - ") || name == "VSCodium"
 }
 
 // Env is what Locations reads of the environment: $HOME,

@@ -30,6 +30,36 @@ var (
 	ErrTooLarge = errors.New("clientconfig: file too large")
 )
 
+// Error is one of the package's errors with what is wrong in a user's
+// words: Reason says it without naming the package. errors.Is matches
+// Kind, the sentinel.
+type Error struct {
+	Kind   error
+	Detail string
+}
+
+func (e *Error) Error() string { return e.Kind.Error() + ": " + e.Detail }
+
+func (e *Error) Unwrap() error { return e.Kind }
+
+func refuse(kind error, format string, args ...any) error {
+	return &Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Reason returns err as a message for the user of a command: an Error's
+// detail, which names the file or key at fault (with "not JSON: " before
+// a syntax error's position), or err's own text for any other error.
+func Reason(err error) string {
+	var e *Error
+	switch {
+	case !errors.As(err, &e):
+		return err.Error()
+	case e.Kind == ErrSyntax:
+		return "not JSON: " + e.Detail
+	}
+	return e.Detail
+}
+
 // Kind says what an entry is.
 type Kind int
 
@@ -91,6 +121,11 @@ type Options struct {
 	// entry's arguments as wrap's flag parser does, and needs to know;
 	// nil takes every flag for one with a value.
 	BoolFlag func(name string) bool
+	// Client is the MCP client that reads the file ("claude-desktop",
+	// "vscode", …; see ClientOf), written into each entry Wrap rewrites as
+	// --client=CLIENT: aegis wrap records it in the session's
+	// session_start. Wrap needs it; it is also half of Wrap's mark.
+	Client string
 	// All makes Unwrap unwrap every entry that runs aegis wrap, not only
 	// those Wrap marked: a wrap written by hand loses its flags
 	// (--policy, --audit, …).
@@ -120,8 +155,14 @@ func Scan(src []byte, o Options) (*Result, error) { return rewrite(src, o, nil) 
 
 // Wrap rewrites every stdio entry of src that does not already run through
 // aegis so that it does (doc.go, "Entries"). It never changes a wrapped or
-// remote entry, so wrapping twice changes nothing the second time.
-func Wrap(src []byte, o Options) (*Result, error) { return rewrite(src, o, wrapEntry) }
+// remote entry, so wrapping twice changes nothing the second time. It
+// needs o.Client.
+func Wrap(src []byte, o Options) (*Result, error) {
+	if o.Client == "" {
+		return nil, errors.New("clientconfig: Wrap without Options.Client")
+	}
+	return rewrite(src, o, wrapEntry)
+}
 
 // Unwrap rewrites every wrapped entry of src back to the command it wraps.
 func Unwrap(src []byte, o Options) (*Result, error) { return rewrite(src, o, unwrapEntry) }
@@ -158,7 +199,7 @@ func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
 		return nil, err
 	}
 	if kind(tree) != '{' {
-		return nil, fmt.Errorf("%w: the top level is not an object", ErrShape)
+		return nil, refuse(ErrShape, "the top level is not an object")
 	}
 	root := members(tree)
 	// The server maps, each with its path from the top.
@@ -187,7 +228,7 @@ func rewrite(src []byte, o Options, f entryFunc) (*Result, error) {
 		for _, p := range projects {
 			path := []string{"projects", p.key}
 			if kind(p.val) != '{' {
-				return nil, fmt.Errorf("%w: %s is not an object", ErrShape, dotted(path))
+				return nil, refuse(ErrShape, "%s is not an object", dotted(path))
 			}
 			project := members(p.val)
 			if err := unique(project, path); err != nil {
@@ -249,7 +290,7 @@ func child(obj object, key string, path []string) (object, error) {
 		return nil, nil
 	}
 	if kind(m.val) != '{' {
-		return nil, fmt.Errorf("%w: %s is not an object", ErrShape, dotted(append(slices.Clip(path), key)))
+		return nil, refuse(ErrShape, "%s is not an object", dotted(append(slices.Clip(path), key)))
 	}
 	return members(m.val), nil
 }
@@ -260,7 +301,11 @@ func unique(obj object, path []string) error {
 	seen := make(map[string]bool, len(obj))
 	for _, m := range obj {
 		if seen[m.key] {
-			return fmt.Errorf("%w: %s is written twice", ErrShape, dotted(append(slices.Clip(path), m.key)))
+			where := "the top level"
+			if len(path) > 0 {
+				where = dotted(path)
+			}
+			return refuse(ErrShape, "%s has the key %s twice, and JSON readers differ on which of the two counts; keep one", where, quote(m.key))
 		}
 		seen[m.key] = true
 	}
@@ -270,7 +315,7 @@ func unique(obj object, path []string) error {
 // readEntry checks one entry and classifies it.
 func readEntry(src []byte, mem member, path []string, o Options) (*entryNodes, error) {
 	if kind(mem.val) != '{' {
-		return nil, fmt.Errorf("%w: %s is not an object", ErrShape, dotted(path))
+		return nil, refuse(ErrShape, "%s is not an object", dotted(path))
 	}
 	obj := members(mem.val)
 	if err := unique(obj, path); err != nil {
@@ -293,7 +338,7 @@ func readEntry(src []byte, mem member, path []string, o Options) (*entryNodes, e
 			continue
 		}
 		if kind(m.val) != '"' {
-			return nil, fmt.Errorf("%w: %s.%s is not a string", ErrShape, dotted(path), key)
+			return nil, refuse(ErrShape, "%s.%s is not a string", dotted(path), key)
 		}
 		v := str(text(m.val))
 		typeStr[key] = v
@@ -308,25 +353,25 @@ func readEntry(src []byte, mem member, path []string, o Options) (*entryNodes, e
 	}
 	if e.cmd != nil {
 		if kind(e.cmd.val) != '"' {
-			return nil, fmt.Errorf("%w: %s.command is not a string", ErrShape, dotted(path))
+			return nil, refuse(ErrShape, "%s.command is not a string", dotted(path))
 		}
 		e.cmdStr = str(text(e.cmd.val))
 	}
 	if e.args != nil {
 		if kind(e.args.val) != '[' {
-			return nil, fmt.Errorf("%w: %s.args is not an array", ErrShape, dotted(path))
+			return nil, refuse(ErrShape, "%s.args is not an array", dotted(path))
 		}
 		for i := range elems(e.args.val) {
 			a := &elems(e.args.val)[i]
 			if kind(a) != '"' {
-				return nil, fmt.Errorf("%w: %s.args[%d] is not a string", ErrShape, dotted(path), i)
+				return nil, refuse(ErrShape, "%s.args[%d] is not a string", dotted(path), i)
 			}
 			e.argStrs = append(e.argStrs, str(text(a)))
 		}
 	}
 	switch {
 	case e.cmd != nil && len(picks) > 0:
-		return nil, fmt.Errorf("%w: %s has a \"command\" and %s: clients differ on which they start (Claude Code and VS Code run the command beside a url, Gemini CLI the url; Claude Desktop runs the command whatever the type, Claude Code and VS Code only a stdio one); keep only the one meant", ErrShape, dotted(path), strings.Join(picks, " and "))
+		return nil, refuse(ErrShape, "%s has a \"command\" and %s: clients differ on which they start (Claude Code and VS Code run the command beside a url, Gemini CLI the url; Claude Desktop runs the command whatever the type, Claude Code and VS Code only a stdio one); keep only the one meant", dotted(path), strings.Join(picks, " and "))
 	case e.cmd == nil && len(picks) > 0:
 		e.kind = Remote
 	case e.cmd == nil:
@@ -349,20 +394,52 @@ func isAegis(cmd string, o Options) bool {
 }
 
 // The mark Wrap leaves in what it writes, so that Unwrap undoes exactly
-// what Wrap did and nothing a user wrote: Wrap spells its --name as one
-// argument, "--name=NAME" in an "args" that was there, "-name=NAME" in
-// one it added (Go's flag package reads both as --name NAME). A wrap
-// written by hand (the README's "--name", NAME, or any other spelling) is
-// not marked, and Unwrap leaves it unless Options.All.
+// what Wrap did and nothing a user wrote: "wrap", then its --name as one
+// argument, "--name=NAME" in an "args" that was there and "-name=NAME"
+// in one it added (Go's flag package reads both as --name NAME), then
+// "--client=CLIENT", then the child's command (after a "--" only when
+// the command begins with '-'). An entry marked so but with anything
+// else among wrap's flags (a --policy added since) is not as Wrap left
+// it, and neither is a wrap written by hand (the README's "--name", NAME,
+// or a --name=NAME without --client=): Unwrap leaves those, with a note,
+// unless Options.All.
 const (
-	markArgs  = "--name=" // args was there
-	markAdded = "-name="  // args was added
+	markArgs   = "--name="   // args was there
+	markAdded  = "-name="    // args was added
+	markClient = "--client=" // beside either
 )
+
+// marked reports whether args (a wrapped entry's, "wrap" first) are as
+// Wrap writes them, and whether Wrap added the entry's "args".
+func marked(args []string) (ok, added bool) {
+	if len(args) < 4 || !strings.HasPrefix(args[2], markClient) {
+		return false, false
+	}
+	added = strings.HasPrefix(args[1], markAdded)
+	if !added && !strings.HasPrefix(args[1], markArgs) {
+		return false, false
+	}
+	if args[3] == "--" {
+		return len(args) > 4 && strings.HasPrefix(args[4], "-"), added
+	}
+	return !strings.HasPrefix(args[3], "-"), added
+}
+
+// windowsShell reports whether an entry runs its server through cmd /c
+// (or /k), Windows's shell: a file written for Windows, where aegis does
+// not run.
+func windowsShell(cmd string, args []string) bool {
+	base := strings.ToLower(filepath.Base(strings.ReplaceAll(cmd, `\`, "/")))
+	return (base == "cmd" || base == "cmd.exe") && len(args) > 0 && (strings.EqualFold(args[0], "/c") || strings.EqualFold(args[0], "/k"))
+}
 
 // wrapEntry rewrites a stdio entry to run through aegis.
 func wrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	if e.kind == Wrapped {
 		return nil, "already runs through aegis"
+	}
+	if windowsShell(e.cmdStr, e.argStrs) {
+		return nil, "runs cmd " + e.argStrs[0] + ", Windows's shell, and aegis runs on Linux and macOS only; left as it is"
 	}
 	aegis := o.Aegis
 	if aegis == "" {
@@ -381,7 +458,7 @@ func wrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	// flags of its own after the entry's args (the MCP Inspector's
 	// config-file mode appends --method …) must not find them behind a
 	// "--" the child would then be given.
-	prefix := []string{quote("wrap"), quote(mark + name)}
+	prefix := []string{quote("wrap"), quote(mark + name), quote(markClient + o.Client)}
 	if strings.HasPrefix(e.cmdStr, "-") {
 		prefix = append(prefix, quote("--"))
 	}
@@ -407,20 +484,15 @@ func wrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 }
 
 // unwrapEntry rewrites a wrapped entry back to the command it wraps: an
-// entry Wrap marked exactly as it was before, one written by hand only
-// with Options.All.
+// entry as Wrap left it exactly as it was before, one written by hand
+// only with Options.All.
 func unwrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	if e.kind != Wrapped {
 		return nil, ""
 	}
-	mark := ""
-	if len(e.argStrs) > 1 {
-		mark = e.argStrs[1]
-	}
-	added := strings.HasPrefix(mark, markAdded)
-	marked := added || strings.HasPrefix(mark, markArgs)
-	if !marked && !o.All {
-		return nil, "written by hand, not by config wrap; left as it is"
+	isMarked, added := marked(e.argStrs)
+	if !isMarked && !o.All {
+		return nil, "not as config wrap writes it (written by hand, or changed since); left as it is (unwrap --all unwraps it)"
 	}
 	c, err := childStart(e.argStrs[1:], o.BoolFlag)
 	if err != "" {
@@ -438,7 +510,7 @@ func unwrapEntry(src []byte, o Options, e *entryNodes) ([]edit, string) {
 	case k < len(el):
 		cut = edit{el[0].StartOffset, el[k].StartOffset, ""}
 		gone = gaps(el[:k+1])
-	case added && e.args.keyStart < e.cmd.keyStart && isMemberSep(src[arr.EndOffset:e.cmd.keyStart]):
+	case added && isMarked && e.args.keyStart < e.cmd.keyStart && isMemberSep(src[arr.EndOffset:e.cmd.keyStart]):
 		cut = edit{e.args.keyStart, e.cmd.keyStart, ""}
 		gone = append(gaps(el), [2]int{arr.StartOffset + 1, el[0].StartOffset}, [2]int{el[k-1].EndOffset, arr.EndOffset - 1})
 	default:

@@ -27,6 +27,12 @@ func configs(t *testing.T) []string {
 	return files
 }
 
+// exampleClient is the client that reads each example in testdata.
+var exampleClient = map[string]string{
+	"claude.json": ClaudeCode, "claude_desktop_config.json": ClaudeDesktop, "cursor_mcp.json": Cursor,
+	"dot_mcp.json": ClaudeCode, "vscode_mcp.json": VSCode,
+}
+
 // golden compares got with testdata/golden/name, or writes it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -56,7 +62,7 @@ func TestWrapGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := Wrap(src, Options{Aegis: testAegis})
+			w, err := Wrap(src, Options{Client: exampleClient[filepath.Base(file)], Aegis: testAegis})
 			if err != nil {
 				t.Fatalf("Wrap: %v", err)
 			}
@@ -67,7 +73,7 @@ func TestWrapGolden(t *testing.T) {
 			golden(t, base+".wrapped", w.Out)
 			golden(t, base+".diff", []byte(w.Diff(base, base+" (wrapped)")))
 
-			again, err := Wrap(w.Out, Options{Aegis: testAegis})
+			again, err := Wrap(w.Out, Options{Client: exampleClient[filepath.Base(file)], Aegis: testAegis})
 			if err != nil {
 				t.Fatalf("Wrap of the wrapped file: %v", err)
 			}
@@ -99,7 +105,7 @@ func TestWrapSemantics(t *testing.T) {
 		}
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			src, _ := os.ReadFile(file)
-			w, err := Wrap(src, Options{Aegis: testAegis})
+			w, err := Wrap(src, Options{Client: "c", Aegis: testAegis})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,9 +130,9 @@ func TestWrapSemantics(t *testing.T) {
 				for k, v := range b {
 					want[k] = v
 				}
-				args := []any{"wrap", "-name=" + e.Name, b["command"]}
+				args := []any{"wrap", "-name=" + e.Name, "--client=c", b["command"]}
 				if old, ok := b["args"].([]any); ok {
-					args = append([]any{"wrap", "--name=" + e.Name, b["command"]}, old...)
+					args = append([]any{"wrap", "--name=" + e.Name, "--client=c", b["command"]}, old...)
 				}
 				want["command"], want["args"] = testAegis, args
 				if !reflect.DeepEqual(a, want) {
@@ -267,11 +273,11 @@ func TestUnwrapFlags(t *testing.T) {
 // is left alone by Wrap, and unwrapped by Unwrap with that path.
 func TestWrapIdempotentOtherAegis(t *testing.T) {
 	in := `{"mcpServers": {"a": {"command": "/home/me/go/bin/aegis-dev", "args": ["wrap", "--name", "a", "--", "srv"]}, "b": {"command": "srv"}}}`
-	r, err := Wrap([]byte(in), Options{Aegis: "/home/me/go/bin/aegis-dev"})
+	r, err := Wrap([]byte(in), Options{Client: "c", Aegis: "/home/me/go/bin/aegis-dev"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"mcpServers": {"a": {"command": "/home/me/go/bin/aegis-dev", "args": ["wrap", "--name", "a", "--", "srv"]}, "b": {"args": ["wrap", "-name=b", "srv"], "command": "/home/me/go/bin/aegis-dev"}}}`
+	want := `{"mcpServers": {"a": {"command": "/home/me/go/bin/aegis-dev", "args": ["wrap", "--name", "a", "--", "srv"]}, "b": {"args": ["wrap", "-name=b", "--client=c", "srv"], "command": "/home/me/go/bin/aegis-dev"}}}`
 	if string(r.Out) != want {
 		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
 	}
@@ -295,11 +301,11 @@ func TestWrapIdempotentOtherAegis(t *testing.T) {
 // TestWrapName: Options.Name decides the --name written.
 func TestWrapName(t *testing.T) {
 	in := `{"mcpServers": {"Brave Search": {"command": "npx", "args": ["-y", "brave"]}}}`
-	r, err := Wrap([]byte(in), Options{Aegis: "/bin/aegis", Name: func(k string) string { return strings.ReplaceAll(k, " ", "-") }})
+	r, err := Wrap([]byte(in), Options{Client: "c", Aegis: "/bin/aegis", Name: func(k string) string { return strings.ReplaceAll(k, " ", "-") }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"mcpServers": {"Brave Search": {"command": "/bin/aegis", "args": ["wrap", "--name=Brave-Search", "npx", "-y", "brave"]}}}`
+	want := `{"mcpServers": {"Brave Search": {"command": "/bin/aegis", "args": ["wrap", "--name=Brave-Search", "--client=c", "npx", "-y", "brave"]}}}`
 	if string(r.Out) != want {
 		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
 	}
@@ -335,17 +341,17 @@ func TestRefusals(t *testing.T) {
 		{"type bool", `{"mcpServers": {"a": {"command": "x", "type": true}}}`, ErrShape, "mcpServers.a.type is not a string"},
 		{"args string", `{"mcpServers": {"a": {"command": "x", "args": "-y"}}}`, ErrShape, "mcpServers.a.args is not an array"},
 		{"args number", `{"mcpServers": {"a": {"command": "x", "args": ["a", 1]}}}`, ErrShape, "mcpServers.a.args[1] is not a string"},
-		{"duplicate command", `{"mcpServers": {"a": {"command": "x", "command": "y"}}}`, ErrShape, "mcpServers.a.command is written twice"},
-		{"duplicate escaped", `{"mcpServers": {"a": {"command": "x", "comm\u0061nd": "y"}}}`, ErrShape, "mcpServers.a.command is written twice"},
-		{"duplicate entry", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, ErrShape, "mcpServers.a is written twice"},
-		{"duplicate project", `{"projects": {"/p": {}, "/p": {"mcpServers": {"a": {"command": "y"}}}}}`, ErrShape, "projects./p is written twice"},
-		{"duplicate project map", `{"projects": {"/p": {"mcpServers": {}, "mcpServers": {"a": {"command": "y"}}}}}`, ErrShape, "projects./p.mcpServers is written twice"},
-		{"duplicate map", `{"mcpServers": {}, "mcpServers": {"a": {"command": "y"}}}`, ErrShape, "mcpServers is written twice"},
+		{"duplicate command", `{"mcpServers": {"a": {"command": "x", "command": "y"}}}`, ErrShape, `mcpServers.a has the key "command" twice, and JSON readers differ`},
+		{"duplicate escaped", `{"mcpServers": {"a": {"command": "x", "comm\u0061nd": "y"}}}`, ErrShape, `mcpServers.a has the key "command" twice`},
+		{"duplicate entry", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, ErrShape, `mcpServers has the key "a" twice`},
+		{"duplicate project", `{"projects": {"/p": {}, "/p": {"mcpServers": {"a": {"command": "y"}}}}}`, ErrShape, `projects has the key "/p" twice`},
+		{"duplicate project map", `{"projects": {"/p": {"mcpServers": {}, "mcpServers": {"a": {"command": "y"}}}}}`, ErrShape, `projects./p has the key "mcpServers" twice`},
+		{"duplicate map", `{"mcpServers": {}, "mcpServers": {"a": {"command": "y"}}}`, ErrShape, `the top level has the key "mcpServers" twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, f := range []func([]byte, Options) (*Result, error){Wrap, Unwrap, Scan} {
-				r, err := f([]byte(tt.in), Options{})
+				r, err := f([]byte(tt.in), Options{Client: "c"})
 				if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
 					t.Fatalf("Wrap(%.40q) = %v; want %v saying %q", tt.in, err, tt.want, tt.msg)
 				}
@@ -360,11 +366,11 @@ func TestRefusals(t *testing.T) {
 // TestWrapDashCommand: a command that begins with '-' would read as a
 // flag of wrap's, so it alone gets a "--" before it.
 func TestWrapDashCommand(t *testing.T) {
-	r, err := Wrap([]byte(`{"mcpServers": {"d": {"command": "-odd", "args": ["x"]}}}`), Options{Aegis: "/bin/aegis"})
+	r, err := Wrap([]byte(`{"mcpServers": {"d": {"command": "-odd", "args": ["x"]}}}`), Options{Aegis: "/bin/aegis", Client: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"mcpServers": {"d": {"command": "/bin/aegis", "args": ["wrap", "--name=d", "--", "-odd", "x"]}}}`
+	want := `{"mcpServers": {"d": {"command": "/bin/aegis", "args": ["wrap", "--name=d", "--client=c", "--", "-odd", "x"]}}}`
 	if string(r.Out) != want {
 		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
 	}
@@ -374,11 +380,11 @@ func TestWrapDashCommand(t *testing.T) {
 // read, and kept byte for byte.
 func TestJSONC(t *testing.T) {
 	in := "\uFEFF// top\n{ /* a */ \"servers\" /* b */ : // c\n { \"x\" : { \"command\" /* d */ : \"srv\" , \"args\" : [ /* e */ \"-v\" , ] , } , } , }\n// end"
-	r, err := Wrap([]byte(in), Options{Aegis: "/bin/aegis"})
+	r, err := Wrap([]byte(in), Options{Client: "c", Aegis: "/bin/aegis"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "\uFEFF// top\n{ /* a */ \"servers\" /* b */ : // c\n { \"x\" : { \"command\" /* d */ : \"/bin/aegis\" , \"args\" : [ /* e */ \"wrap\", \"--name=x\", \"srv\", \"-v\" , ] , } , } , }\n// end"
+	want := "\uFEFF// top\n{ /* a */ \"servers\" /* b */ : // c\n { \"x\" : { \"command\" /* d */ : \"/bin/aegis\" , \"args\" : [ /* e */ \"wrap\", \"--name=x\", \"--client=c\", \"srv\", \"-v\" , ] , } , } , }\n// end"
 	if string(r.Out) != want {
 		t.Errorf("Wrap =\n%s\nwant\n%s", r.Out, want)
 	}
@@ -396,7 +402,7 @@ func TestDiff(t *testing.T) {
 		lines = append(lines, `"k`+string(rune('a'+i%26))+string(rune('a'+i/26))+`": 0,`)
 	}
 	in := "{\n\"mcpServers\": {\"x\": {\"command\": \"c\"}},\n" + strings.Join(lines, "\n") + "\n\"servers\": {\"y\": {\"command\": \"d\"}}}"
-	r, err := Wrap([]byte(in), Options{Aegis: "/a"})
+	r, err := Wrap([]byte(in), Options{Client: "c", Aegis: "/a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +411,7 @@ func TestDiff(t *testing.T) {
 @@ -1,5 +1,5 @@
  {
 -"mcpServers": {"x": {"command": "c"}},
-+"mcpServers": {"x": {"args": ["wrap", "-name=x", "c"], "command": "/a"}},
++"mcpServers": {"x": {"args": ["wrap", "-name=x", "--client=c", "c"], "command": "/a"}},
  "kaa": 0,
  "kba": 0,
  "kca": 0,
@@ -415,7 +421,7 @@ func TestDiff(t *testing.T) {
  "kdb": 0,
 -"servers": {"y": {"command": "d"}}}
 \ No newline at end of file
-+"servers": {"y": {"args": ["wrap", "-name=y", "d"], "command": "/a"}}}
++"servers": {"y": {"args": ["wrap", "-name=y", "--client=c", "d"], "command": "/a"}}}
 \ No newline at end of file
 `
 	if got := r.Diff("old", "new"); got != want {
@@ -431,7 +437,7 @@ func TestDiff(t *testing.T) {
 func TestDiffApplies(t *testing.T) {
 	for _, file := range configs(t) {
 		src, _ := os.ReadFile(file)
-		w, err := Wrap(src, Options{Aegis: testAegis})
+		w, err := Wrap(src, Options{Client: "c", Aegis: testAegis})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -500,7 +506,7 @@ func patch(t *testing.T, src []byte, diff string) string {
 // TestWrapEmpty: an empty file has no servers, and is left alone.
 func TestWrapEmpty(t *testing.T) {
 	for _, in := range []string{"", " \n"} {
-		r, err := Wrap([]byte(in), Options{})
+		r, err := Wrap([]byte(in), Options{Client: "c"})
 		if err != nil || r.Changed() || len(r.Entries) != 0 || string(r.Out) != in {
 			t.Errorf("Wrap(%q) = %+v, %v; want no entries, unchanged", in, r, err)
 		}
@@ -547,7 +553,7 @@ func TestEntryKinds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := `{"mcpServers": {"x": ` + tt.entry + `}}`
 			for _, f := range []func([]byte, Options) (*Result, error){Scan, Wrap, Unwrap} {
-				r, err := f([]byte(in), Options{Aegis: "/bin/aegis"})
+				r, err := f([]byte(in), Options{Aegis: "/bin/aegis", Client: "c"})
 				got := ""
 				if err != nil {
 					got = err.Error()
@@ -592,11 +598,16 @@ func TestUnwrapUndoesWrap(t *testing.T) {
 		{"hand-written wrap beside", `{"mcpServers": {"a": {"command": "s"}, "b": {"command": "aegis", "args": ["wrap", "--policy", "p.yaml", "--confine", "--", "t"]}}}`},
 		{"hand-written as the README", `{"mcpServers": {"a": {"command": "s"}, "b": {"command": "aegis", "args": ["wrap", "--name", "b", "t"]}}}`},
 		{"hand-written, no args after", `{"mcpServers": {"a": {"args": [], "command": "s"}, "b": {"args": ["wrap", "t"], "command": "aegis"}}}`},
+		{"hand-written with --name= as one argument", `{"mcpServers": {"a": {"command": "s"}, "memory": {"command": "aegis", "args": ["wrap", "--name=memory", "npx", "-y", "@modelcontextprotocol/server-memory"]}}}`},
+		{"hand-written with -name=, no args after", `{"mcpServers": {"a": {"command": "s"}, "b": {"args": ["wrap", "-name=b", "t"], "command": "aegis"}}}`},
+		{"config wrap's, with a --policy added since", `{"mcpServers": {"a": {"command": "s"}, "b": {"command": "aegis", "args": ["wrap", "--name=b", "--client=c", "--policy", "p.yaml", "t"]}}}`},
+		{"a Windows cmd /c entry beside", `{"mcpServers": {"a": {"command": "s"}, "w": {"command": "cmd", "args": ["/c", "npx", "-y", "pkg"]}}}`},
+		{"comments and odd white space", "{\t\"mcpServers\" :{ // servers\n\"a\":{\"args\" :[ \"-v\" ,\n\t\t\"x\" /* keep */ ] ,\"command\":\"s\" },\n\"b\" : { \"command\"  :  \"t\"  } , } }\n"},
 	}
 	isBool := func(name string) bool { return name == "confine" }
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, err := Wrap([]byte(tt.in), Options{Aegis: "/bin/aegis", BoolFlag: isBool})
+			w, err := Wrap([]byte(tt.in), Options{Client: "c", Aegis: "/bin/aegis", BoolFlag: isBool})
 			if err != nil || !w.Changed() {
 				t.Fatalf("Wrap(%q) = changed %v, %v; want a change", tt.in, w != nil && w.Changed(), err)
 			}
@@ -618,15 +629,15 @@ func TestUnwrapUndoesWrap(t *testing.T) {
 // remove (written there after Wrap) keeps the entry as it is, noted.
 func TestUnwrapKeepsComments(t *testing.T) {
 	tests := []struct{ name, in string }{
-		{"between wrap's arguments", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", /* audited */ "--name=a", "s", "-v"]}}}`},
-		{"before the command", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", // the server
+		{"between wrap's arguments", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", /* audited */ "--name=a", "--client=c", "s", "-v"]}}}`},
+		{"before the command", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", "--client=c", // the server
   "s", "-v"]}}}`},
-		{"after the command, before its arguments", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", "s" /* its flags: */, "-v"]}}}`},
-		{"before the first argument kept", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", "s", /* flags */ "-v"]}}}`},
-		{"in args Wrap added", `{"servers": {"a": {"args": [/* aegis */ "wrap", "-name=a", "s"], "command": "/bin/aegis"}}}`},
-		{"at the end of args Wrap added", `{"servers": {"a": {"args": ["wrap", "-name=a", "s" // end
+		{"after the command, before its arguments", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", "--client=c", "s" /* its flags: */, "-v"]}}}`},
+		{"before the first argument kept", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", "--client=c", "s", /* flags */ "-v"]}}}`},
+		{"in args Wrap added", `{"servers": {"a": {"args": [/* aegis */ "wrap", "-name=a", "--client=c", "s"], "command": "/bin/aegis"}}}`},
+		{"at the end of args Wrap added", `{"servers": {"a": {"args": ["wrap", "-name=a", "--client=c", "s" // end
 ], "command": "/bin/aegis"}}}`},
-		{"between arguments, no args before", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", /* x */ "s"]}}}`},
+		{"between arguments, no args before", `{"servers": {"a": {"command": "/bin/aegis", "args": ["wrap", "--name=a", "--client=c", /* x */ "s"]}}}`},
 		{"hand-written, --all", `{"servers": {"a": {"command": "aegis", "args": ["wrap", "--policy", /* strict */ "p.yaml", "s"]}}}`},
 	}
 	for _, tt := range tests {
@@ -641,24 +652,101 @@ func TestUnwrapKeepsComments(t *testing.T) {
 		})
 	}
 	// A comment outside what goes stays where it is.
-	in := `{"servers": {"a": {"command": /* c */ "/bin/aegis", "args": [ /* first */ "wrap", "--name=a", "s", "-v" /* keep */, "x"]}}}`
+	in := `{"servers": {"a": {"command": /* c */ "/bin/aegis", "args": [ /* first */ "wrap", "--name=a", "--client=c", "s", "-v" /* keep */, "x"]}}}`
 	want := `{"servers": {"a": {"command": /* c */ "s", "args": [ /* first */ "-v" /* keep */, "x"]}}}`
 	if u, err := Unwrap([]byte(in), Options{Aegis: "/bin/aegis"}); err != nil || string(u.Out) != want {
 		t.Errorf("Unwrap(%s) = %s, %v; want %s", in, u.Out, err, want)
 	}
 }
 
-// TestUnwrapHandWritten: a wrap without Wrap's mark is left with a note,
-// and unwrapped with Options.All.
+// TestUnwrapHandWritten: a wrap not exactly as Wrap writes it (by hand,
+// or with a flag added since) is left with a note, and unwrapped with
+// Options.All.
 func TestUnwrapHandWritten(t *testing.T) {
-	in := `{"mcpServers": {"a": {"command": "aegis", "args": ["wrap", "--name", "a", "--policy", "p.yaml", "s", "-v"]}}}`
-	u, err := Unwrap([]byte(in), Options{})
-	if err != nil || u.Changed() || u.Entries[0].Note != "written by hand, not by config wrap; left as it is" {
-		t.Errorf("Unwrap(%s) = %s, note %q, %v; want it left, noted", in, u.Out, u.Entries[0].Note, err)
+	tests := []struct{ name, in, all string }{
+		{"as the README",
+			`{"mcpServers": {"a": {"command": "aegis", "args": ["wrap", "--name", "a", "--policy", "p.yaml", "s", "-v"]}}}`,
+			`{"mcpServers": {"a": {"command": "s", "args": ["-v"]}}}`},
+		{"--name= without --client=",
+			`{"mcpServers": {"a": {"command": "aegis", "args": ["wrap", "--name=a", "s", "-v"]}}}`,
+			`{"mcpServers": {"a": {"command": "s", "args": ["-v"]}}}`},
+		{"-name= without --client=",
+			`{"mcpServers": {"a": {"args": ["wrap", "-name=a", "s"], "command": "aegis"}}}`,
+			`{"mcpServers": {"a": {"args": [], "command": "s"}}}`},
+		{"a flag added after the mark",
+			`{"mcpServers": {"a": {"command": "aegis", "args": ["wrap", "--name=a", "--client=c", "--policy", "p.yaml", "s", "-v"]}}}`,
+			`{"mcpServers": {"a": {"command": "s", "args": ["-v"]}}}`},
+		{"a flag added before the mark",
+			`{"mcpServers": {"a": {"command": "aegis", "args": ["wrap", "--confine", "--name=a", "--client=c", "s", "-v"]}}}`,
+			`{"mcpServers": {"a": {"command": "s", "args": ["-v"]}}}`},
+		{"-- before a command that is no flag",
+			`{"mcpServers": {"a": {"command": "aegis", "args": ["wrap", "--name=a", "--client=c", "--", "s"]}}}`,
+			`{"mcpServers": {"a": {"command": "s", "args": []}}}`},
 	}
-	u, err = Unwrap([]byte(in), Options{All: true})
-	if want := `{"mcpServers": {"a": {"command": "s", "args": ["-v"]}}}`; err != nil || string(u.Out) != want {
-		t.Errorf("Unwrap(%s, All) = %s, %v; want %s", in, u.Out, err, want)
+	isBool := func(name string) bool { return name == "confine" }
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := Unwrap([]byte(tt.in), Options{BoolFlag: isBool})
+			if err != nil || u.Changed() || !strings.HasPrefix(u.Entries[0].Note, "not as config wrap writes it") {
+				t.Errorf("Unwrap(%s) = %s, note %q, %v; want it left, noted", tt.in, u.Out, u.Entries[0].Note, err)
+			}
+			u, err = Unwrap([]byte(tt.in), Options{BoolFlag: isBool, All: true})
+			if err != nil || string(u.Out) != tt.all {
+				t.Errorf("Unwrap(%s, All) = %s, %v; want %s", tt.in, u.Out, err, tt.all)
+			}
+		})
+	}
+}
+
+// TestWrapWindowsShell: an entry that runs its server through cmd /c is
+// written for Windows, where aegis does not run: Wrap leaves it, and
+// says why.
+func TestWrapWindowsShell(t *testing.T) {
+	tests := []struct {
+		name, entry string
+		note        string
+	}{
+		{"cmd /c", `{"command": "cmd", "args": ["/c", "npx", "-y", "pkg"]}`, "runs cmd /c, Windows's shell"},
+		{"cmd.exe /C", `{"command": "cmd.exe", "args": ["/C", "npx"]}`, "runs cmd /C, Windows's shell"},
+		{"full path, /k", `{"command": "C:\\Windows\\System32\\cmd.exe", "args": ["/k", "npx"]}`, "runs cmd /k"},
+		{"cmd without /c", `{"command": "cmd", "args": ["serve"]}`, ""},
+		{"a Windows path as an argument", `{"command": "uvx", "args": ["mcp-server-sqlite", "--db-path", "C:\\db"]}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := `{"mcpServers": {"x": ` + tt.entry + `}}`
+			r, err := Wrap([]byte(in), Options{Aegis: "/bin/aegis", Client: "c"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.note == "" {
+				if !r.Changed() || r.Entries[0].Note != "" {
+					t.Errorf("Wrap(%s) = %s, note %q; want it wrapped", in, r.Out, r.Entries[0].Note)
+				}
+				return
+			}
+			if r.Changed() || !strings.HasPrefix(r.Entries[0].Note, tt.note) || !strings.HasSuffix(r.Entries[0].Note, "left as it is") {
+				t.Errorf("Wrap(%s) = %s, note %q; want it left, noted %q", in, r.Out, r.Entries[0].Note, tt.note)
+			}
+		})
+	}
+}
+
+// TestReason: a refusal reads without the package's name.
+func TestReason(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"mcpServers": {"a": {"command": "x", "command": "y"}}}`, `mcpServers.a has the key "command" twice, and JSON readers differ on which of the two counts; keep one`},
+		{`{"mcpServers": {"a": {"command": "x"`, "not JSON: line 1, column 37: parsing object after value: unexpected end of file"},
+		{`{"mcpServers": {"a": {"command": 1}}}`, "mcpServers.a.command is not a string"},
+	}
+	for _, tt := range tests {
+		_, err := Scan([]byte(tt.in), Options{})
+		if got := Reason(err); got != tt.want {
+			t.Errorf("Reason(Scan(%s)) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := Reason(os.ErrNotExist); got != os.ErrNotExist.Error() {
+		t.Errorf("Reason(os.ErrNotExist) = %q; want its own text", got)
 	}
 }
 
