@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -15,13 +14,14 @@ import (
 )
 
 // runConfigCmd runs the real aegis config with args in dir, with HOME set
-// to home and no XDG_CONFIG_HOME, and returns its exit status and output.
+// to home and no XDG_CONFIG_HOME or XDG_STATE_HOME, and returns its exit
+// status and output.
 func runConfigCmd(t *testing.T, dir, home string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(aegisBin, append([]string{"config"}, args...)...)
 	cmd.Dir = dir
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && k != "XDG_CONFIG_HOME" {
+		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && k != "XDG_CONFIG_HOME" && k != "XDG_STATE_HOME" {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
@@ -49,38 +49,26 @@ func copyExample(t *testing.T, name, path string) []byte {
 	return data
 }
 
-// TestConfigWriteFails: a file whose backup cannot be written is left as
-// it was, exit 74.
+// TestConfigWriteFails: a file whose backup cannot be kept is left as it
+// was, exit 74, and nothing is left beside it.
 func TestConfigWriteFails(t *testing.T) {
 	dir := t.TempDir()
-	sub := filepath.Join(dir, "cfg")
-	path := filepath.Join(sub, "mcp.json")
+	path := filepath.Join(dir, ".cursor", "mcp.json")
 	orig := copyExample(t, "cursor_mcp.json", path)
-	if os.Geteuid() != 0 {
-		os.Chmod(sub, 0o500)
-		defer os.Chmod(sub, 0o700)
-	} else {
-		// root writes anywhere: take every backup name for the next
-		// seconds instead.
-		now := time.Now()
-		for s := range 20 {
-			base := path + ".aegis-backup-" + now.Add(time.Duration(s)*time.Second).UTC().Format("20060102T150405Z")
-			for n := 1; n <= 100; n++ {
-				name := base
-				if n > 1 {
-					name = fmt.Sprintf("%s-%d", base, n)
-				}
-				if err := os.Mkdir(name, 0o700); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+	// The state folder's parent is a file: no folder can be made there,
+	// not even by root.
+	os.MkdirAll(filepath.Join(dir, ".local"), 0o700)
+	if err := os.WriteFile(filepath.Join(dir, ".local", "state"), nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	code, out, errOut := runConfigCmd(t, dir, dir, "wrap", path)
-	if code != 74 || !strings.Contains(errOut, "it is left as it was") {
+	if code != 74 || !strings.Contains(errOut, "keeping a backup of "+path) || !strings.Contains(errOut, "it is left as it was") {
 		t.Errorf("aegis config wrap with no backup possible = exit %d, %q; want 74\n%s", code, errOut, out)
 	}
 	checkBytes(t, path, orig, 0o600)
+	if names, _ := filepath.Glob(filepath.Join(dir, ".cursor", "*")); len(names) != 1 {
+		t.Errorf("the file's folder holds %v; want the file only", names)
+	}
 }
 
 func checkBytes(t *testing.T, path string, want []byte, mode os.FileMode) {
@@ -139,7 +127,7 @@ func TestConfigOwnerAsRoot(t *testing.T) {
 			os.Chown(path, 1000, 1000)
 			link := filepath.Join(base, "link")
 			os.Symlink(folder, link)
-			code, out, errOut := runConfigCmd(t, base, base, "wrap", "--aegis", "/bin/aegis", filepath.Join(link, "mcp.json"))
+			code, out, errOut := runConfigCmd(t, base, base, "wrap", "--aegis", "/bin/aegis", "--client", "cursor", filepath.Join(link, "mcp.json"))
 			if code != 0 {
 				t.Fatalf("aegis config wrap = exit %d\n%s%s", code, out, errOut)
 			}
@@ -148,16 +136,17 @@ func TestConfigOwnerAsRoot(t *testing.T) {
 				wantUID = 1000
 			}
 			names, _ := filepath.Glob(filepath.Join(folder, "*"))
-			if len(names) != 2 {
-				t.Errorf("the folder holds %v; want the file and its backup", names)
+			if len(names) != 1 {
+				t.Errorf("the folder holds %v; want the file only", names)
 			}
-			for _, p := range names {
+			backup := filepath.Join(base, ".local", "state", "aegis", "config-backups", folder, "mcp.json")
+			for p, want := range map[string]uint32{path: wantUID, backup: 0} {
 				fi, err := os.Lstat(p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != wantUID {
-					t.Errorf("%s is uid %d's; want %d's", p, uid, wantUID)
+				if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != want {
+					t.Errorf("%s is uid %d's; want %d's", p, uid, want)
 				}
 			}
 			if noted := strings.Contains(out, "owner: uid 1000 owns mcp.json but cannot write "+folder); noted == tt.kept {

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -24,8 +23,9 @@ import (
 //
 //	aegis ARGS…          run aegis; it must exit 0 (! aegis: not 0)
 //	status N             the last aegis exited with status N
-//	backups FILE N [TO]  N backups of FILE lie beside it; TO gets a copy
-//	                     of the oldest
+//	backups FILE N [TO]  FILE has N (0 or 1) backups, in the state folder's
+//	                     config-backups at FILE's real path, mode 0600,
+//	                     and none beside it; TO gets a copy
 //	link FILE NEWNAME    give FILE a second name (a hard link)
 //	mkfifo FILE…         make FIFOs, mode 0600
 //	mode FILE PERM       FILE's permission bits are PERM (octal), or its
@@ -115,24 +115,32 @@ func scriptBackups(ts *testscript.TestScript, neg bool, args []string) {
 	file := ts.MkAbs(args[0])
 	want, err := strconv.Atoi(args[1])
 	ts.Check(err)
-	got, err := filepath.Glob(file + ".aegis-backup-*")
+	beside, err := filepath.Glob(file + ".aegis-backup-*")
 	ts.Check(err)
-	if len(got) != want {
-		ts.Fatalf("backups of %s = %q; want %d", args[0], got, want)
+	if len(beside) != 0 {
+		ts.Fatalf("backups beside %s: %q; want none there", args[0], beside)
+	}
+	real, err := filepath.EvalSymlinks(file)
+	ts.Check(err)
+	backup := filepath.Join(ts.Getenv("HOME"), ".local", "state", "aegis", "config-backups", real)
+	fi, err := os.Lstat(backup)
+	switch {
+	case want == 0 && !errors.Is(err, os.ErrNotExist):
+		ts.Fatalf("%s has a backup, %s (%v); want none", args[0], backup, err)
+	case want == 1 && err != nil:
+		ts.Fatalf("%s has no backup: %v", args[0], err)
+	case want == 1 && (!fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600):
+		ts.Fatalf("backup %s has mode %v; want a file, mode 0600", backup, fi.Mode())
+	case want > 1:
+		ts.Fatalf("backups FILE N: a file has at most one backup")
 	}
 	if len(args) == 3 {
-		if len(got) == 0 {
+		if want == 0 {
 			ts.Fatalf("no backup of %s to copy", args[0])
 		}
-		slices.Sort(got) // by UTC time, then -2, -3, …
-		data, err := os.ReadFile(got[0])
+		data, err := os.ReadFile(backup)
 		ts.Check(err)
 		ts.Check(os.WriteFile(ts.MkAbs(args[2]), data, 0o600))
-		fi, err := os.Stat(got[0])
-		ts.Check(err)
-		if mode, orig := fi.Mode().Perm(), fileMode(ts, file); mode != orig {
-			ts.Fatalf("backup %s has mode %v; want the file's %v", got[0], mode, orig)
-		}
 	}
 }
 
