@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/userfiles"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify"
@@ -21,8 +22,9 @@ import (
 )
 
 func runVerify(args []string) int {
-	fs := newFlags("verify", "aegis verify [--key PUB] [--head SEQ:HASH | --head-file FILE] [--checkpoint FILE] [--json] FILE…", verifyExamples)
-	keyArg := fs.String("key", "", "pin to this public `KEY`: ed25519:<base64>, or @FILE.pub (a regular file of at most 4 KiB)")
+	fs := newFlags("verify", "aegis verify [--key PUB | --unpinned] [--head SEQ:HASH | --head-file FILE] [--checkpoint FILE] [--json] [FILE | NAME]…", verifyExamples)
+	keyArg := fs.String("key", "", "pin to this public `KEY`: ed25519:<base64>, or @FILE.pub (a regular file of at most 4 KiB); default: keygen's public key, if it exists")
+	unpinned := fs.Bool("unpinned", false, "pin to no key, not even keygen's: each session is checked only against the key it names")
 	headArg := fs.String("head", "", "require the head `SEQ:HASH` printed by wrap on exit")
 	headFile := fs.String("head-file", "", "require the signed head in `FILE` (wrap --head-file; a regular file of at most 4 KiB)")
 	asJSON := fs.Bool("json", false, "print one JSON object per log")
@@ -31,20 +33,15 @@ func runVerify(args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if fs.NArg() == 0 {
-		return fail(exitcode.Usage, "verify: no FILE given (see 'aegis verify --help')")
-	}
 	if err := wc.parse(); err != nil {
 		return fail(exitcode.Usage, "verify: %v", err)
 	}
 	var opts verify.Options
-	if *keyArg != "" {
-		pub, err := readPublicKey(*keyArg)
-		if err != nil {
-			return fail(exitcode.Usage, "verify: --key: %v", err)
-		}
-		opts.Key = pub
+	pin, code, ok := pinKey(*keyArg, *unpinned)
+	if !ok {
+		return code
 	}
+	opts.Key = pin.key
 	switch {
 	case *headArg != "" && *headFile != "":
 		return fail(exitcode.Usage, "verify: give --head or --head-file, not both")
@@ -64,7 +61,15 @@ func runVerify(args []string) int {
 		}
 		opts.Head, opts.HeadKey = &sh.Head, sh.Key
 	}
-	sets, code, ok := collectLogs("verify", "no log to verify", fs.Args())
+	files := fs.Args()
+	if len(files) == 0 {
+		// No FILE: every log wrap recorded by default, as journalctl
+		// reads every journal.
+		if files, code, ok = allServerLogs("verify"); !ok {
+			return code
+		}
+	}
+	sets, code, ok := collectLogs("verify", "no log to verify", files)
 	if !ok {
 		return code
 	}
@@ -76,7 +81,7 @@ func runVerify(args []string) int {
 	}
 	worst := exitcode.OK
 	for _, s := range sets {
-		code := verifySet(s, opts, *asJSON)
+		code := verifySet(s, opts, pin.mode, *asJSON)
 		code = exitcode.Worse(code, verifyCheckpoints(s, *cpFiles, opts.Key))
 		code = exitcode.Worse(code, wc.verify(s, *cpFiles, opts.Key))
 		worst = exitcode.Worse(worst, code)
@@ -84,11 +89,55 @@ func runVerify(args []string) int {
 	return worst
 }
 
+// pinned is the key verify pins to, and how the report says so.
+type pinned struct {
+	key  ed25519.PublicKey
+	mode string
+}
+
+// pinKey is the key verify pins to: --key's; else, unless --unpinned,
+// the public key keygen wrote beside the default signing key, when it
+// exists (one that exists but does not read as a key is an error, never
+// passed over).
+func pinKey(keyArg string, unpinned bool) (pinned, int, bool) {
+	const self = "unpinned: each session checked only against the key it names"
+	switch {
+	case keyArg != "" && unpinned:
+		return pinned{}, fail(exitcode.Usage, "verify: give --key or --unpinned, not both"), false
+	case keyArg != "":
+		pub, err := readPublicKey(keyArg)
+		if err != nil {
+			return pinned{}, fail(exitcode.Usage, "verify: --key: %v", err), false
+		}
+		return pinned{pub, "pinned to " + record.FormatPublicKey(pub)}, 0, true
+	case unpinned:
+		return pinned{mode: self + " (--unpinned)"}, 0, true
+	}
+	priv, err := userfiles.KeyPath()
+	if err != nil {
+		return pinned{mode: self + " (no --key, and no default key: " + err.Error() + ")"}, 0, true
+	}
+	path := priv + ".pub"
+	pub, err := record.ReadPublicKeyFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return pinned{mode: self + " (no --key, and no public key at " + path + ")"}, 0, true
+	}
+	if err != nil {
+		return pinned{}, fail(exitcode.Usage, "verify: the default public key: %v (name the key with --key, or give --unpinned)", err), false
+	}
+	return pinned{pub, "pinned to " + record.FormatPublicKey(pub) + ", the default key " + path}, 0, true
+}
+
 // collectLogs is the logs the FILE arguments of cmd (verify, log) stand
 // for, each with its sealed segments (segment.Collect), glob patterns
-// expanded; it prints Collect's notes, and says none if there is none
-// (exit 2).
+// expanded, a server's NAME and default log standing for all its logs
+// (serverArgs); it prints Collect's notes, and says none if there is
+// none (exit 2).
 func collectLogs(cmd, none string, args []string) ([]*segment.Set, int, bool) {
+	args, err := serverArgs(cmd, args)
+	if err != nil {
+		return nil, fail(exitcode.Usage, "%s: %v", cmd, err), false
+	}
 	paths, err := expandArgs(args)
 	if err != nil {
 		return nil, fail(exitcode.Usage, "%s: %v", cmd, err), false
@@ -134,8 +183,9 @@ func readPublicKey(arg string) (ed25519.PublicKey, error) {
 	return record.ParsePublicKey(arg)
 }
 
-// verifySet verifies one log (a set of files) and prints the report.
-func verifySet(s *segment.Set, opts verify.Options, asJSON bool) int {
+// verifySet verifies one log (a set of files) and prints the report,
+// which says how it was pinned (mode).
+func verifySet(s *segment.Set, opts verify.Options, mode string, asJSON bool) int {
 	name := s.Base
 	bar := newProgress(os.Stderr, "verify "+filepath.Base(name), s.Paths)
 	opts.Progress = bar.add
@@ -152,10 +202,6 @@ func verifySet(s *segment.Set, opts verify.Options, asJSON bool) int {
 	if asJSON {
 		json.NewEncoder(os.Stdout).Encode(verifyjson.New(name, opts.Key != nil, rep))
 		return code
-	}
-	mode := "unpinned: each session checked only against the key it names"
-	if opts.Key != nil {
-		mode = "pinned to " + record.FormatPublicKey(opts.Key)
 	}
 	fmt.Printf("%s: %s (%s)\n", name, strings.ToUpper(rep.Status.String()), mode)
 	var intents, outcomes uint64
