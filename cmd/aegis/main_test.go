@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	// Nor the user's configuration: verify without --key pins to the
+	// default key's .pub when one exists there.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	noCache = filepath.Join(dir, "not-a-folder", "cache")
 	if err := os.WriteFile(filepath.Join(dir, "not-a-folder"), nil, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
