@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/ed25519"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,17 +178,39 @@ func freePort(t testing.TB) string {
 // (held open until the test ends).
 func deadWitnesses(t testing.TB) []string {
 	t.Helper()
+	flags, _ := deadWitnessesSeen(t)
+	return flags
+}
+
+// deadWitnessesSeen is deadWitnesses, and a count of the checkpoint
+// submissions (POST /add-checkpoint requests, read whole) the listener
+// that never answers has received.
+func deadWitnessesSeen(t testing.TB) ([]string, *atomic.Int64) {
+	t.Helper()
 	closed := freePort(t)
 	hole, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	acceptAll(t, hole, nil)
+	seen := new(atomic.Int64)
+	acceptAll(t, hole, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(r)
+			if err != nil {
+				return
+			}
+			_, err = io.Copy(io.Discard, req.Body)
+			if err == nil && req.Method == http.MethodPost && req.URL.Path == witness.AddCheckpointPath {
+				seen.Add(1)
+			}
+		}
+	})
 	_, k1, _ := ed25519.GenerateKey(nil)
 	_, k2, _ := ed25519.GenerateKey(nil)
 	v1, _ := witness.CosignatureKey("example.com/closed", k1.Public().(ed25519.PublicKey))
 	v2, _ := witness.CosignatureKey("example.com/hole", k2.Public().(ed25519.PublicKey))
-	return []string{"--witness", "http://" + closed + "," + v1, "--witness", "http://" + hole.Addr().String() + "," + v2}
+	return []string{"--witness", "http://" + closed + "," + v1, "--witness", "http://" + hole.Addr().String() + "," + v2}, seen
 }
 
 // addLog makes the witness know the log: its origin and key, as its
