@@ -11,8 +11,26 @@
 // from the key and the record it signs, never drawn or computed before the
 // record is known, so that a copy of the process's memory (a virtual
 // machine snapshot restored twice) cannot sign two records with one nonce
-// and give the key away (sign.go). The signature is on the path of the
-// group it ends.
+// and give the key away (sign.go).
+//
+// # Signatures
+//
+// A record is durable when its group is synced and attested when a
+// signature covers it. The leader signs no group on its way: the
+// attester, a goroutine, signs the group's last line while the group is
+// written and synced, and the first record of a later group carries that
+// signature (record's "att"; attest.go). A Wait waits for durability as
+// its level says, never for a signature. A synced group's signature is
+// carried by the next group (whose leader waits for it if it is not made
+// yet: it has had the whole sync): a crash leaves at most that one group
+// unattested. Groups no one syncs (none, interval, and intents at reply)
+// are signed at most once per 10 ms (attestDelay) of their records' ts: a
+// crash leaves unattested the records of at most that time and the group
+// after it. Whatever the level, once the unattested lines reach
+// record.MaxUnattested bytes the next record is signed itself (its own
+// "sig"), as every session_end and the last record Close writes are. So
+// verify reads an unattested tail of fewer bytes than that (but for its
+// last line) as what a crash leaves, and a longer one as a finding.
 //
 // # Session keys
 //

@@ -73,6 +73,9 @@ type Options struct {
 	// compressing (rotate.go's step names): the crash tests SIGKILL their
 	// own process there.
 	onStep stepHook
+	// attestHook, if set, runs on the attester's goroutine before each
+	// signature it makes (attest.go): tests hold signatures back with it.
+	attestHook func(attestLine)
 }
 
 // Journal appends records to one audit file. Its methods are safe for
@@ -117,6 +120,20 @@ type log struct {
 	prev record.Digest // hash of the last line written
 	head record.Head
 	out  []byte
+
+	// Attestation (attest.go): the attester, the bytes of the lines this
+	// journal has encoded (each with its '\n'), where the last line a
+	// signature covers ends in them, and the seq after it.
+	att        *attester
+	lineEnd    uint64
+	coveredEnd uint64
+	attested   uint64
+	// asked is the line the attester was last asked to sign, not yet
+	// carried (askedOK), at the ts askedAt, urgently (a synced group's).
+	asked       attestLine
+	askedOK     bool
+	askedAt     time.Time
+	askedUrgent bool
 
 	// Linger (linger.go): what the leader expects, its timer, and the
 	// fdatasync cost that bounds its wait.
@@ -241,6 +258,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
+	j.attested = j.nextSeq
 	if err := j.startCompanions(path, opts, dfs); err != nil {
 		f.Close()
 		return nil, err
@@ -251,6 +269,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		}
 		j.Append(&record.Recovery{TornBytes: int(live.TornBytes), TornDigest: live.TornDigest})
 	}
+	j.att = newAttester(j.sign, opts.attestHook)
 	if j.dur.Level >= Reply {
 		j.lingerer = newLingerer()
 		j.f.preZero(preZeroChunkFor(opts.MaxSize))
@@ -427,8 +446,11 @@ func (j *Journal) Wait(seq uint64, b Barrier) error {
 //     and out; it drops mu for the I/O so that appenders queue meanwhile;
 //   - the leader takes the whole queue: one write covers every record
 //     appended before it started, and the sync after it covers them all;
-//   - the last record of every group is signed, so no written record is
-//     ever left without a signature after it;
+//   - the leader signs no group on its way (but for a session_end, a
+//     record after record.MaxUnattested unattested bytes, and the last
+//     record Close writes): the attester signs the group's last line
+//     while it is written and synced, and a later group carries the
+//     signature (attest.go);
 //   - on error nothing is written or synced again; every waiter wakes and
 //     sees the error.
 func (j *Journal) flush(sync bool) {
@@ -438,13 +460,14 @@ func (j *Journal) flush(sync bool) {
 	target := j.written + uint64(len(q.recs))
 	needSync := sync && j.synced < target
 	outcomes := j.calls.taken(j.nextSeq)
+	final := j.closed
 	j.mu.Unlock()
 
 	var err error
 	var n int
 	op := "write"
 	if len(q.recs) > 0 || len(j.lead) > 0 {
-		out := j.encode(&q)
+		out := j.encode(&q, needSync, final)
 		n, err = j.f.Write(out)
 		if err == nil && n < len(out) {
 			err = io.ErrShortWrite
@@ -493,18 +516,37 @@ func (j *Journal) flush(sync bool) {
 	j.cond.Broadcast()
 }
 
-// encode turns the queued records into lines, chaining and signing them.
-// Only the leader calls it.
-func (j *Journal) encode(q *queue) []byte {
+// encode turns the queued records into lines, chaining them. The first
+// carries the signature last asked of the attester if it is due (a
+// synced group's, or one asked attestDelay or more before the group's
+// last ts), waiting for it if it is not made yet; a session_end, a record
+// after record.MaxUnattested unattested bytes and, if final, the last
+// record are signed themselves. Then, if no signature covers the group's
+// last line, it asks the attester to sign it: if synced, or if no
+// signature is asked for. Only the leader calls it.
+func (j *Journal) encode(q *queue, synced, final bool) []byte {
 	out := append(j.out[:0], j.lead...)
 	j.lead = nil
 	start := 0
+	n := len(q.recs)
+	carry := false
+	if n > 0 && j.askedOK && (j.askedUrgent || q.recs[n-1].ts.Sub(j.askedAt) >= attestDelay) {
+		j.askedOK = false
+		carry = j.asked.seq >= j.attested
+	}
 	for i, r := range q.recs {
 		line := len(out)
 		out = record.AppendCommon(out, r.seq, r.ts, r.sid, r.kind, j.prev)
 		out = append(out, q.fields[start:r.end]...)
 		start = r.end
-		if i == len(q.recs)-1 || r.kind == record.KindSessionEnd {
+		if i == 0 && carry {
+			sig := j.att.wait(j.asked.seq)
+			out = record.AppendAtt(out, j.asked.seq, sig[:])
+			j.attested, j.coveredEnd = j.asked.seq+1, j.asked.end
+		}
+		signed := r.kind == record.KindSessionEnd || final && i == n-1 ||
+			j.lineEnd-j.coveredEnd >= record.MaxUnattested
+		if signed {
 			sig := j.sign.Sign(out[line:])
 			out = record.AppendSig(out, sig[:])
 		} else {
@@ -519,6 +561,18 @@ func (j *Journal) encode(q *queue) []byte {
 		}
 		j.head = record.Head{Seq: r.seq, Hash: j.prev}
 		out = append(out, '\n')
+		j.lineEnd += uint64(len(out) - line)
+		if signed {
+			j.attested, j.coveredEnd = r.seq+1, j.lineEnd
+			if j.askedOK && j.asked.seq < j.attested {
+				j.askedOK = false // covered: never carried
+			}
+		}
+	}
+	if n > 0 && j.attested <= j.head.Seq && (synced || !j.askedOK) {
+		j.asked = attestLine{seq: j.head.Seq, hash: j.prev, end: j.lineEnd}
+		j.askedOK, j.askedAt, j.askedUrgent = true, q.recs[n-1].ts, synced
+		j.att.ask(j.asked)
 	}
 	j.out = out
 	return out
@@ -566,6 +620,7 @@ func (j *Journal) Close() error {
 	if j.lingerer != nil {
 		j.lingerer.close()
 	}
+	j.att.close()
 	if j.heads != nil {
 		if err := j.heads.close(); err != nil {
 			j.fail(err)

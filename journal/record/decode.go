@@ -23,6 +23,11 @@ type Record struct {
 	// Signed is the part of the line the signature covers (everything
 	// before `,"sig":`); it aliases the line passed to Decoder.Decode.
 	Signed []byte
+	// AttSig, when not nil, is the record's attestation (AppendAtt): a
+	// signature, by its session's key, of the line with seq AttSeq
+	// (AppendAttestMessage).
+	AttSig []byte
+	AttSeq uint64
 }
 
 // Decoder decodes lines into Records, checking that each line is exactly
@@ -52,6 +57,7 @@ type Slot struct {
 	in  Intent
 	out Outcome
 	sig [ed25519.SignatureSize]byte
+	att [ed25519.SignatureSize]byte
 }
 
 // Record returns the record last decoded into s (Decoder.DecodeInto).
@@ -89,6 +95,9 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 	}
 	if r.Sig != nil {
 		r.Sig = append([]byte(nil), r.Sig...)
+	}
+	if r.AttSig != nil {
+		r.AttSig = append([]byte(nil), r.AttSig...)
 	}
 	return r, nil
 }
@@ -158,6 +167,15 @@ func (d *Decoder) decodeGeneral(s *Slot, line []byte) error {
 	if r.Body, err = decodeBody(r.Kind, g); err != nil {
 		return err
 	}
+	if o.Get("att") != nil {
+		a := g.obj("att")
+		r.AttSeq = a.uint("seq")
+		r.AttSig = a.key("sig", ed25519.SignatureSize)
+		g.merge(a)
+		if g.err != nil {
+			return g.err
+		}
+	}
 	if o.Get("sig") != nil {
 		r.Sig = g.key("sig", ed25519.SignatureSize)
 		if g.err != nil {
@@ -178,6 +196,9 @@ func (d *Decoder) canonical(r *Record, line []byte) bool {
 	hex.Encode(sid[:], r.SID[:])
 	enc := AppendCommon(d.enc[:0], r.Seq, r.TS, &sid, r.Kind, r.Prev)
 	enc = r.Body.AppendFields(enc)
+	if r.AttSig != nil {
+		enc = AppendAtt(enc, r.AttSeq, r.AttSig)
+	}
 	signedLen := len(enc)
 	if r.Sig != nil {
 		enc = AppendSig(enc, r.Sig)

@@ -94,7 +94,14 @@ func (d *Decoder) scanExact(s *Slot, line []byte) (ok, exact bool) {
 	default:
 		return false, false
 	}
-	r.Sig = nil
+	r.Sig, r.AttSig, r.AttSeq = nil, nil, 0
+	if c.maybe(AttField) {
+		r.AttSeq = c.uint()
+		c.lit(SigField)
+		c.base64(s.att[:])
+		c.lit(`"}`)
+		r.AttSig = s.att[:]
+	}
 	signed := c.i
 	if c.maybe(SigField) {
 		c.base64(s.sig[:])

@@ -217,11 +217,29 @@
 //
 // sig, when present, is always the last field: an Ed25519 signature, by the
 // key named in the session's session_start ("key"), over the line's bytes
-// before `,"sig":`. Through prev it covers every line before it. The writer signs
-// the last record of every write (every commit group) and every session_end,
-// so a record that is written is, from the moment its group is written, covered
-// by a signature at or after it. Records after a session's last signature are
-// an unsigned tail: what a torn write leaves, reported and not trusted.
+// before `,"sig":`. Through prev it covers every line before it.
+//
+// att, when present, follows the kind fields (before sig): an attestation,
+// a signature by the same key of an earlier line, made after that line was
+// written and carried by a later record:
+//
+//	,"att":{"seq":K,"sig":"ed25519:<base64>"}
+//
+// signs the message of AppendAttestMessage ("aegis attest v1", the seq K
+// and the hash of the line with seq K, each line ended by '\n'), and so
+// covers that line and every line before it. K names a line after the
+// last one a signature covered and before the record that carries it.
+//
+// A line is attested when a signature covers it: its own, a later line's,
+// or a later attestation of it or of a line after it. The writer (package
+// journal's doc, "Signatures") signs every session_end and attests every
+// other line within one commit group, or a bounded time where nothing is
+// synced; and once the unattested lines reach MaxUnattested bytes it signs
+// the next record itself. The lines after the last one attested are an
+// unattested tail: what a crash leaves, reported and not trusted, and
+// longer than MaxUnattested bytes before its last line, a finding. Logs
+// written before attestations sign the last record of every commit group
+// instead, carry no att, and verify as they always did.
 //
 // # Session keys
 //

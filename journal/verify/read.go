@@ -338,7 +338,7 @@ func (v *verifier) judge(line []byte, d *decoded) {
 		if rec != nil && in.torn.answeredBy(rec) {
 			in.torn.on = false
 			out.line = in.n
-			v.process(rec, d.err, d.hash, true)
+			v.process(rec, d.err, d.hash, len(line), true)
 			return
 		}
 		if !d.long && in.torn.add(line) {
@@ -355,7 +355,7 @@ func (v *verifier) judge(line []byte, d *decoded) {
 			// this recovery, which chains past it: not tampering.
 			p.ok = false
 			out.line = in.n
-			v.process(rec, d.err, d.hash, true)
+			v.process(rec, d.err, d.hash, len(line), true)
 			return
 		}
 	}
@@ -375,7 +375,7 @@ func (v *verifier) flush() {
 	}
 	p.ok = false
 	v.out.line = p.line
-	v.process(p.rec, p.err, p.hash, false)
+	v.process(p.rec, p.err, p.hash, len(p.buf), false)
 }
 
 // maxTornRun bounds a torn run: the unsynced bytes a power loss may have

@@ -29,6 +29,17 @@ type sessionBook struct {
 	pendingRecs uint64
 	keys        certBook    // session keys and their certificates (certs.go)
 	sigs        *sigChecker // checks the certificates' signatures with the records'
+
+	// The unattested tail (attest.go): the lines after the last one a
+	// signature covers, in line order; bytes is where the last line read
+	// ends (each line with its '\n'), coveredEnd where the last line a
+	// signature covers ends; first is the seq of the first record read.
+	tail       []tailLine
+	bytes      uint64
+	coveredEnd uint64
+	first      uint64
+	read       bool
+	msg        []byte // an attestation's message, reused
 }
 
 func newSessionBook(pinned ed25519.PublicKey, rep *Report, sigs *sigChecker, out *findings) *sessionBook {
@@ -42,7 +53,7 @@ func newSessionBook(pinned ed25519.PublicKey, rep *Report, sigs *sigChecker, out
 	}
 	b.calls.OnClose = func(s *calls.Session[*SessionReport, struct{}], _ calls.How) {
 		if rs := s.Data; rs.Unsigned > 0 {
-			out.incomplete(s.LastSeq, true, "session %s: %d records after its last signature (unsigned tail: not trusted)", rs.SID, rs.Unsigned)
+			b.unattested(s.LastSeq, rs, out)
 		}
 	}
 	return b
@@ -93,15 +104,8 @@ func (b *sessionBook) enter(r *record.Record, gapEnd uint64, out *findings) *cal
 func (b *sessionBook) count(r *record.Record, s *calls.Session[*SessionReport, struct{}], out *findings) ed25519.PublicKey {
 	b.calls.Count(r, struct{}{})
 	rs := s.Data
-	if r.Sig == nil {
-		if r.Kind == record.KindSessionEnd {
-			out.invalid(r, "session_end is not signed")
-		}
-		rs.Unsigned++
-	} else {
-		for _, l := range b.calls.Live() {
-			l.Data.Unsigned = 0
-		}
+	if r.Sig == nil && r.Kind == record.KindSessionEnd {
+		out.invalid(r, "session_end is not signed")
 	}
 	b.calls.Settle()
 	if r.Sig == nil {

@@ -93,7 +93,8 @@ type SessionReport struct {
 	Outcomes   uint64
 	Ended      bool
 	EndReason  string
-	// Unsigned counts the session's records after its last signature.
+	// Unsigned counts the session's records no signature covers: its
+	// part of the log's unattested tail (attest.go).
 	Unsigned uint64
 
 	pub  ed25519.PublicKey                        // signs its records
@@ -183,7 +184,7 @@ func newVerifier(opts Options) *verifier {
 // (afterTorn), the kept head must match the record of its seq, the
 // record must belong to its session (sessionBook), and its signature, if
 // its session's key is known, is queued for checking.
-func (v *verifier) process(r *record.Record, derr error, hash record.Digest, afterTorn bool) {
+func (v *verifier) process(r *record.Record, derr error, hash record.Digest, n int, afterTorn bool) {
 	v.rep.Records++
 	if derr != nil {
 		v.out.invalid(nil, "%v", derr)
@@ -208,6 +209,7 @@ func (v *verifier) process(r *record.Record, derr error, hash record.Digest, aft
 		}
 	}
 	s := v.book.enter(r, v.chain.gapEnd, &v.out)
+	v.book.line(r, s, hash, n, &v.out) // attest.go
 	if s == nil {
 		return
 	}
