@@ -160,7 +160,7 @@ func runConfig(args []string) int {
 	if *client != "" && userfiles.SafeName(*client) != *client {
 		return fail(exitcode.Usage, "config: --client %q: use letters, digits, '.', '_' and '-' only", *client)
 	}
-	opts := clientconfig.Options{Aegis: *aegisPath, Name: userfiles.SafeName, BoolFlag: func(name string) bool { return wrapBoolFlags[name] }, All: *all}
+	opts := clientconfig.Options{Aegis: *aegisPath, Name: userfiles.SafeName, BoolFlag: wrapBoolFlag, All: *all}
 	backups := ""
 	if !*noBackup && !*dryRun && !*list {
 		dir, err := userfiles.StateDir()
@@ -309,13 +309,4 @@ func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun
 		fmt.Fprintf(w, "  owner: %s\n", a.OwnerNote)
 	}
 	return exitcode.OK, true
-}
-
-// wrapBoolFlags are wrap's flags that take no value: unwrap reads a
-// wrapped entry's arguments as wrap's flag parser does, and a flag that
-// takes none must not swallow the child's command. TestConfigWrapBoolFlags
-// holds this to 'aegis wrap --help'.
-var wrapBoolFlags = map[string]bool{
-	"allow-exec-support": true, "allow-open-key": true, "allow-udp": true, "allow-unix": true, "best-effort": true,
-	"clean-env": true, "compress": true, "confine": true, "print-profile": true, "witness-strict": true,
 }

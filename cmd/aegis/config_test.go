@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,14 +87,18 @@ func TestConfigWrapBoolFlags(t *testing.T) {
 	if err != nil {
 		t.Fatalf("aegis wrap --help: %v", err)
 	}
-	got := map[string]bool{}
+	bools := 0
 	for _, l := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(l); strings.HasPrefix(l, "  --") && len(f) == 1 {
-			got[strings.TrimPrefix(f[0], "--")] = true
+		if f := strings.Fields(l); strings.HasPrefix(l, "  --") {
+			name := strings.TrimPrefix(f[0], "--")
+			bools += len(f) % 2
+			if got, want := wrapBoolFlag(name), len(f) == 1; got != want {
+				t.Errorf("wrapBoolFlag(%q) = %v; want %v ('aegis wrap --help' lists %q)", name, got, want, l)
+			}
 		}
 	}
-	if len(got) == 0 || !maps.Equal(got, wrapBoolFlags) {
-		t.Errorf("aegis wrap --help lists the boolean flags %v; wrapBoolFlags (config.go) holds %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(wrapBoolFlags)))
+	if bools == 0 {
+		t.Error("aegis wrap --help lists no boolean flag")
 	}
 }
 

@@ -2,13 +2,13 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/aegisrelay/aegis/internal/confine"
 	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/internal/logview"
 	"github.com/aegisrelay/aegis/internal/relay"
@@ -20,40 +20,76 @@ import (
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
+// wrapFlags are aegis wrap's flags, each group's in its own file.
+type wrapFlags struct {
+	fs                                                             *flag.FlagSet
+	audit, name, client, keyPath, durability, maxFrame, policyPath *string
+	allowOpenKey                                                   *bool
+	maxPending                                                     *int
+	callTimeout, grace                                             *time.Duration
+	cf                                                             *confineFlags    // wrap_confine.go
+	rf                                                             *rotateFlags     // wrap_rotate.go
+	ckf                                                            *checkpointFlags // checkpoint.go
+	lf                                                             *serve.Front     // listen.go
+	wf                                                             *witnessFlags    // witness.go
+}
+
+func newWrapFlags() *wrapFlags {
+	fs := newFlags("wrap", "aegis wrap [flags] [--] CMD [ARGS…]", wrapExamples)
+	return &wrapFlags{
+		fs:           fs,
+		audit:        fs.String("audit", "", "append the audit log to `FILE` (default: NAME.jsonl in $XDG_STATE_HOME/aegis)"),
+		name:         fs.String("name", "", "name the server's default log `NAME`.jsonl (default: from the child command, e.g. server-memory for npx -y @modelcontextprotocol/server-memory)"),
+		client:       fs.String("client", "", "record that the MCP client `CLIENT` (such as claude-desktop, claude-code, vscode, cursor) runs this server; 'aegis config wrap' sets it"),
+		keyPath:      fs.String("signing-key", "", signingKeyUsage), // signingkey.go
+		allowOpenKey: fs.Bool("allow-open-key", false, "accept a --signing-key file that its group or others may read or write (a named hole: whoever can read the key can sign records as this log's)"),
+		durability:   fs.String("durability", "strict", "when records reach the disk: strict, reply, interval[:D] or none (or G3..G0)"),
+		maxFrame:     fs.String("max-frame", "64MiB", "longest line either way, its newline counted, in bytes (KiB, MiB, GiB suffixes); longer ends the session with exit 65 (over --listen, a longer body is answered 413)"),
+		maxPending:   fs.Int("max-pending", relay.DefaultMaxPending, "calls in flight tracked; beyond it the oldest is recorded unanswered"),
+		callTimeout:  fs.Duration("call-timeout", 0, "answer a tools/call the child has not answered after `D` with a CALL_TIMEOUT error, record it timeout, and drop the late answer (0: never)"),
+		grace:        fs.Duration("grace", supervise.DefaultGrace, "how long the child has to exit after its stdin closes, and after SIGTERM"),
+		policyPath:   fs.String("policy", "", "enforce the tool policy in `FILE` (see 'aegis policy --help'); SIGHUP or a change of the file reloads it"),
+		cf:           addConfineFlags(fs),
+		rf:           addRotateFlags(fs),
+		ckf:          addCheckpointFlags(fs),
+		lf:           addListenFlags(fs),
+		wf:           addWitnessFlags(fs),
+	}
+}
+
+// wrapBoolFlag reports whether wrap's flag name takes no value: config
+// reads a wrapped entry's arguments as wrap's flag parser does, and a flag
+// that takes none must not swallow the child's command.
+func wrapBoolFlag(name string) bool {
+	f := newWrapFlags().fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
 // runWrap is aegis wrap: its flags, then each check that makes a setup
 // mistake exit 2 before anything is opened, in the order a user fixes
-// them, then the log opened and the session run (wrapSession). It stays
-// one flat sequence so that the order of the checks can be read at once.
+// them, then the log opened and the session run (serve.Config.Run). It
+// stays one flat sequence so that the order of the checks can be read at
+// once.
 func runWrap(args []string) int {
-	fs := newFlags("wrap", "aegis wrap [flags] [--] CMD [ARGS…]", wrapExamples)
-	audit := fs.String("audit", "", "append the audit log to `FILE` (default: NAME.jsonl in $XDG_STATE_HOME/aegis)")
-	name := fs.String("name", "", "name the server's default log `NAME`.jsonl (default: from the child command, e.g. server-memory for npx -y @modelcontextprotocol/server-memory)")
-	client := fs.String("client", "", "record that the MCP client `CLIENT` (such as claude-desktop, claude-code, vscode, cursor) runs this server; 'aegis config wrap' sets it")
-	keyPath := fs.String("signing-key", "", signingKeyUsage) // signingkey.go
-	allowOpenKey := fs.Bool("allow-open-key", false, "accept a --signing-key file that its group or others may read or write (a named hole: whoever can read the key can sign records as this log's)")
-	durability := fs.String("durability", "strict", "when records reach the disk: strict, reply, interval[:D] or none (or G3..G0)")
-	maxFrame := fs.String("max-frame", "64MiB", "longest line either way, its newline counted, in bytes (KiB, MiB, GiB suffixes); longer ends the session with exit 65 (over --listen, a longer body is answered 413)")
-	maxPending := fs.Int("max-pending", relay.DefaultMaxPending, "calls in flight tracked; beyond it the oldest is recorded unanswered")
-	callTimeout := fs.Duration("call-timeout", 0, "answer a tools/call the child has not answered after `D` with a CALL_TIMEOUT error, record it timeout, and drop the late answer (0: never)")
-	grace := fs.Duration("grace", supervise.DefaultGrace, "how long the child has to exit after its stdin closes, and after SIGTERM")
-	policyPath := fs.String("policy", "", "enforce the tool policy in `FILE` (see 'aegis policy --help'); SIGHUP or a change of the file reloads it")
-	cf := addConfineFlags(fs)
-	rf := addRotateFlags(fs)      // wrap_rotate.go
-	ckf := addCheckpointFlags(fs) // checkpoint.go
-	lf := addListenFlags(fs)      // listen.go
-	wf := addWitnessFlags(fs)     // witness.go
+	f := newWrapFlags()
+	audit, name, client, keyPath := f.audit, f.name, f.client, f.keyPath
+	cf, rf, ckf, lf, wf := f.cf, f.rf, f.ckf, f.lf, f.wf
 	// The flag package stops at the first argument that is not a flag
 	// and drops a "--" it stops at: either way, what is left is the
 	// child's argv, exactly as given.
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(f.fs, args); !ok {
 		return code
 	}
-	argv := fs.Args()
+	argv := f.fs.Args()
 	if len(argv) == 0 {
 		return fail(exitcode.Usage, "wrap: no child command (see 'aegis wrap --help')")
 	}
-	if code, ok := lf.check(); !ok {
-		return code
+	if err := lf.Check(); err != nil {
+		return fail(exitcode.Usage, "wrap: %v", err)
 	}
 	prof, childEnv, envNames, err := cf.resolve()
 	if err != nil {
@@ -72,25 +108,25 @@ func runWrap(args []string) int {
 	if code, ok := defaultFiles(argv, audit, name, keyPath); !ok {
 		return code
 	}
-	if *callTimeout < 0 {
-		return fail(exitcode.Usage, "wrap: --call-timeout %v: want a positive duration such as 30s, or 0 for none", *callTimeout)
+	if *f.callTimeout < 0 {
+		return fail(exitcode.Usage, "wrap: --call-timeout %v: want a positive duration such as 30s, or 0 for none", *f.callTimeout)
 	}
-	dur, err := journal.ParseDurability(*durability)
+	dur, err := journal.ParseDurability(*f.durability)
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: --durability: %v", err)
 	}
-	frameMax, err := journal.ParseSize(*maxFrame)
+	frameMax, err := journal.ParseSize(*f.maxFrame)
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: --max-frame: %v", err)
 	}
-	key, keyCode, keyOK := wrapSigningKey(*keyPath, *allowOpenKey) // signingkey.go
+	key, keyCode, keyOK := wrapSigningKey(*keyPath, *f.allowOpenKey) // signingkey.go
 	if !keyOK {
 		return keyCode
 	}
 	if childEnv, err = agentFreeEnv(key, childEnv, prof); err != nil { // signingkey.go
 		return fail(exitcode.Usage, "wrap: %v", err)
 	}
-	pol, ok := loadWrapPolicy(*policyPath)
+	pol, ok := loadWrapPolicy(*f.policyPath)
 	if !ok {
 		return exitcode.Usage
 	}
@@ -133,10 +169,10 @@ func runWrap(args []string) int {
 		return code
 	}
 	fmt.Fprintf(os.Stderr, "aegis: recording %s to %s\n", logview.ShortArgv(argv), *audit)
-	if code, ok := lf.prepare(start, *audit); !ok { // listen.go
+	if err := lf.Bind(start, *audit, logf); err != nil {
 		j.Close()
 		wf.abort()
-		return code
+		return fail(exitcode.Usage, "wrap: %v", err)
 	}
 	// session_start is made durable while the child starts (Session.Ready).
 	startSeq, err := j.Append(start)
@@ -145,11 +181,17 @@ func runWrap(args []string) int {
 		wf.abort()
 		return fail(exitcode.AuditIO, "wrap: %v", err)
 	}
-	return wrapSession{
-		argv: argv, audit: *audit, prof: prof, env: childEnv, pol: pol, sigs: sigs,
-		maxFrame: frameMax, maxPending: *maxPending, callTimeout: *callTimeout, grace: *grace, witnesses: wf,
-		listen: lf, start: start, // listen.go
-	}.run(j, startSeq)
+	w := wrapSession{argv: argv, audit: *audit, start: start, listen: lf.On()}
+	c := serve.Config{
+		Argv: argv, Env: childEnv, Launcher: confined.Launcher(prof),
+		MaxFrame: frameMax, MaxPending: *f.maxPending, CallTimeout: *f.callTimeout, Grace: *f.grace,
+		Stderr: os.Stderr, Logf: logf,
+	}
+	pol.Configure(&c)
+	return w.end(c.Run(serve.Run{
+		Journal: j, StartSeq: startSeq, Start: start, Front: lf, Serving: func() { logf("%s", lf.Serving()) },
+		Stdin: os.Stdin, Stdout: os.Stdout, Signals: sigs, Closed: wf.finish,
+	}))
 }
 
 // defaultFiles fills in the server's name (from the child command when
@@ -207,62 +249,39 @@ func openAudit(audit *string, name string, defaultLog bool, jopts journal.Option
 	return j, 0, true
 }
 
-// wrapSession is what runs a session once its log is open.
+// wrapSession is what wrap says of a session once it has ended.
 type wrapSession struct {
-	argv, env   []string
-	audit       string
-	prof        *confine.Profile
-	pol         *serve.PolicyReloads
-	sigs        chan os.Signal
-	maxFrame    int
-	maxPending  int
-	callTimeout time.Duration
-	grace       time.Duration
-	listen      *listenFlags         // --listen: serve HTTP (listen.go)
-	start       *record.SessionStart // the session_start appended
-	witnesses   *witnessFlags
-}
-
-// config is what every session of this wrap shares (package serve).
-func (w wrapSession) config() serve.Config {
-	c := serve.Config{
-		Argv: w.argv, Env: w.env, Launcher: confined.Launcher(w.prof),
-		MaxFrame: w.maxFrame, MaxPending: w.maxPending, CallTimeout: w.callTimeout, Grace: w.grace,
-		Stderr: os.Stderr, Logf: logf,
-	}
-	w.pol.Configure(&c)
-	return c
+	argv   []string
+	audit  string
+	start  *record.SessionStart // the session_start appended
+	listen bool                 // served over HTTP (--listen)
 }
 
 // logf prints an aegis: diagnostic.
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "aegis: "+format+"\n", args...) }
 
-// run relays the session whose session_start is at startSeq, closes the
-// log, says how the session ended, and returns wrap's exit status.
-func (w wrapSession) run(j *journal.Journal, startSeq uint64) int {
-	if w.listen.on() {
-		return w.serve(j, startSeq) // listen.go
+// end says how the session (or serving) ended, and returns wrap's exit
+// status.
+func (w wrapSession) end(e serve.Ended) int {
+	if !w.listen {
+		// The technical line first, then one plain sentence for an
+		// abnormal end (explain.go).
+		defer explainEnd(supervise.Ending{Result: e.Result, CloseErr: e.CloseErr, Argv: w.argv, Confine: w.start.Confine, Audit: w.audit})
 	}
-	res := w.config().Stdio(j, startSeq, os.Stdin, os.Stdout, w.sigs)
-	cerr := j.Close()
-	w.witnesses.finish()
-	// The technical line first, then one plain sentence for an abnormal
-	// end (explain.go).
-	defer explainEnd(supervise.Ending{Result: res, CloseErr: cerr, Argv: w.argv, Confine: w.start.Confine, Audit: w.audit})
 	switch {
-	case errors.Is(res.Err, journal.ErrIO) || errors.Is(cerr, journal.ErrIO):
-		if res.Err == nil {
-			res.Err = cerr
-		}
-		fail(exitcode.AuditIO, "wrap: audit log failed, nothing more was relayed: %v", res.Err)
-		return exitcode.AuditIO
-	case res.Err != nil:
-		fail(res.Exit, "wrap: %v", res.Err)
+	case e.NotServed:
+		return fail(e.Exit, "wrap: %v", e.Err)
+	case e.AuditIO && w.listen:
+		return fail(e.Exit, "wrap: audit log failed: %v", e.Err)
+	case e.AuditIO:
+		return fail(e.Exit, "wrap: audit log failed, nothing more was relayed: %v", e.Err)
+	case e.Err != nil:
+		fail(e.Exit, "wrap: %v", e.Err)
 	}
-	if head, ok := j.Head(); ok {
-		fmt.Fprintf(os.Stderr, "aegis: audit head %s (keep it elsewhere; check with verify --head)\n", head)
+	if e.HasHead {
+		fmt.Fprintf(os.Stderr, "aegis: audit head %s (keep it elsewhere; check with verify --head)\n", e.Head)
 	}
-	return res.Exit
+	return e.Exit
 }
 
 // maxLogsInUse bounds the default logs one server name may have in use

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/aegisrelay/aegis/internal/confine"
 	"github.com/aegisrelay/aegis/internal/exitcode"
@@ -48,45 +48,15 @@ func addConfineFlags(fs *flag.FlagSet) *confineFlags {
 // variable names session_start records (nil without --clean-env). Its
 // errors are usage errors.
 func (c *confineFlags) resolve() (*confine.Profile, []string, []string, error) {
-	if !c.confine {
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"--allow-read", len(c.read) > 0}, {"--allow-write", len(c.write) > 0}, {"--allow-net", len(c.net) > 0},
-			{"--allow-exec-support", c.execSupport}, {"--allow-udp", c.udp}, {"--allow-unix", c.unix}, {"--best-effort", c.bestEffort}} {
-			if f.set {
-				return nil, nil, nil, fmt.Errorf("%s needs --confine", f.name)
-			}
-		}
-	}
-	if len(c.env) > 0 && !c.cleanEnv {
-		return nil, nil, nil, fmt.Errorf("--env needs --clean-env (without it the child already has aegis's environment)")
-	}
-	var prof *confine.Profile
-	if c.confine {
-		prof = &confine.Profile{
-			Read: c.read, Write: c.write, Net: c.net,
-			ExecSupport: c.execSupport, UDP: c.udp, Unix: c.unix, BestEffort: c.bestEffort,
-		}
-		if err := prof.Check(); err != nil {
-			return nil, nil, nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "confine: invalid profile: "))
-		}
-	}
-	if !c.cleanEnv {
-		if prof != nil {
-			// A confined child does not learn where the user's ssh-agent
-			// is: whatever key signs the log, the agent's keys sign for
-			// whoever reaches it. --clean-env --env SSH_AUTH_SOCK passes
-			// it on purpose.
-			return prof, supervise.WithoutEnv(os.Environ(), "SSH_AUTH_SOCK"), nil, nil
-		}
-		return prof, nil, nil, nil
-	}
-	env, names, err := supervise.CleanEnv(c.env)
+	prof, err := confine.Requested(c.confine, confine.Profile{
+		Read: c.read, Write: c.write, Net: c.net,
+		ExecSupport: c.execSupport, UDP: c.udp, Unix: c.unix, BestEffort: c.bestEffort,
+	})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, errors.New(strings.TrimPrefix(err.Error(), "confine: invalid profile: "))
 	}
-	return prof, env, names, nil
+	env, names, err := supervise.ChildEnv(c.cleanEnv, c.env, prof != nil)
+	return prof, env, names, err
 }
 
 // confineExec runs the hidden `aegis __confine-exec -- CMD…` when args (all
@@ -127,33 +97,7 @@ func printProfile(w io.Writer, prof *confine.Profile, argv []string) int {
 		return fail(exitcode.Confinement, "wrap: --print-profile: %v", strings.TrimPrefix(err.Error(), "confine: "))
 	}
 	fmt.Fprintf(w, "aegis wrap --confine would run %s with:\n", strings.Join(argv, " "))
-	if e.LandlockABI == 0 {
-		fmt.Fprintf(w, "  files: not restricted (no Landlock)\n")
-	} else {
-		fmt.Fprintf(w, "  files (Landlock ABI %d): only these paths, with these rights; everything else is denied\n", e.LandlockABI)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		for _, r := range e.FS {
-			fmt.Fprintf(tw, "    %s\t%s\n", r.Path, strings.Join(r.Access, " "))
-		}
-		tw.Flush()
-	}
-	tcp := e.TCP
-	if tcp == confine.NetPorts {
-		tcp = fmt.Sprintf("connect only to port(s) %v (any host); no listening", e.Ports)
-	}
-	fmt.Fprintf(w, "  tcp: %s\n  udp: %s\n", tcp, e.UDP)
-	if e.SeccompApplied {
-		fmt.Fprintf(w, "  seccomp: on (network sockets beyond the above, io_uring, TCP Fast Open refused)\n")
-	}
-	if len(e.Scopes) > 0 {
-		fmt.Fprintf(w, "  scoped: %s (the child cannot reach those of processes outside its sandbox)\n", strings.Join(e.Scopes, ", "))
-	}
-	for _, d := range e.Dropped {
-		fmt.Fprintf(w, "  dropped (--best-effort): %s\n", d)
-	}
-	for _, n := range e.NotCovered {
-		fmt.Fprintf(w, "  not covered: %s\n", n)
-	}
+	e.WriteText(w)
 	fmt.Fprintf(w, "A permission error in the child means a grant is missing: --allow-read, --allow-write, --allow-net, --allow-udp, --allow-exec-support (see 'aegis wrap --help').\n")
 	return exitcode.OK
 }

@@ -59,3 +59,23 @@ func WithoutEnv(env []string, name string) []string {
 	}
 	return kept
 }
+
+// ChildEnv is the child's environment as wrap's flags ask: with clean
+// (--clean-env), CleanEnv(pass) and the names it records; without it nil
+// (aegis's own environment) and no names, or, for a confined child,
+// aegis's own without SSH_AUTH_SOCK. pass without clean is an error.
+func ChildEnv(clean bool, pass []string, confined bool) (env, names []string, err error) {
+	switch {
+	case clean:
+		return CleanEnv(pass)
+	case len(pass) > 0:
+		return nil, nil, fmt.Errorf("--env needs --clean-env (without it the child already has aegis's environment)")
+	case confined:
+		// A confined child does not learn where the user's ssh-agent
+		// is: whatever key signs the log, the agent's keys sign for
+		// whoever reaches it. --clean-env --env SSH_AUTH_SOCK passes it
+		// on purpose.
+		return WithoutEnv(os.Environ(), "SSH_AUTH_SOCK"), nil, nil
+	}
+	return nil, nil, nil
+}

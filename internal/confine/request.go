@@ -1,0 +1,63 @@
+package confine
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Requested is the profile wrap's flags ask for: with confine
+// (--confine), p checked in place (Check); without it nil, and an error
+// with ErrProfile naming the first grant given, for a grant means
+// nothing to a child that is not confined.
+func Requested(confine bool, p Profile) (*Profile, error) {
+	if !confine {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--allow-read", len(p.Read) > 0}, {"--allow-write", len(p.Write) > 0}, {"--allow-net", len(p.Net) > 0},
+			{"--allow-exec-support", p.ExecSupport}, {"--allow-udp", p.UDP}, {"--allow-unix", p.Unix}, {"--best-effort", p.BestEffort}} {
+			if f.set {
+				return nil, fmt.Errorf("%w: %s needs --confine", ErrProfile, f.name)
+			}
+		}
+		return nil, nil
+	}
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// WriteText writes what e enforces as wrap --print-profile shows it, a
+// line (or a table) per kind of access, each indented two spaces.
+func (e *Enforced) WriteText(w io.Writer) {
+	if e.LandlockABI == 0 {
+		fmt.Fprintf(w, "  files: not restricted (no Landlock)\n")
+	} else {
+		fmt.Fprintf(w, "  files (Landlock ABI %d): only these paths, with these rights; everything else is denied\n", e.LandlockABI)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, r := range e.FS {
+			fmt.Fprintf(tw, "    %s\t%s\n", r.Path, strings.Join(r.Access, " "))
+		}
+		tw.Flush()
+	}
+	tcp := e.TCP
+	if tcp == NetPorts {
+		tcp = fmt.Sprintf("connect only to port(s) %v (any host); no listening", e.Ports)
+	}
+	fmt.Fprintf(w, "  tcp: %s\n  udp: %s\n", tcp, e.UDP)
+	if e.SeccompApplied {
+		fmt.Fprintf(w, "  seccomp: on (network sockets beyond the above, io_uring, TCP Fast Open refused)\n")
+	}
+	if len(e.Scopes) > 0 {
+		fmt.Fprintf(w, "  scoped: %s (the child cannot reach those of processes outside its sandbox)\n", strings.Join(e.Scopes, ", "))
+	}
+	for _, d := range e.Dropped {
+		fmt.Fprintf(w, "  dropped (--best-effort): %s\n", d)
+	}
+	for _, n := range e.NotCovered {
+		fmt.Fprintf(w, "  not covered: %s\n", n)
+	}
+}
