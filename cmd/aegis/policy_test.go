@@ -496,7 +496,7 @@ func TestPolicyReload(t *testing.T) {
 		p := r.Body.(*record.PolicyReload)
 		got = append(got, p.Set+" "+p.Status)
 	}
-	want := []string{setB + " applied", setBad + " rejected: " + path + `:6:5: rules[0]: unknown key "when" (want tool, action, rate)`, setA + " applied", setA + " applied"}
+	want := []string{setB + " applied", setBad + " rejected: " + path + `:6:11: rules[0].when: undeclared reference to 'always' (condition line 1, column 1)`, setA + " applied", setA + " applied"}
 	if !slices.Equal(got, want) {
 		t.Errorf("policy_reload records\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -507,7 +507,7 @@ func TestPolicyReload(t *testing.T) {
 	if want := []string{setA, setB, setB, setB, setA}; !slices.Equal(sets, want) {
 		t.Errorf("intent sets %v; want %v", sets, want)
 	}
-	for _, w := range []string{"reloaded", "rejected", `unknown key "when"`} {
+	for _, w := range []string{"reloaded", "rejected", `undeclared reference to 'always'`} {
 		if !strings.Contains(s.stderr.String(), w) {
 			t.Errorf("wrap stderr lacks %q:\n%s", w, s.stderr)
 		}

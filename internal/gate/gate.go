@@ -58,6 +58,11 @@ type Call struct {
 	ArgsUnclear bool
 	// Caller is who sent the call.
 	Caller *Caller
+	// Revision is the protocol revision the request declares in
+	// params._meta["io.modelcontextprotocol/protocolVersion"], decoded,
+	// when HasRevision (2025-11-25 requests declare none).
+	Revision    []byte
+	HasRevision bool
 	// Round is the call's round (MCP 2026-07-28 multi round-trip
 	// requests; the relay's package documentation, "Rounds"): 1 for a
 	// first request, n >= 2 for a retry linked to the input_required
@@ -125,6 +130,13 @@ type Decision struct {
 	Verdict Verdict
 	Rule    string // the rule that decided, "" for none (null)
 	Set     string // the rule set, "sha256:…"
+	// Line is the line of the deciding rule (or default) in the policy
+	// file the Set names; 0 for none.
+	Line int
+	// Reason says why a call was refused other than by the rule's action:
+	// its condition failed to evaluate, or the arguments it reads are
+	// read differently by some decoder. "" for none.
+	Reason string
 	// RetryAfter is when a RateLimited call could next be allowed.
 	RetryAfter time.Duration
 }

@@ -16,8 +16,12 @@ type Explanation struct {
 	// Exact is true when the rule names the tool exactly, false for a
 	// glob or the default.
 	Exact bool
+	// When is the deciding rule's condition ("" for none): a call to the
+	// tool is decided by Rule only when it holds, and otherwise by the
+	// first of Also that decides (a later rule, or the default).
+	When string
 	// Also are later rules that match the name too and lose to Rule:
-	// first match wins.
+	// first match wins (unless Rule's condition does not hold).
 	Also []int
 	// Malformed is set when no call can name this tool and be judged by
 	// the rules: the relay refuses such calls as malformed whatever the
@@ -29,12 +33,10 @@ type Explanation struct {
 func (p *Policy) Explain(tool string) Explanation {
 	name := []byte(tool)
 	e := Explanation{Tool: tool, Rule: p.Match(name)}
-	e.Action, e.Label = p.action(e.Rule)
-	if e.Rule < 0 {
-		e.Line = p.defLine
-	} else {
+	e.Action, e.Label, e.Line = p.action(e.Rule)
+	if e.Rule >= 0 {
 		r := &p.rules[e.Rule]
-		e.Rate, e.Line, e.Exact = r.Rate, r.Line, r.glob.exact
+		e.Rate, e.Exact, e.When = r.Rate, r.glob.exact, r.When
 	}
 	for i := e.Rule + 1; e.Rule >= 0 && i < len(p.rules); i++ {
 		if p.rules[i].glob.match(name) {

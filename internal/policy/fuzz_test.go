@@ -21,14 +21,16 @@ import (
 //     message, in file order;
 //   - an accepted file reads the same to a plain strict YAML decoding
 //     (yaml.v3 with KnownFields) into the documented shape: the same
-//     default, and the same rules in order, with the same tool, action
-//     and rate;
+//     default, and the same rules in order, with the same tool, action,
+//     rate and condition;
 //   - every accepted rule's pattern compiles, its rate (only on an allow
 //     rule) reads back from its own String, its line is in the file, and
 //     its label names it; the set is the SHA-256 of the bytes;
 //   - no accepted rule is dead: a rule with an exact name decides that
-//     name (Explain says so), and a glob decides or loses only to an
-//     earlier rule on a name it matches; the index agrees with a scan;
+//     name (Explain says so) unless an earlier rule with a condition
+//     comes first, and a glob decides or loses only to an earlier rule on
+//     a name it matches; the index agrees with a scan, from every rule
+//     on (the next candidate once a condition does not hold);
 //   - parsing is deterministic.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
@@ -51,6 +53,8 @@ func FuzzParse(f *testing.F) {
 		"version: 1\ndefault: deny\nrules:\n  - tool: \"a*\"\n    action: allow\n  - tool: \"*b\"\n    action: deny\n  - tool: \"*x*\"\n    action: approve\n  - tool: \"a?c\"\n    action: deny\n",
 		"\t- :\n",
 		"",
+		"version: 1\ndefault: deny\nrules:\n  - tool: read_file\n    action: allow\n    when: 'mcp.tool.arguments.path.startsWith(\"/srv/\")'\n  - tool: read_file\n    action: deny\n  - tool: \"*\"\n    action: allow\n    when: caller.id == \"uid:0\"\n",
+		"version: 1\ndefault: deny\nrules:\n  - tool: a\n    action: allow\n    when: mcp.tool.name\n  - tool: b\n    action: allow\n    when: 'nope == 1'\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -136,6 +140,7 @@ type plain struct {
 		Tool   string  `yaml:"tool"`
 		Action string  `yaml:"action"`
 		Rate   *string `yaml:"rate"`
+		When   *string `yaml:"when"`
 	} `yaml:"rules"`
 }
 
@@ -172,7 +177,14 @@ func checkAccepted(t *testing.T, data []byte, p *Policy) {
 		if r.Line < 1 || r.Line > lines || r.Column < 1 {
 			t.Fatalf("%s: line %d column %d not in the file's %d lines", desc, r.Line, r.Column, lines)
 		}
-		if r.Label() != fmt.Sprintf("rules[%d] %s", i, r.Tool) {
+		if w.When == nil && (r.When != "" || r.cond != nil) || w.When != nil && (r.When != *w.When || r.cond == nil) {
+			t.Fatalf("%s: condition %q; YAML reads %v", desc, r.When, w.When)
+		}
+		label := fmt.Sprintf("rules[%d] %s", i, r.Tool)
+		if r.cond != nil {
+			label += " when " + strings.Join(strings.Fields(r.When), " ")
+		}
+		if r.Label() != label {
 			t.Fatalf("%s: label %q", desc, r.Label())
 		}
 		if _, err := compileGlob(r.Tool); err != nil {
@@ -197,18 +209,41 @@ func checkAccepted(t *testing.T, data []byte, p *Policy) {
 			t.Fatalf("%s: does not match its own witness %q", desc, name)
 		}
 		e := p.Explain(name)
-		if e.Rule < 0 || e.Rule > i || (r.glob.exact && e.Rule != i) {
+		if e.Rule < 0 || e.Rule > i || (r.glob.exact && e.Rule != i && rules[e.Rule].cond == nil) {
 			t.Fatalf("%s: Explain(%q) = rules[%d] (%s); want this rule%s", desc, name, e.Rule, e.Label,
 				map[bool]string{true: "", false: " or an earlier one"}[r.glob.exact])
 		}
 		if got, want := p.Match([]byte(name)), p.matchLinear([]byte(name)); got != want {
 			t.Fatalf("%s: Match(%q) = %d; a scan says %d", desc, name, got, want)
 		}
+		for from := 0; from <= len(rules); from++ {
+			want := -1
+			for j := from; j < len(rules); j++ {
+				if rules[j].glob.match([]byte(name)) {
+					want = j
+					break
+				}
+			}
+			if got := p.matchFrom([]byte(name), from); got != want {
+				t.Fatalf("%s: matchFrom(%q, %d) = %d; a scan says %d", desc, name, from, got, want)
+			}
+		}
 	}
 	again, err := Parse("fuzz.yaml", data)
-	if err != nil || fmt.Sprint(again.Rules()) != fmt.Sprint(rules) || again.Default() != p.Default() {
+	if err != nil || printRules(again.Rules()) != printRules(rules) || again.Default() != p.Default() {
 		t.Fatalf("Parse(%q) differs between two calls: %v", data, err)
 	}
+}
+
+// printRules prints rules without their compiled conditions, which are
+// pointers.
+func printRules(rules []Rule) string {
+	var b strings.Builder
+	for _, r := range rules {
+		r.cond = nil
+		fmt.Fprint(&b, r)
+	}
+	return b.String()
 }
 
 // witness is a name g matches: its literals, with "?" read as "x" and

@@ -18,9 +18,10 @@ import (
 // Reloads are serialised. A frame decided under one rule set keeps it to
 // the end, whatever is swapped meanwhile.
 type Gate struct {
-	cur atomic.Pointer[Policy]
-	mu  sync.Mutex // serialises reloads
-	fd  frameDecider
+	cur    atomic.Pointer[Policy]
+	mu     sync.Mutex // serialises reloads
+	fd     frameDecider
+	server string
 }
 
 // NewGate returns a Gate enforcing p.
@@ -30,6 +31,11 @@ func NewGate(p *Policy) *Gate {
 	return g
 }
 
+// SetServer names the server whose calls the gate decides (wrap's
+// --name): conditions read it as mcp.tool.target. Call it before the
+// first Begin; it is not synchronised with Begin.
+func (g *Gate) SetServer(name string) { g.server = name }
+
 // Current returns the rule set in force.
 func (g *Gate) Current() *Policy { return g.cur.Load() }
 
@@ -38,6 +44,7 @@ func (g *Gate) Current() *Policy { return g.cur.Load() }
 // next Begin; it allocates nothing.
 func (g *Gate) Begin(now time.Time) gate.FrameDecider {
 	g.fd.reset(g.cur.Load(), now)
+	g.fd.target = g.server
 	return &g.fd
 }
 
@@ -102,11 +109,15 @@ func rejected(err error) string {
 
 // frameDecider decides the calls of one frame (gate.FrameDecider). tally counts
 // the calls decided so far under each rate-limited rule, so that a batch of
-// k calls to a rule needs k tokens; Commit takes them.
+// k calls to a rule needs k tokens; Commit takes them. args is reused from
+// call to call.
 type frameDecider struct {
-	p     *Policy
-	now   time.Time
-	tally []tally
+	p      *Policy
+	now    time.Time
+	tally  []tally
+	target string
+	v      vars
+	args   argsReader
 }
 
 type tally struct {
@@ -119,12 +130,46 @@ func (f *frameDecider) reset(p *Policy, now time.Time) {
 
 func (f *frameDecider) Set() string { return f.p.set }
 
-// Decide decides a call by its tool name: rules name tools, and nothing
-// else of the call.
-func (f *frameDecider) Decide(c *gate.Call) gate.Decision { return f.decideTool(c.Tool) }
+// Decide decides a call: the first rule whose pattern matches the tool's
+// name and whose condition, if it has one, holds. A condition that cannot
+// be evaluated (an error, the cost limit), or that reads arguments some
+// decoder reads differently (argsReader), refuses the call by its rule,
+// with the reason; it never lets the call through, and no later rule is
+// asked.
+func (f *frameDecider) Decide(c *gate.Call) gate.Decision {
+	p := f.p
+	f.v = vars{call: c, target: f.target}
+	defer func() { f.v = vars{} }() // the call's bytes are not kept
+	read, unclear := false, ""
+	for i := p.Match(c.Tool); i >= 0; i = p.matchFrom(c.Tool, i+1) {
+		r := &p.rules[i]
+		if r.cond == nil {
+			return f.decideRule(i)
+		}
+		if r.cond.readArgs && !read {
+			read = true
+			if c.ArgsUnclear {
+				unclear = "arguments: text that decoders read differently (invalid UTF-8, an unpaired surrogate, U+0000)"
+			} else {
+				f.v.args, unclear = f.args.read(c.Args, c.HasArgs)
+			}
+		}
+		if r.cond.readArgs && unclear != "" {
+			return p.refuse(i, unclear)
+		}
+		ok, err := r.cond.eval(&f.v)
+		if err != nil {
+			return p.refuse(i, "condition: "+err.Error())
+		}
+		if ok {
+			return f.decideRule(i)
+		}
+	}
+	return f.decideRule(-1)
+}
 
-func (f *frameDecider) decideTool(tool []byte) gate.Decision {
-	i := f.p.Match(tool)
+// decideRule is the decision of rule i (-1: the default) on a call.
+func (f *frameDecider) decideRule(i int) gate.Decision {
 	k := 0
 	if i >= 0 && f.p.lim[i] != nil && f.p.rules[i].Action == Allow {
 		k = f.count(i)

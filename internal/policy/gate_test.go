@@ -28,11 +28,11 @@ func TestGateDecide(t *testing.T) {
 		tool string
 		want gate.Decision
 	}{
-		{"read_file", gate.Decision{Verdict: gate.Allowed, Rule: "rules[0] read_file", Set: set}},
-		{"delete_all", gate.Decision{Verdict: gate.Denied, Rule: "rules[1] delete_*", Set: set}},
-		{"write_file", gate.Decision{Verdict: gate.PendingApproval, Rule: "rules[2] write_file", Set: set}},
-		{"search", gate.Decision{Verdict: gate.Allowed, Rule: "rules[3] search", Set: set}},
-		{"anything_else", gate.Decision{Verdict: gate.Allowed, Rule: "default", Set: set}},
+		{"read_file", gate.Decision{Verdict: gate.Allowed, Rule: "rules[0] read_file", Set: set, Line: 4}},
+		{"delete_all", gate.Decision{Verdict: gate.Denied, Rule: "rules[1] delete_*", Set: set, Line: 6}},
+		{"write_file", gate.Decision{Verdict: gate.PendingApproval, Rule: "rules[2] write_file", Set: set, Line: 8}},
+		{"search", gate.Decision{Verdict: gate.Allowed, Rule: "rules[3] search", Set: set, Line: 10}},
+		{"anything_else", gate.Decision{Verdict: gate.Allowed, Rule: "default", Set: set, Line: 2}},
 	}
 	for _, tt := range tests {
 		fr := g.Begin(now)

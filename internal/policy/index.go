@@ -10,7 +10,7 @@ import (
 // the number of rules (BenchmarkPolicyCost in cmd/aegis compares a call
 // under 1,000 rules with a call under none):
 //
-//   - exact names: one map lookup gives the first exact rule for the name;
+//   - exact names: one map lookup gives the exact rules for the name;
 //   - globs with a literal prefix ("fs_*", "db_?_read"): a map from prefix
 //     to the globs that have it, looked up once per distinct prefix length;
 //   - globs that start with a wildcard but end with a literal ("*_admin"):
@@ -21,7 +21,7 @@ import (
 // the best match found so far: first match wins, as in the file. Lists hold
 // rule indexes in ascending order.
 type index struct {
-	exact      map[string]int32
+	exact      map[string][]int32
 	prefix     map[string][]int32
 	prefixLens []int
 	suffix     map[string][]int32
@@ -30,14 +30,12 @@ type index struct {
 }
 
 func newIndex(rules []Rule) index {
-	x := index{exact: map[string]int32{}, prefix: map[string][]int32{}, suffix: map[string][]int32{}}
+	x := index{exact: map[string][]int32{}, prefix: map[string][]int32{}, suffix: map[string][]int32{}}
 	for i := range rules {
 		g := &rules[i].glob
 		switch {
 		case g.exact:
-			if _, dup := x.exact[g.lit]; !dup {
-				x.exact[g.lit] = int32(i)
-			}
+			x.exact[g.lit] = append(x.exact[g.lit], int32(i))
 		case g.prefix != "":
 			x.prefix[g.prefix] = append(x.prefix[g.prefix], int32(i))
 			if !slices.Contains(x.prefixLens, len(g.prefix)) {
@@ -60,32 +58,47 @@ func newIndex(rules []Rule) index {
 // lookup returns the index of the first rule matching name, or -1. It
 // allocates nothing: map lookups by string(name[…]) do not copy.
 func (x *index) lookup(rules []Rule, name []byte) int {
+	return x.lookupFrom(rules, name, 0)
+}
+
+// lookupFrom returns the index of the first rule at or after from that
+// matches name, or -1: the next candidate once a rule's condition did not
+// hold.
+func (x *index) lookupFrom(rules []Rule, name []byte, from int) int {
 	best := int32(math.MaxInt32)
-	if i, ok := x.exact[string(name)]; ok {
-		best = i
+	lo := int32(from)
+	for _, i := range x.exact[string(name)] {
+		if i >= lo {
+			best = i
+			break
+		}
 	}
 	for _, n := range x.prefixLens {
 		if n > len(name) {
 			break
 		}
-		best = first(rules, x.prefix[string(name[:n])], best, name)
+		best = first(rules, x.prefix[string(name[:n])], lo, best, name)
 	}
 	for _, n := range x.suffixLens {
 		if n > len(name) {
 			break
 		}
-		best = first(rules, x.suffix[string(name[len(name)-n:])], best, name)
+		best = first(rules, x.suffix[string(name[len(name)-n:])], lo, best, name)
 	}
-	best = first(rules, x.scan, best, name)
+	best = first(rules, x.scan, lo, best, name)
 	if best == math.MaxInt32 {
 		return -1
 	}
 	return int(best)
 }
 
-// first returns the first rule of list below best that matches name, or
-// best.
-func first(rules []Rule, list []int32, best int32, name []byte) int32 {
+// first returns the first rule of list from lo and below best that
+// matches name, or best.
+func first(rules []Rule, list []int32, lo, best int32, name []byte) int32 {
+	if lo > 0 {
+		k, _ := slices.BinarySearch(list, lo)
+		list = list[k:]
+	}
 	for _, i := range list {
 		if i >= best {
 			break

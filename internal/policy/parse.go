@@ -117,7 +117,7 @@ func (p *parser) syntax(err error) {
 	p.errAt(line, 0, "YAML: %s", msg)
 }
 
-const shape = "a policy is a mapping with version: 1, default: allow|deny and rules: a list of {tool, action[, rate]}"
+const shape = "a policy is a mapping with version: 1, default: allow|deny and rules: a list of {tool, action[, rate][, when]}"
 
 func (p *parser) parse(data []byte) *Policy {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -173,7 +173,7 @@ func (p *parser) parse(data []byte) *Policy {
 		switch {
 		case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
 		case v.Kind != yaml.SequenceNode:
-			p.errf(v, "rules: want a list of {tool, action[, rate]}")
+			p.errf(v, "rules: want a list of {tool, action[, rate][, when]}")
 		default:
 			for i, n := range v.Content {
 				if r, ok := p.rule(i, n); ok {
@@ -259,12 +259,12 @@ func (p *parser) rule(i int, n *yaml.Node) (Rule, bool) {
 	r := Rule{Index: i, Line: n.Line, Column: n.Column}
 	if n.Kind != yaml.MappingNode {
 		if !reported(n) {
-			p.errf(n, "%s: want a mapping {tool, action[, rate]}", what)
+			p.errf(n, "%s: want a mapping {tool, action[, rate][, when]}", what)
 		}
 		return r, false
 	}
 	n0 := len(p.diags)
-	f := p.fields(n, what, "tool", "action", "rate")
+	f := p.fields(n, what, "tool", "action", "rate", "when")
 	if v := f["tool"]; v == nil {
 		p.errf(n, "%s: missing tool (a name or a glob such as \"fs_*\")", what)
 	} else if s, ok := p.str(v, what+".tool"); ok {
@@ -301,13 +301,24 @@ func (p *parser) rule(i int, n *yaml.Node) (Rule, bool) {
 			}
 		}
 	}
+	if v := f["when"]; v != nil {
+		if s, ok := p.str(v, what+".when"); ok {
+			c, err := compileCond(s)
+			if err != nil {
+				p.errf(v, "%s.when: %v", what, err)
+			}
+			r.When, r.cond = s, c
+		}
+	}
 	return r, len(p.diags) == n0
 }
 
-// shadowed reports rules that can never match: an earlier rule matches
-// every tool they match (first match wins). Exact names are checked
-// exactly; a glob is checked against each earlier glob (see covers).
-// Rules with errors of their own are not in rules, and not checked.
+// shadowed reports rules that can never match: an earlier rule without
+// a condition matches every tool they match (first match wins). Exact
+// names are checked exactly; a glob is checked against each earlier glob
+// (see covers). A rule with a condition shadows nothing, since its
+// condition may not hold. Rules with errors of their own are not in
+// rules, and not checked.
 func (p *parser) shadowed(rules []Rule) {
 	exact := map[string]int{}
 	var globs []int
@@ -317,7 +328,7 @@ func (p *parser) shadowed(rules []Rule) {
 		if b.glob.exact {
 			if i, dup := exact[b.glob.lit]; dup {
 				by = i
-			} else {
+			} else if b.cond == nil {
 				exact[b.glob.lit] = j
 			}
 		}
@@ -335,7 +346,7 @@ func (p *parser) shadowed(rules []Rule) {
 				b.Index, b.Tool, a.Index, a.Tool, a.Line)
 			continue
 		}
-		if !b.glob.exact {
+		if !b.glob.exact && b.cond == nil {
 			globs = append(globs, j)
 		}
 	}

@@ -75,7 +75,7 @@ func TestParseDiagnostics(t *testing.T) {
 		{"default bool", "version: 1\ndefault: true\n", []string{`2:10: default: want a string, not bool "true"`}},
 		{"rules not a list", "version: 1\ndefault: deny\nrules: {tool: x}\n", []string{"3:8: rules: want a list"}},
 		{"rule not a mapping", "version: 1\ndefault: deny\nrules:\n  - x\n", []string{"4:5: rules[0]: want a mapping"}},
-		{"unknown rule key", "version: 1\ndefault: deny\nrules:\n  - tool: x\n    action: allow\n    args: {}\n", []string{`6:5: rules[0]: unknown key "args" (want tool, action, rate)`}},
+		{"unknown rule key", "version: 1\ndefault: deny\nrules:\n  - tool: x\n    action: allow\n    args: {}\n", []string{`6:5: rules[0]: unknown key "args" (want tool, action, rate, when)`}},
 		{"duplicate tool key", "version: 1\ndefault: deny\nrules:\n  - tool: x\n    tool: y\n    action: allow\n", []string{`5:5: rules[0]: duplicate key "tool" (first at line 4)`}},
 		{"missing tool and action", "version: 1\ndefault: deny\nrules:\n  - rate: 1/s\n", []string{"4:5: rules[0]: missing tool", "4:5: rules[0]: missing action"}},
 		{"tool int", "version: 1\ndefault: deny\nrules:\n  - tool: 123\n    action: allow\n", []string{`4:11: rules[0].tool: want a string, not int "123" (quote it`}},

@@ -1,0 +1,263 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/valyala/fastjson"
+)
+
+// Reading a call's arguments for a condition. A condition decides on what
+// it reads, and the child acts on what its own decoder reads: where two
+// readers of the same bytes see different values, a rule could allow
+// what the tool then does otherwise. So the arguments are read from the
+// line's exact bytes, and read only where every common reader reads them
+// alike; anything else makes a rule that reads them refuse the call.
+// Refused, with the reason recorded:
+//
+//   - text that is not valid JSON (encoding/json's reading of the grammar);
+//   - invalid UTF-8 anywhere (replaced by some decoders, kept or refused by
+//     others), an escape of an unpaired surrogate (the same), an escaped
+//     U+0000 (where a C decoder cuts the string);
+//   - a key repeated in one object at any depth, as written or once its
+//     escapes are decoded ("p\u0061th" is "path"): first-wins and
+//     last-wins decoders bind different values;
+//   - two keys of one object that differ only by case, Unicode's simple
+//     folding as encoding/json matches struct fields: a Go server reading
+//     into a struct takes either;
+//   - a number that float64 does not hold exactly as written, where some
+//     decoders read it as an integer of arbitrary size (Python) or int64
+//     and others as a float64 (JavaScript): a whole number beyond ±2^53,
+//     or any number beyond float64's range.
+//   - nesting deeper than fastjson.MaxDepth.
+//
+// Values are given to CEL as JSON values: objects as maps with string keys,
+// arrays as lists, strings, bools, null, and numbers as int when written
+// as a whole number without fraction or exponent, as double otherwise
+// (CEL compares int and double by value: 1 == 1.0).
+
+// maxExactInt is 2^53, beyond which float64 does not hold every integer.
+const maxExactInt = 1 << 53
+
+// argsReader reads the arguments of one call at a time. It is not safe for
+// concurrent use; its parser is reused between calls, and the values it
+// returns stay valid until the next read.
+type argsReader struct {
+	p    fastjson.Parser
+	num  []byte
+	fb   []byte
+	fold map[string]string
+}
+
+// read returns the arguments as CEL reads them, or the reason some
+// decoder reads them differently. raw is params.arguments as the line
+// carries it; absent arguments (has false) read as an empty object, which
+// is what servers take them for.
+func (a *argsReader) read(raw []byte, has bool) (any, string) {
+	if !has {
+		return map[string]any{}, ""
+	}
+	if !json.Valid(raw) {
+		return nil, "arguments: not valid JSON"
+	}
+	if why := unclearText(raw); why != "" {
+		return nil, "arguments: " + why
+	}
+	v, err := a.p.ParseBytes(raw)
+	if err != nil {
+		return nil, "arguments: nested deeper than " + strconv.Itoa(fastjson.MaxDepth)
+	}
+	var why string
+	out := a.value(v, &why)
+	if why != "" {
+		return nil, "arguments: " + why
+	}
+	return out, ""
+}
+
+func (a *argsReader) value(v *fastjson.Value, why *string) any {
+	switch v.Type() {
+	case fastjson.TypeObject:
+		o, _ := v.Object()
+		m := make(map[string]any, o.Len())
+		clear(a.fold)
+		// Keys are checked per object; a nested object's keys are
+		// checked when its value is read, after this object's loop.
+		type kv struct {
+			k string
+			v *fastjson.Value
+		}
+		kvs := make([]kv, 0, o.Len())
+		o.Visit(func(key []byte, val *fastjson.Value) {
+			if *why != "" {
+				return
+			}
+			k := string(key)
+			if _, dup := m[k]; dup {
+				*why = "duplicate key " + quoteShort(k)
+				return
+			}
+			m[k] = nil
+			if a.fold == nil {
+				a.fold = map[string]string{}
+			}
+			a.fb = foldKey(a.fb[:0], k)
+			if prev, ok := a.fold[string(a.fb)]; ok {
+				*why = "keys " + quoteShort(prev) + " and " + quoteShort(k) + " differ only by case"
+				return
+			}
+			a.fold[string(a.fb)] = k
+			kvs = append(kvs, kv{k, val})
+		})
+		for _, e := range kvs {
+			if *why != "" {
+				return nil
+			}
+			m[e.k] = a.value(e.v, why)
+		}
+		return m
+	case fastjson.TypeArray:
+		arr, _ := v.Array()
+		l := make([]any, len(arr))
+		for i, e := range arr {
+			if l[i] = a.value(e, why); *why != "" {
+				return nil
+			}
+		}
+		return l
+	case fastjson.TypeString:
+		s, _ := v.StringBytes()
+		return string(s)
+	case fastjson.TypeNumber:
+		a.num = v.MarshalTo(a.num[:0])
+		return a.number(a.num, why)
+	case fastjson.TypeTrue:
+		return true
+	case fastjson.TypeFalse:
+		return false
+	}
+	return nil // null
+}
+
+// number reads a JSON number literal (json.Valid checked its grammar).
+func (a *argsReader) number(lit []byte, why *string) any {
+	if bytes.IndexAny(lit, ".eE") < 0 {
+		n, err := strconv.ParseInt(string(lit), 10, 64)
+		if err != nil || n > maxExactInt || n < -maxExactInt {
+			*why = "number " + shortText(lit) + " is beyond float64's exact range (±2^53)"
+			return nil
+		}
+		return n
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil {
+		*why = "number " + shortText(lit) + " is beyond float64's range"
+		return nil
+	}
+	return f
+}
+
+// unclearText reports text inside valid JSON that decoders read
+// differently: invalid UTF-8, an escaped unpaired surrogate, an escaped
+// U+0000. A backslash occurs only inside strings in valid JSON, so escapes
+// are found by walking backslashes alone.
+func unclearText(raw []byte) string {
+	if !utf8.Valid(raw) {
+		return "invalid UTF-8"
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++
+		if raw[i] != 'u' {
+			continue
+		}
+		r := hex4(raw[i+1:])
+		i += 4
+		switch {
+		case r == 0:
+			return `an escaped U+0000 (\u0000), where some decoders cut the string`
+		case utf16.IsSurrogate(r):
+			if r < 0xDC00 && i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+				if lo := hex4(raw[i+3:]); lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 6
+					continue
+				}
+			}
+			return "an escaped unpaired surrogate"
+		}
+	}
+	return ""
+}
+
+// hex4 decodes the 4 hex digits json.Valid guarantees after \u.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		default:
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
+}
+
+// foldKey appends to dst one spelling of every key that encoding/json's
+// case-insensitive field match takes for k: each rune becomes the
+// smallest of its simple-folding orbit (k, K and the Kelvin sign are K).
+func foldKey(dst []byte, k string) []byte {
+	for i := 0; i < len(k); {
+		c := k[i]
+		if c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(k[i:])
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		dst = utf8.AppendRune(dst, m)
+		i += n
+	}
+	return dst
+}
+
+// maxQuoted bounds what a reason quotes of the arguments: a key or a
+// number is the client's text, and a reason is recorded.
+const maxQuoted = 64
+
+// quoteShort quotes s for a reason, cut to maxQuoted bytes.
+func quoteShort(s string) string {
+	if len(s) > maxQuoted {
+		k := maxQuoted
+		for k > 0 && !utf8.RuneStart(s[k]) {
+			k--
+		}
+		return strconv.Quote(s[:k]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// shortText is a number literal for a reason, cut to maxQuoted bytes
+// (its bytes are ASCII: json.Valid checked them).
+func shortText(lit []byte) string {
+	if len(lit) > maxQuoted {
+		return string(lit[:maxQuoted]) + "…"
+	}
+	return string(lit)
+}
