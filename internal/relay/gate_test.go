@@ -70,7 +70,7 @@ func testJournal(t testing.TB) (*journal.Journal, string) {
 	return j, path
 }
 
-func records(t *testing.T, j *journal.Journal, path string) []*record.Record {
+func records(t testing.TB, j *journal.Journal, path string) []*record.Record {
 	t.Helper()
 	seq, err := j.Append(&record.PolicyReload{Set: "sha256:flush", Status: "applied"})
 	if err == nil {

@@ -166,11 +166,13 @@ func TestLongAnswerDigests(t *testing.T) {
 // the two N times, one after the other.
 func BenchmarkLongAnswer(b *testing.B) {
 	const size = 16 << 20
-	j, _ := testJournal(b)
+	j, path := testJournal(b)
 	r := relay.New(relay.Config{Journal: j})
 	answer := longLine(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"`, size, `"}]}}`+"\n")
 	call := []byte(tcall("1", "echo") + "\n")
+	calls := 0
 	one := func(b *testing.B) {
+		calls++
 		if err := r.Upstream(bytes.NewReader(call), io.Discard); err != nil {
 			b.Fatal(err)
 		}
@@ -190,5 +192,20 @@ func BenchmarkLongAnswer(b *testing.B) {
 				one(b)
 			}
 		})
+	}
+	// What is timed is recording: every call's outcome is in the log,
+	// with the digest of the whole 16 MiB line.
+	want := record.Digest(sha256.Sum256(answer[:len(answer)-1]))
+	outcomes := 0
+	for _, rec := range records(b, j, path) {
+		if o, ok := rec.Body.(*record.Outcome); ok {
+			if o.ResponseDigest != want {
+				b.Fatalf("outcome %d: response digest %x; want the answer's, %x", rec.Seq, o.ResponseDigest, want)
+			}
+			outcomes++
+		}
+	}
+	if outcomes != calls {
+		b.Fatalf("%d outcomes in the log; want one per call, %d", outcomes, calls)
 	}
 }
