@@ -667,3 +667,22 @@ func TestListenEndsBySignal(t *testing.T) {
 		}
 	}
 }
+
+// TestListenIdleDefault: a session no request uses ends after five
+// minutes unless --idle-timeout says otherwise, so that clients that
+// never send DELETE (the MCP Inspector) do not keep a child each for
+// long; wrap's help says the default.
+func TestListenIdleDefault(t *testing.T) {
+	out, err := exec.Command(aegisBin, "wrap", "--help").Output()
+	if err != nil {
+		t.Fatalf("aegis wrap --help: %v", err)
+	}
+	i := bytes.Index(out, []byte("--idle-timeout D"))
+	if i < 0 {
+		t.Fatalf("aegis wrap --help lists no --idle-timeout D:\n%s", out)
+	}
+	entry, _, _ := strings.Cut(string(out[i:]), "\n  --")
+	if !strings.Contains(entry, "(default 5m0s)") {
+		t.Errorf("aegis wrap --help says of --idle-timeout:\n%s\nwant (default 5m0s)", entry)
+	}
+}

@@ -27,9 +27,14 @@ var (
 
 // Defaults of Config.
 const (
-	DefaultMaxFrame     = 64 << 20
-	DefaultMaxSessions  = 256
-	DefaultIdleTimeout  = 30 * time.Minute
+	DefaultMaxFrame    = 64 << 20
+	DefaultMaxSessions = 256
+	// DefaultIdleTimeout is sized for clients that never end their
+	// session (the MCP Inspector sends no DELETE): each such session
+	// keeps a child running until it is reaped. A client that is still
+	// there loses nothing but the child's state: its next request gets
+	// 404, and the transport has it start a new session.
+	DefaultIdleTimeout  = 5 * time.Minute
 	DefaultReplay       = 256
 	DefaultWriteTimeout = 30 * time.Second
 	// DefaultRetry is the SSE retry field (milliseconds) sent in each
