@@ -200,7 +200,7 @@ func BenchmarkLongAnswer(b *testing.B) {
 	for _, rec := range records(b, j, path) {
 		if o, ok := rec.Body.(*record.Outcome); ok {
 			if o.ResponseDigest != want {
-				b.Fatalf("outcome %d: response digest %x; want the answer's, %x", rec.Seq, o.ResponseDigest, want)
+				b.Fatalf("outcome %d: response digest %v; want the answer's, %v", rec.Seq, o.ResponseDigest, want)
 			}
 			outcomes++
 		}
