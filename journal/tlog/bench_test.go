@@ -11,6 +11,7 @@ import (
 
 	"github.com/transparency-dev/merkle/compact"
 	"github.com/transparency-dev/merkle/proof"
+	xtlog "golang.org/x/mod/sumdb/tlog"
 
 	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal/segment"
@@ -36,20 +37,55 @@ func BenchmarkTree(b *testing.B) {
 		t := NewTree()
 		b.ReportAllocs()
 		b.SetBytes(int64(len(line)))
+		n := uint64(0)
 		for b.Loop() {
 			t.AppendLine(line)
+			n++
+		}
+		// The tree timed is the tree of the lines appended.
+		if t.Size() != n {
+			b.Fatalf("tree of %d leaves after %d lines", t.Size(), n)
+		}
+		if got, want := t.Root(), sameLeavesRoot(xtlog.RecordHash(line), n); got != want {
+			b.Fatalf("root of %d lines %v; want x/mod tlog's %v", n, got, want)
 		}
 	})
 	b.Run("Root", func(b *testing.B) {
+		const n = 1<<20 - 1 // 20 set bits: the most hashes a root of about a million leaves takes
 		t := NewTree()
-		for range 1<<20 - 1 { // 20 set bits: the most hashes a root of about a million leaves takes
+		for range n {
 			t.AppendLeaf(Hash{1})
 		}
 		b.ReportAllocs()
+		var root Hash
 		for b.Loop() {
-			t.Root()
+			root = t.Root()
+		}
+		if want := sameLeavesRoot(xtlog.Hash{1}, n); root != want {
+			b.Fatalf("root of %d leaves %v; want x/mod tlog's %v", n, root, want)
 		}
 	})
+}
+
+// sameLeavesRoot is the RFC 6962 root of n leaves that all have the hash
+// leaf, with x/mod tlog's node hash: the left subtree is the largest
+// power of two below n, and the perfect subtrees of equal leaves are
+// hashed once per height.
+func sameLeavesRoot(leaf xtlog.Hash, n uint64) Hash {
+	perfect := []xtlog.Hash{leaf} // perfect[k]: the root of 2^k leaves
+	for len(perfect) < 64 {
+		p := perfect[len(perfect)-1]
+		perfect = append(perfect, xtlog.NodeHash(p, p))
+	}
+	var root func(n uint64) xtlog.Hash
+	root = func(n uint64) xtlog.Hash {
+		if n&(n-1) == 0 {
+			return perfect[bits.TrailingZeros64(n)]
+		}
+		k := uint64(1) << (bits.Len64(n-1) - 1)
+		return xtlog.NodeHash(perfect[bits.TrailingZeros64(k)], root(n-k))
+	}
+	return Hash(root(n))
 }
 
 // BenchmarkProve is aegis prove's cost per record: reading a log and
