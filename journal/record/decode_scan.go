@@ -190,6 +190,15 @@ func (d *Decoder) scanIntent(c *cursor, in *Intent) {
 	}
 	c.lit(`,"set":`)
 	in.Set = d.intern(c.nonEmpty())
+	if c.maybe(`,"line":`) {
+		in.RuleLine = int(c.int())
+		if in.RuleLine <= 0 {
+			c.loose = true // the encoder writes none
+		}
+	}
+	if c.maybe(`,"reason":`) {
+		in.PolicyReason = string(c.nonEmpty())
+	}
 	c.lit(`},"capability":{"grant":"deny_all"`)
 	in.Refused = c.maybe(`,"status":"denied","reason":"policy blocked before capability"`)
 	c.lit(`}`)

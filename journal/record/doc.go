@@ -81,6 +81,24 @@
 // forwarded false: it is not relayed (unless it also answers a call still
 // in flight, a batch: then forwarded true).
 //
+// # Decisions
+//
+// An intent's "policy" names the rule set that decided it ("set", the
+// SHA-256 of the policy file's bytes: a call decided before a reload
+// names the old file, one decided after it the new) and the deciding rule
+// ("rule": "rules[i] <pattern>[ when <condition>]" or "default"), and may
+// add, after "set", in this order:
+//
+//	,"line":N          the line of that rule (or of default) in the file set names
+//	,"reason":"<text>" why the call was refused other than by the rule's action:
+//	                   "condition: <CEL's error>" (a missing key, a wrong type, the
+//	                   cost limit), or "arguments: <what>" where decoders read the
+//	                   arguments differently; aegis's own text of at most 512 bytes,
+//	                   which may quote a key or a number of the arguments
+//
+// Both are absent in an intent without a policy or written before they
+// existed, which encodes as it always did.
+//
 // # Rounds and tasks
 //
 // MCP 2026-07-28 answers a tools/call that needs more from the client

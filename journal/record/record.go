@@ -423,7 +423,7 @@ const (
 //	[,"malformed":"reason"][,"revision":<bounded>][,"principal":"…"]
 //	[,"round":{"of":S|null,"by":"state"|"match"|"unknown_state"|"reused_state","n":K}]
 //	[,"request_state":"sha256:…"][,"input_responses":[{"key":<bounded>,"action":"accept"|"decline"|"cancel"|null},…][,"more":N]]
-//	,"policy":{"verdict":…,"rule":…|{…}|null,"set":…},
+//	,"policy":{"verdict":…,"rule":…|{…}|null,"set":…[,"line":N][,"reason":"…"]},
 //	"capability":{"grant":"deny_all"[,"status":"denied","reason":"policy blocked before capability"]}
 //
 // revision, principal, round, request_state and input_responses are
@@ -451,6 +451,14 @@ type Intent struct {
 	RuleSum       Digest // with RuleLen > 0: the rule's SHA-256
 	Set           string // "" means PassThroughSet
 	Refused       bool   // the call was refused before it reached the child
+	// RuleLine is the line of the deciding rule (or default) in the
+	// policy file Set names; written as the policy's "line" when > 0.
+	RuleLine int
+	// PolicyReason says why the policy refused the call other than by
+	// its rule's action: a condition that could not be evaluated, or
+	// arguments that decoders read differently. aegis's own text, at most
+	// a few hundred bytes; written as the policy's "reason" when not "".
+	PolicyReason string
 
 	// Revision is the protocol revision the request declares in
 	// params._meta["io.modelcontextprotocol/protocolVersion"]; written
@@ -524,6 +532,12 @@ func (in *Intent) AppendFields(dst []byte) []byte {
 		dst = appendBounded(dst, in.Rule, in.RuleLen, in.RuleSum)
 	}
 	dst = appendStringField(dst, "set", set)
+	if in.RuleLine > 0 {
+		dst = appendIntField(dst, "line", int64(in.RuleLine))
+	}
+	if in.PolicyReason != "" {
+		dst = appendStringField(dst, "reason", in.PolicyReason)
+	}
 	dst = append(dst, '}')
 	dst = append(appendKey(dst, "capability"), '{')
 	dst = appendStringField(dst, "grant", "deny_all")
@@ -579,6 +593,16 @@ func (in *Intent) decodeFields(g *getter) error {
 		in.Rule = p.nstr("rule")
 	}
 	in.Set = string(p.str("set"))
+	if p.has("line") {
+		if in.RuleLine = int(p.int("line")); p.err == nil && in.RuleLine <= 0 {
+			p.fail("policy line %d", in.RuleLine)
+		}
+	}
+	if p.has("reason") {
+		if in.PolicyReason = string(p.str("reason")); p.err == nil && in.PolicyReason == "" {
+			p.fail("empty policy reason")
+		}
+	}
 	g.merge(p)
 	c := g.obj("capability")
 	if c.str("grant"); c.has("status") {
