@@ -89,7 +89,7 @@ func FuzzHTTPBytes(f *testing.F) {
 	go srv.Serve(ln)
 	defer srv.Shutdown()
 	url := "http://" + ln.Addr().String() + Path
-	post := func(t *testing.T, sid string, body []byte) *http.Response {
+	post := func(t testing.TB, sid string, body []byte) *http.Response {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		t.Cleanup(cancel)
 		req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
@@ -104,7 +104,7 @@ func FuzzHTTPBytes(f *testing.F) {
 		}
 		return resp
 	}
-	init := post(&testing.T{}, "", []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`))
+	init := post(f, "", []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`))
 	sid := init.Header.Get("Mcp-Session-Id")
 	io.Copy(io.Discard, init.Body)
 	init.Body.Close()
