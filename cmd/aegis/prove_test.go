@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,7 +160,16 @@ func TestProveInclusion(t *testing.T) {
 			t.Errorf("prove check, %s = exit %d, %q; want 1 and %q", tt.name, code, stderr, tt.want)
 		}
 	}
+	// A root that does not match is shown as aegis shows hashes, in
+	// base64: the checkpoint's, never as a list of decimal bytes.
+	_, _, stderr := runAegis(t, "prove", "check", "--key", "@"+f.key+".pub", "--checkpoint", f.new, "--proof", filepath.Join(f.dir, "bad.json"))
+	if !strings.Contains(stderr, p.Root.String()) || decimalBytes.MatchString(stderr) {
+		t.Errorf("prove check, a hash changed: %q; want the checkpoint's root %s in base64, no decimal bytes", stderr, p.Root)
+	}
 }
+
+// decimalBytes is a byte slice as %v prints it.
+var decimalBytes = regexp.MustCompile(`\[\d+ \d+ \d+`)
 
 // TestProveConsistency: the proof that the checkpoint of all the log
 // extends the one of its first session is printed and checks, with x/mod's
@@ -187,6 +197,12 @@ func TestProveConsistency(t *testing.T) {
 	}
 	if code, _, stderr := runAegis(t, "prove", "check", "--key", "@"+f.key+".pub", "--old", f.new, "--new", f.old, "--proof", proof); code != 1 {
 		t.Errorf("prove check, checkpoints swapped = exit %d; want 1\n%s", code, stderr)
+	}
+	p.Hashes[0][0] ^= 1
+	bad, _ := json.Marshal(p)
+	code, _, stderr = runAegis(t, "prove", "check", "--key", "@"+f.key+".pub", "--old", f.old, "--new", f.new, "--proof", writeProveFile(t, filepath.Join(f.dir, "bad.json"), bad))
+	if code != 1 || !strings.Contains(stderr, p.OldRoot.String()) && !strings.Contains(stderr, p.NewRoot.String()) || decimalBytes.MatchString(stderr) {
+		t.Errorf("prove check, a hash changed = exit %d, %q; want 1, the root it misses (%s or %s) in base64, no decimal bytes", code, stderr, p.OldRoot, p.NewRoot)
 	}
 }
 

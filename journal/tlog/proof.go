@@ -3,6 +3,7 @@ package tlog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -57,7 +58,7 @@ func (p *Inclusion) Check(c Checkpoint) error {
 	}
 	leaf := LeafHash([]byte(p.Line))
 	if err := proof.VerifyInclusion(rfc6962.DefaultHasher, p.Index, p.Size, leaf[:], byteSlices(p.Hashes), p.Root[:]); err != nil {
-		return fmt.Errorf("%w: leaf %d of %d: %v", ErrProof, p.Index, p.Size, err)
+		return fmt.Errorf("%w: leaf %d of %d: %v", ErrProof, p.Index, p.Size, rootError(err))
 	}
 	return nil
 }
@@ -74,9 +75,20 @@ func (p *Consistency) Check(old, new Checkpoint) error {
 		return fmt.Errorf("%w: the proof is for %s from size %d to %d, the checkpoints are %s at sizes %d and %d", ErrProof, p.Origin, p.OldSize, p.NewSize, old.Origin, old.Size, new.Size)
 	}
 	if err := proof.VerifyConsistency(rfc6962.DefaultHasher, p.OldSize, p.NewSize, byteSlices(p.Hashes), p.OldRoot[:], p.NewRoot[:]); err != nil {
-		return fmt.Errorf("%w: from size %d to %d: %v", ErrProof, p.OldSize, p.NewSize, err)
+		return fmt.Errorf("%w: from size %d to %d: %v", ErrProof, p.OldSize, p.NewSize, rootError(err))
 	}
 	return nil
+}
+
+// rootError words the verifier's root mismatch with the roots in base64,
+// as checkpoints and proofs write hashes (its own message lists their
+// bytes in decimal); any other error is returned as it is.
+func rootError(err error) error {
+	var m proof.RootMismatchError
+	if !errors.As(err, &m) || len(m.CalculatedRoot) != len(Hash{}) || len(m.ExpectedRoot) != len(Hash{}) {
+		return err
+	}
+	return fmt.Errorf("the proof leads to root %s, not the checkpoint's %s", Hash(m.CalculatedRoot), Hash(m.ExpectedRoot))
 }
 
 func byteSlices(hs []Hash) [][]byte {
