@@ -126,7 +126,7 @@ func runWrap(args []string) int {
 	if childEnv, err = agentFreeEnv(key, childEnv, prof); err != nil { // signingkey.go
 		return fail(exitcode.Usage, "wrap: %v", err)
 	}
-	pol, ok := loadWrapPolicy(*f.policyPath)
+	pol, ok := loadWrapPolicy(*f.policyPath, *name)
 	if !ok {
 		return exitcode.Usage
 	}

@@ -14,8 +14,9 @@ import (
 // opened or the child started: the gate the sessions pass and what
 // reloads it (serve.PolicyReloads; nil without --policy, pass-through),
 // a rejected reload's diagnostics printed as a bad --policy's are. On a
-// bad file it prints every diagnostic and returns ok false.
-func loadWrapPolicy(path string) (w *serve.PolicyReloads, ok bool) {
+// bad file it prints every diagnostic and returns ok false. server is the
+// server's name, which conditions read as mcp.tool.target.
+func loadWrapPolicy(path, server string) (w *serve.PolicyReloads, ok bool) {
 	if path == "" {
 		return nil, true
 	}
@@ -24,7 +25,9 @@ func loadWrapPolicy(path string) (w *serve.PolicyReloads, ok bool) {
 		printPolicyError(os.Stderr, "wrap: --policy", err)
 		return nil, false
 	}
-	return &serve.PolicyReloads{Path: path, Gate: policy.NewGate(p), Rejected: func(err error) { printPolicyError(os.Stderr, "reload", err) }}, true
+	g := policy.NewGate(p)
+	g.SetServer(server)
+	return &serve.PolicyReloads{Path: path, Gate: g, Rejected: func(err error) { printPolicyError(os.Stderr, "reload", err) }}, true
 }
 
 // printPolicyError prints a policy error: one line per diagnostic, each

@@ -42,7 +42,8 @@ func (r *Relay) decideFrame(st *upstream) {
 		if m.Malformed != "" || !m.HasTool {
 			d = refuseMalformed(st.fr.Set())
 		} else {
-			st.call = gate.Call{Tool: m.Tool, Args: m.Args, HasArgs: m.HasArgs, ArgsUnclear: m.ArgsText != "", Caller: &r.cfg.Caller, Round: 1}
+			st.call = gate.Call{Tool: m.Tool, Args: m.Args, HasArgs: m.HasArgs, ArgsUnclear: m.ArgsText != "", Caller: &r.cfg.Caller, Round: 1,
+				Revision: m.Revision, HasRevision: m.HasRevision}
 			if st.linked && st.links[i].By != "" {
 				st.call.Round = st.links[i].N
 			}
@@ -79,6 +80,7 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 		k++
 		r.intent(st, i, dg)
 		st.in.Verdict, st.in.Rule, st.in.Set, st.in.Refused = verdictOf(d.Verdict), d.Rule, d.Set, refused
+		st.in.RuleLine, st.in.PolicyReason = d.Line, d.Reason
 		seq, err := r.j.AppendHint(&st.in, awaits)
 		if err != nil {
 			return 0, 0, err
