@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,6 +42,17 @@ func wrapExplains(t *testing.T) bool {
 		t.Fatal(err)
 	}
 	return bytes.Contains(src, []byte("explainEnd("))
+}
+
+// wrapErr is wrap's error line in stderr, as the error wrap printed
+// (nil: none): the sentence after it does not repeat what it says.
+func wrapErr(stderr string) error {
+	for _, l := range strings.Split(stderr, "\n") {
+		if rest, ok := strings.CutPrefix(l, "aegis: wrap: "); ok && !strings.HasPrefix(rest, "warning: ") {
+			return errors.New(rest)
+		}
+	}
+	return nil
 }
 
 // endRun is one wrap session run to its end through the real binary: its
@@ -115,10 +127,10 @@ func TestExplainEnds(t *testing.T) {
 			sentence: []string{"killed by --confine's seccomp filter (SIGSYS, exit 159), leaving 1 call unanswered", "network socket", "--allow-net"},
 			logEnd:   []string{"killed by SIGSYS (exit 159), a seccomp kill", "1 call, 1 unanswered"}},
 		{name: "not found", argv: []string{"aegis-explain-no-such-command"}, exit: 127,
-			sentence: []string{`"aegis-explain-no-such-command" could not be started`, "(exit 127)", "check the command after --"},
+			sentence: []string{`"aegis-explain-no-such-command" could not be started (exit 127)`, "check the command's spelling and PATH"},
 			logEnd:   []string{"child_start_failed, exit 127: ", "not found"}},
 		{name: "not found under --confine", flags: confineArgs, argv: []string{"/nonexistent/aegis-explain"}, exit: 127,
-			sentence: []string{"could not be started", "no such file", "check the command after --"},
+			sentence: []string{"could not be started (exit 127)", "check the command's spelling and PATH"},
 			logEnd:   []string{"child_start_failed, exit 127"}},
 		{name: "not executable under --confine", flags: []string{"--confine"}, argv: []string{"/bin/true"}, exit: 126,
 			sentence: []string{"could not be started under --confine", "--allow-exec-support"},
@@ -156,7 +168,12 @@ func TestExplainEnds(t *testing.T) {
 			if len(tt.flags) > 0 && tt.flags[0] == "--confine" {
 				prof = &confine.Profile{ExecSupport: len(tt.flags) > 1}
 			}
-			got := supervise.Ending{Result: supervise.Result{End: *r.end, Exit: r.exit}, Argv: tt.argv, Confine: prof.Request(), Audit: f.audit}.Sentence()
+			got := supervise.Ending{Result: supervise.Result{End: *r.end, Exit: r.exit, Err: wrapErr(r.stderr)}, Argv: tt.argv, Confine: prof.Request(), Audit: f.audit}.Sentence()
+			// The sentence says no more of the cause than wrap's error
+			// line above it.
+			if d := r.end.Detail; d != "" && strings.Count(r.stderr, d) > 1 {
+				t.Errorf("wrap's stderr says %q %d times:\n%s", d, strings.Count(r.stderr, d), r.stderr)
+			}
 			rest := got
 			for _, w := range tt.sentence {
 				i := strings.Index(rest, w)
@@ -206,8 +223,11 @@ func TestExplainConfinementRefused(t *testing.T) {
 	if r.exit != exitcode.Confinement || r.end.Reason != record.EndConfinementRefused {
 		t.Fatalf("wrap on ABI 3 with --allow-net = exit %d, %s; want 69, confinement_refused\n%s", r.exit, r.end.Reason, r.stderr)
 	}
-	got := supervise.Ending{Result: supervise.Result{End: *r.end, Exit: r.exit}, Argv: []string{"true"}, Confine: &record.ConfineRequest{Net: []string{"127.0.0.1:9"}}}.Sentence()
-	for _, w := range []string{"--confine cannot be enforced on this system (", "landlock ABI 3 < 4", `"true" was not started (exit 69)`, "--best-effort"} {
+	got := supervise.Ending{Result: supervise.Result{End: *r.end, Exit: r.exit, Err: wrapErr(r.stderr)}, Argv: []string{"true"}, Confine: &record.ConfineRequest{Net: []string{"127.0.0.1:9"}}}.Sentence()
+	if n := strings.Count(r.stderr, "landlock ABI 3 < 4"); n != 1 {
+		t.Errorf("wrap's stderr names the cause %d times; want once:\n%s", n, r.stderr)
+	}
+	for _, w := range []string{"--confine cannot be enforced on this system, so", `"true" was not started (exit 69)`, "--best-effort"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("endSentence = %q; want %q in it", got, w)
 		}

@@ -55,6 +55,12 @@ func (e Ending) Sentence() string {
 		name = fmt.Sprintf("the child %q", e.Argv[0])
 	}
 	status := fmt.Sprintf(" (exit %d)", res.Exit)
+	// why is the record's detail of a start that failed, unless wrap's
+	// error line above the sentence says it already.
+	why := ""
+	if res.Err == nil && end.Detail != "" {
+		why = " (" + end.Detail + ")"
+	}
 	switch {
 	case errors.Is(res.Err, journal.ErrIO) || errors.Is(e.CloseErr, journal.ErrIO) || end.Reason == record.EndAuditIOError:
 		err := res.Err
@@ -74,21 +80,21 @@ func (e Ending) Sentence() string {
 			exitcode.FrameTooLarge)
 
 	case end.Reason == record.EndConfinementRefused:
-		return fmt.Sprintf("--confine cannot be enforced on this system (%s), so %s was not started (exit %d); run it on a Linux kernel with Landlock enabled (ABI 3 or newer, 4 for --allow-net), add --best-effort to run with what this kernel can enforce (the log records what was dropped), or leave out --confine",
-			end.Detail, name, res.Exit)
+		return fmt.Sprintf("--confine cannot be enforced on this system%s, so %s was not started (exit %d); run it on a Linux kernel with Landlock enabled (ABI 3 or newer, 4 for --allow-net), add --best-effort to run with what this kernel can enforce (the log records what was dropped), or leave out --confine",
+			why, name, res.Exit)
 
 	case end.Reason == record.EndChildStartFailed:
 		switch {
 		case res.Exit == exitcode.CannotStart || strings.Contains(end.Detail, "not found") || strings.Contains(end.Detail, "no such file"):
-			return fmt.Sprintf("%s could not be started: %s (exit %d), so nothing was relayed; check the command after -- (its spelling, and PATH), or give its full path",
-				name, end.Detail, res.Exit)
+			return fmt.Sprintf("%s could not be started%s (exit %d), so nothing was relayed; check the command's spelling and PATH, or give its full path",
+				name, why, res.Exit)
 		case confined:
 			more := ", and a dynamically linked program or a script needs --allow-exec-support"
 			if strings.Contains(end.Detail, "--allow-exec-support") {
 				more = ""
 			}
-			return fmt.Sprintf("%s could not be started under --confine: %s (exit %d); %s%s",
-				name, end.Detail, res.Exit, grantsHint, more)
+			return fmt.Sprintf("%s could not be started under --confine%s (exit %d); %s%s",
+				name, why, res.Exit, grantsHint, more)
 		}
 		return fmt.Sprintf("%s exists but could not be executed: %s (exit %d), so nothing was relayed; check that it is a program or a script with execute permission (chmod +x), on a file system that allows running programs",
 			name, end.Detail, res.Exit)

@@ -1,6 +1,7 @@
 package supervise
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -42,7 +43,10 @@ func TestEndSentence(t *testing.T) {
 			[]string{"died of SIGSYS (exit 159)", "no seccomp filter"}},
 		{"not found",
 			Ending{Argv: []string{"nosuch"}, Result: Result{Exit: 127, End: record.SessionEnd{Reason: record.EndChildStartFailed, ExitCode: 127, Detail: `exec: "nosuch": executable file not found in $PATH`}}},
-			[]string{`"nosuch" could not be started`, "not found in $PATH (exit 127)", "check the command after --"}},
+			[]string{`"nosuch" could not be started (exec`, "not found in $PATH) (exit 127)", "check the command's spelling and PATH"}},
+		{"not found, said above",
+			Ending{Argv: []string{"nosuch"}, Result: Result{Exit: 127, Err: errors.New(`cannot start "nosuch"`), End: record.SessionEnd{Reason: record.EndChildStartFailed, ExitCode: 127, Detail: `exec: "nosuch": executable file not found in $PATH`}}},
+			[]string{`"nosuch" could not be started (exit 127), so nothing was relayed`, "check the command's spelling and PATH"}},
 		{"not executable",
 			Ending{Argv: []string{"./x"}, Result: Result{Exit: 126, End: record.SessionEnd{Reason: record.EndChildStartFailed, ExitCode: 126, Detail: "fork/exec ./x: permission denied"}}},
 			[]string{`"./x" exists but could not be executed`, "(exit 126)", "chmod +x"}},
@@ -52,6 +56,9 @@ func TestEndSentence(t *testing.T) {
 		{"confinement refused",
 			Ending{Argv: argv, Confine: netGranted, Result: Result{Exit: 69, End: record.SessionEnd{Reason: record.EndConfinementRefused, ExitCode: 69, Detail: "tcp ports of --allow-net: not enforced (landlock ABI 3 < 4)"}}},
 			[]string{"--confine cannot be enforced on this system (tcp ports", "was not started (exit 69)", "--best-effort", "leave out --confine"}},
+		{"confinement refused, said above",
+			Ending{Argv: argv, Confine: netGranted, Result: Result{Exit: 69, Err: errors.New("confinement refused"), End: record.SessionEnd{Reason: record.EndConfinementRefused, ExitCode: 69, Detail: "tcp ports of --allow-net: not enforced (landlock ABI 3 < 4)"}}},
+			[]string{"--confine cannot be enforced on this system, so", "was not started (exit 69)", "--best-effort", "leave out --confine"}},
 		{"crash",
 			Ending{Argv: argv, Result: Result{Exit: 139, End: record.SessionEnd{Reason: record.EndChildExit, ExitSignal: "SIGSEGV", Counts: counts}}},
 			[]string{`"node" crashed with SIGSEGV (exit 139)`, "leaving 2 calls unanswered", "not in aegis"}},
