@@ -336,10 +336,17 @@ func TestSIGSYSAttribution(t *testing.T) {
 		if end.SeccompKilled || end.ExitSignal != "SIGSYS" || end.Detail != supervise.SIGSYSUnfiltered {
 			t.Errorf("session_end = seccomp_killed %v, signal %q, detail %q; want false, SIGSYS, %q", end.SeccompKilled, end.ExitSignal, end.Detail, supervise.SIGSYSUnfiltered)
 		}
+		outcomes := 0
 		for _, r := range f.records(t) {
-			if o, ok := r.Body.(*record.Outcome); ok && o.Status != record.StatusUnanswered {
-				t.Errorf("outcome status %q; want %q", o.Status, record.StatusUnanswered)
+			if o, ok := r.Body.(*record.Outcome); ok {
+				outcomes++
+				if o.Status != record.StatusUnanswered {
+					t.Errorf("outcome status %q; want %q", o.Status, record.StatusUnanswered)
+				}
 			}
+		}
+		if outcomes != 1 {
+			t.Errorf("%d outcomes; want 1, the call's, unanswered", outcomes)
 		}
 		f.mustVerify(t, exitcode.OK)
 	})
