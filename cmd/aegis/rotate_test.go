@@ -451,11 +451,21 @@ func TestRotateProgress(t *testing.T) {
 	}
 	p.add(4096)
 	p.done()
+	// The terminal may hand the bar over in pieces: read until its
+	// description is whole, or the terminal fails.
 	got := make(chan string, 1)
 	go func() {
+		var drawn []byte
 		buf := make([]byte, 4096)
-		n, _ := master.Read(buf)
-		got <- string(buf[:n])
+		for !bytes.Contains(drawn, []byte("verify a")) {
+			n, err := master.Read(buf)
+			drawn = append(drawn, buf[:n]...)
+			if err != nil {
+				drawn = fmt.Appendf(drawn, " (read: %v)", err)
+				break
+			}
+		}
+		got <- string(drawn)
 	}()
 	select {
 	case s := <-got:
@@ -463,7 +473,7 @@ func TestRotateProgress(t *testing.T) {
 			t.Errorf("terminal got %q; want the bar with its description", s)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("nothing drawn on the terminal")
+		t.Fatal("the bar's description not drawn on the terminal in 5s")
 	}
 	// verify on a pipe (every test run's stderr) draws nothing.
 	f := newFixture(t)
