@@ -49,9 +49,7 @@ func runDemo(args []string) int {
 	fmt.Printf("aegis demo in %s\n  key   %s (public %s)\n  audit %s\n\n", *dir, keyPath, record.FormatPublicKey(pub), auditPath)
 	fmt.Printf("$ %s wrap --audit %s --signing-key %s -- %s demo --serve\n", self, auditPath, keyPath, self)
 
-	stderr, err := demo.Record(exe, auditPath, keyPath, os.Stdout)
-	os.Stdout.Write(stderr) // wrap's own lines (the audit head), in order
-	if err != nil {
+	if err := demo.Record(exe, auditPath, keyPath, os.Stdout); err != nil {
 		return fail(1, "demo: %v", err)
 	}
 
@@ -62,6 +60,9 @@ func runDemo(args []string) int {
 	fmt.Printf("\n$ %s verify --key @%s.pub %s\n", self, keyPath, auditPath)
 	code := runVerify([]string{"--key", "@" + keyPath + ".pub", auditPath})
 	fmt.Printf("\nThe files stay in %s: try '%s log --json %s', or change a byte and verify again.\n", *dir, self, auditPath)
+	if self == demo.GoRun {
+		fmt.Printf("go run builds aegis each time: install it once with 'CGO_ENABLED=0 go install ./cmd/aegis' and these commands are 'aegis …'.\n")
+	}
 	return code
 }
 

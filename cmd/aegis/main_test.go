@@ -239,4 +239,10 @@ func TestDemo(t *testing.T) {
 			t.Errorf("aegis demo output lacks %q:\n%s", want, out.String())
 		}
 	}
+	// In the order things happen: wrap says where it records, then the
+	// client's transcript, then wrap's audit head.
+	rec, first, head := strings.Index(out.String(), "aegis: recording "), strings.Index(out.String(), "→ initialize"), strings.Index(out.String(), "aegis: audit head ")
+	if rec < 0 || first < 0 || head < 0 || !(rec < first && first < head) {
+		t.Errorf("aegis demo: recording line at %d, first client line at %d, audit head at %d; want them in that order\n%s", rec, first, head, out.String())
+	}
 }

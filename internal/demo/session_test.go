@@ -43,7 +43,7 @@ func TestKey(t *testing.T) {
 func TestRecordNoBinary(t *testing.T) {
 	var out bytes.Buffer
 	dir := t.TempDir()
-	_, err := Record(filepath.Join(dir, "missing"), filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "k"), &out)
+	err := Record(filepath.Join(dir, "missing"), filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "k"), &out)
 	if err == nil || out.Len() != 0 {
 		t.Errorf("Record(missing binary) = %v, wrote %q; want an error and nothing written", err, out.String())
 	}
