@@ -122,7 +122,10 @@ func TestInspectorCLI(t *testing.T) {
 	if err != nil {
 		t.Errorf("aegis verify: %v\n%s", err, out)
 	}
-	logOut, _ := exec.Command(aegis, "log", "--json", audit).Output()
+	logOut, err := exec.Command(aegis, "log", "--json", audit).Output()
+	if err != nil {
+		t.Errorf("aegis log --json: %v", err)
+	}
 	if n := strings.Count(string(logOut), `"tool":"echo"`); n != 3 {
 		t.Errorf("aegis log shows %d echo calls; want 3 (one per Inspector run)\n%s", n, logOut)
 	}

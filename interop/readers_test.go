@@ -490,7 +490,11 @@ func (e *readersEnv) runReaderSession(t *testing.T, r reader, policy bool, lines
 	if run.verify != 0 {
 		t.Errorf("%s: aegis verify --key … = exit %d; want 0 (a finished session)\n%s", r.name, run.verify, vout)
 	}
-	run.raw, _ = os.ReadFile(execPath + ".raw")
+	raw, err := os.ReadFile(execPath + ".raw")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	run.raw = raw
 	data, err := os.ReadFile(execPath)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)

@@ -208,8 +208,14 @@ func deadWitnessesSeen(t testing.TB) ([]string, *atomic.Int64) {
 	})
 	_, k1, _ := ed25519.GenerateKey(nil)
 	_, k2, _ := ed25519.GenerateKey(nil)
-	v1, _ := witness.CosignatureKey("example.com/closed", k1.Public().(ed25519.PublicKey))
-	v2, _ := witness.CosignatureKey("example.com/hole", k2.Public().(ed25519.PublicKey))
+	v1, err := witness.CosignatureKey("example.com/closed", k1.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := witness.CosignatureKey("example.com/hole", k2.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
 	return []string{"--witness", "http://" + closed + "," + v1, "--witness", "http://" + hole.Addr().String() + "," + v2}, seen
 }
 

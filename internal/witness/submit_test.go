@@ -62,7 +62,10 @@ func blackHole(t *testing.T) string {
 // the quorum not met.
 func TestSubmitterUnreachable(t *testing.T) {
 	logKey, witKey, cp := goldenKeys(t)
-	vkey, _ := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	vkey, err := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
 	closed := func() string {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -71,8 +74,14 @@ func TestSubmitterUnreachable(t *testing.T) {
 		defer l.Close()
 		return l.Addr().String()
 	}()
-	w1, _ := New("http://"+blackHole(t), vkey)
-	w2, _ := New("http://"+closed, vkey)
+	w1, err := New("http://"+blackHole(t), vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := New("http://"+closed, vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	var lines []string
 	file := filepath.Join(t.TempDir(), "cp")
