@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
@@ -90,6 +91,14 @@ func runWrap(args []string) int {
 	}
 	if err := lf.Check(); err != nil {
 		return fail(exitcode.Usage, "wrap: %v", err)
+	}
+	// Over --listen the child starts only with a client's session: a
+	// command that cannot be found is said now, as stdio would say it.
+	if _, err := exec.LookPath(argv[0]); lf.On() && err != nil {
+		fail(exitcode.CannotStart, "wrap: cannot start %q: %v", argv[0], err)
+		explainEnd(supervise.Ending{Argv: argv, Result: supervise.Result{Exit: exitcode.CannotStart, Err: err,
+			End: record.SessionEnd{Reason: record.EndChildStartFailed, ExitCode: exitcode.CannotStart}}})
+		return exitcode.CannotStart
 	}
 	prof, childEnv, envNames, err := cf.resolve()
 	if err != nil {

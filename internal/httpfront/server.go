@@ -332,7 +332,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if s.cfg.CheckHost && !hostAllowed(r.Host, s.cfg.AllowHosts) {
-		return refuse(http.StatusForbidden, "Host not allowed")
+		return refuse(http.StatusForbidden, "Host not allowed: wrap --listen accepts the loopback names and those given with --allow-host NAME")
 	}
 	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, s.cfg.AllowOrigins) {
 		return refuse(http.StatusForbidden, "Origin not allowed")

@@ -96,6 +96,9 @@ func (f *Front) Bind(start *record.SessionStart, audit string, logf func(string,
 		f.tokenNote = "bearer token in " + path
 		principal = "token:" + f.tokenID
 	}
+	if host, _, _ := net.SplitHostPort(f.address); f.network == "tcp" && net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified() {
+		logf("--listen %s: serving on every network address of this machine, to anyone who can reach it; requests must still carry a Host that is a loopback name or one given with --allow-host", f.Addr)
+	}
 	f.ln = ln
 	start.Transport, start.Peer, start.Principal = record.TransportHTTP, ln.Addr().String(), principal
 	return nil
