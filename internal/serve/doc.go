@@ -25,13 +25,18 @@
 // a nil PolicyReloads, no policy, leaves every call to pass), and the
 // limits. Package
 // cmd/aegis parses the flags, opens the log, appends the
-// session_start, calls one of the two, and then closes the log and says
-// how the session ended; this package prints nothing but its Logf
-// diagnostics.
+// session_start, calls Run, and says how the session ended; this package
+// prints nothing but its Logf diagnostics.
 //
-// Before HTTP, wrap --listen reads its address with ParseAddr (which says
-// whether only this machine can connect, where --auth none is allowed),
-// fits its limits to the open-file limit with FitDescriptors, binds it
-// with Listen, and makes the bearer token with WriteToken (in TokenPath
-// by default).
+// Config.Run is the one entry point wrap calls: it runs Stdio, or HTTP
+// when its Front is on, then closes the log, calls what must follow the
+// log's last record (the witnesses' last checkpoint) and reads the head,
+// and returns how the wrap Ended for the command to say.
+//
+// Front is wrap --listen's settings: Check reads the address with
+// ParseAddr (which says whether only this machine can connect, where
+// --auth none is allowed) before anything is opened; Bind fits the limits
+// to the open-file limit with FitDescriptors, binds the socket with
+// Listen, and makes the bearer token with WriteToken (in TokenPath by
+// default).
 package serve

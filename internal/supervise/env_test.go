@@ -44,3 +44,32 @@ func TestCleanEnv(t *testing.T) {
 		t.Errorf("WithoutEnv = %q; want A=1 and B=SSH_AUTH_SOCK", got)
 	}
 }
+
+func TestChildEnv(t *testing.T) {
+	t.Setenv("SSH_AUTH_SOCK", "/tmp/agent.sock")
+	tests := []struct {
+		name             string
+		clean, confined  bool
+		pass             []string
+		wantErr, wantNil bool
+		wantAgent        bool
+	}{
+		{name: "aegis's own", wantNil: true},
+		{name: "--env without --clean-env", pass: []string{"A=1"}, wantErr: true, wantNil: true},
+		{name: "confined: no agent socket", confined: true},
+		{name: "clean, agent passed on purpose", clean: true, pass: []string{"SSH_AUTH_SOCK"}, wantAgent: true},
+	}
+	for _, tt := range tests {
+		env, _, err := ChildEnv(tt.clean, tt.pass, tt.confined)
+		if (err != nil) != tt.wantErr || (env == nil) != tt.wantNil {
+			t.Errorf("%s: ChildEnv = %d vars, %v; want nil %v, error %v", tt.name, len(env), err, tt.wantNil, tt.wantErr)
+		}
+		agent := false
+		for _, e := range env {
+			agent = agent || strings.HasPrefix(e, "SSH_AUTH_SOCK=")
+		}
+		if agent != tt.wantAgent {
+			t.Errorf("%s: ChildEnv passes SSH_AUTH_SOCK: %v; want %v", tt.name, agent, tt.wantAgent)
+		}
+	}
+}
