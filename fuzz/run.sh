@@ -21,7 +21,9 @@
 # queued for or under minimisation, the entries it found and the corpus
 # size; for a failure, the crasher Go wrote to testdata/fuzz/<FuzzXxx>/
 # and the command that reproduces it. Full logs are kept in DIR (-l; default a new temporary
-# directory). Exits 1 if any target failed.
+# directory). Exits 1 if any target failed: go test failed, a new failing
+# input appeared in testdata/fuzz/<FuzzXxx>/, or the target never fuzzed
+# (no execution after its seed corpus's baseline coverage).
 #
 #   -j JOBS      targets run at once (default: the core count)
 #   -p WORKERS   worker processes per target (default: cores / JOBS, at least 1)
@@ -35,6 +37,8 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
+# The go command that fuzzes (fuzz/run_test.sh puts a scripted one here).
+gocmd=${FUZZ_GO:-go}
 jobs="" workers="" minimize="" only="." save=0 logs=""
 usage() { sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 while getopts "j:p:m:t:sl:h" opt; do
@@ -98,37 +102,53 @@ fi
 n=${#targets[@]}
 jobs=${jobs:-$((cores < n ? cores : n))}
 workers=${workers:-$((cores / jobs > 0 ? cores / jobs : 1))}
-mintext="minimising new inputs for up to ${minimize} each"
+mintext="minimising new inputs for up to ${minimize} each" minoff=0
 if [ "$(awk -v s="$(secs "$minimize")" 'BEGIN { print (s == 0) }')" = 1 ] && [[ $minimize != *x ]] || [ "$minimize" = 0x ]; then
-	mintext="not minimising"
+	mintext="not minimising" minoff=1
 fi
 echo "fuzz: ${n} targets, ${duration} each, ${jobs} at a time with ${workers} worker(s) each, ${mintext}; logs in ${logs}"
 
-# run PKG TARGET: fuzz one target, write its log and a marker of the
-# cache entries that existed before.
+# run PKG TARGET: fuzz one target, write its log, a marker of the cache
+# entries that existed before, and its verdict.
 run() {
 	local pkg=$1 target=$2 dir=${cache}/$1/$2
 	local rel=./${pkg#"$module"/}
 	local log=$logs/$target.log
+	local seeds=$rel/testdata/fuzz/$target
 	mkdir -p "$dir"
 	ls "$dir" >"$logs/$target.before"
+	ls "$seeds" 2>/dev/null >"$logs/$target.seeds" || true
 	echo "fuzz: start $target ($rel)"
 	local rc=0
 	# fuzzdebug=1 makes the coordinator log, with timestamps, when it
 	# sends an input to be minimised and when the result comes back:
 	# the report's "minimizing" column.
-	GODEBUG=fuzzdebug=1${GODEBUG:+,$GODEBUG} go test -run '^$' -fuzz "^${target}\$" -fuzztime "$duration" -fuzzminimizetime "$minimize" \
+	GODEBUG=fuzzdebug=1${GODEBUG:+,$GODEBUG} "$gocmd" test -run '^$' -fuzz "^${target}\$" -fuzztime "$duration" -fuzzminimizetime "$minimize" \
 		-parallel "$workers" "$rel" >"$log" 2>&1 || rc=$?
 	# Go's fuzzing coordinator can report its own -fuzztime deadline as
 	# a failure ("context deadline exceeded", no input written) when a
 	# worker is mid-execution as the time runs out: go.dev/issue/75804.
 	# The target ran its whole budget and no input failed, so that one
-	# signature is a pass, and the report says so.
-	if [ $rc != 0 ] && ! grep -q 'Failing input written' "$log" &&
+	# signature is a pass, and the report says so; but only with
+	# minimisation off: a crasher being minimised as the time runs out
+	# is written after that same message.
+	if [ $rc != 0 ] && [ $minoff = 1 ] && ! grep -q 'Failing input written' "$log" &&
 		[ "$(grep -v ' DEBUG ' "$log" | grep -A1 -E '^--- FAIL' | sed -n '2p' | tr -d '[:space:]')" = contextdeadlineexceeded ] &&
 		[ "$(grep -cE '^--- FAIL' "$log")" = 1 ] && [[ $duration != *x ]]; then
 		touch "$logs/$target.deadline"
 		rc=0
+	fi
+	# Go writes a failing input to testdata/fuzz/<FuzzXxx>/, whatever the
+	# log says: any file new there is a failure.
+	ls "$seeds" 2>/dev/null | comm -13 "$logs/$target.seeds" - >"$logs/$target.crashers" || true
+	if [ -s "$logs/$target.crashers" ]; then
+		rc=1
+	fi
+	# A run that never got past its seed corpus (baseline coverage) did
+	# not fuzz: it checked the seeds, which go test does anyway.
+	if [ $rc = 0 ] && ! grep -qE '^fuzz: elapsed: .*execs: [1-9]' "$log"; then
+		touch "$logs/$target.nofuzz"
+		rc=1
 	fi
 	echo $rc >"$logs/$target.rc"
 	echo "fuzz: done  $target (exit $rc)"
@@ -194,6 +214,12 @@ for t in "${targets[@]}"; do
 	if [ "$rc" != 0 ]; then
 		failed=1
 		echo "    FAILED: $log"
+		if [ -e "$logs/$target.nofuzz" ]; then
+			echo "    never fuzzed: no execution after the seed corpus's baseline coverage (a longer DURATION, or fewer targets at once)"
+		fi
+		while read -r f; do
+			echo "    new failing input: ${rel#./}/testdata/fuzz/$target/$f"
+		done <"$logs/$target.crashers"
 		grep -E -A3 '^--- FAIL|^\s+(fuzz_test|.*_test)\.go:[0-9]+:' "$log" | head -20 | sed 's/^/    | /'
 		crasher=$(sed -nE 's/.*Failing input written to (testdata\/fuzz\/[^ ]+).*/\1/p' "$log" | tail -1)
 		if [ -n "$crasher" ]; then

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# fuzz/run_test.sh — check fuzz/run.sh's verdicts on targets whose outcome
+# is known, in a throwaway module beside a copy of the script:
+#
+#   - FuzzFine holds for every input: a pass, with executions;
+#   - FuzzCrash fails on any input of two bytes or more: a failure that
+#     names the failing input Go wrote;
+#   - FuzzSlowSeeds takes longer over its seed corpus than the budget
+#     allows: it never fuzzes, a failure;
+#   - Go's deadline race (go.dev/issue/75804) from a scripted go command:
+#     a pass with minimisation off and no input written, a failure when a
+#     failing input appeared (a crasher being minimised as time ran out).
+#
+# Exits 1 with what disagreed. Needs go; takes about a minute.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+export PATH=/usr/local/go/bin:$PATH
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/aegis-fuzz-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+mod=$tmp/mod
+mkdir -p "$mod/fuzz" "$mod/demo"
+cp "$here/run.sh" "$mod/fuzz/run.sh"
+cat >"$mod/go.mod" <<'EOF'
+module example.com/fuzzdemo
+
+go 1.26
+EOF
+cat >"$mod/demo/demo.go" <<'EOF'
+package demo
+EOF
+cat >"$mod/demo/demo_test.go" <<'EOF'
+package demo
+
+import (
+	"testing"
+	"time"
+)
+
+func FuzzFine(f *testing.F) {
+	f.Add([]byte("a"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 0 {
+			t.Fatal("impossible")
+		}
+	})
+}
+
+func FuzzCrash(f *testing.F) {
+	f.Add([]byte("a"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) >= 2 {
+			t.Fatalf("input of %d bytes", len(b))
+		}
+	})
+}
+
+func FuzzSlowSeeds(f *testing.F) {
+	for _, s := range []string{"a", "b", "c", "d"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		time.Sleep(2 * time.Second)
+	})
+}
+EOF
+
+bad=0
+# expect NAME WANT-EXIT PATTERN... -- ARGS: run run.sh ARGS, check its
+# exit status and that its output matches each PATTERN (grep -E).
+expect() {
+	local name=$1 want=$2
+	shift 2
+	local pats=()
+	while [ "$1" != -- ]; do
+		pats+=("$1")
+		shift
+	done
+	shift
+	local out rc=0
+	out=$(cd "$mod" && bash fuzz/run.sh "$@" 2>&1) || rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "FAIL $name: run.sh $* = exit $rc; want $want"
+		echo "$out" | sed 's/^/    | /'
+		bad=1
+		return
+	fi
+	for p in "${pats[@]}"; do
+		if ! grep -qE -- "$p" <<<"$out"; then
+			echo "FAIL $name: run.sh $* output lacks /$p/"
+			echo "$out" | sed 's/^/    | /'
+			bad=1
+			return
+		fi
+	done
+	echo "ok   $name"
+}
+
+expect fine 0 '^FuzzFine +demo +[1-9]' -- -j 1 -p 1 -t '^FuzzFine$' 3s
+expect crash 1 'FAILED' 'new failing input: demo/testdata/fuzz/FuzzCrash/' -- -j 1 -p 1 -t '^FuzzCrash$' 10s
+rm -rf "$mod/demo/testdata"
+expect never-fuzzed 1 'never fuzzed' -- -j 1 -p 1 -t '^FuzzSlowSeeds$' 3s
+
+# Go's deadline race, scripted: the go command prints what Go 1.26 prints
+# then, and with DEADLINE_WRITES set also writes a failing input, as the
+# coordinator does for a crasher it was minimising.
+cat >"$tmp/go" <<'EOF'
+#!/usr/bin/env bash
+if [ "$1" != test ]; then exec go "$@"; fi
+for a; do case $a in -fuzz) next=1 ;; *) if [ -n "${next:-}" ]; then target=${a#^}; target=${target%\$}; next=; fi ;; esac; done
+echo "fuzz: elapsed: 0s, gathering baseline coverage: 1/1 completed, now fuzzing with 1 workers"
+echo "fuzz: elapsed: 3s, execs: 4242 (1414/sec), new interesting: 0 (total: 1)"
+if [ -n "${DEADLINE_WRITES:-}" ]; then
+	mkdir -p "${@: -1}/testdata/fuzz/$target"
+	echo "go test fuzz v1" >"${@: -1}/testdata/fuzz/$target/0123456789abcdef"
+fi
+echo "--- FAIL: $target (3.01s)"
+echo "    context deadline exceeded"
+echo "FAIL"
+exit 1
+EOF
+chmod +x "$tmp/go"
+export FUZZ_GO=$tmp/go
+expect deadline-race 0 "stopped by Go's own deadline race" -- -j 1 -p 1 -t '^FuzzFine$' 3s
+expect deadline-race-minimising 1 'FAILED' -- -j 1 -p 1 -m 5s -t '^FuzzFine$' 3s
+export DEADLINE_WRITES=1
+expect deadline-race-wrote 1 'new failing input: demo/testdata/fuzz/FuzzFine/0123456789abcdef' -- -j 1 -p 1 -t '^FuzzFine$' 3s
+exit $bad
