@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/aegisrelay/aegis/internal/exitcode"
@@ -191,9 +192,21 @@ func proveCheck(args []string) int {
 // proof is about.
 func proveIndex() tlog.ProveOption { return tlog.WithIndex(tlog.UserIndex()) }
 
-// proveSet is the one log LOG stands for, with its segments.
+// proveSet is the one log LOG stands for, with its segments: a file,
+// or the NAME of a server that has one log in the state folder.
 func proveSet(arg string) (*segment.Set, int, bool) {
-	in, err := segment.Collect([]string{arg}, true)
+	paths := []string{arg}
+	if _, err := os.Stat(arg); err != nil && !strings.ContainsAny(arg, "/"+string(filepath.Separator)) {
+		p, err := serverArgs("prove", paths)
+		if err != nil {
+			return nil, fail(exitcode.Usage, "prove: %v", err), false
+		}
+		if len(p) > 1 {
+			return nil, fail(exitcode.Usage, "prove: %s has %d logs (%s): name one", arg, len(p), strings.Join(p, ", ")), false
+		}
+		paths = p
+	}
+	in, err := segment.Collect(paths, true)
 	if err != nil {
 		return nil, fail(exitcode.Usage, "prove: %v", err), false
 	}

@@ -236,3 +236,25 @@ func TestProveTampered(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestProveByName: LOG may be the NAME of a server with one log in the
+// state folder, as aegis log takes it; a NAME with several logs is
+// refused, naming them.
+func TestProveByName(t *testing.T) {
+	f := newProveFixture(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	state := filepath.Join(os.Getenv("XDG_STATE_HOME"), "aegis")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeProveFile(t, filepath.Join(state, "srv.jsonl"), readAudit(f.audit))
+	_, want, _ := runAegis(t, "prove", "inclusion", "--checkpoint", f.new, "--seq", "3", f.audit)
+	code, got, stderr := runAegis(t, "prove", "inclusion", "--checkpoint", f.new, "--seq", "3", "srv")
+	if code != 0 || !bytes.Equal(got, want) || len(want) == 0 {
+		t.Errorf("prove inclusion srv = exit %d, %q, %s; want 0 and the proof from the file, %q", code, got, stderr, want)
+	}
+	writeProveFile(t, filepath.Join(state, "srv-2.jsonl"), readAudit(f.audit))
+	if code, _, stderr := runAegis(t, "prove", "inclusion", "--checkpoint", f.new, "--seq", "3", "srv"); code != 2 || !strings.Contains(stderr, "srv-2.jsonl") {
+		t.Errorf("prove inclusion srv, two logs = exit %d, %q; want 2, naming srv-2.jsonl", code, stderr)
+	}
+}
