@@ -239,7 +239,7 @@ func openAudit(audit *string, name string, defaultLog bool, jopts journal.Option
 	// one) finds its default log locked: the second records to NAME-2,
 	// and so on, rather than fail to start.
 	for n := 2; defaultLog && errors.Is(err, journal.ErrLocked) && n <= maxLogsInUse; n++ {
-		p, _ := userfiles.LogPath(fmt.Sprintf("%s-%d", name, n))
+		p, _ := userfiles.InUseLogPath(name, n)
 		fmt.Fprintf(os.Stderr, "aegis: %s is in use by another aegis wrap; trying %s\n", *audit, p)
 		*audit = p
 		j, err = journal.Open(*audit, jopts)
