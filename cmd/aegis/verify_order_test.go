@@ -15,56 +15,57 @@ import (
 // set in file order — the sealed segments in seq order, then the live
 // file, each by line — whichever check found them: a signature that does
 // not verify (checked by a worker, after its line was judged) is listed
-// at its line, before the broken chain of the line after it, and before
-// every problem of a later file.
+// at its line, before the broken chain of the line after it (and the
+// attestation of it that line carries), and before every problem of a
+// later file.
 func TestVerifyProblemsInFileOrder(t *testing.T) {
 	f := newFixture(t)
-	// strict: every record is signed.
+	// strict: every record is attested by the next one.
 	f.drive(t, []string{"--durability", "strict", "--audit-max-size", "4KiB"}, 60, 1)
 	plain, _ := segmentsIn(t, f.dir)
 	if len(plain) < 3 {
 		t.Fatalf("segments = %v; want at least 3", plain)
 	}
-	// A signature changed on line 2 of the first and the second segment;
-	// a signed line's tool changed in the live file.
-	var want []string
-	for _, seg := range plain[:2] {
+	// A signature (a record's own or an attestation it carries) changed
+	// from line 2 on, in the first and the second segment and in the last
+	// file that holds one before its last line: the live file, or where
+	// the rotation left it too few lines (record lengths vary with their
+	// timestamps and latencies) the last segment.
+	third := f.audit
+	if bytes.Count(readAudit(third), []byte("\n")) < 3 {
+		third = plain[len(plain)-1]
+	}
+	var want, wantJSON []string
+	for _, seg := range []string{plain[0], plain[1], third} {
 		data := readAudit(seg)
 		at := lineOffset(data, 2)
-		i := at + bytes.Index(data[at:], []byte(`"sig":"ed25519:`)) + len(`"sig":"ed25519:`) + 10
+		i := at + bytes.Index(data[at:], []byte(`"sig":"ed25519:`))
+		if i < at || bytes.IndexByte(data[i:], '\n') == len(data[i:])-1 {
+			t.Fatalf("%s holds no signature from line 2 before its last line:\n%s", seg, data)
+		}
+		what := "signature does not verify"
+		if a := bytes.LastIndex(data[:i], []byte(`"att":{"seq":`)); a >= 0 && strings.Trim(string(data[a+len(`"att":{"seq":`):i]), "0123456789") == "," {
+			what = "attestation does not verify"
+		}
+		i += len(`"sig":"ed25519:`) + 10
 		if data[i] == 'A' {
 			data[i] = 'B'
 		} else {
 			data[i] = 'A'
 		}
 		mustWrite(t, seg, data)
-		seq := seqOfLine(t, data, 2)
+		line := bytes.Count(data[:i], []byte("\n")) + 1
+		seq := seqOfLine(t, data, line)
 		want = append(want,
-			fmt.Sprintf("invalid: %s line 2 (seq %d): signature does not verify", filepath.Base(seg), seq),
-			fmt.Sprintf("invalid: %s line 3 (seq %d): prev does not match the line before (chain broken)", filepath.Base(seg), seq+1))
+			fmt.Sprintf("invalid: %s line %d (seq %d): %s", filepath.Base(seg), line, seq, what),
+			fmt.Sprintf("invalid: %s line %d (seq %d): prev does not match the line before (chain broken)", filepath.Base(seg), line+1, seq+1))
+		wantJSON = append(wantJSON, fmt.Sprintf("%s:%d", filepath.Base(seg), line), fmt.Sprintf("%s:%d", filepath.Base(seg), line+1))
+		// The line after it attests it, as it was signed: not as read.
+		if next := data[lineOffset(data, line+1):]; bytes.Contains(next[:bytes.IndexByte(next, '\n')], fmt.Appendf(nil, `"att":{"seq":%d,`, seq)) {
+			want = append(want, fmt.Sprintf("invalid: %s line %d (seq %d): attestation does not verify", filepath.Base(seg), line+1, seq+1))
+			wantJSON = append(wantJSON, fmt.Sprintf("%s:%d", filepath.Base(seg), line+1))
+		}
 	}
-	// A field no other record refers to: an intent's tool or, where the
-	// rotation left the live file no intent (record lengths vary with
-	// their timestamps and latencies), an outcome's latency.
-	data := readAudit(f.audit)
-	at := bytes.Index(data, []byte(`"tool":"soak_`)) + len(`"tool":"soak_`)
-	if at < len(`"tool":"soak_`) {
-		at = bytes.Index(data, []byte(`"latency_ns":`)) + len(`"latency_ns":`)
-	}
-	if at < len(`"latency_ns":`) || bytes.IndexByte(data[at:], '\n') == len(data[at:])-1 {
-		t.Fatalf("the live file holds no intent or outcome before its last line:\n%s", data)
-	}
-	line := bytes.Count(data[:at], []byte("\n")) + 1
-	if data[at] == '9' || data[at] < '1' || data[at] > '9' {
-		data[at] = '1'
-	} else {
-		data[at]++
-	}
-	mustWrite(t, f.audit, data)
-	seq := seqOfLine(t, data, line)
-	want = append(want,
-		fmt.Sprintf("invalid: %s line %d (seq %d): signature does not verify", filepath.Base(f.audit), line, seq),
-		fmt.Sprintf("invalid: %s line %d (seq %d): prev does not match the line before (chain broken)", filepath.Base(f.audit), line+1, seq+1))
 
 	code, out := f.verify(t)
 	if code != 1 {
@@ -95,11 +96,6 @@ func TestVerifyProblemsInFileOrder(t *testing.T) {
 	var gotJSON []string
 	for _, p := range rep.Problems {
 		gotJSON = append(gotJSON, fmt.Sprintf("%s:%d", filepath.Base(p.File), p.Line))
-	}
-	wantJSON := []string{
-		filepath.Base(plain[0]) + ":2", filepath.Base(plain[0]) + ":3",
-		filepath.Base(plain[1]) + ":2", filepath.Base(plain[1]) + ":3",
-		fmt.Sprintf("%s:%d", filepath.Base(f.audit), line), fmt.Sprintf("%s:%d", filepath.Base(f.audit), line+1),
 	}
 	if strings.Join(gotJSON, " ") != strings.Join(wantJSON, " ") {
 		t.Errorf("aegis verify --json problems at %v; want %v", gotJSON, wantJSON)
