@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -45,6 +46,121 @@ func LogPath(name string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(d, name+".jsonl"), nil
+}
+
+// logExt ends a default log's name.
+const logExt = ".jsonl"
+
+// InUseLogPath is the default log of the server called name that the
+// n-th wrap of it running at once records to (n ≥ 2): NAME-n.jsonl in
+// StateDir, since NAME.jsonl and the ones before are in use.
+func InUseLogPath(name string, n int) (string, error) {
+	return LogPath(name + "-" + strconv.Itoa(n))
+}
+
+// Server is a server's default logs: NAME.jsonl and the NAME-N.jsonl
+// wrap records to while it is in use, those that exist, N in order.
+// Each is a log's live file; its sealed segments lie beside it.
+type Server struct {
+	Name string
+	Logs []string
+}
+
+// ServerLogs returns the default logs in StateDir of the server called
+// name (empty if it has none), and the folder.
+func ServerLogs(name string) (Server, string, error) {
+	d, err := StateDir()
+	if err != nil {
+		return Server{}, "", err
+	}
+	all, err := servers(d)
+	for _, s := range all {
+		if s.Name == name {
+			return s, d, err
+		}
+	}
+	return Server{Name: name}, d, err
+}
+
+// Servers returns the servers that have default logs in StateDir, by
+// name, and the folder; a folder not made yet holds none.
+func Servers() ([]Server, string, error) {
+	d, err := StateDir()
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := servers(d)
+	return s, d, err
+}
+
+// servers groups the live files in dir: NAME.jsonl and NAME-N.jsonl
+// (N ≥ 2, no leading zero) are NAME's when NAME.jsonl is there, else
+// NAME-N.jsonl is a server's of its own (a name may end in -N). A sealed
+// segment (NAME.jsonl.<first>-<last>.jsonl) is not a live file.
+func servers(dir string) ([]Server, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	live := map[string]bool{}
+	for _, e := range entries {
+		stem, ok := strings.CutSuffix(e.Name(), logExt)
+		if ok && stem != "" && !strings.Contains(stem, logExt+".") && !e.IsDir() {
+			live[stem] = true
+		}
+	}
+	by := map[string]*Server{}
+	var names []string
+	add := func(name, stem string) {
+		s := by[name]
+		if s == nil {
+			s = &Server{Name: name}
+			by[name] = s
+			names = append(names, name)
+		}
+		s.Logs = append(s.Logs, filepath.Join(dir, stem+logExt))
+	}
+	for stem := range live {
+		if base, n := inUse(stem); n > 0 && live[base] {
+			continue // added after base, in order of n
+		}
+		add(stem, stem)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		var ns []int
+		for stem := range live {
+			if base, n := inUse(stem); n > 0 && base == name {
+				ns = append(ns, n)
+			}
+		}
+		slices.Sort(ns)
+		for _, n := range ns {
+			add(name, name+"-"+strconv.Itoa(n))
+		}
+	}
+	out := make([]Server, len(names))
+	for i, n := range names {
+		out[i] = *by[n]
+	}
+	return out, nil
+}
+
+// inUse splits NAME-N (N ≥ 2, no leading zero) into NAME and N; n is 0
+// for any other stem.
+func inUse(stem string) (string, int) {
+	i := strings.LastIndexByte(stem, '-')
+	if i <= 0 || i+1 == len(stem) || stem[i+1] == '0' {
+		return "", 0
+	}
+	n, err := strconv.Atoi(stem[i+1:])
+	if err != nil || n < 2 || strings.ContainsAny(stem[i+1:], "+-") {
+		return "", 0
+	}
+	return stem[:i], n
 }
 
 // A launcher is a program that runs another one named by an argument:

@@ -163,3 +163,50 @@ func TestWriteKey(t *testing.T) {
 		}
 	}
 }
+
+// TestServers: a state folder's live files group by server: NAME-N.jsonl
+// (the logs of a wrap that found NAME.jsonl in use) with NAME, in order
+// of N, when NAME.jsonl is there; sealed segments, spares and other files
+// are no server's; a name that ends in -N with no NAME.jsonl is its own.
+func TestServers(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir)
+	state := filepath.Join(dir, "aegis")
+	if s, d, err := Servers(); err != nil || len(s) != 0 || d != state {
+		t.Fatalf("Servers() of a folder not made yet = %v, %q, %v; want none, %q", s, d, err, state)
+	}
+	if err := os.MkdirAll(filepath.Join(state, "folder.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"a.jsonl", "a-10.jsonl", "a-2.jsonl", "a.jsonl.0-5.jsonl", "a.jsonl.6-9.jsonl.zst", "a.jsonl.next",
+		"a-2.jsonl.0-3.jsonl", "gpt-4.jsonl", "b-02.jsonl", "b.jsonl", "b-1.jsonl", "signing.key", ".jsonl"} {
+		if err := os.WriteFile(filepath.Join(state, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _, err := Servers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, s := range got {
+		var logs []string
+		for _, l := range s.Logs {
+			logs = append(logs, strings.TrimPrefix(l, state+"/"))
+		}
+		lines = append(lines, s.Name+": "+strings.Join(logs, " "))
+	}
+	want := []string{"a: a.jsonl a-2.jsonl a-10.jsonl", "b: b.jsonl", "b-02: b-02.jsonl", "b-1: b-1.jsonl", "gpt-4: gpt-4.jsonl"}
+	if g, w := strings.Join(lines, "\n"), strings.Join(want, "\n"); g != w {
+		t.Errorf("Servers() =\n%s\nwant\n%s", g, w)
+	}
+	if s, _, err := ServerLogs("a"); err != nil || len(s.Logs) != 3 {
+		t.Errorf("ServerLogs(a) = %v, %v; want its 3 logs", s, err)
+	}
+	if s, _, err := ServerLogs("nope"); err != nil || len(s.Logs) != 0 {
+		t.Errorf("ServerLogs(nope) = %v, %v; want none", s, err)
+	}
+	if p, err := InUseLogPath("a", 2); err != nil || p != filepath.Join(state, "a-2.jsonl") {
+		t.Errorf("InUseLogPath(a, 2) = %q, %v; want %s", p, err, filepath.Join(state, "a-2.jsonl"))
+	}
+}
