@@ -98,6 +98,9 @@ func runPolicyExplain(args []string) int {
 			why = fmt.Sprintf("by %s (%s:%d): the glob %q matches", e.Label, p.File(), e.Line, p.Rules()[e.Rule].Tool)
 		}
 		fmt.Printf("%q: %s %s\n", tool, verdict, why)
+		if e.When != "" {
+			fmt.Printf("  only when its condition holds for the call; otherwise the next rule that matches decides, or the default\n")
+		}
 		if e.Rate.N > 0 {
 			fmt.Printf("  rate %s: %d calls at once, then one every %v; over it, %s with retry_after_ms\n",
 				e.Rate, e.Rate.N, e.Rate.Per/time.Duration(e.Rate.N), relay.CodeRateLimited)
