@@ -195,6 +195,18 @@ func TestDefaultLogInUse(t *testing.T) {
 			t.Errorf("verify %s: %v\n%s", name, err, out)
 		}
 	}
+	// aegis log of the server, by name, shows both sessions; verify with
+	// no FILE checks both logs, pinned to keygen's key.
+	lg := exec.Command(aegisBin, "log", "notes")
+	lg.Env = env
+	if out, err := lg.CombinedOutput(); err != nil || strings.Count(string(out), " started ") != 2 || !strings.Contains(string(out), filepath.Join(state, "notes-2.jsonl")) {
+		t.Errorf("log notes: %v\n%s\nwant both sessions, from notes.jsonl and notes-2.jsonl", err, out)
+	}
+	all := exec.Command(aegisBin, "verify")
+	all.Env = env
+	if out, err := all.CombinedOutput(); err != nil || strings.Count(string(out), "VALID (pinned to ed25519:") != 2 {
+		t.Errorf("verify with no FILE: %v\n%s\nwant both logs valid, pinned to the default key", err, out)
+	}
 }
 
 // startRecording starts wrap, its stdin held open, and returns once it
