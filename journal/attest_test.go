@@ -268,3 +268,165 @@ func TestAttestationChecked(t *testing.T) {
 		t.Errorf("verify of the log as written = %v, problems %v, unsigned %d; want incomplete (a crash), none, at most one group", rep.Status, rep.Problems, rep.Sessions[0].Unsigned)
 	}
 }
+
+// TestCloseAttests: a journal closed after a Wait, with no record after
+// the group it waited for, leaves no unattested tail: Close writes a
+// close record, signed, in the session of the last line; a journal whose
+// last record Close writes, or whose last line is a session_end, or that
+// wrote nothing, gets none. At every level, and with two sessions in one
+// log (the last line's session gets the close record).
+func TestCloseAttests(t *testing.T) {
+	levels := []Durability{{Level: Strict}, {Level: Reply}, {Level: Interval, Every: time.Hour}, {Level: None}}
+	intent := func(text string) *record.Intent {
+		return &record.Intent{Call: record.Call{Text: []byte(text), Type: record.IDNumber}}
+	}
+	for _, dur := range levels {
+		t.Run(dur.String(), func(t *testing.T) {
+			for _, tt := range []struct {
+				name string
+				// write appends and waits as a user of the journal would;
+				// it returns the seq of the last record and whether it
+				// waited for it.
+				write     func(j *Journal) (last uint64, waited bool)
+				wantClose bool
+				sessions  int
+			}{
+				{"waited", func(j *Journal) (uint64, bool) {
+					j.Append(&record.SessionStart{Aegis: "t", Durability: dur.String(), PolicySet: record.PassThroughSet})
+					i, _ := j.Append(intent("1"))
+					if err := j.Wait(i, BeforeResponse); err != nil {
+						t.Fatal(err)
+					}
+					return i, true
+				}, true, 1},
+				{"queued", func(j *Journal) (uint64, bool) {
+					s, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: dur.String(), PolicySet: record.PassThroughSet})
+					if err := j.Wait(s, BeforeRequest); err != nil {
+						t.Fatal(err)
+					}
+					i, _ := j.Append(intent("1"))
+					return i, false
+				}, false, 1},
+				{"ended", func(j *Journal) (uint64, bool) {
+					j.Append(&record.SessionStart{Aegis: "t", Durability: dur.String(), PolicySet: record.PassThroughSet})
+					e, _ := j.Append(&record.SessionEnd{Reason: record.EndClientEOF})
+					if err := j.Wait(e, BeforeResponse); err != nil {
+						t.Fatal(err)
+					}
+					return e, true
+				}, false, 1},
+				{"two sessions", func(j *Journal) (uint64, bool) {
+					// The journal's sid is a's (Options.SID): its key's
+					// certificate names it.
+					a := j.Session([16]byte{1})
+					b := j.Session([16]byte{2})
+					a.Append(&record.SessionStart{Aegis: "t", Durability: dur.String(), PolicySet: record.PassThroughSet, Transport: "http"})
+					b.Append(&record.SessionStart{Aegis: "t", Durability: dur.String(), PolicySet: record.PassThroughSet, Transport: "http"})
+					e, _ := b.Append(&record.SessionEnd{Reason: record.EndClientEOF})
+					i, _ := a.Append(intent("1"))
+					if err := a.Wait(i, BeforeResponse); err != nil {
+						t.Fatal(err)
+					}
+					_ = e
+					return i, true
+				}, true, 2},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					path := filepath.Join(t.TempDir(), "audit.jsonl")
+					j, err := Open(path, Options{Durability: dur, Key: fuzzKey, SID: [16]byte{1}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					last, waited := tt.write(j)
+					if waited {
+						if lines := contentLines(t, path); uint64(len(lines)) != last+1 {
+							t.Fatalf("premise: %d lines written before Close; want %d", len(lines), last+1)
+						}
+					}
+					if err := j.Close(); err != nil {
+						t.Fatal(err)
+					}
+					lines := contentLines(t, path)
+					var d record.Decoder
+					r, err := d.Decode(lines[len(lines)-1])
+					if err != nil {
+						t.Fatal(err)
+					}
+					gotClose := r.Kind == record.KindClose
+					if gotClose != tt.wantClose || r.Sig == nil {
+						t.Fatalf("last line %s: close record %v, signed %v; want a close record %v, signed", lines[len(lines)-1], gotClose, r.Sig != nil, tt.wantClose)
+					}
+					if want := last + 1 + map[bool]uint64{true: 1}[tt.wantClose]; uint64(len(lines)) != want {
+						t.Fatalf("%d lines after Close; want %d", len(lines), want)
+					}
+					if gotClose {
+						prev, _ := d.Decode(lines[len(lines)-2])
+						if r.SID != prev.SID {
+							t.Errorf("close record of session %x; want the last line's, %x", r.SID, prev.SID)
+						}
+					}
+					opts := verify.Options{Key: fuzzPub}
+					if tt.sessions > 1 {
+						// A pinned key certifies the journal's first
+						// session only.
+						opts = verify.Options{}
+					}
+					rep := verifyPaths(t, []string{path}, opts)
+					if len(rep.Problems) > 0 || len(rep.Sessions) != tt.sessions {
+						t.Fatalf("verify: problems %v, %d sessions; want none, %d", rep.Problems, len(rep.Sessions), tt.sessions)
+					}
+					for _, s := range rep.Sessions {
+						if s.Unsigned != 0 {
+							t.Errorf("session %s: %d records unattested; want none", s.SID, s.Unsigned)
+						}
+					}
+					for _, g := range rep.Gaps {
+						if strings.Contains(g.Msg, "unattested") {
+							t.Errorf("verify gap %q; want no unattested tail", g)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestCloseNothingWritten: a journal closed with nothing written leaves
+// its log as it was; one opened on a log with a torn tail and closed at
+// once writes the recovery, unsigned (its key is named only by the
+// session_start after it), and no close record.
+func TestCloseNothingWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	j, err := Open(path, Options{Durability: Durability{Level: Strict}, Key: fuzzKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); len(bytes.TrimRight(data, "\x00")) != 0 {
+		t.Fatalf("log after Open and Close = %q; want it empty", data)
+	}
+	data, _ := writeGroups(t, 1, 1)
+	data = append(data, `{"v":2,"seq":`...)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err = Open(path, Options{Durability: Durability{Level: Strict}, Key: fuzzKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := contentLines(t, path)
+	var d record.Decoder
+	r, err := d.Decode(lines[len(lines)-1])
+	if err != nil || r.Kind != record.KindRecovery || r.Sig != nil {
+		t.Fatalf("last line %s (%v); want an unsigned recovery", lines[len(lines)-1], err)
+	}
+	rep := verifyPaths(t, []string{path}, verify.Options{Key: fuzzPub})
+	if len(rep.Problems) > 0 {
+		t.Errorf("verify: problems %v; want none", rep.Problems)
+	}
+}

@@ -32,6 +32,17 @@
 // verify reads an unattested tail of fewer bytes than that (but for its
 // last line) as what a crash leaves, and a longer one as a finding.
 //
+// A cleanly closed journal leaves no unattested tail. When Close has
+// nothing left to write and the last line written is unattested (a Wait
+// returned for its group, and no record came after it), Close writes a
+// close record (record.Close: no fields, signed) in that line's session.
+// It takes a seq like any record, so a caller that closes without ending
+// its session sees one more line than it appended; a caller that ends
+// each session with a session_end (as aegis does), or whose last record
+// only Close writes, never gets one. A journal that wrote nothing writes
+// nothing, and a recovery, whose session has not begun, is never signed
+// or closed.
+//
 // # Session keys
 //
 // Options.Key is the log's root key: an ed25519.PrivateKey, or any

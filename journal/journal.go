@@ -128,6 +128,10 @@ type log struct {
 	lineEnd    uint64
 	coveredEnd uint64
 	attested   uint64
+	// headSID and headKind are the last line's session and kind: a close
+	// record (Close) belongs to that session.
+	headSID  *[32]byte
+	headKind record.Kind
 	// asked is the line the attester was last asked to sign, not yet
 	// carried (askedOK), at the ts askedAt, urgently (a synced group's).
 	asked       attestLine
@@ -544,7 +548,9 @@ func (j *Journal) encode(q *queue, synced, final bool) []byte {
 			out = record.AppendAtt(out, j.asked.seq, sig[:])
 			j.attested, j.coveredEnd = j.asked.seq+1, j.asked.end
 		}
-		signed := r.kind == record.KindSessionEnd || final && i == n-1 ||
+		// The last record Close writes is signed, but for a recovery:
+		// its session's key is named only by the session_start after it.
+		signed := r.kind == record.KindSessionEnd || final && i == n-1 && r.kind != record.KindRecovery ||
 			j.lineEnd-j.coveredEnd >= record.MaxUnattested
 		if signed {
 			sig := j.sign.Sign(out[line:])
@@ -560,6 +566,7 @@ func (j *Journal) encode(q *queue, synced, final bool) []byte {
 			j.tree.AppendLine(out[line:])
 		}
 		j.head = record.Head{Seq: r.seq, Hash: j.prev}
+		j.headSID, j.headKind = r.sid, r.kind
 		out = append(out, '\n')
 		j.lineEnd += uint64(len(out) - line)
 		if signed {
@@ -597,8 +604,12 @@ func (j *Journal) Err() error {
 }
 
 // Close writes what is queued, syncs it (at every level but None), and
-// closes the file. It returns the journal's first error, if any. Append
-// fails with ErrClosed afterwards.
+// closes the file. It leaves every line it wrote attested: the last
+// record it writes is signed, and if it has none to write while the last
+// line written is unattested (its group was written, and no record after
+// it carries its signature), it writes a close record (record.Close),
+// signed, in that line's session. It returns the journal's first error,
+// if any. Append fails with ErrClosed afterwards.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	if j.closed {
@@ -610,6 +621,13 @@ func (j *Journal) Close() error {
 		j.cond.Wait()
 	}
 	if j.err == nil && (j.written < j.nextSeq || (j.dur.Level > None && j.synced < j.nextSeq)) {
+		j.flush(j.dur.Level > None)
+	}
+	// A recovery's session has not begun: nothing to close in it.
+	if j.err == nil && j.attested < j.written && j.headKind != record.KindRecovery {
+		seq := j.nextSeq
+		j.nextSeq++
+		j.q.recs = append(j.q.recs, queued{seq: seq, ts: j.now(), kind: record.KindClose, sid: j.headSID, end: len(j.q.fields)})
 		j.flush(j.dur.Level > None)
 	}
 	j.mu.Unlock()

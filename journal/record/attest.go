@@ -52,3 +52,17 @@ func AppendAttestMessage(dst []byte, seq uint64, h Digest) []byte {
 	dst = h.Append(dst)
 	return append(dst, '\n')
 }
+
+// Close is the record a writer writes as it closes its journal when the
+// last line it wrote is not attested (its group was written and synced,
+// and no record after it carries the signature): no kind fields, and
+// always signed itself, so a cleanly closed journal leaves no unattested
+// tail. It belongs to the session of the line before it.
+type Close struct{}
+
+func (*Close) Kind() Kind { return KindClose }
+
+func (*Close) AppendFields(dst []byte) []byte { return dst }
+
+// decodeFields reads Close's kind fields from g: there are none.
+func (*Close) decodeFields(*getter) error { return nil }

@@ -49,7 +49,8 @@
 // is 64 zeros. The kind fields of
 // every kind are listed on the types that encode them (SessionStart,
 // Enforcement, Intent, Outcome, Anomaly, PolicyReload, Recovery, SessionEnd,
-// and, for rounds and tasks, Protocol, Task, ServerRequest, ClientAnswer).
+// and, for rounds and tasks, Protocol, Task, ServerRequest, ClientAnswer;
+// Close, "close", has none).
 //
 // # Outcome statuses
 //
@@ -253,11 +254,15 @@
 // journal's doc, "Signatures") signs every session_end and attests every
 // other line within one commit group, or a bounded time where nothing is
 // synced; and once the unattested lines reach MaxUnattested bytes it signs
-// the next record itself. The lines after the last one attested are an
-// unattested tail: what a crash leaves, reported and not trusted, and
-// longer than MaxUnattested bytes before its last line, a finding. Logs
-// written before attestations sign the last record of every commit group
-// instead, carry no att, and verify as they always did.
+// the next record itself. A writer that closes its log with the last line
+// unattested writes a close record, signed, in that line's session
+// (Close): so a cleanly closed log has no unattested tail, and a close
+// record, like a session_end, is always signed. The lines after the last
+// one attested are an unattested tail: what a crash leaves, reported and
+// not trusted, and longer than MaxUnattested bytes before its last line,
+// a finding. Logs written before attestations sign the last record of
+// every commit group instead, carry no att, and verify as they always
+// did.
 //
 // # Session keys
 //

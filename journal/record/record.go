@@ -26,6 +26,7 @@ const (
 	KindTask
 	KindServerRequest
 	KindClientAnswer
+	KindClose // attest.go
 )
 
 var kindNames = [...]string{
@@ -41,6 +42,7 @@ var kindNames = [...]string{
 	KindTask:          "task",
 	KindServerRequest: "server_request",
 	KindClientAnswer:  "client_answer",
+	KindClose:         "close",
 }
 
 func (k Kind) String() string {

@@ -104,8 +104,8 @@ func (b *sessionBook) enter(r *record.Record, gapEnd uint64, out *findings) *cal
 func (b *sessionBook) count(r *record.Record, s *calls.Session[*SessionReport, struct{}], out *findings) ed25519.PublicKey {
 	b.calls.Count(r, struct{}{})
 	rs := s.Data
-	if r.Sig == nil && r.Kind == record.KindSessionEnd {
-		out.invalid(r, "session_end is not signed")
+	if r.Sig == nil && (r.Kind == record.KindSessionEnd || r.Kind == record.KindClose) {
+		out.invalid(r, "%s is not signed", r.Kind)
 	}
 	b.calls.Settle()
 	if r.Sig == nil {
