@@ -156,9 +156,9 @@ func TestQuickRun(t *testing.T) {
 	// Every figure of the targets table but the scan's: 4 round trip rows,
 	// relay CPU per message against the C floor relay over each
 	// transport, strict, reply, none, group commit, 16 MiB ×2, verify of
-	// two logs, each real client at none and strict, start at strict with
-	// and without --confine.
-	want := 4 + 2 + 3 + 1 + 2 + 2 + 4 + 2
+	// two logs, each real client at none and strict, start at none, at
+	// strict, and at strict with --confine.
+	want := 4 + 2 + 3 + 1 + 2 + 2 + 4 + 3
 	if got := len(res.Summary); got != want {
 		t.Errorf("target rows = %d; want %d", got, want)
 	}

@@ -16,8 +16,9 @@ type VerifyResult struct {
 	Sha256sum  Stats     `json:"sha256sum"`
 	VerifyMBps float64   `json:"verify_mb_s"`
 	ShaMBps    float64   `json:"sha256sum_mb_s"`
-	// Ratio is verify's throughput ÷ sha256sum's; Target is the least
-	// the targets table asks of it for this shape of log.
+	// Ratio is verify's throughput ÷ sha256sum's by wall time; Target is
+	// the least the targets table asks of CPURatio, the one judged:
+	// verify checks on every core, sha256sum hashes on one.
 	Ratio  Ratio   `json:"ratio"`
 	Target float64 `json:"target"`
 	// CPU time (user + system) per run, and the ratio of throughputs by
@@ -34,8 +35,8 @@ type VerifyResult struct {
 var verifyShapes = []struct {
 	name   string
 	window int
-	target float64 // the least ratio to sha256sum's throughput
-}{{"64 in flight", 64, 1.5}, {"lock-step", 1, 0.15}}
+	target float64 // the least ratio to sha256sum's throughput by CPU time
+}{{"64 in flight", 64, 0.5}, {"lock-step", 1, 0.5}}
 
 func (h *harness) verifySection(ctx context.Context) error {
 	for _, shape := range verifyShapes {
