@@ -8,6 +8,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
 	"github.com/valyala/fastjson"
 )
 
@@ -38,7 +40,9 @@ import (
 // Values are given to CEL as JSON values: objects as maps with string keys,
 // arrays as lists, strings, bools, null, and numbers as int when written
 // as a whole number without fraction or exponent, as double otherwise
-// (CEL compares int and double by value: 1 == 1.0).
+// (CEL compares int and double by value: 1 == 1.0). They are built as CEL
+// values once per call, so that the conditions of every rule a call meets
+// read them without converting them again.
 
 // maxExactInt is 2^53, beyond which float64 does not hold every integer.
 const maxExactInt = 1 << 53
@@ -49,17 +53,74 @@ const maxExactInt = 1 << 53
 type argsReader struct {
 	p    fastjson.Parser
 	num  []byte
-	fb   []byte
-	fold map[string]string
+	kvs  []keyVal // the keys of the objects being read, outermost first
+	fb   []byte   // folded keys of one object, end to end
+	fend []int    // where each folded key ends in fb
+	fold map[string]int
+}
+
+// keyVal is a key of an object, decoded, and its value.
+type keyVal struct {
+	k []byte
+	v *fastjson.Value
+}
+
+// maxPairwise is the most keys an object's clash check compares pairwise;
+// more are checked through a map.
+const maxPairwise = 16
+
+// clash returns why some decoder reads an object of keys kvs differently
+// ("" if none does): a key repeated (decoded), or two keys that differ
+// only by case. A repeated key is also a case clash, so both are found by
+// comparing folded keys; the first clash in the object's order is named.
+func (a *argsReader) clash(kvs []keyVal) string {
+	a.fb, a.fend = a.fb[:0], a.fend[:0]
+	for _, e := range kvs {
+		a.fb = foldKey(a.fb, e.k)
+		a.fend = append(a.fend, len(a.fb))
+	}
+	folded := func(i int) []byte {
+		if i == 0 {
+			return a.fb[:a.fend[0]]
+		}
+		return a.fb[a.fend[i-1]:a.fend[i]]
+	}
+	why := func(i, j int) string {
+		if bytes.Equal(kvs[i].k, kvs[j].k) {
+			return "duplicate key " + quoteShort(string(kvs[j].k))
+		}
+		return "keys " + quoteShort(string(kvs[i].k)) + " and " + quoteShort(string(kvs[j].k)) + " differ only by case"
+	}
+	if len(kvs) <= maxPairwise {
+		for j := 1; j < len(kvs); j++ {
+			for i := range j {
+				if bytes.Equal(folded(i), folded(j)) {
+					return why(i, j)
+				}
+			}
+		}
+		return ""
+	}
+	if a.fold == nil {
+		a.fold = map[string]int{}
+	}
+	clear(a.fold)
+	for j := range kvs {
+		if i, ok := a.fold[string(folded(j))]; ok {
+			return why(i, j)
+		}
+		a.fold[string(folded(j))] = j
+	}
+	return ""
 }
 
 // read returns the arguments as CEL reads them, or the reason some
 // decoder reads them differently. raw is params.arguments as the line
 // carries it; absent arguments (has false) read as an empty object, which
 // is what servers take them for.
-func (a *argsReader) read(raw []byte, has bool) (any, string) {
+func (a *argsReader) read(raw []byte, has bool) (ref.Val, string) {
 	if !has {
-		return map[string]any{}, ""
+		return emptyArgs, ""
 	}
 	if !json.Valid(raw) {
 		return nil, "arguments: not valid JSON"
@@ -79,86 +140,72 @@ func (a *argsReader) read(raw []byte, has bool) (any, string) {
 	return out, ""
 }
 
-func (a *argsReader) value(v *fastjson.Value, why *string) any {
+// emptyArgs is absent arguments: an empty object.
+var emptyArgs = types.NewMap(types.DefaultTypeAdapter, map[string]ref.Val{})
+
+func (a *argsReader) value(v *fastjson.Value, why *string) ref.Val {
 	switch v.Type() {
 	case fastjson.TypeObject:
 		o, _ := v.Object()
-		m := make(map[string]any, o.Len())
-		clear(a.fold)
-		// Keys are checked per object; a nested object's keys are
-		// checked when its value is read, after this object's loop.
-		type kv struct {
-			k string
-			v *fastjson.Value
-		}
-		kvs := make([]kv, 0, o.Len())
+		// An object's keys are checked before its values are read; a
+		// nested object's keys go on the stack above this object's.
+		base := len(a.kvs)
 		o.Visit(func(key []byte, val *fastjson.Value) {
-			if *why != "" {
-				return
-			}
-			k := string(key)
-			if _, dup := m[k]; dup {
-				*why = "duplicate key " + quoteShort(k)
-				return
-			}
-			m[k] = nil
-			if a.fold == nil {
-				a.fold = map[string]string{}
-			}
-			a.fb = foldKey(a.fb[:0], k)
-			if prev, ok := a.fold[string(a.fb)]; ok {
-				*why = "keys " + quoteShort(prev) + " and " + quoteShort(k) + " differ only by case"
-				return
-			}
-			a.fold[string(a.fb)] = k
-			kvs = append(kvs, kv{k, val})
+			a.kvs = append(a.kvs, keyVal{key, val})
 		})
-		for _, e := range kvs {
+		defer func() { a.kvs = a.kvs[:base] }()
+		if *why = a.clash(a.kvs[base:]); *why != "" {
+			return nil
+		}
+		m := make(map[string]ref.Val, len(a.kvs)-base)
+		for i := base; i < len(a.kvs); i++ {
+			e := a.kvs[i]
+			val := a.value(e.v, why)
 			if *why != "" {
 				return nil
 			}
-			m[e.k] = a.value(e.v, why)
+			m[string(e.k)] = val
 		}
-		return m
+		return types.NewMap(types.DefaultTypeAdapter, m)
 	case fastjson.TypeArray:
 		arr, _ := v.Array()
-		l := make([]any, len(arr))
+		l := make([]ref.Val, len(arr))
 		for i, e := range arr {
 			if l[i] = a.value(e, why); *why != "" {
 				return nil
 			}
 		}
-		return l
+		return types.NewRefValList(types.DefaultTypeAdapter, l)
 	case fastjson.TypeString:
 		s, _ := v.StringBytes()
-		return string(s)
+		return types.String(s)
 	case fastjson.TypeNumber:
 		a.num = v.MarshalTo(a.num[:0])
 		return a.number(a.num, why)
 	case fastjson.TypeTrue:
-		return true
+		return types.True
 	case fastjson.TypeFalse:
-		return false
+		return types.False
 	}
-	return nil // null
+	return types.NullValue
 }
 
 // number reads a JSON number literal (json.Valid checked its grammar).
-func (a *argsReader) number(lit []byte, why *string) any {
+func (a *argsReader) number(lit []byte, why *string) ref.Val {
 	if bytes.IndexAny(lit, ".eE") < 0 {
 		n, err := strconv.ParseInt(string(lit), 10, 64)
 		if err != nil || n > maxExactInt || n < -maxExactInt {
 			*why = "number " + shortText(lit) + " is beyond float64's exact range (±2^53)"
 			return nil
 		}
-		return n
+		return types.Int(n)
 	}
 	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil {
 		*why = "number " + shortText(lit) + " is beyond float64's range"
 		return nil
 	}
-	return f
+	return types.Double(f)
 }
 
 // unclearText reports text inside valid JSON that decoders read
@@ -215,7 +262,7 @@ func hex4(b []byte) rune {
 // foldKey appends to dst one spelling of every key that encoding/json's
 // case-insensitive field match takes for k: each rune becomes the
 // smallest of its simple-folding orbit (k, K and the Kelvin sign are K).
-func foldKey(dst []byte, k string) []byte {
+func foldKey(dst []byte, k []byte) []byte {
 	for i := 0; i < len(k); {
 		c := k[i]
 		if c < utf8.RuneSelf {
@@ -226,7 +273,7 @@ func foldKey(dst []byte, k string) []byte {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(k[i:])
+		r, n := utf8.DecodeRune(k[i:])
 		m := r
 		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 			m = min(m, f)

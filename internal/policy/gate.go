@@ -138,8 +138,8 @@ func (f *frameDecider) Set() string { return f.p.set }
 // asked.
 func (f *frameDecider) Decide(c *gate.Call) gate.Decision {
 	p := f.p
-	f.v = vars{call: c, target: f.target}
-	defer func() { f.v = vars{} }() // the call's bytes are not kept
+	f.v.reset(c, f.target)
+	defer f.v.reset(nil, "") // the call's bytes are not kept
 	read, unclear := false, ""
 	for i := p.Match(c.Tool); i >= 0; i = p.matchFrom(c.Tool, i+1) {
 		r := &p.rules[i]
