@@ -38,12 +38,12 @@ func TestLogRounds(t *testing.T) {
 		out  string
 		want []string // each a line's fields, in order, on one line
 	}{
-		{"one line for two rounds", table, []string{"c3010203  1", "book", "ok [rounds 2]", "3.00ms"}},
-		{"a retry of unknown state", table, []string{"c3010203  3", "book [round: unknown_state]", "other (resultType partial)"}},
-		{"a task", table, []string{"c3010203  4", "render", "tool_error [task]"}},
-		{"a task cancelled", table, []string{"c3010203  5", "slow", "cancelled (cancelled by the client) [task]"}},
-		{"a call cancelled", table, []string{"c3010203  6", "slow", "cancelled  "}},
-		{"a task unfinished", table, []string{"c3010203  7", "render", "unfinished [task]"}},
+		{"one line for two rounds", table, []string{"c3010203  2→5", "1", "book", "ok [rounds 2]", "3.00ms"}},
+		{"a retry of unknown state", table, []string{"c3010203  6→7", "3", "book [round: unknown_state]", "other (resultType partial)"}},
+		{"a task", table, []string{"c3010203  8→9", "4", "render", "tool_error [task]"}},
+		{"a task cancelled", table, []string{"c3010203  13→16", "5", "slow", "cancelled (cancelled by the client) [task]"}},
+		{"a call cancelled", table, []string{"c3010203  19→20", "6", "slow", "cancelled  "}},
+		{"a task unfinished", table, []string{"c3010203  21→22", "7", "render", "unfinished [task]"}},
 		{"the revision settled", table, []string{"session c3010203 at", "revision 2026-07-28 (settled by initialize)"}},
 		{"the revision at the end", table, []string{"session c3010203 (revision 2026-07-28) ended"}},
 		{"round 1 expanded", expanded, []string{"round 1: intent seq 2", "input_required (outcome seq 3)"}},

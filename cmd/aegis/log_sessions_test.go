@@ -66,7 +66,7 @@ func TestLogSessionNoCalls(t *testing.T) {
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], wantStart) || !strings.HasPrefix(lines[1], wantEnd) {
 		t.Fatalf("aegis log = %q; want the session's start and end lines only", lines)
 	}
-	for _, w := range []string{`: child sh -c "exit 3"; `, "policy pass-through (no --policy: every call forwarded)", "confinement off"} {
+	for _, w := range []string{`: server sh; child sh -c "exit 3"; `, "policy pass-through (no --policy: every call forwarded)", "confinement off"} {
 		if !strings.Contains(lines[0], w) {
 			t.Errorf("start line %q; want %q in it", lines[0], w)
 		}
@@ -120,7 +120,7 @@ func TestLogSessionUnended(t *testing.T) {
 	first := strings.Fields(out)[1]
 	for _, w := range []string{
 		"session " + first + " started ",
-		first + "  1     echo  no outcome",
+		first + "  1    1     echo  no outcome",
 		"session " + first + " has no session_end: it is still running, or aegis was killed, or the log was cut",
 	} {
 		if !strings.Contains(out, w) {
@@ -223,7 +223,7 @@ func TestLogFollowSessions(t *testing.T) {
 	}
 	start := next(" started ")
 	sid := strings.Fields(start)[1]
-	next(sid + "  1 ")
+	next(sid + "  1→")
 	stdin.Close()
 	if err := wrap.Wait(); err != nil {
 		t.Fatalf("wrap: %v", err)
