@@ -42,9 +42,11 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
-	// Nor the user's configuration: verify without --key pins to the
-	// default key's .pub when one exists there.
+	// Nor the user's configuration and logs: verify without --key pins to
+	// the default key's .pub when one exists there, and log and verify
+	// with no FILE read the state folder's logs.
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	noCache = filepath.Join(dir, "not-a-folder", "cache")
 	if err := os.WriteFile(filepath.Join(dir, "not-a-folder"), nil, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
