@@ -116,8 +116,9 @@ func conditional(n, others int, plain bool) string {
 // BenchmarkConditions is the cost of deciding one call whose rules carry
 // conditions on its arguments, beside the same rules without conditions:
 // 10 conditional rules that all match the tool (every condition
-// evaluated, the arguments read once), the same 10 after 990 rules for
-// other tools (which cost a lookup, not an evaluation), and the floor.
+// evaluated, the arguments read once), the same with CEL's cost tracking
+// on every evaluation, the same 10 after 990 rules for other tools (which
+// cost a lookup, not an evaluation), and the floor.
 //
 //	go test -run XXX -bench Conditions ./internal/policy/
 func BenchmarkConditions(b *testing.B) {
@@ -126,15 +127,26 @@ func BenchmarkConditions(b *testing.B) {
 	call := &gate.Call{Tool: []byte("echo"), Args: args, HasArgs: true, Caller: caller, Round: 1}
 	now := time.Now()
 	for _, bc := range []struct {
-		name string
-		src  string
+		name    string
+		src     string
+		tracked bool
 	}{
-		{"rules=10-plain-floor", conditional(10, 0, true)},
-		{"rules=10-conditional", conditional(10, 0, false)},
-		{"rules=1000-plain-floor", conditional(10, 990, true)},
-		{"rules=1000-10-conditional", conditional(10, 990, false)},
+		{"rules=10-plain-floor", conditional(10, 0, true), false},
+		{"rules=10-conditional", conditional(10, 0, false), false},
+		{"rules=10-conditional-tracked", conditional(10, 0, false), true},
+		{"rules=1000-plain-floor", conditional(10, 990, true), false},
+		{"rules=1000-10-conditional", conditional(10, 990, false), false},
 	} {
 		p := mustParse(b, bc.src)
+		if bc.tracked {
+			// What CEL's cost tracking costs: every condition run as
+			// a call past its static bound runs it.
+			for i := range p.rules {
+				if c := p.rules[i].cond; c != nil {
+					c.fast, c.fastMax = nil, 0
+				}
+			}
+		}
 		b.Run(bc.name, func(b *testing.B) {
 			g := NewGate(p)
 			b.ReportAllocs()
