@@ -256,20 +256,21 @@ func listServers(asJSON bool) int {
 		tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SERVER\tLOGS\tFILES\tSIZE\tLAST WRITTEN")
 	}
+	code := exitcode.OK
 	for _, s := range servers {
 		r := row{Name: s.Name, Logs: s.Logs}
 		in, err := segment.Collect(s.Logs, true)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "aegis: log: %v\n", err)
+			code = fail(exitcode.Usage, "log: %v", err)
 			continue
 		}
 		for _, set := range in.Sets {
 			for _, p := range set.Paths {
-				if st, err := os.Stat(p); err == nil {
+				if n, mod, err := contentSize(p); err == nil {
 					r.Files++
-					r.Bytes += st.Size()
-					if st.ModTime().After(r.Modified) {
-						r.Modified = st.ModTime()
+					r.Bytes += n
+					if mod.After(r.Modified) {
+						r.Modified = mod
 					}
 				}
 			}
@@ -284,7 +285,23 @@ func listServers(asJSON bool) int {
 		tw.Flush()
 		fmt.Println("\nShow a server's calls with 'aegis log NAME'; check every log with 'aegis verify'.")
 	}
-	return exitcode.OK
+	return code
+}
+
+// contentSize is the size of a log's file without the pre-zeroed space
+// at the end of a live file (segment.ContentEnd), and its mtime.
+func contentSize(path string) (int64, time.Time, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	n, err := segment.ContentEnd(f, st.Size())
+	return n, st.ModTime(), err
 }
 
 // byteSize is a size for people: bytes, KiB, MiB or GiB.
