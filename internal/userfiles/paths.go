@@ -45,7 +45,7 @@ func LogPath(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(d, name+".jsonl"), nil
+	return filepath.Join(d, name+logExt), nil
 }
 
 // logExt ends a default log's name.
