@@ -17,4 +17,7 @@ var (
 	// policyUsage is policy's --help, synopsis included.
 	//go:embed help/policy.txt
 	policyUsage string
+	// configHelp is config's --help, synopsis included.
+	//go:embed help/config.txt
+	configHelp string
 )

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/internal/witness"
@@ -20,50 +19,25 @@ import (
 // witnessFlags are wrap's flags for C2SP tlog-witness witnesses (package
 // witness): where they are, how many must cosign, how long to wait.
 type witnessFlags struct {
-	list    stringList
-	quorum  *int
-	timeout *time.Duration
-	strict  *bool
-	ws      []witness.Witness
-	sub     *witness.Submitter
+	witness.Flags
+	o   *witness.Options // check's
+	sub *witness.Submitter
 }
 
 func addWitnessFlags(fs *flag.FlagSet) *witnessFlags {
 	wf := &witnessFlags{}
-	fs.Var(&wf.list, "witness", "submit every checkpoint to the tlog-witness at `URL,KEY` (KEY its note verifier key, name+hash+base64) and keep its cosignatures in CHECKPOINTFILE.witnessed; needs a checkpoint file (repeatable)")
-	wf.quorum = fs.Int("witness-quorum", 0, "a checkpoint is witnessed once `N` witnesses cosigned it (default: all)")
-	wf.timeout = fs.Duration("witness-timeout", witness.DefaultTimeout, "wait at most `D` for a witness's answer: per request, at start with --witness-strict, and at the end of the session")
-	wf.strict = fs.Bool("witness-strict", false, "at start, wait for the witnesses (at most --witness-timeout) and refuse to continue the log if one says it holds a larger tree of it or another tree at its size; without it, such an answer (which nothing authenticates) is reported and the session goes on")
+	fs.Var((*stringList)(&wf.List), "witness", "submit every checkpoint to the tlog-witness at `URL,KEY` (KEY its note verifier key, name+hash+base64) and keep its cosignatures in CHECKPOINTFILE.witnessed; needs a checkpoint file (repeatable)")
+	fs.IntVar(&wf.Quorum, "witness-quorum", 0, "a checkpoint is witnessed once `N` witnesses cosigned it (default: all)")
+	fs.DurationVar(&wf.Timeout, "witness-timeout", witness.DefaultTimeout, "wait at most `D` for a witness's answer: per request, at start with --witness-strict, and at the end of the session")
+	fs.BoolVar(&wf.Strict, "witness-strict", false, "at start, wait for the witnesses (at most --witness-timeout) and refuse to continue the log if one says it holds a larger tree of it or another tree at its size; without it, such an answer (which nothing authenticates) is reported and the session goes on")
 	return wf
 }
 
-// check says what is wrong with the flags, given the journal's options
-// (the checkpoint file they need).
-func (wf *witnessFlags) check(o journal.Options) error {
-	if len(wf.list) == 0 {
-		if *wf.quorum != 0 {
-			return errors.New("--witness-quorum: no --witness")
-		}
-		if *wf.strict {
-			return errors.New("--witness-strict: no --witness")
-		}
-		return nil
-	}
-	ws, err := witness.ParseList(wf.list)
-	if err != nil {
-		return fmt.Errorf("--witness %v", err)
-	}
-	if o.Checkpoint.File == "" {
-		return errors.New("--witness: no checkpoint file to submit (--checkpoint-file, or --head-file)")
-	}
-	if *wf.quorum < 0 || *wf.quorum > len(ws) {
-		return fmt.Errorf("--witness-quorum %d: between 1 and the %d witnesses given", *wf.quorum, len(ws))
-	}
-	if *wf.timeout <= 0 {
-		return fmt.Errorf("--witness-timeout %v: a positive duration", *wf.timeout)
-	}
-	wf.ws = ws
-	return nil
+// check says what is wrong with the flags, given the audit log, the
+// journal's options (the checkpoint file they need) and its key.
+func (wf *witnessFlags) check(audit string, o journal.Options) (err error) {
+	wf.o, err = wf.Options(audit, o.Checkpoint.File, o.Key.Public(), logf)
+	return err
 }
 
 // start asks the witnesses about the log's last checkpoint and hands
@@ -74,26 +48,14 @@ func (wf *witnessFlags) check(o journal.Options) error {
 // answers (at most --witness-timeout) and such an answer means the log
 // (with its checkpoint file) was rolled back or forked: wrap refuses to
 // continue it (exit 2, nothing written to it).
-func (wf *witnessFlags) start(audit string, key crypto.Signer, o journal.Options) (journal.Options, int, bool) {
-	if len(wf.ws) == 0 {
+func (wf *witnessFlags) start(key crypto.Signer, o journal.Options) (journal.Options, int, bool) {
+	if wf.o == nil {
 		return o, 0, true
 	}
-	pub, ok := key.Public().(ed25519.PublicKey)
-	if !ok {
-		return o, fail(exitcode.Usage, "wrap: --witness: the signing key is not an Ed25519 key"), false
-	}
-	sub, err := witness.Begin(witness.Options{
-		Witnesses: wf.ws, Quorum: *wf.quorum, Log: audit, File: o.Checkpoint.File,
-		Key: pub, Timeout: *wf.timeout, Logf: logf, Strict: *wf.strict,
-	}, key)
+	sub, err := witness.Begin(*wf.o, key)
 	var refused *witness.RefusedError
 	if errors.As(err, &refused) {
-		var lines []string
-		for _, e := range refused.Answers {
-			lines = append(lines, e.Error())
-		}
-		return o, fail(exitcode.Usage, "wrap: %s: %s; its last checkpoint, in %s, is %d records: the log (and its checkpoint file) was rolled back to an older copy, or forked, or the witness's answer is wrong; under --witness-strict it is not continued, and is left as it was",
-			audit, strings.Join(lines, "; "), o.Checkpoint.File, refused.Size), false
+		return o, fail(exitcode.Usage, "wrap: %s", refused.Refusal(wf.o.Log, wf.o.File)), false
 	}
 	if err != nil {
 		return o, fail(exitcode.Usage, "wrap: --witness: %v", err), false
@@ -142,25 +104,9 @@ func addWitnessCheckFlags(fs *flag.FlagSet) *witnessCheck {
 }
 
 // parse reads the keys; it reports a usage error.
-func (wc *witnessCheck) parse() error {
-	if len(wc.keys) == 0 {
-		if *wc.quorum != 0 {
-			return errors.New("--witness-quorum: no --witness")
-		}
-		return nil
-	}
-	ws, err := witness.ParseKeys(wc.keys)
-	if err != nil {
-		return fmt.Errorf("--witness: %v", err)
-	}
-	wc.q = witness.Quorum{Witnesses: ws, N: *wc.quorum}
-	if wc.q.N == 0 {
-		wc.q.N = len(ws)
-	}
-	if wc.q.N < 0 || wc.q.N > len(ws) {
-		return fmt.Errorf("--witness-quorum %d: between 1 and the %d keys given", *wc.quorum, len(ws))
-	}
-	return nil
+func (wc *witnessCheck) parse() (err error) {
+	wc.q, err = witness.ParseQuorum(wc.keys, *wc.quorum)
+	return err
 }
 
 // verify is verify --witness: every checkpoint in files (as

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,7 +43,7 @@ func newWrapFlags() *wrapFlags {
 		audit:        fs.String("audit", "", "append the audit log to `FILE` (default: NAME.jsonl in $XDG_STATE_HOME/aegis)"),
 		name:         fs.String("name", "", "name the server's default log `NAME`.jsonl (default: from the child command, e.g. server-memory for npx -y @modelcontextprotocol/server-memory)"),
 		client:       fs.String("client", "", "record that the MCP client `CLIENT` (such as claude-desktop, claude-code, vscode, cursor) runs this server; 'aegis config wrap' sets it"),
-		keyPath:      fs.String("signing-key", "", signingKeyUsage), // signingkey.go
+		keyPath:      fs.String("signing-key", "", "sign with the PKCS#8 PEM Ed25519 key in `FILE` (default: signing.key in $XDG_CONFIG_HOME/aegis; see aegis keygen), refused if its group or others have any permission on it; or with the Ed25519 key an ssh-agent ($SSH_AUTH_SOCK) holds: ssh-agent:SHA256:<fingerprint>, ssh-agent:FILE.pub or ssh-agent:'ssh-ed25519 AAAA…'"),
 		allowOpenKey: fs.Bool("allow-open-key", false, "accept a --signing-key file that its group or others may read or write (a named hole: whoever can read the key can sign records as this log's)"),
 		durability:   fs.String("durability", "strict", "when records reach the disk: strict, reply, interval[:D] or none (or G3..G0)"),
 		maxFrame:     fs.String("max-frame", "64MiB", "longest line either way, its newline counted, in bytes (KiB, MiB, GiB suffixes); longer ends the session with exit 65 (over --listen, a longer body is answered 413)"),
@@ -128,12 +129,25 @@ func runWrap(args []string) int {
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: --max-frame: %v", err)
 	}
-	key, keyCode, keyOK := wrapSigningKey(*keyPath, *f.allowOpenKey) // signingkey.go
-	if !keyOK {
-		return keyCode
+	// A key that cannot be had is a setup mistake, found before the log
+	// is opened.
+	key, err := userfiles.SigningKey(*keyPath, *f.allowOpenKey)
+	switch {
+	case errors.Is(err, record.ErrKeyMode):
+		return fail(exitcode.Usage, "wrap: --signing-key: %v; --allow-open-key accepts it anyway", err)
+	case err != nil && strings.HasPrefix(*keyPath, userfiles.AgentPrefix):
+		return fail(exitcode.Usage, "wrap: --signing-key %v", err)
+	case err != nil:
+		return fail(exitcode.Usage, "wrap: --signing-key: %v", err)
 	}
-	if childEnv, err = agentFreeEnv(key, childEnv, prof); err != nil { // signingkey.go
+	// Under --confine, the helper refuses a profile that would let the
+	// child reach the agent's socket.
+	childEnv, agent, err := userfiles.AgentFreeEnv(key, childEnv)
+	if err != nil {
 		return fail(exitcode.Usage, "wrap: %v", err)
+	}
+	if prof != nil {
+		prof.Agent = agent
 	}
 	pol, ok := loadWrapPolicy(*f.policyPath, *name)
 	if !ok {
@@ -147,7 +161,7 @@ func runWrap(args []string) int {
 		jopts, err = ckf.options(*audit, jopts)
 	}
 	if err == nil {
-		err = wf.check(jopts)
+		err = wf.check(*audit, jopts)
 	}
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: %v", err)
@@ -168,7 +182,7 @@ func runWrap(args []string) int {
 	if err := ensureParent("wrap", *audit); err != nil {
 		return fail(exitcode.Usage, "wrap: cannot create the folder for the audit log: %v", err)
 	}
-	jopts, code, ok := wf.start(*audit, key, jopts)
+	jopts, code, ok := wf.start(key, jopts)
 	if !ok {
 		return code
 	}
