@@ -74,7 +74,7 @@ func runVerify(args []string) int {
 		return code
 	}
 	if len(*cpFiles) > 0 && (opts.Key == nil || len(sets) > 1) {
-		return fail(exitcode.Usage, "verify: --checkpoint needs --key, and names one log")
+		return fail(exitcode.Usage, "verify: --checkpoint needs a key (--key, or keygen's public key at its default path), and names one log")
 	}
 	if opts.Head != nil && len(sets) > 1 {
 		return fail(exitcode.Usage, "verify: a head names one log; %d given (%s, %s, …)", len(sets), sets[0].Base, sets[1].Base)
