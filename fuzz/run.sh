@@ -220,14 +220,14 @@ for t in "${targets[@]}"; do
 		while read -r f; do
 			echo "    new failing input: ${rel#./}/testdata/fuzz/$target/$f"
 		done <"$logs/$target.crashers"
-		grep -E -A3 '^--- FAIL|^\s+(fuzz_test|.*_test)\.go:[0-9]+:' "$log" | head -20 | sed 's/^/    | /'
+		grep -E -A3 '^--- FAIL|^\s+(fuzz_test|.*_test)\.go:[0-9]+:' "$log" | head -20 | sed 's/^/    | /' || true
 		crasher=$(sed -nE 's/.*Failing input written to (testdata\/fuzz\/[^ ]+).*/\1/p' "$log" | tail -1)
 		if [ -n "$crasher" ]; then
 			echo "    crasher: ${rel#./}/$crasher"
 			echo "    reproduce: go test -run=${crasher#testdata/fuzz/} $rel"
 		else
 			echo "    (no crasher written: the seed corpus failed, a build failed, or the run was cut short; see the log)"
-			seed=$(grep -oE -- "--- FAIL: ${target}/[^ ]+" "$log" | head -1 | sed 's/--- FAIL: //')
+			seed=$(grep -oE -- "--- FAIL: ${target}/[^ ]+" "$log" | head -1 | sed 's/--- FAIL: //' || true)
 			if [ -n "$seed" ]; then echo "    reproduce: go test -run=$seed $rel"; fi
 		fi
 	fi
