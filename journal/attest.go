@@ -33,8 +33,16 @@ import (
 //     the first group whose records are attestDelay or more younger than
 //     the group asked for (by their ts) carries the signature, and the
 //     next is asked for then. So at most one signature is made per
-//     attestDelay, and a record is attested by the first group written
-//     attestDelay after it. The signature has had attestDelay to be made:
+//     attestDelay. A record written while a signature is asked for waits
+//     for the next one: it is attested by the first group written
+//     attestDelay after the group that carries the signature asked for
+//     before it (within 2 × attestDelay of its ts while records keep
+//     coming; after a pause, attestDelay after the first group written).
+//     A crash leaves unattested at most the records written within
+//     attestDelay after the line whose signature was last carried, the
+//     group that carried it, and the records written within attestDelay
+//     after that group (FuzzAttest holds the writer to this). The
+//     signature has had attestDelay to be made:
 //     the leader waits for it then, which keeps what is written a
 //     function of the records and their ts alone.
 //   - Whatever the level, once the unattested lines hold

@@ -25,8 +25,11 @@
 // yet: it has had the whole sync): a crash leaves at most that one group
 // unattested. Groups no one syncs (none, interval, and intents at reply)
 // are signed at most once per 10 ms (attestDelay) of their records' ts: a
-// crash leaves unattested the records of at most that time and the group
-// after it. Whatever the level, once the unattested lines reach
+// crash leaves unattested at most the records of two such spans and the
+// group between them (those within attestDelay after the line whose
+// signature was last carried, the group that carried it, those within
+// attestDelay after that group), and the last group if it was synced.
+// Whatever the level, once the unattested lines reach
 // record.MaxUnattested bytes the next record is signed itself (its own
 // "sig"), as every session_end and the last record Close writes are. So
 // verify reads an unattested tail of fewer bytes than that (but for its

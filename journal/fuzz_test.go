@@ -350,8 +350,8 @@ func FuzzVerify(f *testing.F) {
 // repeated and moved lines, truncation — and checks that Verify detects
 // every one: the result is Valid only if the bytes are the genuine log or
 // a line-end prefix of it; and it is Invalid, not merely Incomplete,
-// unless everything up to the last signed line is such a prefix. Records
-// after the last signature (an unsigned tail, and a partial last line)
+// unless everything up to the last line a signature covers is such a
+// prefix. Records after it (an unattested tail, and a partial last line)
 // are what a crash leaves: Verify reports them as not trusted, and cannot
 // tell a change to them from a torn write.
 //
@@ -373,6 +373,7 @@ func FuzzVerifyMutation(f *testing.F) {
 	f.Add([]byte{opDrop, 17, opDrop, 16})
 	f.Add([]byte{opInsert, 255, 255, 1, '\n'})
 	f.Add([]byte{opTruncate, 0, 0, opInsert, 0, 0, 2, 'x', '\n', opMove, 0, 1}) // the only line moved: no line to move it before
+	f.Add([]byte{opTruncate, 5, 153, opFlip, 3, 89, 0})                         // cut after line 2, which carries an attestation of line 1, and a bit of it flipped: an unattested tail
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		b := mutate(g, prog)
 		rep := checkVerdicts(t, g, head, b, true)
@@ -383,23 +384,33 @@ func FuzzVerifyMutation(f *testing.F) {
 			}
 		case rep.Status == verify.Invalid:
 		case !genuinePrefix(g, signedPart(b)):
-			t.Fatalf("Verify(genuine log mutated by %v) = %v (gaps %v); want invalid: up to its last signed line the log is no line-end prefix of the genuine one\nmutated: %.400q",
+			t.Fatalf("Verify(genuine log mutated by %v) = %v (gaps %v); want invalid: up to the last line a signature covers the log is no line-end prefix of the genuine one\nmutated: %.400q",
 				describeProgram(prog), rep.Status, rep.Gaps, b)
 		}
 	})
 }
 
-// signedPart is b up to the end of its last whole line that carries a
-// signature: what Verify can vouch for. What follows is an unsigned tail.
+// signedPart is b up to the end of the last whole line a signature
+// covers (its own, or an attestation a later line carries of it or of a
+// line after it): what Verify can vouch for. What follows is an
+// unattested tail. A line that does not decode covers nothing.
 func signedPart(b []byte) []byte {
 	end := 0
+	ends := map[uint64]int{} // the end of the last line read with each seq
+	var d record.Decoder
 	for off := 0; off < len(b); {
 		i := bytes.IndexByte(b[off:], '\n')
 		if i < 0 {
 			break
 		}
-		if bytes.Contains(b[off:off+i], []byte(record.SigField)) {
-			end = off + i + 1
+		if r, err := d.Decode(b[off : off+i]); err == nil {
+			if e, ok := ends[r.AttSeq]; ok && r.AttSig != nil {
+				end = max(end, e)
+			}
+			if r.Sig != nil {
+				end = off + i + 1
+			}
+			ends[r.Seq] = off + i + 1
 		}
 		off += i + 1
 	}
