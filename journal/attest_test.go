@@ -430,3 +430,36 @@ func TestCloseNothingWritten(t *testing.T) {
 		t.Errorf("verify: problems %v; want none", rep.Problems)
 	}
 }
+
+// TestCloseRecordSigned: a close record without its signature is a
+// problem, as a session_end without one is: a writer always signs it.
+func TestCloseRecordSigned(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	j, err := Open(path, Options{Durability: Durability{Level: Strict}, Key: fuzzKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Append(&record.SessionStart{Aegis: "t", Durability: "strict", PolicySet: record.PassThroughSet})
+	i, _ := j.Append(&record.Intent{Call: record.Call{Text: []byte("1"), Type: record.IDNumber}})
+	if err := j.Wait(i, BeforeResponse); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := contentLines(t, path)
+	last := lines[len(lines)-1]
+	at := bytes.LastIndex(last, []byte(record.SigField))
+	if !bytes.Contains(last, []byte(`"kind":"close"`)) || at < 0 {
+		t.Fatalf("premise: the last line %s is a signed close record", last)
+	}
+	lines[len(lines)-1] = append(bytes.Clone(last[:at]), '}')
+	rep := verifyBytes(t, append(bytes.Join(lines, []byte("\n")), '\n'), verify.Options{Key: fuzzPub})
+	ok := false
+	for _, p := range rep.Problems {
+		ok = ok || strings.Contains(p.Msg, "close is not signed")
+	}
+	if rep.Status != verify.Invalid || !ok {
+		t.Errorf("verify of a close record without its signature = %v, problems %v; want invalid: close is not signed", rep.Status, rep.Problems)
+	}
+}
