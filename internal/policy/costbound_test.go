@@ -2,6 +2,7 @@ package policy
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"cel.dev/cel-go/cel"
@@ -27,23 +28,31 @@ var boundConds = []string{
 	`source.address.startsWith("10.") && mcp.tool.target == "t" && mcp.protocolVersion == ""`,
 }
 
+// tracking holds a program per condition text that tracks its cost, for
+// trackedCost.
+var tracking sync.Map
+
 // trackedCost evaluates c over v with CEL's cost tracking: what the
 // evaluation costs as the limit counts it, or MaxCost+1 past the limit.
 func trackedCost(t testing.TB, c *cond, v *vars) uint64 {
 	t.Helper()
-	env, err := celEnv()
-	if err != nil {
-		t.Fatal(err)
+	p, ok := tracking.Load(c.text)
+	if !ok {
+		env, err := celEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast, iss := env.Compile(c.text)
+		if iss.Err() != nil {
+			t.Fatal(iss.Err())
+		}
+		prg, err := env.Program(ast, cel.CostLimit(MaxCost), cel.EvalOptions(cel.OptTrackCost))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ = tracking.LoadOrStore(c.text, prg)
 	}
-	ast, iss := env.Compile(c.text)
-	if iss.Err() != nil {
-		t.Fatal(iss.Err())
-	}
-	prg, err := env.Program(ast, cel.CostLimit(MaxCost), cel.EvalOptions(cel.OptTrackCost))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, det, err := prg.Eval(v)
+	_, det, err := p.(cel.Program).Eval(v)
 	if err != nil && strings.Contains(err.Error(), "cost limit exceeded") {
 		return MaxCost + 1
 	}
