@@ -502,6 +502,9 @@ func decodeBody(k Kind, g getter) (Body, error) {
 	case KindClientAnswer:
 		x := &ClientAnswer{}
 		b, err = x, x.decodeFields(&g)
+	case KindApproval:
+		x := &Approval{}
+		b, err = x, x.decodeFields(&g)
 	case KindClose:
 		x := &Close{}
 		b, err = x, x.decodeFields(&g)

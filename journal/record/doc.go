@@ -199,6 +199,26 @@
 // written. A grant minted for a call is another value of "grant"; deny_all
 // keeps its meaning.
 //
+// An approval is the first grant aegis mints. A call an approve rule
+// parks has an intent whose verdict is pending_approval, not refused, and
+// which adds, after "policy",
+//
+//	,"approval":{"id":"<id>","server":"<name>","caller":"<principal>","timeout_ms":N}
+//
+// the approval id (16 hex digits, random), bound to that intent's
+// request_digest (the exact frame), its policy set, the server (wrap's
+// --name) and the caller, and expiring timeout_ms after the intent's ts;
+// its capability is deny_all, since nothing is minted yet. The decision
+// is an approval record (Approval) naming the id, the intent's seq and
+// request_digest, the decision (approved, denied, expired), the approver
+// (uid and user name, from the approvals socket's peer credentials; null
+// for an expiry), a reason, and the grant: "approval:<id>" when approved,
+// which releases that one frame, byte for byte, once; deny_all otherwise.
+// An approved call's outcome follows as any call's; a denied or expired
+// one's is host_denied ("not executed: approval denied", "… expired"),
+// and a call still parked when its session ends gets host_denied "not
+// executed: the session ended awaiting approval" before session_end.
+//
 // # Bounded values
 //
 // No line is longer than MaxLine (1 MiB, without its '\n'): that is the

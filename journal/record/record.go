@@ -26,7 +26,8 @@ const (
 	KindTask
 	KindServerRequest
 	KindClientAnswer
-	KindClose // attest.go
+	KindApproval // approval.go
+	KindClose    // attest.go
 )
 
 var kindNames = [...]string{
@@ -42,6 +43,7 @@ var kindNames = [...]string{
 	KindTask:          "task",
 	KindServerRequest: "server_request",
 	KindClientAnswer:  "client_answer",
+	KindApproval:      "approval",
 	KindClose:         "close",
 }
 
@@ -425,9 +427,11 @@ const (
 //	[,"malformed":"reason"][,"revision":<bounded>][,"principal":"…"]
 //	[,"round":{"of":S|null,"by":"state"|"match"|"unknown_state"|"reused_state","n":K}]
 //	[,"request_state":"sha256:…"][,"input_responses":[{"key":<bounded>,"action":"accept"|"decline"|"cancel"|null},…][,"more":N]]
-//	,"policy":{"verdict":…,"rule":…|{…}|null,"set":…[,"line":N][,"reason":"…"]},
+//	,"policy":{"verdict":…,"rule":…|{…}|null,"set":…[,"line":N][,"reason":"…"]}
+//	[,"approval":{"id":"…","server":"…","caller":"…","timeout_ms":N}],
 //	"capability":{"grant":"deny_all"[,"status":"denied","reason":"policy blocked before capability"]}
 //
+// approval is absent unless the call is parked (doc.go, "Capability").
 // revision, principal, round, request_state and input_responses are
 // absent unless set (doc.go, "Rounds and tasks"); an intent without them
 // is the bytes it always was.
@@ -481,6 +485,9 @@ type Intent struct {
 	// InputResponsesMore, are counted in "more".
 	InputResponses     []InputResponse
 	InputResponsesMore int
+	// Approval, when not nil, says the call is parked awaiting an
+	// approval under these terms (approval.go); written after "policy".
+	Approval *ApprovalTerms
 }
 
 func (*Intent) Kind() Kind { return KindIntent }
@@ -541,6 +548,9 @@ func (in *Intent) AppendFields(dst []byte) []byte {
 		dst = appendStringField(dst, "reason", in.PolicyReason)
 	}
 	dst = append(dst, '}')
+	if in.Approval != nil {
+		dst = in.Approval.appendField(dst)
+	}
 	dst = append(appendKey(dst, "capability"), '{')
 	dst = appendStringField(dst, "grant", "deny_all")
 	if in.Refused {
@@ -606,6 +616,9 @@ func (in *Intent) decodeFields(g *getter) error {
 		}
 	}
 	g.merge(p)
+	if g.has("approval") {
+		in.Approval = g.approvalTerms()
+	}
 	c := g.obj("capability")
 	if c.str("grant"); c.has("status") {
 		in.Refused = true
