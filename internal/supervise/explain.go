@@ -145,16 +145,11 @@ func (e Ending) signalSentence(name, status string) string {
 		return fmt.Sprintf("%s was killed by SIGKILL%s%s after the client closed its input: aegis sends it when the child has not exited within --grace of SIGTERM, or another process or the kernel's out-of-memory killer sent it; a server should exit when its stdin closes, and 'dmesg' shows an OOM kill",
 			name, status, left)
 	case crashSignal(sig):
-		hint := "this is a fault in the server, not in aegis: its stderr above may say more"
-		if e.Confine != nil {
-			hint += ", and if it aborted on a file or socket that --confine refused, " + grantsHint
-		}
-		return fmt.Sprintf("%s crashed with %s%s%s; %s", name, sig, status, left, hint)
+		return fmt.Sprintf("%s crashed with %s%s%s; %s", name, sig, status, left, signalHint(sig, e.Confine != nil))
 	case sig == "SIGKILL":
-		return fmt.Sprintf("%s was killed by SIGKILL%s%s while the session ran, by another process or by the kernel's out-of-memory killer; look for an OOM kill in 'dmesg' or 'journalctl -k'",
-			name, status, left)
+		return fmt.Sprintf("%s was killed by SIGKILL%s%s while the session ran: %s", name, status, left, signalHint(sig, false))
 	}
-	return fmt.Sprintf("%s was killed by %s%s%s, sent by another process or by itself; its stderr above may say more", name, sig, status, left)
+	return fmt.Sprintf("%s was killed by %s%s%s: %s", name, sig, status, left, signalHint(sig, false))
 }
 
 // exitSentence explains a child that exited with a status other than 0.
@@ -166,6 +161,10 @@ func (e Ending) exitSentence(name string) string {
 	if end.Reason == record.EndChildExit {
 		when = "on its own while the client was still connected"
 	}
+	if sig := shellSignal(code); sig != "" {
+		return fmt.Sprintf("%s exited with status %d %s%s: %d is 128+%d, how a shell or npx reports a process it ran that died of %s, so a process %s started probably died of %s (aegis saw an exit status, not the signal); %s",
+			name, code, when, left, code, code-128, sig, name, sig, signalHint(sig, e.Confine != nil))
+	}
 	switch {
 	case e.Confine != nil:
 		return fmt.Sprintf("%s exited with status %d under --confine, %s%s; if its stderr above shows permission errors (EACCES, EPERM, \"Permission denied\", \"Operation not permitted\"), the confinement refused something it needs: %s",
@@ -175,6 +174,36 @@ func (e Ending) exitSentence(name string) string {
 			name, code, when, left)
 	}
 	return fmt.Sprintf("%s exited with status %d %s%s; its stderr above should say why", name, code, when, left)
+}
+
+// shellSignal is the name of signal N when code is 128+N, as a shell
+// (and npx, which runs a package's program through one) reports a
+// process it ran that a signal killed; "" for any other code, and for a
+// signal number without a name.
+func shellSignal(code int) string {
+	if code <= 128 || code > 128+64 {
+		return ""
+	}
+	return unix.SignalName(syscall.Signal(code - 128))
+}
+
+// signalHint is the next step for a process that died of sig, where
+// aegis knows only that some process under the child did: who sends sig,
+// and where to look.
+func signalHint(sig string, confined bool) string {
+	switch {
+	case sig == "SIGSYS" && confined:
+		return "most likely --confine's seccomp filter killed it for a system call it refuses (a network socket without --allow-net or --allow-udp, a raw socket, a 32-bit system call); " + grantsHint
+	case sig == "SIGKILL":
+		return "another process or the kernel's out-of-memory killer sent it; look for an OOM kill in 'dmesg' or 'journalctl -k'"
+	case crashSignal(sig):
+		hint := "this is a fault in the server, not in aegis: its stderr above may say more"
+		if confined {
+			hint += ", and if it aborted on a file or socket that --confine refused, " + grantsHint
+		}
+		return hint
+	}
+	return "another process or the program itself sent it; its stderr above may say more"
 }
 
 // crashSignal reports whether a death by sig is the process's own fault
@@ -231,6 +260,9 @@ func Summary(end *record.SessionEnd) string {
 		}
 	default:
 		fmt.Fprintf(&b, ", exit %d", end.ExitCode)
+		if sig := shellSignal(end.ExitCode); sig != "" {
+			fmt.Fprintf(&b, " (128+%d, as a shell reports a process %s killed)", end.ExitCode-128, sig)
+		}
 	}
 	if end.SeccompKilled {
 		b.WriteString(", a seccomp kill (--confine's filter refused a system call, unless the SIGSYS was sent)")

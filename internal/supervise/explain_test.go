@@ -83,6 +83,18 @@ func TestEndSentence(t *testing.T) {
 		{"non-zero exit on its own",
 			Ending{Argv: argv, Result: Result{Exit: 3, End: record.SessionEnd{Reason: record.EndChildExit, ExitCode: 3}}},
 			[]string{`"node" exited with status 3 on its own`, "stderr above"}},
+		{"a shell's or npx's 128+9",
+			Ending{Argv: []string{"npx", "-y", "server"}, Result: Result{Exit: 137, End: record.SessionEnd{Reason: record.EndChildExit, ExitCode: 137}}},
+			[]string{`"npx" exited with status 137 on its own`, "137 is 128+9", "died of SIGKILL", "aegis saw an exit status, not the signal", "out-of-memory", "dmesg"}},
+		{"a shell's 128+11 after EOF",
+			Ending{Argv: []string{"sh"}, Result: Result{Exit: 139, End: record.SessionEnd{Reason: record.EndClientEOF, ExitCode: 139, Counts: counts}}},
+			[]string{"status 139 after the client closed its input, leaving 2 calls unanswered", "128+11", "SIGSEGV", "fault in the server"}},
+		{"a shell's 128+31 under --confine",
+			Ending{Argv: argv, Confine: confined, Result: Result{Exit: 159, End: record.SessionEnd{Reason: record.EndChildExit, ExitCode: 159}}},
+			[]string{"status 159", "128+31", "SIGSYS", "seccomp filter", "--allow-net"}},
+		{"a shell's 128+15",
+			Ending{Argv: argv, Result: Result{Exit: 143, End: record.SessionEnd{Reason: record.EndChildExit, ExitCode: 143}}},
+			[]string{"status 143", "128+15", "SIGTERM", "another process or the program itself"}},
 		{"non-zero exit after EOF",
 			Ending{Argv: argv, Result: Result{Exit: 1, End: record.SessionEnd{Reason: record.EndClientEOF, ExitCode: 1}}},
 			[]string{"exited with status 1 after the client closed its input"}},
@@ -178,10 +190,31 @@ func TestSummary(t *testing.T) {
 		{"frame too large", record.SessionEnd{Reason: record.EndFrameTooLarge}, "frame_too_large, exit 0; wrap exit 65: a message longer than --max-frame; 0 calls"},
 		{"audit I/O", record.SessionEnd{Reason: record.EndAuditIOError, ExitCode: 1}, "audit_io_error, exit 1; wrap exit 74: the audit log could not be written; 0 calls"},
 		{"not started", record.SessionEnd{Reason: record.EndChildStartFailed, ExitCode: 127, Detail: "not found"}, "child_start_failed, exit 127: not found; 0 calls"},
+		{"a shell's signal", record.SessionEnd{Reason: record.EndChildExit, ExitCode: 137, Counts: record.Counts{Intents: 1}},
+			"child_exit, exit 137 (128+9, as a shell reports a process SIGKILL killed); 1 call"},
+		{"past every signal", record.SessionEnd{Reason: record.EndChildExit, ExitCode: 200}, "child_exit, exit 200; 0 calls"},
 	}
 	for _, tt := range tests {
 		if got := Summary(&tt.end); got != tt.want {
 			t.Errorf("%s: Summary = %q; want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestShellSignal: 128+N is signal N's name for every N a signal has,
+// and nothing for any other exit status.
+func TestShellSignal(t *testing.T) {
+	tests := []struct {
+		code int
+		want string
+	}{
+		{0, ""}, {1, ""}, {127, ""}, {128, ""},
+		{129, "SIGHUP"}, {130, "SIGINT"}, {137, "SIGKILL"}, {139, "SIGSEGV"}, {143, "SIGTERM"}, {159, "SIGSYS"},
+		{128 + 64, ""}, {200, ""}, {255, ""}, {-1, ""},
+	}
+	for _, tt := range tests {
+		if got := shellSignal(tt.code); got != tt.want {
+			t.Errorf("shellSignal(%d) = %q; want %q", tt.code, got, tt.want)
 		}
 	}
 }
