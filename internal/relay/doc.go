@@ -257,9 +257,9 @@
 // tools/call is decided whole under one rule set (gate.Gate,
 // gate.FrameDecider). A decision's verdict is recorded in the intent, and
 // a refused one names the refusal's code: gate.Denied POLICY_DENIED,
-// gate.RateLimited RATE_LIMITED, gate.PendingApproval PENDING_APPROVAL;
-// gate.Parked is refused as PendingApproval (recorded pending_approval),
-// since the relay holds no call for a later decision yet; a verdict the
+// gate.RateLimited RATE_LIMITED, gate.PendingApproval PENDING_APPROVAL
+// (and gate.Parked alike), unless the call is parked ("Approvals" below);
+// a verdict the
 // relay does not know, the zero Decision's included, refuses as denied. A
 // malformed call (a duplicate or case-variant params.arguments included),
 // or one that names no tool, is refused without asking the Gate: readers
@@ -287,6 +287,24 @@
 // frame (AppendRefusal; a batch is answered with an array, a frame with no
 // request is not answered). Rate tokens are taken only when a frame is
 // relayed. A client that is gone gets no refusal; the records stand.
+//
+// # Approvals
+//
+// With Config.Approvals, a single request with an id whose call an approve
+// rule decides (gate.PendingApproval or gate.Parked) is parked
+// (approve.go): its intent says pending_approval with the approval's id
+// and terms, not refused, and its line is dropped from the run and kept.
+// The pumps go on: later calls are decided, recorded and relayed, and
+// answers returned, while it waits. Its decision appends an approval
+// record; approved, the kept line is written to the child, byte for byte,
+// once that record is as durable as any request's records (so every
+// intent still precedes its forward), with cmu held so that it never
+// splits another run's lines, and the call enters the table of calls in
+// flight (timed out from then, with a CallTimeout); denied or expired, it
+// gets a host_denied outcome and the client an APPROVAL_DENIED (with the
+// approver's reason) or APPROVAL_TIMEOUT refusal. End gives every call
+// still parked a host_denied outcome. A batch that holds such a call is
+// refused PENDING_APPROVAL as a whole, as without approvals.
 //
 // # Memory
 //

@@ -64,6 +64,9 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 	if fr == nil {
 		return last, n, nil // no call: relayed as it is
 	}
+	if r.parks(st) {
+		return r.park(line, start, end, st, last, n)
+	}
 	refused := false
 	for k := range st.decs {
 		refused = refused || st.decs[k].Refused()
@@ -132,8 +135,8 @@ func verdictOf(v gate.Verdict) string {
 	case gate.RateLimited:
 		return record.VerdictRateLimited
 	case gate.PendingApproval, gate.Parked:
-		// Parking is the approvals' to build: until then a parked call is
-		// refused as one pending approval.
+		// Refused at once, or parked (approve.go): either way it waits
+		// for an approval.
 		return record.VerdictPendingApproval
 	}
 	return record.VerdictDenied

@@ -97,6 +97,10 @@ const (
 	CodeRateLimited     = "RATE_LIMITED"     // over the rule's rate; retry_after_ms says when
 	CodePendingApproval = "PENDING_APPROVAL" // an approve rule, or a Parked decision: answered at once, never held
 	CodeHostDenied      = "HOST_DENIED"      // not itself refused: a sibling in its batch was
+	// A parked call (Config.Approvals) is answered by one of these when
+	// it is not released.
+	CodeApprovalDenied  = "APPROVAL_DENIED"  // an approver denied it; data.aegis.reason is theirs
+	CodeApprovalTimeout = "APPROVAL_TIMEOUT" // no decision within the approvals' timeout
 )
 
 // Reasons of the host_denied outcomes of a refused frame.
@@ -137,6 +141,19 @@ func AppendRefusal(dst, id []byte, code, rule string, retry time.Duration) []byt
 		dst = append(dst, `,"retry_after_ms":`...)
 		dst = strconv.AppendInt(dst, int64(max(ms, 1)), 10)
 	}
+	return append(dst, "}}}}"...)
+}
+
+// AppendRefusalReason is AppendRefusal with data.aegis.reason, when reason
+// is not "" (valid UTF-8: an approver's reason, bounded by package
+// approval).
+func AppendRefusalReason(dst, id []byte, code, rule, reason string) []byte {
+	dst = AppendRefusal(dst, id, code, rule, 0)
+	if reason == "" {
+		return dst
+	}
+	dst = append(dst[:len(dst)-len("}}}}")], `,"reason":`...)
+	dst = appendJSONString(dst, reason)
 	return append(dst, "}}}}"...)
 }
 

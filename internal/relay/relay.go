@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/frame"
+	"github.com/aegisrelay/aegis/internal/approval"
 	"github.com/aegisrelay/aegis/internal/gate"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
@@ -65,6 +66,12 @@ type Config struct {
 	CallTimeout time.Duration
 	// Clock times latency_ns and rate limits; default time.Now (monotonic).
 	Clock func() time.Time
+	// Approvals, when set, parks the calls an approve rule decides
+	// (approve.go) instead of refusing them PENDING_APPROVAL: requires a
+	// Gate. Server is the server's name (wrap's --name) their intents
+	// bind the approval to.
+	Approvals *approval.Table
+	Server    string
 }
 
 // Relay records the tools/calls of one session while two pumps move its
@@ -104,6 +111,14 @@ type Relay struct {
 	settled   bool        // initialize's answer settled the revision
 	tk        record.Task // reused: Append encodes it at once
 	principal []byte      // Config.Caller.Principal, hashed into match digests
+
+	// Parking (approve.go): the calls awaiting approval by id (under
+	// mu), the child's writer Upstream was given (under mu), and cmu,
+	// which every write to the child holds, so that a released line never
+	// splits a run.
+	parked map[string]*parkedCall
+	child  io.Writer
+	cmu    sync.Mutex
 }
 
 // New returns a Relay.
@@ -119,6 +134,9 @@ func New(cfg Config) *Relay {
 	}
 	if cfg.Gate != nil && cfg.Client == nil {
 		panic("relay: Config.Gate without Config.Client")
+	}
+	if cfg.Approvals != nil && cfg.Gate == nil {
+		panic("relay: Config.Approvals without Config.Gate")
 	}
 	if cfg.CallTimeout > 0 && cfg.Client == nil {
 		panic("relay: Config.CallTimeout without Config.Client")
@@ -292,6 +310,9 @@ func (r *Relay) End(status, reason string) (record.Counts, error) {
 		if _, err := r.appendOutcome(c, nil, status, reason, time.Time{}); err != nil {
 			return r.counts, err
 		}
+	}
+	if err := r.endParked(); err != nil {
+		return r.counts, err
 	}
 	for r.tasks.head != nil {
 		if _, err := r.endTask(r.tasks.head, record.ViaSessionEnd, nil, record.StatusUnfinished, r.cfg.Clock()); err != nil {

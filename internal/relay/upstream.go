@@ -66,6 +66,9 @@ func appendDrop(drops [][2]int, start, end int) [][2]int {
 // session from learning that the journal failed. That goroutine records
 // and writes nothing more, and ends when the read returns.
 func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
+	r.mu.Lock()
+	r.child = dst
+	r.mu.Unlock()
 	fw := newForwarder(r, func(h *heldRun) error { return r.relayRun(dst, h.chunk, h.drops, h.answer) })
 	go r.readRuns(src, fw, &upstreamSide{r: r, dst: dst})
 	return fw.writeRuns()
@@ -116,7 +119,10 @@ func (r *Relay) relayRun(dst io.Writer, chunk []byte, drops [][2]int, answer []b
 	if len(answer) > 0 {
 		r.writeClient(answer)
 	}
-	if err := writeKept(dst, chunk, drops); err != nil {
+	r.cmu.Lock()
+	err := writeKept(dst, chunk, drops)
+	r.cmu.Unlock()
+	if err != nil {
 		return fmt.Errorf("relay: write to child: %w", err)
 	}
 	return nil

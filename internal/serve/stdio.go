@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/approval"
 	"github.com/aegisrelay/aegis/internal/gate"
 	"github.com/aegisrelay/aegis/internal/relay"
 	"github.com/aegisrelay/aegis/internal/supervise"
@@ -20,6 +21,11 @@ type Config struct {
 	Launcher supervise.Launcher
 	// Gate is the policy every call passes; nil passes every call.
 	Gate gate.Gate
+	// Approvals, with a Gate, parks the calls its approve rules decide
+	// until an approver decides (relay.Config.Approvals); Server names the
+	// server they are bound to (wrap's --name).
+	Approvals *approval.Table
+	Server    string
 	// Watch, when set, starts what reloads Gate, recording each reload
 	// through the relay it is given, until the returned stop is called.
 	Watch func(r *relay.Relay, logf func(string, ...any)) (stop func())
@@ -47,7 +53,7 @@ func (c *Config) watch(r *relay.Relay) (stop func()) {
 // caller.
 func (c *Config) relay(j *journal.Journal, out io.Writer, caller gate.Caller) *relay.Relay {
 	return relay.New(relay.Config{Journal: j, MaxFrame: c.MaxFrame, MaxPending: c.MaxPending, Gate: c.Gate, Client: out, CallTimeout: c.CallTimeout,
-		Caller: caller})
+		Caller: caller, Approvals: c.Approvals, Server: c.Server})
 }
 
 // Stdio runs the session of aegis wrap over stdin and stdout, recording to

@@ -1,0 +1,204 @@
+package relay
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/aegisrelay/aegis/frame"
+	"github.com/aegisrelay/aegis/internal/approval"
+	"github.com/aegisrelay/aegis/internal/gate"
+	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/record"
+)
+
+// Parking (package documentation, "Approvals"): with Config.Approvals, a
+// call an approve rule decides is neither forwarded nor refused. Its
+// intent names the approval id and its terms; its line is kept, dropped
+// from the run, and the pumps go on. The approval's decision (Resolve)
+// appends an approval record and then releases the kept line to the child
+// as it was read, or refuses the call to the client; a session that ends
+// first gives it a host_denied outcome that says so (End).
+
+// parkedCall is a call awaiting its approval. It holds copies: the run it
+// came in is reused.
+type parkedCall struct {
+	id       string
+	seq      uint64      // its intent's
+	call     record.Call // its id as the intent recorded it
+	line     []byte      // the frame, with its '\n', as read
+	answerID []byte      // the id token a refusal carries (answerID)
+	digest   record.Digest
+	rule     string
+	round    int
+}
+
+// Outcome reasons of parked calls that never ran.
+const (
+	ReasonApprovalDenied  = "not executed: approval denied"
+	ReasonApprovalExpired = "not executed: approval expired"
+	ReasonApprovalEnded   = "not executed: the session ended awaiting approval"
+)
+
+// ErrNotParked: Resolve found no call under the id: its session ended.
+var ErrNotParked = errors.New("relay: the call's session has ended")
+
+// parks reports whether the frame in st.f, decided in st.decs, is parked
+// rather than refused: approvals are on, and it is one request with an id
+// whose one call an approve rule decided. A batch is refused as before
+// (PENDING_APPROVAL): it moves as one line, and one approval binds one
+// call.
+func (r *Relay) parks(st *upstream) bool {
+	if r.cfg.Approvals == nil || st.f.Kind != frame.Single || len(st.decs) != 1 || len(st.f.Msgs) != 1 {
+		return false
+	}
+	v, m := st.decs[0].Verdict, &st.f.Msgs[0]
+	return (v == gate.PendingApproval || v == gate.Parked) && m.Type == frame.Request && m.Malformed == "" &&
+		callOf(m).Type != record.IDNull
+}
+
+// park records the frame (chunk[start:end] is line) as parked and keeps it
+// from the child. r.mu is held.
+func (r *Relay) park(line []byte, start, end int, st *upstream, last uint64, n int) (uint64, int, error) {
+	d, m := &st.decs[0], &st.f.Msgs[0]
+	dg := digest(line)
+	r.intent(st, 0, dg)
+	id := approval.NewID()
+	tab := r.cfg.Approvals
+	terms := record.ApprovalTerms{ID: id, Server: r.cfg.Server, Caller: r.cfg.Caller.Principal,
+		TimeoutMS: int64((tab.Timeout() + time.Millisecond - 1) / time.Millisecond)}
+	st.in.Verdict, st.in.Rule, st.in.Set, st.in.Refused = record.VerdictPendingApproval, d.Rule, d.Set, false
+	st.in.RuleLine, st.in.PolicyReason, st.in.Approval = d.Line, d.Reason, &terms
+	seq, err := r.j.AppendHint(&st.in, awaits)
+	st.in.Approval = nil
+	if err != nil {
+		return 0, 0, err
+	}
+	r.counts.Intents++
+	call := st.in.Call
+	call.Text = slices.Clone(call.Text)
+	p := &parkedCall{id: id, seq: seq, call: call, line: slices.Clone(line), answerID: slices.Clone(answerID(m)),
+		digest: dg, rule: d.Rule, round: st.in.Round.N}
+	if r.parked == nil {
+		r.parked = map[string]*parkedCall{}
+	}
+	r.parked[id] = p
+	st.drop(start, end)
+	st.lineOut = true
+	tab.Park(approval.Pending{ID: id, Server: r.cfg.Server, Tool: approval.Quote(m.Tool), Args: approval.Quote(m.Args),
+		Caller: r.cfg.Caller.Principal, Since: time.Now()}, r)
+	return seq, n + 1, nil
+}
+
+// Resolve carries out the decision on the call parked under id
+// (approval.Resolver): an approval record, then, approved, the call's
+// line to the child, byte for byte as the client sent it, once the
+// record is durable; otherwise a host_denied outcome and a refusal to the
+// client (APPROVAL_DENIED with the approver's reason, or
+// APPROVAL_TIMEOUT). It fails with ErrNotParked once the session has
+// ended, and with the journal's error.
+func (r *Relay) Resolve(id string, d approval.Decision) error {
+	r.mu.Lock()
+	p := r.parked[id]
+	if p == nil || r.ended {
+		r.mu.Unlock()
+		return ErrNotParked
+	}
+	if err := r.live(); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	delete(r.parked, id)
+	a := record.Approval{ID: id, Intent: p.seq, RequestDigest: p.digest, Decision: d.Verdict,
+		HasBy: d.HasBy, UID: d.UID, User: d.User, Reason: d.Reason, Grant: record.GrantDenyAll}
+	approved := d.Verdict == record.ApprovalApproved
+	if approved {
+		a.Grant = record.GrantPrefix + id
+	}
+	seq, err := r.j.Append(&a)
+	if err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	if !approved {
+		return r.refuseParked(p, d)
+	}
+	var cl frame.Classifier
+	var st upstream
+	cl.Classify(p.line, &st.f)
+	m := &st.f.Msgs[0]
+	c, last, err := r.enter(m, &st, p.call, p.seq, seq)
+	if err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	if p.round > 0 {
+		c.round = p.round
+	}
+	if st.sums.prepare(&st.f, r.principal); len(st.sums.match) > 0 {
+		c.match = st.sums.match[0]
+	}
+	if r.cfg.CallTimeout > 0 {
+		r.timeable(c, m, &st.f)
+	}
+	child := r.child
+	r.mu.Unlock()
+	if err := r.release(1, last, journal.BeforeRequest, st.calls, 0); err != nil {
+		return err
+	}
+	r.cmu.Lock()
+	_, err = child.Write(p.line)
+	r.cmu.Unlock()
+	return err
+}
+
+// refuseParked records p's outcome as refused by d and answers the
+// client. r.mu is held, and released.
+func (r *Relay) refuseParked(p *parkedCall, d approval.Decision) error {
+	reason, code := ReasonApprovalDenied, CodeApprovalDenied
+	if d.Verdict == record.ApprovalExpired {
+		reason, code = ReasonApprovalExpired, CodeApprovalTimeout
+	}
+	o := record.Outcome{Call: p.call, Intent: p.seq, Status: record.StatusHostDenied, Reason: reason}
+	seq, err := r.j.AppendHint(&o, answers(p.seq))
+	if err == nil {
+		r.counts.Outcomes++
+		r.counts.Refused++
+	}
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := r.j.Wait(seq, journal.BeforeResponse); err != nil {
+		return err
+	}
+	answerReason := ""
+	if d.Verdict == record.ApprovalDenied {
+		answerReason = d.Reason
+	}
+	r.writeClient(append(AppendRefusalReason(nil, p.answerID, code, p.rule, answerReason), '\n'))
+	return nil
+}
+
+// endParked gives every parked call its outcome as the session ends, in
+// the order they were parked, and drops it from the approvals. r.mu is
+// held.
+func (r *Relay) endParked() error {
+	ps := make([]*parkedCall, 0, len(r.parked))
+	for _, p := range r.parked {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b *parkedCall) int { return cmp.Compare(a.seq, b.seq) })
+	r.parked = nil
+	for _, p := range ps {
+		r.cfg.Approvals.Drop(p.id)
+		o := record.Outcome{Call: p.call, Intent: p.seq, Status: record.StatusHostDenied, Reason: ReasonApprovalEnded}
+		if _, err := r.j.AppendHint(&o, answers(p.seq)); err != nil {
+			return err
+		}
+		r.counts.Outcomes++
+		r.counts.Refused++
+	}
+	return nil
+}
