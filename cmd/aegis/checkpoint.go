@@ -4,64 +4,11 @@ import (
 	"crypto/ed25519"
 	"flag"
 	"fmt"
-	"time"
 
 	"github.com/aegisrelay/aegis/internal/exitcode"
-	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
 )
-
-// checkpointExt names the default checkpoint file beside a head file.
-const checkpointExt = ".checkpoint"
-
-// checkpointFlags are wrap's flags for Merkle checkpoints (package tlog):
-// where they go and how often.
-type checkpointFlags struct {
-	file     *string
-	every    *int
-	interval *time.Duration
-}
-
-func addCheckpointFlags(fs *flag.FlagSet) *checkpointFlags {
-	return &checkpointFlags{
-		file: fs.String("checkpoint-file", "",
-			"keep a signed Merkle checkpoint of the audit log in `FILE` (replaced atomically; every one also appended to FILE.history), for aegis prove and verify --checkpoint; default with --head-file: HEADFILE.checkpoint, else none"),
-		every: fs.Int("checkpoint-every", 0,
-			"also write a checkpoint once `N` records have been written since the last; 0: by --checkpoint-interval alone"),
-		interval: fs.Duration("checkpoint-interval", journal.DefaultCheckpointInterval,
-			"write a checkpoint every `D` while records are written (and at the end of the session, and with every head file update); 0: only then"),
-	}
-}
-
-// options adds the flags' settings to o (after the head file's, which
-// the default follows), or says what is wrong with them.
-func (cf *checkpointFlags) options(audit string, o journal.Options) (journal.Options, error) {
-	file := *cf.file
-	if file == "" && o.HeadFile != "" {
-		file = o.HeadFile + checkpointExt
-	}
-	if file == "" {
-		if *cf.every != 0 {
-			return o, fmt.Errorf("--checkpoint-every: no checkpoint file (--checkpoint-file, or --head-file)")
-		}
-		return o, nil
-	}
-	if journal.Overlaps(audit, file) {
-		return o, fmt.Errorf("--checkpoint-file %s: not the audit file or a name of its segments", file)
-	}
-	if o.HeadFile != "" && journal.HeadClash(o.HeadFile, file) {
-		return o, fmt.Errorf("--checkpoint-file %s: not the head file", file)
-	}
-	if *cf.every < 0 {
-		return o, fmt.Errorf("--checkpoint-every %d: a count of records, 0 or more", *cf.every)
-	}
-	o.Checkpoint = journal.CheckpointOptions{File: file, Every: *cf.every, Interval: *cf.interval}
-	if *cf.interval <= 0 {
-		o.Checkpoint.Interval = -1
-	}
-	return o, nil
-}
 
 // checkCheckpoints is verify --checkpoint FILE…: whether the log set is an
 // append-only extension of every checkpoint in files (each one checkpoint

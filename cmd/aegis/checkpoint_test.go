@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"crypto/ed25519"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,52 +10,9 @@ import (
 	"time"
 
 	"github.com/aegisrelay/aegis/internal/exitcode"
-	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 )
-
-// TestCheckpointFlags: wrap's checkpoint flags (for wrap.go to add):
-// the file defaults to beside the head file, may not be the audit file,
-// one of its segments or the head file, and --checkpoint-every needs a
-// file.
-func TestCheckpointFlags(t *testing.T) {
-	dir := t.TempDir()
-	audit := filepath.Join(dir, "audit.jsonl")
-	head := filepath.Join(dir, "audit.head")
-	tests := []struct {
-		name    string
-		args    []string
-		head    string
-		want    journal.CheckpointOptions
-		wantErr string
-	}{
-		{"none", nil, "", journal.CheckpointOptions{}, ""},
-		{"beside the head file", nil, head, journal.CheckpointOptions{File: head + ".checkpoint", Interval: journal.DefaultCheckpointInterval}, ""},
-		{"named, every 100, no interval", []string{"--checkpoint-file", filepath.Join(dir, "cp"), "--checkpoint-every", "100", "--checkpoint-interval", "0"}, "", journal.CheckpointOptions{File: filepath.Join(dir, "cp"), Every: 100, Interval: -1}, ""},
-		{"the audit file", []string{"--checkpoint-file", audit}, "", journal.CheckpointOptions{}, "not the audit file"},
-		{"a segment's name", []string{"--checkpoint-file", audit + ".0-9.jsonl"}, "", journal.CheckpointOptions{}, "not the audit file"},
-		{"the head file", []string{"--checkpoint-file", head}, head, journal.CheckpointOptions{}, "not the head file"},
-		{"every without a file", []string{"--checkpoint-every", "5"}, "", journal.CheckpointOptions{}, "no checkpoint file"},
-	}
-	for _, tt := range tests {
-		fs := flag.NewFlagSet("wrap", flag.ContinueOnError)
-		cf := addCheckpointFlags(fs)
-		if err := fs.Parse(tt.args); err != nil {
-			t.Fatal(err)
-		}
-		o, err := cf.options(audit, journal.Options{HeadFile: tt.head})
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("%s: options = %v; want an error with %q", tt.name, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || o.Checkpoint != tt.want {
-			t.Errorf("%s: options = %+v, %v; want %+v", tt.name, o.Checkpoint, err, tt.want)
-		}
-	}
-}
 
 // TestVerifyCheckpoints: verify's checkpoint check (for verify.go to
 // call) on a log written by the real wrap: valid against its checkpoints

@@ -8,50 +8,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/aegisrelay/aegis/internal/exitcode"
+	buildversion "github.com/aegisrelay/aegis/internal/version"
 	_ "github.com/aegisrelay/aegis/internal/warm" // wrap's signing tables, built while aegis starts
 )
 
-// version is set with -ldflags "-X main.version=…"; otherwise the module
-// version go install recorded, or "dev".
+// version is set with -ldflags "-X main.version=…"; otherwise the
+// build's own (internal/version).
 var version = ""
 
-// A binary built from a checkout (go build, without -buildvcs=false)
-// also names its commit, and says if the tree had changes: a benchmark's
-// figures name the code they measured.
-func aegisVersion() string {
-	if version != "" {
-		return version
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	v := "dev"
-	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		v = bi.Main.Version
-	}
-	var rev, modified string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
-		v += " (" + rev[:min(12, len(rev))]
-		if modified == "true" {
-			v += ", modified"
-		}
-		v += ")"
-	}
-	return v
-}
+func aegisVersion() string { return buildversion.Of(version) }
 
 type command struct {
 	name, summary string

@@ -29,11 +29,10 @@ type wrapFlags struct {
 	allowOpenKey                                                   *bool
 	maxPending                                                     *int
 	callTimeout, grace                                             *time.Duration
-	cf                                                             *confineFlags    // wrap_confine.go
-	rf                                                             *rotateFlags     // wrap_rotate.go
-	ckf                                                            *checkpointFlags // checkpoint.go
-	lf                                                             *serve.Front     // listen.go
-	wf                                                             *witnessFlags    // witness.go
+	cf                                                             *confineFlags // wrap_confine.go
+	lg                                                             *serve.Log    // wrap_log.go
+	lf                                                             *serve.Front  // listen.go
+	wf                                                             *witnessFlags // witness.go
 }
 
 func newWrapFlags() *wrapFlags {
@@ -52,8 +51,7 @@ func newWrapFlags() *wrapFlags {
 		grace:        fs.Duration("grace", supervise.DefaultGrace, "how long the child has to exit after its stdin closes, and after SIGTERM"),
 		policyPath:   fs.String("policy", "", "enforce the tool policy in `FILE` (see 'aegis policy --help'); SIGHUP or a change of the file reloads it"),
 		cf:           addConfineFlags(fs),
-		rf:           addRotateFlags(fs),
-		ckf:          addCheckpointFlags(fs),
+		lg:           addLogFlags(fs),
 		lf:           addListenFlags(fs),
 		wf:           addWitnessFlags(fs),
 	}
@@ -79,7 +77,7 @@ func wrapBoolFlag(name string) bool {
 func runWrap(args []string) int {
 	f := newWrapFlags()
 	audit, name, client, keyPath := f.audit, f.name, f.client, f.keyPath
-	cf, rf, ckf, lf, wf := f.cf, f.rf, f.ckf, f.lf, f.wf
+	cf, lf, wf := f.cf, f.lf, f.wf
 	// The flag package stops at the first argument that is not a flag
 	// and drops a "--" it stops at: either way, what is left is the
 	// child's argv, exactly as given.
@@ -156,10 +154,7 @@ func runWrap(args []string) int {
 	if code, ok := undumpable(prof); !ok {
 		return code
 	}
-	jopts, err := rf.options(*audit, journal.Options{Durability: dur, Key: key})
-	if err == nil {
-		jopts, err = ckf.options(*audit, jopts)
-	}
+	jopts, err := f.lg.Options(*audit, journal.Options{Durability: dur, Key: key, Logf: logf})
 	if err == nil {
 		err = wf.check(*audit, jopts)
 	}
@@ -245,19 +240,14 @@ func defaultFiles(argv []string, audit, name, keyPath *string) (code int, ok boo
 }
 
 // openAudit opens the audit log at *audit; the default log of a server
-// already running records to NAME-2.jsonl and so on, and *audit says
-// which. Every failure here is a setup mistake (exit 2).
+// already running records to NAME-2.jsonl and so on (serve.OpenLog), and
+// *audit says which. Every failure here is a setup mistake (exit 2).
 func openAudit(audit *string, name string, defaultLog bool, jopts journal.Options) (j *journal.Journal, code int, ok bool) {
-	j, err := journal.Open(*audit, jopts)
-	// The same server run twice at once (two clients, two sessions of
-	// one) finds its default log locked: the second records to NAME-2,
-	// and so on, rather than fail to start.
-	for n := 2; defaultLog && errors.Is(err, journal.ErrLocked) && n <= maxLogsInUse; n++ {
-		p, _ := userfiles.InUseLogPath(name, n)
-		fmt.Fprintf(os.Stderr, "aegis: %s is in use by another aegis wrap; trying %s\n", *audit, p)
-		*audit = p
-		j, err = journal.Open(*audit, jopts)
+	if !defaultLog {
+		name = ""
 	}
+	j, path, err := serve.OpenLog(*audit, name, jopts, logf)
+	*audit = path
 	switch {
 	case errors.Is(err, journal.ErrNotLog) || errors.Is(err, journal.ErrNotRegular):
 		return nil, fail(exitcode.Usage, "wrap: %v; it is left as it was", err), false
@@ -306,7 +296,3 @@ func (w wrapSession) end(e serve.Ended) int {
 	}
 	return e.Exit
 }
-
-// maxLogsInUse bounds the default logs one server name may have in use
-// at once: NAME.jsonl, NAME-2.jsonl, … NAME-16.jsonl.
-const maxLogsInUse = 16
