@@ -852,6 +852,10 @@ const (
 	EndAuditIOError       = "audit_io_error"
 	EndConfinementRefused = "confinement_refused"
 	EndChildStartFailed   = "child_start_failed"
+	// EndIdle: the HTTP front ended the session because no request used
+	// it for its idle timeout (a client that never sends DELETE); the
+	// child's input was closed as a client's EOF closes it.
+	EndIdle = "idle"
 )
 
 // SessionEnd closes a session; the journal always signs it:
@@ -859,7 +863,8 @@ const (
 //	"reason":…[,"detail":"…"],"exit":{"code":n}|{"signal":"SIGSYS"},"seccomp_killed":b,
 //	"counts":{"frames_in":…,"frames_out":…,"intents":…,"outcomes":…,"unanswered":…,"refused":…,"anomalies":…}
 //
-// seccomp_killed is true only when the child died of SIGSYS with aegis's
+// reason is one of the session end reasons above (EndClientEOF, …,
+// EndIdle). seccomp_killed is true only when the child died of SIGSYS with aegis's
 // seccomp filter applied (the session's enforcement record has
 // seccomp_applied); detail then says that the signal may also have been
 // sent (kill(2): the exit status looks the same). A SIGSYS without a
