@@ -53,7 +53,8 @@ const maxExactInt = 1 << 53
 type argsReader struct {
 	p    fastjson.Parser
 	num  []byte
-	kvs  []keyVal // the keys of the objects being read, outermost first
+	kvs  []keyVal // the keys of the objects being checked, outermost first
+	objs []keyVal // the keys of the objects made (jsonObject), until the next read
 	fb   []byte   // folded keys of one object, end to end
 	fend []int    // where each folded key ends in fb
 	fold map[string]int
@@ -132,48 +133,70 @@ func (a *argsReader) read(raw []byte, has bool) (ref.Val, string) {
 	if err != nil {
 		return nil, "arguments: nested deeper than " + strconv.Itoa(fastjson.MaxDepth)
 	}
-	var why string
-	out := a.value(v, &why)
-	if why != "" {
+	a.objs = a.objs[:0]
+	if why := a.check(v); why != "" {
 		return nil, "arguments: " + why
 	}
-	return out, ""
+	return a.value(v), ""
 }
 
 // emptyArgs is absent arguments: an empty object.
 var emptyArgs = types.NewMap(types.DefaultTypeAdapter, map[string]ref.Val{})
 
-func (a *argsReader) value(v *fastjson.Value, why *string) ref.Val {
+// check walks v for what decoders read differently: keys that clash in
+// an object (clash) and numbers float64 does not hold (number). It
+// allocates nothing once the reader has grown to the arguments' shape.
+func (a *argsReader) check(v *fastjson.Value) string {
 	switch v.Type() {
 	case fastjson.TypeObject:
 		o, _ := v.Object()
-		// An object's keys are checked before its values are read; a
-		// nested object's keys go on the stack above this object's.
+		// An object's keys are checked before its values; a nested
+		// object's keys go on the stack above this object's.
 		base := len(a.kvs)
 		o.Visit(func(key []byte, val *fastjson.Value) {
 			a.kvs = append(a.kvs, keyVal{key, val})
 		})
 		defer func() { a.kvs = a.kvs[:base] }()
-		if *why = a.clash(a.kvs[base:]); *why != "" {
-			return nil
+		if why := a.clash(a.kvs[base:]); why != "" {
+			return why
 		}
-		m := make(map[string]ref.Val, len(a.kvs)-base)
 		for i := base; i < len(a.kvs); i++ {
-			e := a.kvs[i]
-			val := a.value(e.v, why)
-			if *why != "" {
-				return nil
+			if why := a.check(a.kvs[i].v); why != "" {
+				return why
 			}
-			m[string(e.k)] = val
 		}
-		return types.NewMap(types.DefaultTypeAdapter, m)
+	case fastjson.TypeArray:
+		arr, _ := v.Array()
+		for _, e := range arr {
+			if why := a.check(e); why != "" {
+				return why
+			}
+		}
+	case fastjson.TypeNumber:
+		a.num = v.MarshalTo(a.num[:0])
+		if _, _, _, why := number(a.num); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// value is v, which check passed, as a CEL value. An object's values are
+// made when a condition reads them (jsonObject); an array's at once.
+func (a *argsReader) value(v *fastjson.Value) ref.Val {
+	switch v.Type() {
+	case fastjson.TypeObject:
+		o, _ := v.Object()
+		base := len(a.objs)
+		o.Visit(func(key []byte, val *fastjson.Value) {
+			a.objs = append(a.objs, keyVal{key, val})
+		})
+		return &jsonObject{a: a, kvs: a.objs[base:len(a.objs):len(a.objs)]}
 	case fastjson.TypeArray:
 		arr, _ := v.Array()
 		l := make([]ref.Val, len(arr))
 		for i, e := range arr {
-			if l[i] = a.value(e, why); *why != "" {
-				return nil
-			}
+			l[i] = a.value(e)
 		}
 		return types.NewRefValList(types.DefaultTypeAdapter, l)
 	case fastjson.TypeString:
@@ -181,7 +204,11 @@ func (a *argsReader) value(v *fastjson.Value, why *string) ref.Val {
 		return types.String(s)
 	case fastjson.TypeNumber:
 		a.num = v.MarshalTo(a.num[:0])
-		return a.number(a.num, why)
+		n, f, isFloat, _ := number(a.num)
+		if isFloat {
+			return types.Double(f)
+		}
+		return types.Int(n)
 	case fastjson.TypeTrue:
 		return types.True
 	case fastjson.TypeFalse:
@@ -190,22 +217,22 @@ func (a *argsReader) value(v *fastjson.Value, why *string) ref.Val {
 	return types.NullValue
 }
 
-// number reads a JSON number literal (json.Valid checked its grammar).
-func (a *argsReader) number(lit []byte, why *string) ref.Val {
+// number reads a JSON number literal (json.Valid checked its grammar): an
+// int n when written whole, a double f (isFloat) otherwise, or why
+// float64 does not hold it.
+func number(lit []byte) (n int64, f float64, isFloat bool, why string) {
 	if bytes.IndexAny(lit, ".eE") < 0 {
 		n, err := strconv.ParseInt(string(lit), 10, 64)
 		if err != nil || n > maxExactInt || n < -maxExactInt {
-			*why = "number " + shortText(lit) + " is beyond float64's exact range (±2^53)"
-			return nil
+			return 0, 0, false, "number " + shortText(lit) + " is beyond float64's exact range (±2^53)"
 		}
-		return types.Int(n)
+		return n, 0, false, ""
 	}
 	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil {
-		*why = "number " + shortText(lit) + " is beyond float64's range"
-		return nil
+		return 0, 0, true, "number " + shortText(lit) + " is beyond float64's range"
 	}
-	return types.Double(f)
+	return 0, f, true, ""
 }
 
 // unclearText reports text inside valid JSON that decoders read
