@@ -29,10 +29,11 @@ type wrapFlags struct {
 	allowOpenKey                                                   *bool
 	maxPending                                                     *int
 	callTimeout, grace                                             *time.Duration
-	cf                                                             *confineFlags // wrap_confine.go
-	lg                                                             *serve.Log    // wrap_log.go
-	lf                                                             *serve.Front  // listen.go
-	wf                                                             *witnessFlags // witness.go
+	cf                                                             *confineFlags  // wrap_confine.go
+	lg                                                             *serve.Log     // wrap_log.go
+	lf                                                             *serve.Front   // listen.go
+	wf                                                             *witnessFlags  // witness.go
+	af                                                             *approvalFlags // wrap_approvals.go
 }
 
 func newWrapFlags() *wrapFlags {
@@ -54,6 +55,7 @@ func newWrapFlags() *wrapFlags {
 		lg:           addLogFlags(fs),
 		lf:           addListenFlags(fs),
 		wf:           addWitnessFlags(fs),
+		af:           addApprovalFlags(fs),
 	}
 }
 
@@ -118,6 +120,9 @@ func runWrap(args []string) int {
 	}
 	if *f.callTimeout < 0 {
 		return fail(exitcode.Usage, "wrap: --call-timeout %v: want a positive duration such as 30s, or 0 for none", *f.callTimeout)
+	}
+	if err := f.af.check(); err != nil {
+		return fail(exitcode.Usage, "wrap: %v", err)
 	}
 	dur, err := journal.ParseDurability(*f.durability)
 	if err != nil {
@@ -206,6 +211,7 @@ func runWrap(args []string) int {
 		Stderr: os.Stderr, Logf: logf,
 	}
 	pol.Configure(&c)
+	defer f.af.serve(&c, *audit, *name, lf.On())()
 	return w.end(c.Run(serve.Run{
 		Journal: j, StartSeq: startSeq, Start: start, Front: lf, Serving: func() { logf("%s", lf.Serving()) },
 		Stdin: os.Stdin, Stdout: os.Stdout, Signals: sigs, Closed: wf.finish,

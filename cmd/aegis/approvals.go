@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aegisrelay/aegis/internal/approval"
+	"github.com/aegisrelay/aegis/internal/exitcode"
+	"github.com/aegisrelay/aegis/internal/userfiles"
+)
+
+const approvalsExamples = `  aegis approvals                      # the calls that wait, in every wrap of yours
+  aegis approve 3f9c2a7be1d04c55       # release that call to its server, once
+  aegis deny 3f9c2a7be1d04c55 --reason "not on prod"
+`
+
+// approvalSockets is the socket --socket names, or every approvals socket
+// in the state folder (each wrap with a policy serves one beside its log).
+func approvalSockets(socket string) ([]string, error) {
+	if socket != "" {
+		return []string{socket}, nil
+	}
+	dir, err := userfiles.StateDir()
+	if err != nil {
+		return nil, err
+	}
+	return approval.Sockets(dir)
+}
+
+// runApprovals is aegis approvals: what waits for a decision.
+func runApprovals(args []string) int {
+	fs := newFlags("approvals", "aegis approvals [--socket PATH] [--json]", approvalsExamples)
+	socket := fs.String("socket", "", "ask the wrap serving the approvals socket `PATH` (default: every *"+approval.SocketExt+" in $XDG_STATE_HOME/aegis)")
+	asJSON := fs.Bool("json", false, "print one JSON object per waiting call")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return fail(exitcode.Usage, "approvals: unexpected argument %q (see 'aegis approvals --help')", fs.Arg(0))
+	}
+	socks, err := approvalSockets(*socket)
+	if err != nil {
+		return fail(exitcode.Usage, "approvals: %v", err)
+	}
+	var all []approval.Pending
+	code := exitcode.OK
+	for _, s := range socks {
+		resp, err := approval.Do(s, approval.Request{Op: "list"})
+		switch {
+		case notServed(err) && *socket == "":
+			continue // left by a wrap that was killed: nothing waits there
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "aegis: approvals: %s: %v\n", s, err)
+			code = exitcode.Invalid
+			continue
+		}
+		all = append(all, resp.Pending...)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		for _, p := range all {
+			enc.Encode(p)
+		}
+		return code
+	}
+	if len(all) == 0 {
+		fmt.Println("no calls await approval")
+		return code
+	}
+	printPending(os.Stdout, all, time.Now())
+	return code
+}
+
+// printPending prints the waiting calls as a table. Tool and arguments
+// come quoted (approval.Quote): a client's bytes never reach the terminal
+// as they are.
+func printPending(w io.Writer, ps []approval.Pending, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tCALLER\tAGE\tEXPIRES IN\tARGUMENTS")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Server, p.Tool, p.Caller,
+			now.Sub(p.Since).Round(time.Second), max(p.Expiry.Sub(now), 0).Round(time.Second), p.Args)
+	}
+	tw.Flush()
+}
+
+// runApprove is aegis approve ID.
+func runApprove(args []string) int { return decideApproval("approve", args) }
+
+// runDeny is aegis deny ID [--reason R].
+func runDeny(args []string) int { return decideApproval("deny", args) }
+
+// decideApproval sends op for the id in args to the wrap that holds it.
+func decideApproval(op string, args []string) int {
+	syn := "aegis approve [--socket PATH] ID"
+	if op == "deny" {
+		syn = "aegis deny [--socket PATH] [--reason R] ID"
+	}
+	fs := newFlags(op, syn, approvalsExamples)
+	socket := fs.String("socket", "", "send it to the approvals socket `PATH` (default: the wrap, among those in $XDG_STATE_HOME/aegis, that holds ID)")
+	var reason *string
+	if op == "deny" {
+		reason = fs.String("reason", "", "why, in `TEXT` the client receives and the log records (at most 512 bytes)")
+	}
+	// The id may come before the flags: aegis deny ID --reason R.
+	var id string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		id, args = args[0], args[1:]
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if id == "" && fs.NArg() > 0 {
+		id = fs.Arg(0)
+		fs.Parse(fs.Args()[1:])
+	}
+	if id == "" || fs.NArg() > 0 {
+		return fail(exitcode.Usage, "%s: want one approval ID, as 'aegis approvals' lists it (see 'aegis %s --help')", op, op)
+	}
+	req := approval.Request{Op: op, ID: id}
+	if reason != nil {
+		req.Reason = *reason
+	}
+	socks, err := approvalSockets(*socket)
+	if err != nil {
+		return fail(exitcode.Usage, "%s: %v", op, err)
+	}
+	for _, s := range socks {
+		_, err := approval.Do(s, req)
+		switch {
+		case err == nil:
+			if op == "approve" {
+				fmt.Printf("approved %s: the call went to its server\n", id)
+			} else {
+				fmt.Printf("denied %s: the client was refused\n", id)
+			}
+			return exitcode.OK
+		case errors.Is(err, approval.ErrRemoteUnknown), *socket == "" && notServed(err):
+			continue // another wrap's, or a socket no wrap serves
+		default:
+			return fail(exitcode.Invalid, "%s %s: %v", op, id, err)
+		}
+	}
+	return fail(exitcode.Invalid, "%s %s: no call awaits approval under this id", op, id)
+}
+
+// notServed tells a socket no wrap serves any more from an answer.
+func notServed(err error) bool {
+	var ns *approval.NotServedError
+	return errors.As(err, &ns)
+}
