@@ -58,7 +58,9 @@
 // for an id that names no session (never issued, deleted, idle past
 // Config.IdleTimeout, or whose child exited). DELETE ends the session
 // (the child's stdin is closed, as a stdio client's EOF ends a stdio
-// session) and answers 200; from then on the id is 404. An initialize (or
+// session) and answers 200; from then on the id is 404. Idleness ends it
+// the same way, but Conn.In returns ErrIdle where DELETE gives io.EOF, so
+// that the session's end can say why. An initialize (or
 // a principal's first stateless request) beyond Config.MaxSessions is
 // answered 503; a session counts against it
 // until its child has exited (after DELETE or idleness, through the

@@ -23,7 +23,20 @@ var (
 	// ErrConfig: a Config that cannot serve (no Start, an --auth none
 	// beyond loopback).
 	ErrConfig = errors.New("httpfront: bad configuration")
+	// ErrIdle is what a session's Conn.In returns, in place of io.EOF,
+	// once the server has ended the session because no request used it
+	// for Config.IdleTimeout. Its Idle method reports true, so a caller
+	// that cannot import this package still tells the end apart.
+	ErrIdle error = idleError{}
 )
+
+// idleError is ErrIdle's type.
+type idleError struct{}
+
+func (idleError) Error() string { return "httpfront: session idle past its idle timeout" }
+
+// Idle reports true: the session ended for idleness.
+func (idleError) Idle() bool { return true }
 
 // Defaults of Config.
 const (
@@ -254,7 +267,7 @@ func (s *Server) reap() {
 			s.mu.Unlock()
 			for _, ss := range idle {
 				s.cfg.Logf("session %s idle for %v: ended", ss.id, s.cfg.IdleTimeout)
-				ss.close()
+				ss.closeWith(ErrIdle)
 			}
 		}
 	}

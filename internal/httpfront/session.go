@@ -611,12 +611,16 @@ func (s *session) detach(st *stream) {
 // close ends the session from the client's side: the child's stdin is
 // closed (the EOF a stdio client gives), and the caller's session ends
 // as wrap's does. It returns at once.
-func (s *session) close() {
+func (s *session) close() { s.closeWith(nil) }
+
+// closeWith is close with err, when not nil, as what Conn.In returns in
+// place of io.EOF (ErrIdle).
+func (s *session) closeWith(err error) {
 	s.mu.Lock()
 	already := s.closing
 	s.closing = true
 	s.mu.Unlock()
 	if !already {
-		s.inW.Close() // safe beside a Write in progress (io.Pipe)
+		s.inW.CloseWithError(err) // safe beside a Write in progress (io.Pipe)
 	}
 }

@@ -104,10 +104,14 @@ func (f *Front) Bind(start *record.SessionStart, audit string, logf func(string,
 	return nil
 }
 
-// Serving is the line that says where f serves, once bound: the URL and
-// where the token is.
+// Serving is the line that says where f serves, once bound: the URL,
+// where the token is, and how long a session may go unused.
 func (f *Front) Serving() string {
-	return fmt.Sprintf("serving MCP at %s (%s)", URL(f.ln), f.tokenNote)
+	idle := f.IdleTimeout
+	if idle <= 0 {
+		idle = httpfront.DefaultIdleTimeout
+	}
+	return fmt.Sprintf("serving MCP at %s (%s; a session no request uses for %v ends, --idle-timeout)", URL(f.ln), f.tokenNote, idle)
 }
 
 // Options is what HTTP serves f with, once bound: the listener's

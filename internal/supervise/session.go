@@ -31,6 +31,9 @@ type Session struct {
 	Argv    []string
 	Env     []string // nil: aegis's own environment
 	Grace   time.Duration
+	// Stdin is the client's side. A read error whose Idle method reports
+	// true (the HTTP front's ErrIdle) ends it as io.EOF does, with
+	// session_end's reason record.EndIdle.
 	Stdin   io.Reader
 	Stdout  io.Writer
 	Stderr  *os.File // the child's stderr, passed through untouched
@@ -270,10 +273,14 @@ func (sv *supervisor) supervise() {
 }
 
 func (sv *supervisor) upstreamEnded(err error) {
+	var idle interface{ Idle() bool }
 	switch {
-	case err == nil:
+	case err == nil, errors.As(err, &idle) && idle.Idle():
 		if sv.reason == "" {
 			sv.reason = record.EndClientEOF
+			if err != nil {
+				sv.reason = record.EndIdle
+			}
 		}
 		if sv.state == nil {
 			sv.stop(false)
