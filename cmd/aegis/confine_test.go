@@ -801,6 +801,7 @@ func TestConfineFlagErrors(t *testing.T) {
 	}{
 		{"allow-read without confine", []string{"--allow-read", "/"}, "--allow-read needs --confine"},
 		{"best-effort without confine", []string{"--best-effort"}, "--best-effort needs --confine"},
+		{"print-profile without confine", []string{"--print-profile"}, "--print-profile needs --confine"},
 		{"missing path", []string{"--confine", "--allow-read", "/nonexistent/aegis"}, "--allow-read /nonexistent/aegis: no such file or directory"},
 		{"missing write path", []string{"--confine", "--allow-write", "/nonexistent/w"}, "--allow-write /nonexistent/w"},
 		{"bad net", []string{"--confine", "--allow-net", "example.com"}, "is not HOST:PORT"},

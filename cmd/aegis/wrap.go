@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/confine"
 	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/internal/logview"
 	"github.com/aegisrelay/aegis/internal/relay"
@@ -29,11 +30,10 @@ type wrapFlags struct {
 	allowOpenKey                                                   *bool
 	maxPending                                                     *int
 	callTimeout, grace                                             *time.Duration
-	cf                                                             *confineFlags  // wrap_confine.go
-	lg                                                             *serve.Log     // wrap_log.go
-	lf                                                             *serve.Front   // listen.go
-	wf                                                             *witnessFlags  // witness.go
-	af                                                             *approvalFlags // wrap_approvals.go
+	cf                                                             *confineFlags // wrap_confine.go
+	lg                                                             *serve.Log    // wrap_log.go
+	lf                                                             *serve.Front  // listen.go
+	wf                                                             *witnessFlags // witness.go
 }
 
 func newWrapFlags() *wrapFlags {
@@ -55,7 +55,6 @@ func newWrapFlags() *wrapFlags {
 		lg:           addLogFlags(fs),
 		lf:           addListenFlags(fs),
 		wf:           addWitnessFlags(fs),
-		af:           addApprovalFlags(fs),
 	}
 }
 
@@ -106,7 +105,10 @@ func runWrap(args []string) int {
 		return fail(exitcode.Usage, "wrap: %v", err)
 	}
 	if cf.printProfile {
-		return printProfile(os.Stdout, prof, argv)
+		if err := confine.PrintProfile(os.Stdout, *prof, argv); err != nil {
+			return fail(exitcode.Confinement, "wrap: --print-profile: %v", strings.TrimPrefix(err.Error(), "confine: "))
+		}
+		return exitcode.OK
 	}
 	if *name != "" && userfiles.SafeName(*name) != *name {
 		return fail(exitcode.Usage, "wrap: --name %q: use letters, digits, '.', '_' and '-' only (it names a file)", *name)
@@ -120,9 +122,6 @@ func runWrap(args []string) int {
 	}
 	if *f.callTimeout < 0 {
 		return fail(exitcode.Usage, "wrap: --call-timeout %v: want a positive duration such as 30s, or 0 for none", *f.callTimeout)
-	}
-	if err := f.af.check(); err != nil {
-		return fail(exitcode.Usage, "wrap: %v", err)
 	}
 	dur, err := journal.ParseDurability(*f.durability)
 	if err != nil {
@@ -211,7 +210,6 @@ func runWrap(args []string) int {
 		Stderr: os.Stderr, Logf: logf,
 	}
 	pol.Configure(&c)
-	defer f.af.serve(&c, *audit, *name, lf.On())()
 	return w.end(c.Run(serve.Run{
 		Journal: j, StartSeq: startSeq, Start: start, Front: lf, Serving: func() { logf("%s", lf.Serving()) },
 		Stdin: os.Stdin, Stdout: os.Stdout, Signals: sigs, Closed: wf.finish,

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -55,6 +54,9 @@ func (c *confineFlags) resolve() (*confine.Profile, []string, []string, error) {
 	if err != nil {
 		return nil, nil, nil, errors.New(strings.TrimPrefix(err.Error(), "confine: invalid profile: "))
 	}
+	if c.printProfile && prof == nil {
+		return nil, nil, nil, errors.New("--print-profile needs --confine")
+	}
 	env, names, err := supervise.ChildEnv(c.cleanEnv, c.env, prof != nil)
 	return prof, env, names, err
 }
@@ -68,36 +70,16 @@ func confineExec(args []string) (code int, ok bool) {
 	return 0, false
 }
 
-// undumpable makes aegis non-dumpable before the child starts (see
-// confine.Undumpable), so that a child of the same unprivileged account
-// cannot read the signing key or the environment from aegis's /proc files
-// or memory. With --confine a failure
-// refuses the session (exit 69), since the confinement would not be what
-// the record says; without it the child has aegis's authority anyway, and
-// a warning is enough.
+// undumpable makes aegis non-dumpable before the child starts
+// (confine.UndumpableFor): a failure refuses a confined session (exit 69)
+// and is a warning otherwise.
 func undumpable(prof *confine.Profile) (code int, ok bool) {
-	err := confine.Undumpable()
+	warn, err := confine.UndumpableFor(prof)
 	switch {
-	case err == nil:
-		return 0, true
-	case prof != nil:
+	case warn:
+		fmt.Fprintf(os.Stderr, "aegis: wrap: warning: %v\n", err)
+	case err != nil:
 		return fail(exitcode.Confinement, "wrap: %v", err), false
 	}
-	fmt.Fprintf(os.Stderr, "aegis: wrap: warning: %v\n", err)
 	return 0, true
-}
-
-// printProfile shows what --confine would enforce on the child argv on
-// this kernel, the way the enforcement record will state it, without
-// running anything. It returns wrap's exit status: 0, or 69 when the
-// profile would be refused.
-func printProfile(w io.Writer, prof *confine.Profile, argv []string) int {
-	e, err := confine.Preview(*prof, argv)
-	if err != nil {
-		return fail(exitcode.Confinement, "wrap: --print-profile: %v", strings.TrimPrefix(err.Error(), "confine: "))
-	}
-	fmt.Fprintf(w, "aegis wrap --confine would run %s with:\n", strings.Join(argv, " "))
-	e.WriteText(w)
-	fmt.Fprintf(w, "A permission error in the child means a grant is missing: --allow-read, --allow-write, --allow-net, --allow-udp, --allow-exec-support (see 'aegis wrap --help').\n")
-	return exitcode.OK
 }

@@ -61,3 +61,30 @@ func (e *Enforced) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  not covered: %s\n", n)
 	}
 }
+
+// PrintProfile writes what the child argv would be confined to on this
+// kernel under p, as the enforcement record will state it, with the
+// grants to add when the child meets a permission error (wrap
+// --print-profile); it runs nothing. Its error is Preview's.
+func PrintProfile(w io.Writer, p Profile, argv []string) error {
+	e, err := Preview(p, argv)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "aegis wrap --confine would run %s with:\n", strings.Join(argv, " "))
+	e.WriteText(w)
+	fmt.Fprintf(w, "A permission error in the child means a grant is missing: --allow-read, --allow-write, --allow-net, --allow-udp, --allow-exec-support (see 'aegis wrap --help').\n")
+	return nil
+}
+
+// UndumpableFor makes the process non-dumpable before the child starts
+// (Undumpable), so that a child of the same unprivileged account cannot
+// read the signing key or the environment from its /proc files or
+// memory. Under a profile p (--confine) a failure refuses the session,
+// since the confinement would not be what the record says; without one
+// the child has aegis's authority anyway, and the failure is only a
+// warning (warn true).
+func UndumpableFor(p *Profile) (warn bool, err error) {
+	err = Undumpable()
+	return err != nil && p == nil, err
+}
