@@ -54,8 +54,8 @@ func AppendAttestMessage(dst []byte, seq uint64, h Digest) []byte {
 }
 
 // Close is the record a writer writes as it closes its journal when the
-// last line it wrote is not attested (its group was written and synced,
-// and no record after it carries the signature): no kind fields, and
+// last line it wrote is not attested (its group was written, and no
+// record after it carries the signature): no kind fields, and
 // always signed itself, so a cleanly closed journal leaves no unattested
 // tail. It belongs to the session of the line before it.
 type Close struct{}
