@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/aegisrelay/aegis/internal/demo"
 	"github.com/aegisrelay/aegis/internal/exitcode"
@@ -24,29 +23,19 @@ func runDemo(args []string) int {
 	if *serve {
 		return runDemoServer(nil)
 	}
-	if *dir == "" {
-		d, err := os.MkdirTemp("", "aegis-demo-")
-		if err != nil {
-			return fail(1, "demo: %v", err)
-		}
-		*dir = d
-	} else if err := os.MkdirAll(*dir, 0o700); err != nil {
-		return fail(1, "demo: %v", err)
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fail(1, "demo: cannot find the aegis binary: %v", err)
 	}
-	keyPath := filepath.Join(*dir, "signing.key")
-	auditPath := filepath.Join(*dir, "audit.jsonl")
-	pub, err := demo.Key(keyPath)
+	files, err := demo.Setup(*dir)
 	if err != nil {
 		return fail(1, "demo: %v", err)
 	}
+	keyPath, auditPath := files.Key, files.Audit
 	// The commands shown are ones the user can paste: how this aegis was
 	// run (aegis, go run ./cmd/aegis, or its path).
 	self := demo.SelfCommand()
-	fmt.Printf("aegis demo in %s\n  key   %s (public %s)\n  audit %s\n\n", *dir, keyPath, record.FormatPublicKey(pub), auditPath)
+	fmt.Printf("aegis demo in %s\n  key   %s (public %s)\n  audit %s\n\n", files.Dir, keyPath, record.FormatPublicKey(files.Pub), auditPath)
 	fmt.Printf("$ %s wrap --audit %s --signing-key %s -- %s demo --serve\n", self, auditPath, keyPath, self)
 
 	if err := demo.Record(exe, auditPath, keyPath, os.Stdout); err != nil {
@@ -59,7 +48,7 @@ func runDemo(args []string) int {
 	}
 	fmt.Printf("\n$ %s verify --key @%s.pub %s\n", self, keyPath, auditPath)
 	code := runVerify([]string{"--key", "@" + keyPath + ".pub", auditPath})
-	fmt.Printf("\nThe files stay in %s: try '%s log --json %s', or change a byte and verify again.\n", *dir, self, auditPath)
+	fmt.Printf("\nThe files stay in %s: try '%s log --json %s', or change a byte and verify again.\n", files.Dir, self, auditPath)
 	if self == demo.GoRun {
 		fmt.Printf("go run builds aegis each time: install it once with 'CGO_ENABLED=0 go install ./cmd/aegis' and these commands are 'aegis …'.\n")
 	}

@@ -16,6 +16,29 @@ import (
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
+// Files are where a demo keeps its key and its audit log.
+type Files struct {
+	Dir, Key, Audit string
+	Pub             ed25519.PublicKey
+}
+
+// Setup makes the folder dir (mode 0700; "": a new temporary folder) and
+// the signing key in it (Key), and names the audit log beside it.
+func Setup(dir string) (Files, error) {
+	var err error
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "aegis-demo-")
+	} else {
+		err = os.MkdirAll(dir, 0o700)
+	}
+	if err != nil {
+		return Files{}, err
+	}
+	f := Files{Dir: dir, Key: filepath.Join(dir, "signing.key"), Audit: filepath.Join(dir, "audit.jsonl")}
+	f.Pub, err = Key(f.Key)
+	return f, err
+}
+
 // Key makes the demo's signing key at path (and path.pub), or reuses the
 // one already in place, and returns its public key.
 func Key(path string) (ed25519.PublicKey, error) {
