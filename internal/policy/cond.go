@@ -20,8 +20,11 @@ import (
 )
 
 // The variables a condition reads. Their names are part of the file
-// format; mcp.tool.name, mcp.tool.arguments, mcp.tool.target and
-// source.address are agentgateway's.
+// format. mcp.tool.name, mcp.tool.arguments, mcp.tool.target,
+// source.address and source.port are agentgateway's (its schema/cel.md),
+// with its meanings; agentgateway has no name for the caller (its JWT
+// claims, API keys and basic-auth users are other things), the revision
+// or the round, so those are aegis's.
 const (
 	VarTool        = "mcp.tool.name"       // string: the decoded params.name
 	VarArguments   = "mcp.tool.arguments"  // JSON value: params.arguments ({} when absent)
