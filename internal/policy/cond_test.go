@@ -196,6 +196,17 @@ func TestWhenVariables(t *testing.T) {
 		{`mcp.tool.arguments.cmd.split(" ")[0] in ["ls", "cat"]`, gate.Call{Tool: []byte("t"), Args: []byte(`{"cmd":"ls -l"}`), HasArgs: true}, "", true},
 		{`mcp.tool.arguments.v == null`, gate.Call{Tool: []byte("t"), Args: []byte(`{"v":null}`), HasArgs: true}, "", true},
 		{`mcp.tool.arguments.l.size() == 2 && mcp.tool.arguments.l[1].b`, gate.Call{Tool: []byte("t"), Args: []byte(`{"l":[1,{"b":true}]}`), HasArgs: true}, "", true},
+		// An object of the arguments is a map as CEL's own are
+		// (jsonObject): lookups, size, in, iteration, equality.
+		{`mcp.tool.arguments == {"a": 1, "o": {"b": [true]}}`, gate.Call{Tool: []byte("t"), Args: []byte(`{"o":{"b":[true]},"a":1.0}`), HasArgs: true}, "", true},
+		{`{"a": 1, "o": {"b": [true]}} == mcp.tool.arguments`, gate.Call{Tool: []byte("t"), Args: []byte(`{"o":{"b":[true]},"a":1}`), HasArgs: true}, "", true},
+		{`mcp.tool.arguments != {"a": 1}`, gate.Call{Tool: []byte("t"), Args: []byte(`{"a":1,"b":2}`), HasArgs: true}, "", true},
+		{`"a" in mcp.tool.arguments && !("A" in mcp.tool.arguments) && mcp.tool.arguments.size() == 2`, gate.Call{Tool: []byte("t"), Args: []byte(`{"a":1,"b":2}`), HasArgs: true}, "", true},
+		{`mcp.tool.arguments.all(k, k in ["a", "b"]) && mcp.tool.arguments.exists_one(k, k == "b")`, gate.Call{Tool: []byte("t"), Args: []byte(`{"a":1,"b":2}`), HasArgs: true}, "", true},
+		{`mcp.tool.arguments.o.filter(k, mcp.tool.arguments.o[k] > 1) == ["y"]`, gate.Call{Tool: []byte("t"), Args: []byte(`{"o":{"x":1,"y":2}}`), HasArgs: true}, "", true},
+		{`has(mcp.tool.arguments.o.x) && !has(mcp.tool.arguments.o.z)`, gate.Call{Tool: []byte("t"), Args: []byte(`{"o":{"x":null}}`), HasArgs: true}, "", true},
+		{`mcp.tool.arguments.?o.?x.orValue(0) == 5`, gate.Call{Tool: []byte("t"), Args: []byte(`{"o":{"x":5}}`), HasArgs: true}, "", true},
+		{`type(mcp.tool.arguments) == map && type(mcp.tool.arguments.o) == map && mcp.tool.arguments.o.size() == 0`, gate.Call{Tool: []byte("t"), Args: []byte(`{"o":{}}`), HasArgs: true}, "", true},
 	}
 	for _, tt := range tests {
 		src := fmt.Sprintf("version: 1\ndefault: deny\nrules:\n  - tool: t\n    action: allow\n    when: %q\n", tt.when)
