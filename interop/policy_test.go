@@ -66,7 +66,9 @@ func wrapWithPolicy(t *testing.T) ([]string, string, string) {
 	// --grace 1s: after so short a session server-everything does not exit
 	// at stdin EOF (README: it handles only SIGINT), so aegis ends it with
 	// SIGTERM after the grace period, and exits 143 as the child did.
-	return append([]string{aegis, "wrap", "--grace", "1s", "--policy", pol, "--audit", audit, "--signing-key", key, "--"}, argv...), aegis, audit
+	// --approval-timeout 0: the approve rule refuses at once
+	// (approvals_test.go parks).
+	return append([]string{aegis, "wrap", "--grace", "1s", "--policy", pol, "--approval-timeout", "0", "--audit", audit, "--signing-key", key, "--"}, argv...), aegis, audit
 }
 
 // aegisData is data.aegis of a refusal.

@@ -194,7 +194,8 @@ func TestPolicyRefusals(t *testing.T) {
 	f := newFixture(t)
 	path, set := f.writePolicy(t, "policy.yaml", denyDelete)
 	childLog, execLog := filepath.Join(f.dir, "child.log"), filepath.Join(f.dir, "exec.log")
-	s := f.start(t, []string{"--policy", path}, []string{"AEGIS_TEST_LOG=" + childLog, "AEGIS_POLICY_EXEC=" + execLog}, policyChildArgv()...)
+	// --approval-timeout 0: the approve rule refuses at once (approvals_test.go parks).
+	s := f.start(t, []string{"--policy", path, "--approval-timeout", "0"}, []string{"AEGIS_TEST_LOG=" + childLog, "AEGIS_POLICY_EXEC=" + execLog}, policyChildArgv()...)
 	tests := []struct {
 		name, req, want string
 		verdict, rule   string
@@ -1026,7 +1027,7 @@ func TestPolicyAttacks(t *testing.T) {
 	f := newFixture(t)
 	path, set := f.writePolicy(t, "policy.yaml", "version: 1\ndefault: allow\nrules:\n  - tool: \"delete_*\"\n    action: deny\n  - tool: write_file\n    action: approve\n")
 	childLog, execLog := filepath.Join(f.dir, "child.log"), filepath.Join(f.dir, "exec.log")
-	s := f.start(t, []string{"--policy", path, "--durability", "none"}, []string{"AEGIS_TEST_LOG=" + childLog, "AEGIS_POLICY_EXEC=" + execLog}, policyChildArgv()...)
+	s := f.start(t, []string{"--policy", path, "--durability", "none", "--approval-timeout", "0"}, []string{"AEGIS_TEST_LOG=" + childLog, "AEGIS_POLICY_EXEC=" + execLog}, policyChildArgv()...)
 	attacks := policyAttacks()
 	if len(attacks) < 20 {
 		t.Fatalf("%d attacks; the issue asks for at least 20", len(attacks))

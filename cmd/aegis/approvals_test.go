@@ -1,0 +1,219 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aegisrelay/aegis/internal/approval"
+	"github.com/aegisrelay/aegis/internal/relay"
+	"github.com/aegisrelay/aegis/journal/record"
+)
+
+const approvePolicy = "version: 1\ndefault: allow\nrules:\n  - tool: write_file\n    action: approve\n"
+
+// approvals runs an approvals command against the socket of the wrap
+// recording to f.audit and returns its exit code, stdout and stderr.
+func (f *fixture) approvals(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(aegisBin, append(args, "--socket", approval.SocketPath(f.audit))...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	runBounded(t, cmd, 30*time.Second)
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// waiting returns the one call aegis approvals --json lists.
+func (f *fixture) waiting(t *testing.T) approval.Pending {
+	t.Helper()
+	code, out, errs := f.approvals(t, "approvals", "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 1 {
+		t.Fatalf("aegis approvals --json = exit %d\n%s%s; want one waiting call", code, out, errs)
+	}
+	var p approval.Pending
+	if err := json.Unmarshal([]byte(lines[0]), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestApprovals drives approvals through the real binary over stdio: an
+// approve rule parks a call while a later allowed call is answered; aegis
+// approvals lists it with its arguments escaped; aegis approve releases
+// exactly the parked bytes to the child, once (a second approve or a deny
+// of the same id fails); aegis deny refuses the client APPROVAL_DENIED with
+// the reason; a call still parked when the session ends gets an outcome
+// that says so; the records name the approver and the grant, and verify
+// says VALID.
+func TestApprovals(t *testing.T) {
+	f := newFixture(t)
+	path, set := f.writePolicy(t, "policy.yaml", approvePolicy)
+	childLog := f.dir + "/child.log"
+	s := f.start(t, []string{"--policy", path, "--name", "files", "--approval-timeout", "10m"}, []string{"AEGIS_TEST_LOG=" + childLog}, policyChildArgv()...)
+
+	// Spacing and escapes the relay must not touch; a right-to-left
+	// override, raw, that a terminal would obey if printed as it is.
+	first := `{"jsonrpc":"2.0", "id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/srv/a","text":"\u0061\u001b[2J\u00e9 ‮txt.exe"}}}`
+	s.send(first)
+	s.send(call("2", "echo"))
+	if got := s.recv(); got != ran("2", "echo") {
+		t.Fatalf("a later allowed call: client read %s; want it answered while 1 waits", got)
+	}
+	code, table, errs := f.approvals(t, "approvals")
+	if code != 0 || !strings.Contains(table, `"write_file"`) || !strings.Contains(table, "files") || strings.Contains(table, "\u202e") ||
+		!strings.Contains(table, `\u202e`) || !strings.Contains(table, "uid:"+strconv.Itoa(os.Getuid())) {
+		t.Fatalf("aegis approvals = exit %d\n%s%s\nwant the call listed with its server, caller and escaped arguments", code, table, errs)
+	}
+	p := f.waiting(t)
+	if code, out, errs := f.approvals(t, "approve", p.ID); code != 0 {
+		t.Fatalf("aegis approve = exit %d: %s%s", code, out, errs)
+	}
+	if got := s.recv(); got != ran("1", "write_file") {
+		t.Fatalf("after approve: client read %s; want the child's answer to 1", got)
+	}
+	for _, op := range []string{"approve", "deny"} {
+		if code, _, errs := f.approvals(t, op, p.ID); code != 1 || !strings.Contains(errs, "already decided") {
+			t.Errorf("a second %s of %s = exit %d (%s); want 1, already decided", op, p.ID, code, errs)
+		}
+	}
+
+	third := call("3", "write_file")
+	s.send(third)
+	s.send(call("4", "echo"))
+	if got := s.recv(); got != ran("4", "echo") {
+		t.Fatalf("client read %s; want 4 answered while 3 waits", got)
+	}
+	denied := f.waiting(t)
+	if code, out, errs := f.approvals(t, "deny", denied.ID, "--reason", `not on "prod"`); code != 0 {
+		t.Fatalf("aegis deny = exit %d: %s%s", code, out, errs)
+	}
+	if got, want := s.recv(), refusal("3", relay.CodeApprovalDenied, "rules[0] write_file", `,"reason":"not on \"prod\""`); got != want {
+		t.Fatalf("after deny: client read\n%s\nwant\n%s", got, want)
+	}
+	if code, _, errs := f.approvals(t, "approve", denied.ID); code != 1 {
+		t.Errorf("approve after deny = exit %d (%s); want 1", code, errs)
+	}
+
+	fifth := call("5", "write_file")
+	s.send(fifth)
+	s.send(call("6", "echo"))
+	if got := s.recv(); got != ran("6", "echo") {
+		t.Fatalf("client read %s; want 6", got)
+	}
+	s.stdin.Close()
+	if code := s.wait(30 * time.Second); code != 0 {
+		t.Fatalf("wrap exit %d (%s)", code, s.stderr)
+	}
+	if _, err := os.Lstat(approval.SocketPath(f.audit)); err == nil {
+		t.Errorf("the approvals socket is left after wrap exited")
+	}
+
+	// The child received the parked line byte for byte, and nothing of
+	// the denied or the ended one.
+	got, _ := os.ReadFile(childLog)
+	if !strings.Contains(string(got), first+"\n") || strings.Contains(string(got), third) || strings.Contains(string(got), fifth) {
+		t.Fatalf("child read\n%s\nwant the first line whole and neither 3 nor 5", got)
+	}
+
+	recs := f.records(t)
+	var parked []*record.Intent
+	seqOf := map[*record.Intent]uint64{}
+	var decisions []*record.Approval
+	approvalSeq := map[string]uint64{}
+	for _, r := range recs {
+		switch b := r.Body.(type) {
+		case *record.Intent:
+			if b.Approval != nil {
+				parked = append(parked, b)
+				seqOf[b] = r.Seq
+			}
+		case *record.Approval:
+			decisions = append(decisions, b)
+			approvalSeq[b.ID] = r.Seq
+		}
+	}
+	if len(parked) != 3 || len(decisions) != 2 {
+		t.Fatalf("%d parked intents and %d approval records; want 3 and 2", len(parked), len(decisions))
+	}
+	for _, in := range parked {
+		a := in.Approval
+		if in.Verdict != record.VerdictPendingApproval || in.Refused || in.Set != set || a.Server != "files" ||
+			a.Caller != "uid:"+strconv.Itoa(os.Getuid()) || a.TimeoutMS != 600000 || len(a.ID) != 16 {
+			t.Errorf("parked intent %+v terms %+v", in, a)
+		}
+	}
+	uid := uint64(os.Getuid())
+	ok := decisions[0].ID == p.ID && decisions[0].Decision == record.ApprovalApproved && decisions[0].Grant == record.GrantPrefix+p.ID &&
+		decisions[0].HasBy && decisions[0].UID == uid && decisions[0].Intent == seqOf[parked[0]] && decisions[0].RequestDigest == lineDigest(first)
+	if !ok {
+		t.Errorf("approval record %+v; want approved by uid %d, grant approval:%s, for intent %d", decisions[0], uid, p.ID, seqOf[parked[0]])
+	}
+	if d := decisions[1]; d.ID != denied.ID || d.Decision != record.ApprovalDenied || d.Grant != record.GrantDenyAll || d.Reason != `not on "prod"` || d.UID != uid {
+		t.Errorf("denial record %+v", d)
+	}
+	out1, out3, out5 := outcomeOf(recs, seqOf[parked[0]]), outcomeOf(recs, seqOf[parked[1]]), outcomeOf(recs, seqOf[parked[2]])
+	if out1 == nil || out1.Status != record.StatusOK {
+		t.Errorf("approved call's outcome %+v; want ok", out1)
+	}
+	if out3 == nil || out3.Status != record.StatusHostDenied || out3.Reason != relay.ReasonApprovalDenied {
+		t.Errorf("denied call's outcome %+v", out3)
+	}
+	if out5 == nil || out5.Status != record.StatusHostDenied || out5.Reason != relay.ReasonApprovalEnded {
+		t.Errorf("ended call's outcome %+v", out5)
+	}
+	for _, r := range recs {
+		if o, isOut := r.Body.(*record.Outcome); isOut && o.Intent == seqOf[parked[0]] && r.Seq < approvalSeq[p.ID] {
+			t.Errorf("the approved call's outcome (seq %d) comes before its approval (seq %d)", r.Seq, approvalSeq[p.ID])
+		}
+	}
+	f.mustVerify(t, 0)
+}
+
+// TestApprovalTimeout: a parked call nobody decides is refused
+// APPROVAL_TIMEOUT once --approval-timeout passes, recorded expired with
+// no approver, and verify says VALID.
+func TestApprovalTimeout(t *testing.T) {
+	f := newFixture(t)
+	path, _ := f.writePolicy(t, "policy.yaml", approvePolicy)
+	childLog := f.dir + "/child.log"
+	s := f.start(t, []string{"--policy", path, "--approval-timeout", "300ms"}, []string{"AEGIS_TEST_LOG=" + childLog}, policyChildArgv()...)
+	s.send(call("1", "write_file"))
+	if got, want := s.recv(), refusal("1", relay.CodeApprovalTimeout, "rules[0] write_file"); got != want {
+		t.Fatalf("client read\n%s\nwant\n%s", got, want)
+	}
+	s.send(call("2", "echo"))
+	if got := s.recv(); got != ran("2", "echo") {
+		t.Fatalf("client read %s; want 2", got)
+	}
+	s.stdin.Close()
+	if code := s.wait(30 * time.Second); code != 0 {
+		t.Fatalf("wrap exit %d (%s)", code, s.stderr)
+	}
+	if got, _ := os.ReadFile(childLog); strings.Contains(string(got), "write_file") {
+		t.Fatalf("the expired call reached the child:\n%s", got)
+	}
+	var expired *record.Approval
+	var out *record.Outcome
+	for _, r := range f.records(t) {
+		switch b := r.Body.(type) {
+		case *record.Approval:
+			expired = b
+		case *record.Outcome:
+			if b.Status == record.StatusHostDenied {
+				out = b
+			}
+		}
+	}
+	if expired == nil || expired.Decision != record.ApprovalExpired || expired.HasBy || expired.Grant != record.GrantDenyAll {
+		t.Fatalf("approval record %+v; want expired, no approver, deny_all", expired)
+	}
+	if out == nil || out.Reason != relay.ReasonApprovalExpired {
+		t.Fatalf("outcome %+v; want host_denied, approval expired", out)
+	}
+	f.mustVerify(t, 0)
+}
