@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,35 @@ func TestApprovalRoundTrip(t *testing.T) {
 		if _, err := d.Decode([]byte(l)); err == nil {
 			t.Errorf("Decode(%s) = nil error; want rejected", l)
 		}
+	}
+}
+
+// TestApprovalsGoldenDecode: the golden log of parked calls
+// (testdata/approvals.jsonl, written by the journal's writer in package
+// verify's TestApprovalsGolden) decodes, by both decoders, to three parked
+// intents and an approval record of each decision.
+func TestApprovalsGoldenDecode(t *testing.T) {
+	lines := bytes.Split(bytes.TrimSuffix(readTestdata(t, "approvals.jsonl"), []byte("\n")), []byte("\n"))
+	var got []string
+	for _, l := range lines {
+		checkAgree(t, l)
+		var d Decoder
+		r, err := d.Decode(l)
+		if err != nil {
+			t.Fatalf("Decode(%s) = %v", l, err)
+		}
+		switch b := r.Body.(type) {
+		case *Intent:
+			if b.Approval != nil {
+				got = append(got, "parked "+b.Approval.ID)
+			}
+		case *Approval:
+			got = append(got, b.Decision+" "+b.ID+" "+b.Grant)
+		}
+	}
+	want := []string{"parked 0123456789abcdef", "parked fedcba9876543210", "parked 00112233aabbccdd",
+		"approved 0123456789abcdef approval:0123456789abcdef", "denied fedcba9876543210 deny_all", "expired 00112233aabbccdd deny_all"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("golden log decodes to\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
