@@ -91,10 +91,8 @@ func runConfig(args []string) int {
 	if wrote && sub == "wrap" {
 		// A wrapped server without --signing-key needs the default key:
 		// without it, every one of them fails to start.
-		if p, err := userfiles.KeyPath(); err == nil {
-			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-				fmt.Printf("There is no signing key at %s yet, and the servers need one: run 'aegis keygen' once.\n", p)
-			}
+		if p, err := userfiles.DefaultKey(); errors.Is(err, userfiles.ErrNoKey) {
+			fmt.Printf("There is no signing key at %s yet, and the servers need one: run 'aegis keygen' once.\n", p)
 		}
 	}
 	return code

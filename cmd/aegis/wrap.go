@@ -30,10 +30,11 @@ type wrapFlags struct {
 	allowOpenKey                                                   *bool
 	maxPending                                                     *int
 	callTimeout, grace                                             *time.Duration
-	cf                                                             *confineFlags // wrap_confine.go
-	lg                                                             *serve.Log    // wrap_log.go
-	lf                                                             *serve.Front  // listen.go
-	wf                                                             *witnessFlags // witness.go
+	cf                                                             *confineFlags  // wrap_confine.go
+	lg                                                             *serve.Log     // wrap_log.go
+	lf                                                             *serve.Front   // listen.go
+	wf                                                             *witnessFlags  // witness.go
+	af                                                             *approvalFlags // wrap_approvals.go
 }
 
 func newWrapFlags() *wrapFlags {
@@ -55,6 +56,7 @@ func newWrapFlags() *wrapFlags {
 		lg:           addLogFlags(fs),
 		lf:           addListenFlags(fs),
 		wf:           addWitnessFlags(fs),
+		af:           addApprovalFlags(fs),
 	}
 }
 
@@ -122,6 +124,9 @@ func runWrap(args []string) int {
 	}
 	if *f.callTimeout < 0 {
 		return fail(exitcode.Usage, "wrap: --call-timeout %v: want a positive duration such as 30s, or 0 for none", *f.callTimeout)
+	}
+	if err := f.af.check(); err != nil {
+		return fail(exitcode.Usage, "wrap: %v", err)
 	}
 	dur, err := journal.ParseDurability(*f.durability)
 	if err != nil {
@@ -210,6 +215,7 @@ func runWrap(args []string) int {
 		Stderr: os.Stderr, Logf: logf,
 	}
 	pol.Configure(&c)
+	defer f.af.serve(&c, *audit, *name, lf.On())()
 	return w.end(c.Run(serve.Run{
 		Journal: j, StartSeq: startSeq, Start: start, Front: lf, Serving: func() { logf("%s", lf.Serving()) },
 		Stdin: os.Stdin, Stdout: os.Stdout, Signals: sigs, Closed: wf.finish,
@@ -231,12 +237,12 @@ func defaultFiles(argv []string, audit, name, keyPath *string) (code int, ok boo
 		*audit = p
 	}
 	if *keyPath == "" {
-		p, err := userfiles.KeyPath()
-		if err != nil {
-			return fail(exitcode.Usage, "wrap: no --signing-key FILE given, and %v", err), false
-		}
-		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+		p, err := userfiles.DefaultKey()
+		switch {
+		case errors.Is(err, userfiles.ErrNoKey):
 			return fail(exitcode.Usage, "wrap: no signing key at %s: make it once with 'aegis keygen', or name one with --signing-key FILE", p), false
+		case err != nil:
+			return fail(exitcode.Usage, "wrap: no --signing-key FILE given, and %v", err), false
 		}
 		*keyPath = p
 	}

@@ -11,23 +11,16 @@ import (
 )
 
 // loadWrapPolicy reads and checks --policy FILE before the audit log is
-// opened or the child started: the gate the sessions pass and what
-// reloads it (serve.PolicyReloads; nil without --policy, pass-through),
-// a rejected reload's diagnostics printed as a bad --policy's are. On a
-// bad file it prints every diagnostic and returns ok false. server is the
-// server's name, which conditions read as mcp.tool.target.
+// opened or the child started (serve.LoadPolicy), a rejected reload's
+// diagnostics printed as a bad --policy's are. On a bad file it prints
+// every diagnostic and returns ok false.
 func loadWrapPolicy(path, server string) (w *serve.PolicyReloads, ok bool) {
-	if path == "" {
-		return nil, true
-	}
-	p, err := policy.Load(path)
+	w, err := serve.LoadPolicy(path, server, func(err error) { printPolicyError(os.Stderr, "reload", err) })
 	if err != nil {
 		printPolicyError(os.Stderr, "wrap: --policy", err)
 		return nil, false
 	}
-	g := policy.NewGate(p)
-	g.SetServer(server)
-	return &serve.PolicyReloads{Path: path, Gate: g, Rejected: func(err error) { printPolicyError(os.Stderr, "reload", err) }}, true
+	return w, true
 }
 
 // printPolicyError prints a policy error: one line per diagnostic, each

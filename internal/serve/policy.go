@@ -22,6 +22,24 @@ type PolicyReloads struct {
 	Rejected func(err error)
 }
 
+// LoadPolicy reads and checks the policy file at path (policy.Load) for
+// the server called server, which conditions read as mcp.tool.target,
+// and returns what gates the sessions and reloads it, rejected reloads
+// reported to rejected. With no path it returns nil: no policy, every
+// call passes.
+func LoadPolicy(path, server string, rejected func(error)) (*PolicyReloads, error) {
+	if path == "" {
+		return nil, nil
+	}
+	p, err := policy.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	g := policy.NewGate(p)
+	g.SetServer(server)
+	return &PolicyReloads{Path: path, Gate: g, Rejected: rejected}, nil
+}
+
 // Set is session_start's policy_set: the gate's policy's, or
 // record.PassThroughSet for a nil p (no policy).
 func (p *PolicyReloads) Set() string {

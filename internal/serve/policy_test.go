@@ -1,6 +1,9 @@
 package serve
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/aegisrelay/aegis/internal/policy"
@@ -38,5 +41,32 @@ func TestPolicyReloadsConfigure(t *testing.T) {
 		if tt.wantGate && c.Gate != g {
 			t.Errorf("%s: Configure gave Gate %v; want the policy's gate", tt.name, c.Gate)
 		}
+	}
+}
+
+// TestLoadPolicy: no file is no policy; a bad file is the policy's
+// error, with every diagnostic; a good one gates with its set.
+func TestLoadPolicy(t *testing.T) {
+	if w, err := LoadPolicy("", "srv", nil); w != nil || err != nil {
+		t.Errorf("LoadPolicy(\"\") = %v, %v; want nil, nil", w, err)
+	}
+	dir := t.TempDir()
+	bad, good := filepath.Join(dir, "bad.yaml"), filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(bad, []byte("version: 1\ndefault: maybe\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte("version: 1\ndefault: deny\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var perr *policy.Error
+	if w, err := LoadPolicy(bad, "srv", nil); w != nil || !errors.As(err, &perr) || len(perr.Diags) == 0 {
+		t.Errorf("LoadPolicy(bad) = %v, %v; want the policy's diagnostics", w, err)
+	}
+	w, err := LoadPolicy(good, "srv", func(error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Path != good || w.Gate == nil || w.Rejected == nil || w.Set() != w.Gate.Current().Set() || w.Set() == record.PassThroughSet {
+		t.Errorf("LoadPolicy(good) = %+v; want its path, gate, set and reporter", w)
 	}
 }

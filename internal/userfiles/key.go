@@ -91,3 +91,21 @@ func checkReplaceable(path string) error {
 	}
 	return fmt.Errorf("%s is %s; keygen --force replaces only regular files", path, kind)
 }
+
+// ErrNoKey is DefaultKey's: no file is where wrap looks for the signing
+// key when none is named.
+var ErrNoKey = errors.New("no signing key")
+
+// DefaultKey returns KeyPath, with ErrNoKey when nothing is there (a
+// dangling symlink is there: reading it says why it fails). wrap refuses
+// to start without it, and config says to make it.
+func DefaultKey() (string, error) {
+	p, err := KeyPath()
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+		return p, ErrNoKey
+	}
+	return p, nil
+}
