@@ -217,3 +217,35 @@ func TestApprovalTimeout(t *testing.T) {
 	}
 	f.mustVerify(t, 0)
 }
+
+// TestApprovalsBounded: a client cannot make wrap keep its frames without
+// end: past 1024 parked calls, an approve rule's call is refused at once
+// PENDING_APPROVAL; the parked ones end with the session, and verify says
+// VALID.
+func TestApprovalsBounded(t *testing.T) {
+	f := newFixture(t)
+	path, _ := f.writePolicy(t, "policy.yaml", approvePolicy)
+	s := f.start(t, []string{"--policy", path, "--durability", "none", "--approval-timeout", "10m"}, nil, policyChildArgv()...)
+	var b strings.Builder
+	for i := 1; i <= 1025; i++ {
+		b.WriteString(call(strconv.Itoa(i), "write_file") + "\n")
+	}
+	s.send(strings.TrimSuffix(b.String(), "\n"))
+	if got, want := s.recv(), refusal("1025", relay.CodePendingApproval, "rules[0] write_file"); got != want {
+		t.Fatalf("client read\n%s\nwant\n%s", got, want)
+	}
+	s.stdin.Close()
+	if code := s.wait(60 * time.Second); code != 0 {
+		t.Fatalf("wrap exit %d (%s)", code, s.stderr)
+	}
+	ended := 0
+	for _, r := range f.records(t) {
+		if o, ok := r.Body.(*record.Outcome); ok && o.Reason == relay.ReasonApprovalEnded {
+			ended++
+		}
+	}
+	if ended != 1024 {
+		t.Fatalf("%d calls ended parked; want 1024", ended)
+	}
+	f.mustVerify(t, 0)
+}

@@ -44,13 +44,22 @@ const (
 // ErrNotParked: Resolve found no call under the id: its session ended.
 var ErrNotParked = errors.New("relay: the call's session has ended")
 
+// Bounds of what parked calls hold: past either, an approve rule's call
+// is refused at once (PENDING_APPROVAL) instead of parked, so that a
+// client cannot make aegis keep its frames without end.
+const (
+	maxParked      = 1024
+	maxParkedBytes = 64 << 20
+)
+
 // parks reports whether the frame in st.f, decided in st.decs, is parked
-// rather than refused: approvals are on, and it is one request with an id
-// whose one call an approve rule decided. A batch is refused as before
-// (PENDING_APPROVAL): it moves as one line, and one approval binds one
-// call.
-func (r *Relay) parks(st *upstream) bool {
-	if r.cfg.Approvals == nil || st.f.Kind != frame.Single || len(st.decs) != 1 || len(st.f.Msgs) != 1 {
+// rather than refused: approvals are on, it is one request with an id
+// whose one call an approve rule decided, and the parked calls' bounds
+// leave room for it. A batch is refused as before (PENDING_APPROVAL): it
+// moves as one line, and one approval binds one call. r.mu is held.
+func (r *Relay) parks(st *upstream, line []byte) bool {
+	if r.cfg.Approvals == nil || st.f.Kind != frame.Single || len(st.decs) != 1 || len(st.f.Msgs) != 1 ||
+		len(r.parked) >= maxParked || r.parkedBytes+len(line) > maxParkedBytes {
 		return false
 	}
 	v, m := st.decs[0].Verdict, &st.f.Msgs[0]
@@ -84,6 +93,7 @@ func (r *Relay) park(line []byte, start, end int, st *upstream, last uint64, n i
 		r.parked = map[string]*parkedCall{}
 	}
 	r.parked[id] = p
+	r.parkedBytes += len(p.line)
 	st.drop(start, end)
 	st.lineOut = true
 	tab.Park(approval.Pending{ID: id, Server: r.cfg.Server, Tool: approval.Quote(m.Tool), Args: approval.Quote(m.Args),
@@ -110,6 +120,7 @@ func (r *Relay) Resolve(id string, d approval.Decision) error {
 		return err
 	}
 	delete(r.parked, id)
+	r.parkedBytes -= len(p.line)
 	a := record.Approval{ID: id, Intent: p.seq, RequestDigest: p.digest, Decision: d.Verdict,
 		HasBy: d.HasBy, UID: d.UID, User: d.User, Reason: d.Reason, Grant: record.GrantDenyAll}
 	approved := d.Verdict == record.ApprovalApproved
@@ -190,7 +201,7 @@ func (r *Relay) endParked() error {
 		ps = append(ps, p)
 	}
 	slices.SortFunc(ps, func(a, b *parkedCall) int { return cmp.Compare(a.seq, b.seq) })
-	r.parked = nil
+	r.parked, r.parkedBytes = nil, 0
 	for _, p := range ps {
 		r.cfg.Approvals.Drop(p.id)
 		o := record.Outcome{Call: p.call, Intent: p.seq, Status: record.StatusHostDenied, Reason: ReasonApprovalEnded}

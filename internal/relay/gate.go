@@ -64,7 +64,7 @@ func (r *Relay) gateFrame(line []byte, start, end int, st *upstream, last uint64
 	if fr == nil {
 		return last, n, nil // no call: relayed as it is
 	}
-	if r.parks(st) {
+	if r.parks(st, line) {
 		return r.park(line, start, end, st, last, n)
 	}
 	refused := false

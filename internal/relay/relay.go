@@ -116,9 +116,10 @@ type Relay struct {
 	// mu), the child's writer Upstream was given (under mu), and cmu,
 	// which every write to the child holds, so that a released line never
 	// splits a run.
-	parked map[string]*parkedCall
-	child  io.Writer
-	cmu    sync.Mutex
+	parked      map[string]*parkedCall
+	parkedBytes int // the lines parked holds
+	child       io.Writer
+	cmu         sync.Mutex
 }
 
 // New returns a Relay.
