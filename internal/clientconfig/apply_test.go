@@ -53,7 +53,7 @@ func TestApply(t *testing.T) {
 			case tt.err == nil && (a.Path != path || a.Written != tt.written):
 				t.Errorf("Apply = %+v; want path %s, written %v", a, path, tt.written)
 			}
-			got, _ := os.ReadFile(path)
+			got := readBytes(t, path)
 			if string(got) != tt.want {
 				t.Errorf("the file holds %s; want %s", got, tt.want)
 			}
@@ -81,13 +81,13 @@ func TestExisting(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	e := Env{Home: home, Dir: project, GOOS: "linux"}
 	for _, p := range []string{filepath.Join(home, ".cursor", "mcp.json"), filepath.Join(project, ".mcp.json")} {
-		os.MkdirAll(filepath.Dir(p), 0o700)
+		check(t, os.MkdirAll(filepath.Dir(p), 0o700))
 		if err := os.WriteFile(p, []byte("{}"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The project's Cursor file is the user's, through a symlink.
-	os.Symlink(filepath.Join(home, ".cursor"), filepath.Join(project, ".cursor"))
+	check(t, os.Symlink(filepath.Join(home, ".cursor"), filepath.Join(project, ".cursor")))
 	found, looked := Existing(e)
 	var got []string
 	for _, l := range found {

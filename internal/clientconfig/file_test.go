@@ -26,7 +26,7 @@ func TestWriteFile(t *testing.T) {
 		if err := os.WriteFile(path, []byte("old"), mode); err != nil {
 			t.Fatal(err)
 		}
-		os.Chmod(path, mode) // past the umask
+		check(t, os.Chmod(path, mode)) // past the umask
 		f, err := ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +44,7 @@ func TestWriteFile(t *testing.T) {
 			t.Errorf("folder holds %v; want the file only", names)
 		}
 		// A second write replaces the backup: one per file.
-		f2, _ := ReadFile(path)
+		f2 := mustReadFile(t, path)
 		backup2, err := WriteFile(f2, []byte("newer"), backups)
 		if err != nil || backup2 != backup {
 			t.Errorf("second WriteFile = %s, %v; want %s", backup2, err, backup)
@@ -54,7 +54,7 @@ func TestWriteFile(t *testing.T) {
 			t.Errorf("backup folder holds %v; want one backup", names)
 		}
 		// None asked for: none made, the old one left.
-		f3, _ := ReadFile(path)
+		f3 := mustReadFile(t, path)
 		if backup3, err := WriteFile(f3, []byte("newest"), ""); err != nil || backup3 != "" {
 			t.Errorf("WriteFile without backups = %q, %v; want no backup", backup3, err)
 		}
@@ -69,9 +69,9 @@ func TestWriteFile(t *testing.T) {
 func TestWriteFileBackupLink(t *testing.T) {
 	dir, secret := t.TempDir(), t.TempDir()
 	backups := filepath.Join(t.TempDir(), "backups")
-	os.Mkdir(backups, 0o700)
+	check(t, os.Mkdir(backups, 0o700))
 	path := filepath.Join(dir, "mcp.json")
-	os.WriteFile(path, []byte("old"), 0o600)
+	check(t, os.WriteFile(path, []byte("old"), 0o600))
 	first := strings.Split(strings.TrimPrefix(dir, "/"), "/")[0]
 	mustSymlink(t, secret, filepath.Join(backups, first))
 	f, err := ReadFile(path)
@@ -93,8 +93,8 @@ func TestWriteFileBackupLink(t *testing.T) {
 func TestWriteFileSymlink(t *testing.T) {
 	dir := t.TempDir()
 	real := filepath.Join(dir, "dotfiles", "mcp.json")
-	os.Mkdir(filepath.Dir(real), 0o755)
-	os.WriteFile(real, []byte("old"), 0o600)
+	check(t, os.Mkdir(filepath.Dir(real), 0o755))
+	check(t, os.WriteFile(real, []byte("old"), 0o600))
 	link := filepath.Join(dir, "mcp.json")
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
@@ -120,9 +120,9 @@ func TestWriteFileSymlink(t *testing.T) {
 func TestWriteFileChanged(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
-	os.WriteFile(path, []byte("old"), 0o600)
-	f, _ := ReadFile(path)
-	os.WriteFile(path, []byte("client's"), 0o600)
+	check(t, os.WriteFile(path, []byte("old"), 0o600))
+	f := mustReadFile(t, path)
+	check(t, os.WriteFile(path, []byte("client's"), 0o600))
 	backups := filepath.Join(t.TempDir(), "backups")
 	_, err := WriteFile(f, []byte("new"), backups)
 	if !errors.Is(err, ErrChanged) {
@@ -142,10 +142,10 @@ func TestWriteFileChanged(t *testing.T) {
 func TestWriteFileUnwritable(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
-	os.WriteFile(path, []byte("old"), 0o600)
-	f, _ := ReadFile(path)
+	check(t, os.WriteFile(path, []byte("old"), 0o600))
+	f := mustReadFile(t, path)
 	notDir := filepath.Join(t.TempDir(), "state")
-	os.WriteFile(notDir, nil, 0o600) // even root cannot make folders in a file
+	check(t, os.WriteFile(notDir, nil, 0o600)) // even root cannot make folders in a file
 	if _, err := WriteFile(f, []byte("new"), filepath.Join(notDir, "backups")); err == nil {
 		t.Fatal("WriteFile with no backup possible succeeded")
 	}
@@ -166,16 +166,18 @@ func TestReadFileRefuses(t *testing.T) {
 	if err := syscall.Mkfifo(at("fifo"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(at("linked"), []byte("{}"), 0o600)
-	os.Link(at("linked"), at("other-name"))
-	big, _ := os.Create(at("big"))
-	big.Truncate(MaxFile + 1) // sparse: refused on its size, not read
-	big.Close()
-	edge, _ := os.Create(at("at-limit"))
-	edge.Truncate(MaxFile)
-	edge.Close()
-	os.Symlink(at("fifo"), at("to-fifo"))
-	os.Mkdir(at("folder"), 0o700)
+	check(t, os.WriteFile(at("linked"), []byte("{}"), 0o600))
+	check(t, os.Link(at("linked"), at("other-name")))
+	big, err := os.Create(at("big"))
+	check(t, err)
+	check(t, big.Truncate(MaxFile+1)) // sparse: refused on its size, not read
+	check(t, big.Close())
+	edge, err := os.Create(at("at-limit"))
+	check(t, err)
+	check(t, edge.Truncate(MaxFile))
+	check(t, edge.Close())
+	check(t, os.Symlink(at("fifo"), at("to-fifo")))
+	check(t, os.Mkdir(at("folder"), 0o700))
 	tests := []struct {
 		path string
 		want error
@@ -303,16 +305,16 @@ func TestWriteFileOwner(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "cfg")
-			os.Mkdir(dir, 0o700)
+			check(t, os.Mkdir(dir, 0o700))
 			path := filepath.Join(dir, "mcp.json")
-			os.WriteFile(path, []byte("old"), 0o600)
+			check(t, os.WriteFile(path, []byte("old"), 0o600))
 			wantUID, wantGID := os.Geteuid(), os.Getegid()
 			if os.Geteuid() == 0 {
 				if err := os.Chown(path, uid, gid); err != nil {
 					t.Fatal(err)
 				}
-				os.Chown(dir, tt.dirOwner[0], tt.dirOwner[1])
-				os.Chmod(dir, tt.dirMode)
+				check(t, os.Chown(dir, tt.dirOwner[0], tt.dirOwner[1]))
+				check(t, os.Chmod(dir, tt.dirMode))
 				if tt.kept {
 					wantUID, wantGID = uid, gid
 				}
@@ -377,25 +379,25 @@ func TestWriteFileSwapped(t *testing.T) {
 		}, ErrMoved},
 		{"folder above for a symlink", func(t *testing.T, home, secret string) {
 			mustRename(t, filepath.Join(home, "u"), filepath.Join(home, "moved"))
-			os.Mkdir(filepath.Join(secret, ".cursor"), 0o700)
+			check(t, os.Mkdir(filepath.Join(secret, ".cursor"), 0o700))
 			mustSymlink(t, secret, filepath.Join(home, "u"))
 		}, ErrMoved},
 		{"folder for another folder", func(t *testing.T, home, secret string) {
 			mustRename(t, filepath.Join(home, "u", ".cursor"), filepath.Join(home, "u", "moved"))
-			os.Mkdir(filepath.Join(home, "u", ".cursor"), 0o700)
-			os.WriteFile(filepath.Join(home, "u", ".cursor", "mcp.json"), []byte(`{"mcpServers": {}}`), 0o600)
+			check(t, os.Mkdir(filepath.Join(home, "u", ".cursor"), 0o700))
+			check(t, os.WriteFile(filepath.Join(home, "u", ".cursor", "mcp.json"), []byte(`{"mcpServers": {}}`), 0o600))
 		}, ErrMoved},
 		{"folder gone", func(t *testing.T, home, secret string) {
 			mustRename(t, filepath.Join(home, "u", ".cursor"), filepath.Join(home, "u", "moved"))
 		}, ErrMoved},
 		{"file for a symlink", func(t *testing.T, home, secret string) {
 			p := filepath.Join(home, "u", ".cursor", "mcp.json")
-			os.Remove(p)
+			check(t, os.Remove(p))
 			mustSymlink(t, filepath.Join(secret, "mcp.json"), p)
 		}, ErrChanged},
 		{"file for a hard link to root's", func(t *testing.T, home, secret string) {
 			p := filepath.Join(home, "u", ".cursor", "mcp.json")
-			os.Remove(p)
+			check(t, os.Remove(p))
 			if err := os.Link(filepath.Join(secret, "mcp.json"), p); err != nil {
 				t.Fatal(err)
 			}
@@ -404,14 +406,14 @@ func TestWriteFileSwapped(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			home, secret := t.TempDir(), t.TempDir() // secret: root's, 0700
-			os.Chmod(secret, 0o700)
+			check(t, os.Chmod(secret, 0o700))
 			rootCfg := []byte(`{"mcpServers": {"root": {"command": "x"}}}`)
-			os.WriteFile(filepath.Join(secret, "mcp.json"), rootCfg, 0o600)
+			check(t, os.WriteFile(filepath.Join(secret, "mcp.json"), rootCfg, 0o600))
 			dir := filepath.Join(home, "u", ".cursor")
-			os.MkdirAll(dir, 0o700)
+			check(t, os.MkdirAll(dir, 0o700))
 			path := filepath.Join(dir, "mcp.json")
 			userCfg := []byte(`{"mcpServers": {"evil": {"command": "the user's bytes"}}}`)
-			os.WriteFile(path, userCfg, 0o600)
+			check(t, os.WriteFile(path, userCfg, 0o600))
 			asUser(t, filepath.Join(home, "u"), dir, path)
 			f, err := ReadFile(path)
 			if err != nil {

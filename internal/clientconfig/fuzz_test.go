@@ -15,7 +15,10 @@ import (
 // server back its command and arguments, and the original bytes unless
 // the file had entries with Wrap's mark already.
 func FuzzWrap(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.json")
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil || len(files) == 0 {
+		f.Fatalf("testdata/*.json: %v, %d files", err, len(files))
+	}
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {

@@ -104,7 +104,7 @@ func TestWrapSemantics(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			src, _ := os.ReadFile(file)
+			src := readBytes(t, file)
 			w, err := Wrap(src, Options{Client: "c", Aegis: testAegis})
 			if err != nil {
 				t.Fatal(err)
@@ -175,7 +175,7 @@ func TestScanKinds(t *testing.T) {
 		"vscode_mcp.json":            "servers.Perplexity=stdio servers.fetch=stdio servers.my-server=stdio servers.github=remote servers.legacy-sse=remote",
 	}
 	for _, file := range configs(t) {
-		src, _ := os.ReadFile(file)
+		src := readBytes(t, file)
 		r, err := Scan(src, Options{})
 		if err != nil {
 			t.Fatalf("Scan(%s): %v", file, err)
@@ -285,8 +285,8 @@ func TestWrapIdempotentOtherAegis(t *testing.T) {
 		t.Errorf("entry a = %+v; want wrapped, unchanged, noted", r.Entries[0])
 	}
 	// Without the path, aegis-dev is not recognised: nothing to unwrap.
-	if u, _ := Unwrap(r.Out, Options{}); u.Changed() {
-		t.Errorf("Unwrap without Aegis changed %s", u.Out)
+	if u, err := Unwrap(r.Out, Options{}); err != nil || u.Changed() {
+		t.Errorf("Unwrap without Aegis = %v; want %s unchanged", err, r.Out)
 	}
 	u, err := Unwrap(r.Out, Options{Aegis: "/home/me/go/bin/aegis-dev"})
 	if err != nil {
@@ -436,7 +436,7 @@ func TestDiff(t *testing.T) {
 // would, and gets the rewritten file.
 func TestDiffApplies(t *testing.T) {
 	for _, file := range configs(t) {
-		src, _ := os.ReadFile(file)
+		src := readBytes(t, file)
 		w, err := Wrap(src, Options{Client: "c", Aegis: testAegis})
 		if err != nil {
 			t.Fatal(err)
