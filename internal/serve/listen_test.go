@@ -72,7 +72,11 @@ func TestWriteToken(t *testing.T) {
 	if err != nil || string(b) != token+"\n" {
 		t.Fatalf("token file = %q, %v; want %q", b, err, token+"\n")
 	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("token file mode %v; want 0600", fi.Mode().Perm())
 	}
 	token2, _, err := WriteToken(path)
@@ -92,8 +96,8 @@ func TestWriteToken(t *testing.T) {
 		if _, _, err := WriteToken(p); err == nil || !strings.Contains(err.Error(), "is no token file") {
 			t.Errorf("WriteToken(%s) = %v; want it refused", tt.name, err)
 		}
-		if b, _ := os.ReadFile(p); string(b) != tt.content {
-			t.Errorf("WriteToken(%s) left %q; want %q kept", tt.name, b, tt.content)
+		if b, err := os.ReadFile(p); err != nil || string(b) != tt.content {
+			t.Errorf("WriteToken(%s) left %q, %v; want %q kept", tt.name, b, err, tt.content)
 		}
 	}
 }

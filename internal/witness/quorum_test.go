@@ -33,9 +33,12 @@ func quorumFixture(t *testing.T) (pub ed25519.PublicKey, cp tlog.Checkpoint, a, 
 	if plain, err = note.Sign(&note.Note{Text: cp.Body()}, ls); err != nil {
 		t.Fatal(err)
 	}
-	akey, _ := CosignatureKey("example.com/a", witKey.Public().(ed25519.PublicKey))
-	_, other, _ := ed25519.GenerateKey(nil)
-	bkey, _ := CosignatureKey("example.com/b", other.Public().(ed25519.PublicKey))
+	akey, err := CosignatureKey("example.com/a", witKey.Public().(ed25519.PublicKey))
+	check(t, err)
+	_, other, err := ed25519.GenerateKey(nil)
+	check(t, err)
+	bkey, err := CosignatureKey("example.com/b", other.Public().(ed25519.PublicKey))
+	check(t, err)
 	wsList, err := ParseKeys([]string{akey, bkey})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +137,8 @@ func TestQuorumCheckFiles(t *testing.T) {
 // TestParseList: wrap's URL,KEY arguments.
 func TestParseList(t *testing.T) {
 	_, witKey, _ := goldenKeys(t)
-	key, _ := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	key, err := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	check(t, err)
 	tests := []struct {
 		name, arg, wantErr string
 	}{

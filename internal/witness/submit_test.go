@@ -96,7 +96,8 @@ func TestSubmitterUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, _ := tlog.Signer(cp.Origin, logKey)
+	ls, err := tlog.Signer(cp.Origin, logKey)
+	check(t, err)
 	note := func(c tlog.Checkpoint) []byte {
 		n, err := tlog.Sign(c, ls)
 		if err != nil {
@@ -164,12 +165,14 @@ func TestSubmitterUnreachable(t *testing.T) {
 // whatever the witness says, and with it, Start returns ErrAhead.
 func TestSubmitterAsksAgain(t *testing.T) {
 	logKey, witKey, cp := goldenKeys(t)
-	vkey, _ := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	vkey, err := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	check(t, err)
 	signer, err := torchwood.NewCosignatureSigner("example.com/w", witKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, _ := tlog.Signer(cp.Origin, logKey)
+	ls, err := tlog.Signer(cp.Origin, logKey)
+	check(t, err)
 	// cp2 is another tree at cp's size, so that no proof (which would
 	// read a log) is asked for.
 	cp2 := cp
@@ -209,7 +212,8 @@ func TestSubmitterAsksAgain(t *testing.T) {
 				cosigned <- string(text) + "\n"
 			}))
 			defer srv.Close()
-			w, _ := New(srv.URL, vkey)
+			w, err := New(srv.URL, vkey)
+			check(t, err)
 			file := filepath.Join(t.TempDir(), "cp")
 			var mu sync.Mutex
 			var said []string
@@ -223,7 +227,8 @@ func TestSubmitterAsksAgain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			note1, _ := tlog.Sign(cp, ls)
+			note1, err := tlog.Sign(cp, ls)
+			check(t, err)
 			if err := s.Start(note1, cp); !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
 				t.Fatalf("Start = %v; want %v", err, tt.want)
 			}
@@ -231,7 +236,8 @@ func TestSubmitterAsksAgain(t *testing.T) {
 				s.Abort()
 				return
 			}
-			note2, _ := tlog.Sign(cp2, ls)
+			note2, err := tlog.Sign(cp2, ls)
+			check(t, err)
 			s.Offer(note2, cp2)
 			// The witness cosigns cp2 only if it is asked again after
 			// the lie.
@@ -246,7 +252,8 @@ func TestSubmitterAsksAgain(t *testing.T) {
 			if _, err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			state, _ := os.ReadFile(file + StateExt)
+			state, err := os.ReadFile(file + StateExt)
+			check(t, err)
 			if want := "state=ok cosigned=42"; !bytes.Contains(state, []byte(want)) {
 				t.Errorf("state file:\n%s\nwant %q", state, want)
 			}

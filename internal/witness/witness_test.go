@@ -110,7 +110,8 @@ func TestWitnessedGolden(t *testing.T) {
 		}
 	}
 	data := golden(t, "witnessed.golden", made)
-	vkey, _ := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	vkey, err := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	check(t, err)
 	w, err := New("http://127.0.0.1:1", vkey)
 	if err != nil {
 		t.Fatal(err)
@@ -130,9 +131,12 @@ func TestWitnessedGolden(t *testing.T) {
 	if idx, err := Cosigners([]byte(tampered), []Witness{w}); !errors.Is(err, ErrCosignature) {
 		t.Errorf("Cosigners(tampered) = %v, %v; want ErrCosignature", idx, err)
 	}
-	_, other, _ := ed25519.GenerateKey(nil)
-	ovkey, _ := CosignatureKey("example.com/other", other.Public().(ed25519.PublicKey))
-	ow, _ := New("http://127.0.0.1:1", ovkey)
+	_, other, err := ed25519.GenerateKey(nil)
+	check(t, err)
+	ovkey, err := CosignatureKey("example.com/other", other.Public().(ed25519.PublicKey))
+	check(t, err)
+	ow, err := New("http://127.0.0.1:1", ovkey)
+	check(t, err)
 	if idx, err := Cosigners(data, []Witness{ow}); err != nil || len(idx) != 0 {
 		t.Errorf("Cosigners(golden, another witness) = %v, %v; want none, no error", idx, err)
 	}
@@ -141,9 +145,12 @@ func TestWitnessedGolden(t *testing.T) {
 // TestStateGolden pins the state file's format (doc.go, "Files").
 func TestStateGolden(t *testing.T) {
 	logKey, witKey, cp := goldenKeys(t)
-	vkey, _ := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
-	w1, _ := New("http://127.0.0.1:7380", vkey)
-	w2, _ := New("http://127.0.0.1:7381", vkey)
+	vkey, err := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	check(t, err)
+	w1, err := New("http://127.0.0.1:7380", vkey)
+	check(t, err)
+	w2, err := New("http://127.0.0.1:7381", vkey)
+	check(t, err)
 	s, err := NewSubmitter(Options{Witnesses: []Witness{w1, w2}, Quorum: 1, File: t.TempDir() + "/cp", Key: logKey.Public().(ed25519.PublicKey)})
 	if err != nil {
 		t.Fatal(err)
@@ -172,9 +179,12 @@ func TestStateGolden(t *testing.T) {
 // followed, even with a client that follows them.
 func TestAddCheckpointAnswers(t *testing.T) {
 	logKey, witKey, cp := goldenKeys(t)
-	ls, _ := tlog.Signer(cp.Origin, logKey)
-	signed, _ := tlog.Sign(cp, ls)
-	vkey, _ := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	ls, err := tlog.Signer(cp.Origin, logKey)
+	check(t, err)
+	signed, err := tlog.Sign(cp, ls)
+	check(t, err)
+	vkey, err := CosignatureKey("example.com/w", witKey.Public().(ed25519.PublicKey))
+	check(t, err)
 	tests := []struct {
 		name   string
 		status int
