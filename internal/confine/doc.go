@@ -33,6 +33,13 @@
 // setuid, and its sole powers are to narrow itself and exec. Invoked by
 // hand without a profile it refuses.
 //
+// Before it starts the helper, Command checks what the command needs to
+// start against the grants (Reach: a script's interpreter, the program
+// env runs, an interpreter's script file) and refuses with a ReachError
+// naming the grant that covers each file missing: such a child would
+// fail with a permission error before it ran, and the error it printed
+// would not say which grant it lacked.
+//
 // # What is enforced, and how it is stated
 //
 // The Landlock ABI the helper builds for is computed here, never taken

@@ -11,6 +11,9 @@ var (
 	// best-effort was not asked for, or applying it failed. The target was
 	// not executed.
 	ErrRefused = errors.New("confine: confinement refused")
+	// ErrUnreached: the command needs a file to start (its interpreter,
+	// its script) that no grant covers (Reach); it was not started.
+	ErrUnreached = errors.New("confine: a file the command needs is outside every grant")
 	// ErrNoReport: the helper ended without saying what it enforced.
 	ErrNoReport = errors.New("confine: the helper did not report")
 )

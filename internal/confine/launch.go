@@ -18,10 +18,15 @@ type Launch struct {
 // profile in EnvVar, and the report pipe as its descriptor 3. The caller
 // sets the standard streams and attributes, starts cmd, then calls
 // Started, then Report. Where confinement is not available (any system
-// but Linux) it returns an error matching ErrRefused and no command.
+// but Linux) it returns an error matching ErrRefused and no command; when
+// argv needs a file to start that p does not grant (Reach), a *ReachError
+// matching ErrUnreached.
 func Command(p Profile, argv, env []string) (*exec.Cmd, *Launch, error) {
 	if err := supported(); err != nil {
 		return nil, nil, err
+	}
+	if e := unreached(p, argv); e != nil {
+		return nil, nil, e
 	}
 	self, err := os.Executable()
 	if err != nil {

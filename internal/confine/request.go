@@ -65,7 +65,9 @@ func (e *Enforced) WriteText(w io.Writer) {
 // PrintProfile writes what the child argv would be confined to on this
 // kernel under p, as the enforcement record will state it, with the
 // grants to add when the child meets a permission error (wrap
-// --print-profile); it runs nothing. Its error is Preview's.
+// --print-profile); it runs nothing. Its error is Preview's, or, when
+// argv needs files to start that p does not grant (Reach), one matching
+// ErrUnreached that names the grants, after the profile and those files.
 func PrintProfile(w io.Writer, p Profile, argv []string) error {
 	e, err := Preview(p, argv)
 	if err != nil {
@@ -73,6 +75,9 @@ func PrintProfile(w io.Writer, p Profile, argv []string) error {
 	}
 	fmt.Fprintf(w, "aegis wrap --confine would run %s with:\n", strings.Join(argv, " "))
 	e.WriteText(w)
+	if e := unreached(p, argv); e != nil {
+		return printUnreached(w, e)
+	}
 	fmt.Fprintf(w, "A permission error in the child means a grant is missing: --allow-read, --allow-write, --allow-net, --allow-udp, --allow-exec-support (see 'aegis wrap --help').\n")
 	return nil
 }

@@ -79,6 +79,10 @@ func (e Ending) Sentence() string {
 		return fmt.Sprintf("a message longer than --max-frame came from the client or the child, so aegis ended the session without relaying any of it (exit %d); if the server or the client really sends messages that large, raise --max-frame (default 64MiB)",
 			exitcode.FrameTooLarge)
 
+	case end.Reason == record.EndConfinementRefused && len(missingGrants(res.Err)) > 0:
+		return fmt.Sprintf("%s was not started (exit %d): it needs files to start that --confine's grants do not cover; add %s (--print-profile shows what a profile grants)",
+			name, res.Exit, strings.Join(missingGrants(res.Err), " "))
+
 	case end.Reason == record.EndConfinementRefused:
 		return fmt.Sprintf("--confine cannot be enforced on this system%s, so %s was not started (exit %d); run it on a Linux kernel with Landlock enabled (ABI 3 or newer, 4 for --allow-net), add --best-effort to run with what this kernel can enforce (the log records what was dropped), or leave out --confine",
 			why, name, res.Exit)
@@ -174,6 +178,17 @@ func (e Ending) exitSentence(name string) string {
 			name, code, when, left)
 	}
 	return fmt.Sprintf("%s exited with status %d %s%s; its stderr above should say why", name, code, when, left)
+}
+
+// missingGrants are the grants a launcher's refusal names as missing: the
+// command needs files to start that no grant covers (internal/confine's
+// ReachError, which this package does not import).
+func missingGrants(err error) []string {
+	var g interface{ Grants() []string }
+	if errors.As(err, &g) {
+		return g.Grants()
+	}
+	return nil
 }
 
 // shellSignal is the name of signal N when code is 128+N, as a shell

@@ -83,6 +83,9 @@ func TestEndSentence(t *testing.T) {
 		{"non-zero exit on its own",
 			Ending{Argv: argv, Result: Result{Exit: 3, End: record.SessionEnd{Reason: record.EndChildExit, ExitCode: 3}}},
 			[]string{`"node" exited with status 3 on its own`, "stderr above"}},
+		{"a file the command needs outside every grant",
+			Ending{Argv: argv, Confine: confined, Result: Result{Exit: 69, Err: grantsErr{"--allow-read /srv", "--allow-exec-support"}, End: record.SessionEnd{Reason: record.EndConfinementRefused, Detail: "x"}}},
+			[]string{`"node" was not started (exit 69)`, "grants do not cover", "add --allow-read /srv --allow-exec-support", "--print-profile"}},
 		{"a shell's or npx's 128+9",
 			Ending{Argv: []string{"npx", "-y", "server"}, Result: Result{Exit: 137, End: record.SessionEnd{Reason: record.EndChildExit, ExitCode: 137}}},
 			[]string{`"npx" exited with status 137 on its own`, "137 is 128+9", "died of SIGKILL", "aegis saw an exit status, not the signal", "out-of-memory", "dmesg"}},
@@ -218,3 +221,10 @@ func TestShellSignal(t *testing.T) {
 		}
 	}
 }
+
+// grantsErr is a launcher's refusal that names the grants missing, as
+// internal/confine's ReachError does.
+type grantsErr []string
+
+func (g grantsErr) Error() string    { return "outside every grant" }
+func (g grantsErr) Grants() []string { return g }
