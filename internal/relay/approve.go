@@ -79,7 +79,9 @@ func (r *Relay) park(line []byte, start, end int, st *upstream, last uint64, n i
 		TimeoutMS: int64((tab.Timeout() + time.Millisecond - 1) / time.Millisecond)}
 	st.in.Verdict, st.in.Rule, st.in.Set, st.in.Refused = record.VerdictPendingApproval, d.Rule, d.Set, false
 	st.in.RuleLine, st.in.PolicyReason, st.in.Approval = d.Line, d.Reason, &terms
-	seq, err := r.j.AppendHint(&st.in, awaits)
+	// No hint: its answer is not coming soon, and the group commit must
+	// not linger for it (journal/linger.go).
+	seq, err := r.j.Append(&st.in)
 	st.in.Approval = nil
 	if err != nil {
 		return 0, 0, err
@@ -172,7 +174,7 @@ func (r *Relay) refuseParked(p *parkedCall, d approval.Decision) error {
 		reason, code = ReasonApprovalExpired, CodeApprovalTimeout
 	}
 	o := record.Outcome{Call: p.call, Intent: p.seq, Status: record.StatusHostDenied, Reason: reason}
-	seq, err := r.j.AppendHint(&o, answers(p.seq))
+	seq, err := r.j.Append(&o)
 	if err == nil {
 		r.counts.Outcomes++
 		r.counts.Refused++
@@ -205,7 +207,7 @@ func (r *Relay) endParked() error {
 	for _, p := range ps {
 		r.cfg.Approvals.Drop(p.id)
 		o := record.Outcome{Call: p.call, Intent: p.seq, Status: record.StatusHostDenied, Reason: ReasonApprovalEnded}
-		if _, err := r.j.AppendHint(&o, answers(p.seq)); err != nil {
+		if _, err := r.j.Append(&o); err != nil {
 			return err
 		}
 		r.counts.Outcomes++
