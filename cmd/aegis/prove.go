@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/internal/regular"
+	"github.com/aegisrelay/aegis/internal/userfiles"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/tlog"
@@ -192,28 +192,13 @@ func proveCheck(args []string) int {
 // proof is about.
 func proveIndex() tlog.ProveOption { return tlog.WithIndex(tlog.UserIndex()) }
 
-// proveSet is the one log LOG stands for, with its segments: a file,
-// or the NAME of a server that has one log in the state folder.
+// proveSet is the one log LOG stands for (userfiles.FindLog).
 func proveSet(arg string) (*segment.Set, int, bool) {
-	paths := []string{arg}
-	if _, err := os.Stat(arg); err != nil && !strings.ContainsAny(arg, "/"+string(filepath.Separator)) {
-		p, err := serverArgs("prove", paths)
-		if err != nil {
-			return nil, fail(exitcode.Usage, "prove: %v", err), false
-		}
-		if len(p) > 1 {
-			return nil, fail(exitcode.Usage, "prove: %s has %d logs (%s): name one", arg, len(p), strings.Join(p, ", ")), false
-		}
-		paths = p
-	}
-	in, err := segment.Collect(paths, true)
+	set, err := userfiles.FindLog(arg)
 	if err != nil {
 		return nil, fail(exitcode.Usage, "prove: %v", err), false
 	}
-	if len(in.Sets) != 1 {
-		return nil, fail(exitcode.Usage, "prove: %s holds %d logs; name one", arg, len(in.Sets)), false
-	}
-	return in.Sets[0], 0, true
+	return set, 0, true
 }
 
 // readCheckpointFile reads a checkpoint file, or a history of them: the
@@ -224,7 +209,7 @@ func proveSet(arg string) (*segment.Set, int, bool) {
 func readCheckpointFile(what, path, keyArg string, size uint64) (c tlog.Checkpoint, pub ed25519.PublicKey, data []byte, code int, ok bool) {
 	if keyArg != "" {
 		var err error
-		if pub, err = readPublicKey(keyArg); err != nil {
+		if pub, err = userfiles.PublicKey(keyArg); err != nil {
 			return c, nil, nil, fail(exitcode.Usage, "%s: --key: %v", what, err), false
 		}
 	}

@@ -93,7 +93,10 @@ func TestProveIndex(t *testing.T) {
 	raw := readZst(t, seg)
 	lines := bytes.SplitAfter(raw, []byte("\n"))
 	lines[1] = bytes.Replace(lines[1], []byte(`"kind":"`), []byte(`"kind" :"`), 1)
-	enc, _ := zstd.NewWriter(nil)
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(seg, enc.EncodeAll(bytes.Join(lines, nil), nil), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -141,9 +141,14 @@ func TestProveInclusion(t *testing.T) {
 		t.Fatal(err)
 	}
 	var p tlog.Inclusion
-	json.Unmarshal(out, &p)
+	if err := json.Unmarshal(out, &p); err != nil || len(p.Hashes) == 0 {
+		t.Fatalf("prove inclusion's proof = %v, %d hashes; want one with hashes\n%s", err, len(p.Hashes), out)
+	}
 	p.Hashes[0][0] ^= 1
-	bad, _ := json.Marshal(p)
+	bad, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -199,7 +204,10 @@ func TestProveConsistency(t *testing.T) {
 		t.Errorf("prove check, checkpoints swapped = exit %d; want 1\n%s", code, stderr)
 	}
 	p.Hashes[0][0] ^= 1
-	bad, _ := json.Marshal(p)
+	bad, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	code, _, stderr = runAegis(t, "prove", "check", "--key", "@"+f.key+".pub", "--old", f.old, "--new", f.new, "--proof", writeProveFile(t, filepath.Join(f.dir, "bad.json"), bad))
 	if code != 1 || !strings.Contains(stderr, p.OldRoot.String()) && !strings.Contains(stderr, p.NewRoot.String()) || decimalBytes.MatchString(stderr) {
 		t.Errorf("prove check, a hash changed = exit %d, %q; want 1, the root it misses (%s or %s) in base64, no decimal bytes", code, stderr, p.OldRoot, p.NewRoot)
@@ -248,7 +256,10 @@ func TestProveByName(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeProveFile(t, filepath.Join(state, "srv.jsonl"), readAudit(f.audit))
-	_, want, _ := runAegis(t, "prove", "inclusion", "--checkpoint", f.new, "--seq", "3", f.audit)
+	code, want, stderr := runAegis(t, "prove", "inclusion", "--checkpoint", f.new, "--seq", "3", f.audit)
+	if code != 0 {
+		t.Fatalf("prove inclusion FILE = exit %d; want 0\n%s", code, stderr)
+	}
 	code, got, stderr := runAegis(t, "prove", "inclusion", "--checkpoint", f.new, "--seq", "3", "srv")
 	if code != 0 || !bytes.Equal(got, want) || len(want) == 0 {
 		t.Errorf("prove inclusion srv = exit %d, %q, %s; want 0 and the proof from the file, %q", code, got, stderr, want)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/aegisrelay/aegis/internal/logview"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
 	"github.com/aegisrelay/aegis/journal/verify/verifyjson"
@@ -429,28 +430,30 @@ func TestRotateFlags(t *testing.T) {
 func TestRotateProgress(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a.jsonl")
-	os.WriteFile(file, bytes.Repeat([]byte("x"), 4096), 0o600)
+	if err := os.WriteFile(file, bytes.Repeat([]byte("x"), 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	master, tty := openPTY(t)
-	r, w, _ := os.Pipe()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer r.Close()
-	defer w.Close()
-	old := progressMin
-	t.Cleanup(func() { progressMin = old })
-	progressMin = 1024
-	if p := newProgress(w, "verify a", []string{file}); p.bar != nil {
-		t.Errorf("newProgress(pipe) drew a bar; want none")
+	p := logview.NewProgress(w, "on a pipe", []string{file}, 1024)
+	p.Add(4096)
+	p.Done()
+	w.Close()
+	if drawn, err := io.ReadAll(r); err != nil || len(drawn) > 0 {
+		t.Errorf("NewProgress(pipe) drew %q (read: %v); want nothing", drawn, err)
 	}
-	progressMin = 1 << 20
-	if p := newProgress(tty, "verify a", []string{file}); p.bar != nil {
-		t.Errorf("newProgress(terminal, 4 KiB < minimum) drew a bar; want none")
-	}
-	progressMin = 1024
-	p := newProgress(tty, "verify a", []string{file})
-	if p.bar == nil {
-		t.Fatal("newProgress(terminal, large) = no bar")
-	}
-	p.add(4096)
-	p.done()
+	// Below the minimum nothing is drawn: the terminal's first bytes are
+	// the large input's bar.
+	p = logview.NewProgress(tty, "small", []string{file}, 1<<20)
+	p.Add(4096)
+	p.Done()
+	p = logview.NewProgress(tty, "verify a", []string{file}, 1024)
+	p.Add(4096)
+	p.Done()
 	// The terminal may hand the bar over in pieces: read until its
 	// description is whole, or the terminal fails.
 	got := make(chan string, 1)
@@ -469,8 +472,8 @@ func TestRotateProgress(t *testing.T) {
 	}()
 	select {
 	case s := <-got:
-		if !strings.Contains(s, "verify a") {
-			t.Errorf("terminal got %q; want the bar with its description", s)
+		if !strings.HasPrefix(s, "\rverify a ") {
+			t.Errorf("terminal got %q; want the bar with its description, and nothing before it", s)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the bar's description not drawn on the terminal in 5s")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,7 +83,10 @@ func TestVerifyProblemsInFileOrder(t *testing.T) {
 	}
 
 	cmd := exec.Command(aegisBin, "verify", "--json", "--key", "@"+f.key+".pub", f.audit)
-	jout, _ := cmd.Output()
+	jout, err := cmd.Output()
+	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("aegis verify --json = %v; want exit 1 (invalid)", err)
+	}
 	var rep struct {
 		Problems []struct {
 			File string `json:"file"`

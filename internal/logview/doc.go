@@ -18,6 +18,12 @@
 // settled (a protocol record), and where it ends, or a line saying it has
 // no end.
 //
+// A Printer prints the lines a View shows, as aegis log's table or one
+// JSON object each. Filter reads --tool and --since into Options;
+// Summarize is a line of the list of servers aegis log shows with no
+// FILE; Progress is the bar log and verify draw over a large log's bytes
+// on a terminal.
+//
 // A View is used by one goroutine. It keeps the lines not yet shown and
 // the model's tables; nothing else of the records.
 package logview

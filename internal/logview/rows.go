@@ -258,7 +258,7 @@ func latency(ns *int64) string {
 // Session is a line about a session: its start, its revision, its end,
 // or that it has no end. JSON is what --json --sessions prints, Text the
 // table's line; End, on a session_end's line, is the record, whose
-// summary the caller adds to Text.
+// summary (supervise.Summary) Printer adds to Text.
 type Session struct {
 	JSON *SessionJSON
 	Text string

@@ -49,17 +49,17 @@ type View struct {
 // New returns a View that passes each line due to show.
 func New(opts Options, show func(Item)) *View {
 	v := &View{opts: opts, show: show}
-	v.NewLog()
+	v.newLog()
 	return v
 }
 
-// NewLog starts the model of a log's sessions and calls (package calls)
+// newLog starts the model of a log's sessions and calls (package calls)
 // for the records that follow. A stdio session_start ends the sessions
 // live before it (Exclusive: a stdio wrap holds its log alone), as a
 // recovery does: they never got their end. Any log read may lack its
 // first segments (Partial): a call whose session began there is still
 // shown.
-func (v *View) NewLog() {
+func (v *View) newLog() {
 	v.book = calls.New[struct{}, *Call](calls.Options{Exclusive: true, Partial: true})
 	v.book.OnClose = v.closed
 }
@@ -128,16 +128,13 @@ func (v *View) closed(s *calls.Session[struct{}, *Call], how calls.How) {
 	}
 }
 
-// EndLog ends the reading of one log: a session still open there has no
-// session_end yet.
+// EndLog ends the reading of one log, and shows every line left: a
+// session still open there has no session_end yet, and a call without an
+// outcome has none (a log's calls are answered in it or not at all). The
+// records that follow are another log's.
 func (v *View) EndLog() {
 	v.book.Close()
 	v.flushDone()
-}
-
-// Flush shows the lines still waiting at the end: calls without an
-// outcome.
-func (v *View) Flush() {
 	for _, it := range v.order {
 		if !it.done() {
 			it.Call.Status = "no outcome"
@@ -145,6 +142,7 @@ func (v *View) Flush() {
 		v.emit(it)
 	}
 	v.order = nil
+	v.newLog()
 }
 
 // flushDone shows the lines at the front of the order that are done (a

@@ -25,7 +25,6 @@ func read(t *testing.T, file string, opts Options) []Item {
 		t.Fatal(err)
 	}
 	v.EndLog()
-	v.Flush()
 	return items
 }
 
@@ -125,7 +124,6 @@ func TestViewPending(t *testing.T) {
 				v.Record(r)
 			}
 			v.EndLog()
-			v.Flush()
 			if g := strings.Join(got, "; "); g != tt.want {
 				t.Errorf("View = %q; want %q", g, tt.want)
 			}
@@ -209,7 +207,6 @@ func TestViewRoundVerdicts(t *testing.T) {
 		v.Record(r)
 	}
 	v.EndLog()
-	v.Flush()
 	if len(calls) != 1 {
 		t.Fatalf("View = %d calls; want 1", len(calls))
 	}

@@ -7,4 +7,12 @@
 // and the key pair keygen and demo write (the private key mode 0600 from
 // its creation, never widened after). An explicit flag always wins; the
 // command that reads the flags decides.
+//
+// It also resolves what the commands that read logs are given: the logs
+// the arguments of aegis log and verify stand for (FindLogs: a server's
+// NAME, its default log standing for all its logs, globs, each log with
+// its sealed segments) and prove's one LOG (FindLog), and the key verify
+// pins to (PinKey: --key's, else keygen's public key when it exists).
+// Their errors and notes are sentences for the command to print; those
+// of PinKey name verify's flags.
 package userfiles
