@@ -18,7 +18,7 @@ type Status int
 const (
 	Valid      Status = iota // chain, seqs, signatures and pairing check out and every session ended
 	Invalid                  // something was changed, cut out, spliced in or signed by the wrong key
-	Incomplete               // valid as far as it goes, but a session has no session_end or an unsigned tail
+	Incomplete               // valid as far as it goes, but a session has no session_end or an unattested tail
 )
 
 func (s Status) String() string {
