@@ -137,7 +137,11 @@
 //
 // Apply does the whole of one file: ReadFile, Wrap, Unwrap or Scan, and
 // WriteFile unless nothing changed or the caller asked for a dry run; it
-// returns what it did for the caller to print. Existing lists the files
+// returns what it did for the caller to print. Do is Apply as aegis
+// config runs it: the client told by the file's path (ClientOfFile, a
+// symlink's target too) unless named, and a file with something to wrap
+// whose client nothing tells read only, refused with ErrNoClient. Self is
+// the aegis a client runs when none is named. Existing lists the files
 // of Locations that exist, each once. Errors are the sentinels below,
 // each in an Error whose Reason says it in a user's words, without the
 // package's name.

@@ -91,5 +91,8 @@
 // that the target inherits; without it the target would lose its own
 // /proc/PID under memory pressure. aegis wrap makes itself non-dumpable
 // (Undumpable), which keeps a non-root child of the same account out of
-// its memory and environ whatever the child is granted.
+// its memory and environ whatever the child is granted; UndumpableFor
+// refuses a confined session when it fails, and makes it a warning
+// otherwise. PrintProfile is wrap --print-profile: Preview's Enforced
+// written as text, nothing run.
 package confine

@@ -33,6 +33,12 @@
 // log's last record (the witnesses' last checkpoint) and reads the head,
 // and returns how the wrap Ended for the command to say.
 //
+// Log is wrap's log flags as given: Options makes the journal's options
+// of them (rotation, head file, checkpoints), naming the flag at fault.
+// OpenLog opens the log, a server's default log in use giving way to
+// NAME-2.jsonl and on (MaxLogsInUse). LoadPolicy reads --policy into the
+// PolicyReloads that gate the sessions.
+//
 // Front is wrap --listen's settings: Check reads the address with
 // ParseAddr (which says whether only this machine can connect, where
 // --auth none is allowed) before anything is opened; Bind fits the limits

@@ -5,7 +5,10 @@
 // and its logs found by that name (Servers, ServerLogs), the folders
 // made for them (mode 0700, for they hold a private key or evidence),
 // and the key pair keygen and demo write (the private key mode 0600 from
-// its creation, never widened after). An explicit flag always wins; the
+// its creation, never widened after). DefaultKey says whether the key
+// wrap reads when none is named is there (ErrNoKey); SigningKey opens the
+// root key wrap's --signing-key names, a file or a key an ssh-agent holds
+// (AgentPrefix), and AgentFreeEnv keeps the agent's socket from the child. An explicit flag always wins; the
 // command that reads the flags decides.
 //
 // It also resolves what the commands that read logs are given: the logs

@@ -84,7 +84,9 @@
 // --witness-strict), Start waits at most Timeout for the answers and
 // returns those two, and wrap refuses to continue the log. Begin is
 // NewSubmitter and Start in one, as wrap calls them: its refusal is a
-// *RefusedError, naming the checkpoint's size. Close gives
+// *RefusedError, naming the checkpoint's size, and its Refusal says it
+// for the user. Flags holds wrap's witness flags as given, and its
+// Options checks them (naming the flag at fault) and makes Begin's. Close gives
 // every witness one more try at the last checkpoint, within Timeout,
 // after the one in flight if any: the end of a session is delayed by
 // twice Timeout at most.
@@ -134,8 +136,9 @@
 // Cosigners says which of the given witnesses cosigned a note; a
 // cosignature line that claims a given witness's key and does not verify
 // is an error (ErrCosignature), never a missing cosignature. A Quorum
-// (the witnesses' keys, ParseKeys, and how many must cosign) is what
-// verify --witness and prove check --witness require: CheckFiles checks
+// (the witnesses' keys, ParseKeys, and how many must cosign; ParseQuorum
+// reads both from the readers' flags) is what verify --witness and prove
+// check --witness require: CheckFiles checks
 // every checkpoint of a set of files, CheckNote the one checkpoint a
 // proof is about.
 package witness
