@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,7 +88,9 @@ func runAegis(t *testing.T, args ...string) (int, []byte, string) {
 	cmd := exec.Command(aegisBin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Run()
+	if err := cmd.Run(); err != nil && !errors.As(err, new(*exec.ExitError)) {
+		t.Fatalf("aegis %q: %v", args, err)
+	}
 	return cmd.ProcessState.ExitCode(), stdout.Bytes(), stderr.String()
 }
 

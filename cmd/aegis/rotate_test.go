@@ -32,8 +32,14 @@ func (f *fixture) drive(t *testing.T, extra []string, n, window int) (rss []int,
 	// A generous grace: under -race on a loaded machine the echo child can
 	// take longer than the fixture's 300ms to exit after stdin closes.
 	cmd := f.wrapCmd(append(slices.Clone(extra), "--grace", "30s"), child("echo")...)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var errBuf bytes.Buffer
 	cmd.Stderr = &errBuf
 	if err := cmd.Start(); err != nil {
@@ -131,7 +137,10 @@ func aegisRun(t *testing.T, args ...string) (int, string, string) {
 
 func segmentsIn(t *testing.T, dir string) (plain, zst []string) {
 	t.Helper()
-	names, _ := os.ReadDir(dir)
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range names {
 		p := filepath.Join(dir, e.Name())
 		if s, ok := segment.ParseName(p); ok {
@@ -229,9 +238,14 @@ func TestRotateWrap(t *testing.T) {
 	copyLog := func(edit func(name string, data []byte) []byte) string {
 		d := t.TempDir()
 		for _, p := range append(slices.Clone(zst), f.audit) {
-			data, _ := os.ReadFile(p) // (zstd may end in NUL bytes: not readAudit)
+			data, err := os.ReadFile(p) // (zstd may end in NUL bytes: not readAudit)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if data = edit(filepath.Base(p), data); data != nil {
-				os.WriteFile(filepath.Join(d, filepath.Base(p)), data, 0o600)
+				if err := os.WriteFile(filepath.Join(d, filepath.Base(p)), data, 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		return d // verify takes the directory: whatever the live file became
@@ -250,11 +264,20 @@ func TestRotateWrap(t *testing.T) {
 		if name != middle {
 			return data
 		}
-		rc, _ := segment.Open(zst[len(zst)/2], nil)
-		plain, _ := io.ReadAll(rc)
+		rc, err := segment.Open(zst[len(zst)/2], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := io.ReadAll(rc)
 		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
 		lines := bytes.SplitAfter(plain, []byte("\n"))
-		enc, _ := zstd.NewWriter(nil)
+		enc, err := zstd.NewWriter(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		defer enc.Close()
 		return enc.EncodeAll(bytes.Join(lines[:len(lines)/2], nil), nil)
 	})
@@ -343,7 +366,9 @@ func TestLogFollowFirstSegmentGone(t *testing.T) {
 	if len(plain) < 2 {
 		t.Fatalf("%d segments; want rotation", len(plain))
 	}
-	os.Remove(plain[0])
+	if err := os.Remove(plain[0]); err != nil {
+		t.Fatal(err)
+	}
 	first, _ := segment.ParseName(plain[1])
 	lines, stop := followLog(t, f.audit)
 	defer stop()
@@ -365,7 +390,10 @@ func followLog(t *testing.T, audit string) (lines <-chan string, stop func() str
 	follow := exec.Command(aegisBin, "log", "-f", "--json", audit)
 	var ferr bytes.Buffer
 	follow.Stderr = &ferr
-	out, _ := follow.StdoutPipe()
+	out, err := follow.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := follow.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +526,11 @@ func TestRotateSoak(t *testing.T) {
 	t.Parallel()
 	calls := 40_000
 	if s := os.Getenv("AEGIS_SOAK_CALLS"); s != "" {
-		calls, _ = strconv.Atoi(s)
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			t.Fatalf("AEGIS_SOAK_CALLS=%q: want a number of calls", s)
+		}
+		calls = n
 	}
 	// 40k calls: ~30 MB of log, ~150 rotations; 1M calls with 1MiB: ~750.
 	maxSize := "192KiB"
@@ -522,10 +554,16 @@ func TestRotateSoak(t *testing.T) {
 	}
 	var zBytes int64
 	for _, p := range zst {
-		st, _ := os.Stat(p)
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
 		zBytes += st.Size()
 	}
-	st, _ := os.Stat(f.audit)
+	st, err := os.Stat(f.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
 	liveBytes := st.Size()
 
 	// Memory: the second half of the run holds no more than the first
