@@ -68,7 +68,7 @@ func (p *Printer) Show(it Item) {
 		return
 	}
 	if p.needHeader {
-		fmt.Fprintln(p.tw, strings.Join(Header, "\t"))
+		fmt.Fprintln(p.tw, strings.Join(header, "\t"))
 		p.needHeader = false
 	}
 	if it.Call.Verdict == record.VerdictPassThrough {

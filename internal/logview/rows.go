@@ -162,7 +162,7 @@ func (c *Call) update(m *calls.Call[*Call]) {
 	}
 }
 
-// Cells are the call's columns in the table (Header), and, with expand,
+// Cells are the call's columns in the table (header), and, with expand,
 // one more row per round and per task event, indented under it.
 func (c *Call) Cells(expand bool) [][]string {
 	tool := "(none)"
@@ -236,8 +236,8 @@ func (c *Call) Cells(expand bool) [][]string {
 	return rows
 }
 
-// Header is the table's column header.
-var Header = []string{"TIME", "SESSION", "SEQ", "CALL", "TOOL", "STATUS", "LATENCY", "POLICY"}
+// header is the table's column header.
+var header = []string{"TIME", "SESSION", "SEQ", "CALL", "TOOL", "STATUS", "LATENCY", "POLICY"}
 
 // Seqs is the call's SEQ column: its first intent's seq, and its last
 // outcome's after an arrow (5→6), the seqs aegis prove inclusion takes.

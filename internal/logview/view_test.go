@@ -159,8 +159,8 @@ func TestCellsExpand(t *testing.T) {
 	if got := strings.Join(items[0].Call.Cells(false)[0][2:7], "|"); got != want[0] || len(items[0].Call.Cells(false)) != 1 {
 		t.Errorf("Cells(no expand) = %q; want one line %q", got, want[0])
 	}
-	if len(Header) != len(items[0].Call.Cells(false)[0]) {
-		t.Errorf("Header has %d columns, a call's line %d", len(Header), len(items[0].Call.Cells(false)[0]))
+	if len(header) != len(items[0].Call.Cells(false)[0]) {
+		t.Errorf("header has %d columns, a call's line %d", len(header), len(items[0].Call.Cells(false)[0]))
 	}
 }
 
