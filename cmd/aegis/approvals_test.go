@@ -249,3 +249,62 @@ func TestApprovalsBounded(t *testing.T) {
 	}
 	f.mustVerify(t, 0)
 }
+
+// TestApprovalPolicyReload: an approval is bound to the rule set that
+// parked the call: a reload that applies another one expires the call at
+// once (APPROVAL_TIMEOUT, the record says why), and a later approve of its
+// id releases nothing; the same call sent again parks under the new set.
+func TestApprovalPolicyReload(t *testing.T) {
+	f := newFixture(t)
+	path, _ := f.writePolicy(t, "policy.yaml", approvePolicy)
+	childLog := f.dir + "/child.log"
+	s := f.start(t, []string{"--policy", path, "--approval-timeout", "10m"}, []string{"AEGIS_TEST_LOG=" + childLog}, policyChildArgv()...)
+	s.send(call("1", "write_file"))
+	s.send(call("2", "echo"))
+	if got := s.recv(); got != ran("2", "echo") {
+		t.Fatalf("client read %s; want 2", got)
+	}
+	p := f.waiting(t)
+	newSet := replacePolicy(t, path, approvePolicy+"  - tool: search\n    action: deny\n")
+	if got, want := s.recv(), refusal("1", relay.CodeApprovalTimeout, "rules[0] write_file"); got != want {
+		t.Fatalf("after the reload: client read\n%s\nwant\n%s", got, want)
+	}
+	if code, _, errs := f.approvals(t, "approve", p.ID); code != 1 {
+		t.Errorf("approve after the reload = exit %d (%s); want 1", code, errs)
+	}
+	s.send(call("3", "write_file"))
+	s.send(call("4", "echo"))
+	if got := s.recv(); got != ran("4", "echo") {
+		t.Fatalf("client read %s; want 4", got)
+	}
+	again := f.waiting(t)
+	if code, _, errs := f.approvals(t, "approve", again.ID); code != 0 {
+		t.Fatalf("approve under the new set = exit %d (%s)", code, errs)
+	}
+	if got := s.recv(); got != ran("3", "write_file") {
+		t.Fatalf("client read %s; want 3 run", got)
+	}
+	s.stdin.Close()
+	if code := s.wait(30 * time.Second); code != 0 {
+		t.Fatalf("wrap exit %d (%s)", code, s.stderr)
+	}
+	var reasons []string
+	for _, r := range f.records(t) {
+		switch b := r.Body.(type) {
+		case *record.Approval:
+			reasons = append(reasons, b.Decision+": "+b.Reason)
+		case *record.Intent:
+			if b.Approval != nil && b.Approval.ID == again.ID && b.Set != newSet {
+				t.Errorf("the call sent again parked under %s; want %s", b.Set, newSet)
+			}
+		}
+	}
+	want := "expired: the policy was reloaded: the call needs a decision under the new rule set\napproved: "
+	if strings.Join(reasons, "\n") != want {
+		t.Errorf("approval records:\n%s\nwant\n%s", strings.Join(reasons, "\n"), want)
+	}
+	if got, _ := os.ReadFile(childLog); strings.Count(string(got), "write_file") != 1 {
+		t.Errorf("child read\n%s\nwant write_file once (3)", got)
+	}
+	f.mustVerify(t, 0)
+}

@@ -31,7 +31,11 @@ type parkedCall struct {
 	answerID []byte      // the id token a refusal carries (answerID)
 	digest   record.Digest
 	rule     string
+	set      string // the rule set that parked it
 	round    int
+	// void: a reload applied another rule set since: the call cannot be
+	// released under the approval it waits for (voidParked).
+	void bool
 }
 
 // Outcome reasons of parked calls that never ran.
@@ -43,6 +47,13 @@ const (
 
 // ErrNotParked: Resolve found no call under the id: its session ended.
 var ErrNotParked = errors.New("relay: the call's session has ended")
+
+// ErrVoid: an approval came for a call parked under a rule set that a
+// reload has since replaced; the call was refused as expired.
+var ErrVoid = errors.New("relay: the policy was reloaded since the call was parked: it was refused (APPROVAL_TIMEOUT); the client may send it again")
+
+// reasonVoid is an approval record's reason for a call a reload voided.
+const reasonVoid = "the policy was reloaded: the call needs a decision under the new rule set"
 
 // Bounds of what parked calls hold: past either, an approve rule's call
 // is refused at once (PENDING_APPROVAL) instead of parked, so that a
@@ -90,7 +101,7 @@ func (r *Relay) park(line []byte, start, end int, st *upstream, last uint64, n i
 	call := st.in.Call
 	call.Text = slices.Clone(call.Text)
 	p := &parkedCall{id: id, seq: seq, call: call, line: slices.Clone(line), answerID: slices.Clone(answerID(m)),
-		digest: dg, rule: d.Rule, round: st.in.Round.N}
+		digest: dg, rule: d.Rule, set: d.Set, round: st.in.Round.N}
 	if r.parked == nil {
 		r.parked = map[string]*parkedCall{}
 	}
@@ -123,6 +134,10 @@ func (r *Relay) Resolve(id string, d approval.Decision) error {
 	}
 	delete(r.parked, id)
 	r.parkedBytes -= len(p.line)
+	var voided error
+	if p.void && d.Verdict == record.ApprovalApproved {
+		d, voided = approval.Decision{Verdict: record.ApprovalExpired, Reason: reasonVoid}, ErrVoid
+	}
 	a := record.Approval{ID: id, Intent: p.seq, RequestDigest: p.digest, Decision: d.Verdict,
 		HasBy: d.HasBy, UID: d.UID, User: d.User, Reason: d.Reason, Grant: record.GrantDenyAll}
 	approved := d.Verdict == record.ApprovalApproved
@@ -135,7 +150,10 @@ func (r *Relay) Resolve(id string, d approval.Decision) error {
 		return err
 	}
 	if !approved {
-		return r.refuseParked(p, d)
+		if err := r.refuseParked(p, d); err != nil {
+			return err
+		}
+		return voided
 	}
 	var cl frame.Classifier
 	var st upstream
@@ -214,4 +232,26 @@ func (r *Relay) endParked() error {
 		r.counts.Refused++
 	}
 	return nil
+}
+
+// voidParked marks every call parked under another rule set than set,
+// which a reload has just applied: an approval of the old rule set does
+// not carry over. It returns their ids, for the caller to expire once r.mu
+// is released. r.mu is held.
+func (r *Relay) voidParked(set string) []string {
+	var ids []string
+	for id, p := range r.parked {
+		if p.set != set && !p.void {
+			p.void = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// expireVoid expires the calls voidParked marked.
+func (r *Relay) expireVoid(ids []string) {
+	for _, id := range ids {
+		r.cfg.Approvals.Decide(id, approval.Decision{Verdict: record.ApprovalExpired, Reason: reasonVoid})
+	}
 }

@@ -303,7 +303,10 @@
 // flight (timed out from then, with a CallTimeout); denied or expired, it
 // gets a host_denied outcome and the client an APPROVAL_DENIED (with the
 // approver's reason) or APPROVAL_TIMEOUT refusal. End gives every call
-// still parked a host_denied outcome. A batch that holds such a call is
+// still parked a host_denied outcome. An approval is bound to the rule
+// set that parked the call: a reload that applies another set (Note)
+// expires the calls parked under the old one, and an approval that comes
+// for such a call anyway releases nothing (ErrVoid). A batch that holds such a call is
 // refused PENDING_APPROVAL as a whole, as without approvals.
 //
 // # Memory

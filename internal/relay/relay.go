@@ -334,11 +334,19 @@ func (r *Relay) Note(b record.Body) error {
 		return ErrEnded
 	}
 	seq, err := r.j.Append(b)
+	var void []string
+	if pr, ok := b.(*record.PolicyReload); ok && err == nil && pr.Status == "applied" && r.parked != nil {
+		void = r.voidParked(pr.Set)
+	}
 	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	return r.j.Wait(seq, journal.BeforeRequest)
+	err = r.j.Wait(seq, journal.BeforeRequest)
+	if err == nil {
+		r.expireVoid(void)
+	}
+	return err
 }
 
 // Counts returns the session's counts so far.
