@@ -26,38 +26,15 @@ import (
 func TestConfigNewUser(t *testing.T) {
 	argv := everythingArgv(t) // node …/server-everything/dist/index.js stdio
 	node := argv[0]
-	dir := t.TempDir()
-	aegis := installAegis(t, filepath.Join(dir, "bin"))
+	u := startNewUser(t)
+	aegis, home, project, env := u.aegis, u.home, u.project, u.env
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		return u.run(t, args...)
+	}
 	fsEntry, err := filepath.Abs(filesystemEntry)
 	if err != nil {
 		t.Fatal(err)
-	}
-	home := filepath.Join(dir, "home")
-	project := filepath.Join(dir, "project")
-	for _, d := range []string{home, project} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The user's environment: this HOME, no XDG_* folders of the machine's.
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && !strings.HasPrefix(k, "XDG_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "HOME="+home)
-	run := func(args ...string) (int, string, string) {
-		t.Helper()
-		cmd := exec.Command(aegis, args...)
-		cmd.Dir, cmd.Env = project, env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		if err != nil && cmd.ProcessState == nil {
-			t.Fatalf("aegis %v: %v", args, err)
-		}
-		return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 	}
 
 	code, pub, errOut := run("keygen")
@@ -104,27 +81,13 @@ func TestConfigNewUser(t *testing.T) {
 	if strings.Contains(out, "no signing key") {
 		t.Errorf("aegis config wrap says there is no signing key, after keygen made the default one:\n%s", out)
 	}
-	var wrapped struct {
-		MCPServers map[string]struct {
-			Command string            `json:"command"`
-			Args    []string          `json:"args"`
-			Env     map[string]string `json:"env"`
-			URL     string            `json:"url"`
-		} `json:"mcpServers"`
-	}
-	data, err := os.ReadFile(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &wrapped); err != nil {
-		t.Fatalf("the rewritten configuration is not JSON: %v\n%s", err, data)
-	}
-	entry := wrapped.MCPServers["everything"]
-	wantArgs := []string{"wrap", "--name=everything", node, argv[1], "stdio"}
+	servers := readServers(t, cfgPath)
+	entry := servers["everything"]
+	wantArgs := []string{"wrap", "--name=everything", "--client=claude-desktop", node, argv[1], "stdio"}
 	if entry.Command != aegis || !slices.Equal(entry.Args, wantArgs) || entry.Env["AEGIS_INTEROP_MARK"] != "kept through aegis" {
 		t.Fatalf("rewritten entry = %+v; want %s %v with its env", entry, aegis, wantArgs)
 	}
-	if r := wrapped.MCPServers["remote"]; r.URL != "https://mcp.example.com/mcp" || r.Command != "" {
+	if r := servers["remote"]; r.URL != "https://mcp.example.com/mcp" || r.Command != "" {
 		t.Errorf("remote entry rewritten: %+v", r)
 	}
 
@@ -160,7 +123,7 @@ func TestConfigNewUser(t *testing.T) {
 
 	// The second server, by the same client, and both by the Inspector
 	// CLI reading the file itself.
-	fsE := wrapped.MCPServers["filesystem"]
+	fsE := servers["filesystem"]
 	fsArgv := append([]string{script, fsE.Command}, fsE.Args...)
 	fsCalls := `[{"tool":"list_allowed_directories","args":{}}]`
 	fsClient := exec.CommandContext(ctx, node, fsArgv...)
