@@ -79,17 +79,14 @@ func printUnreached(w io.Writer, e *ReachError) error {
 	return fmt.Errorf("%w: add %s", ErrUnreached, grants)
 }
 
-// An interpreter reads a script named by its first argument that is not an
-// option: valued are its options followed by a value (node -r FILE), inline
-// those after which no script file follows (node -e CODE, python -m MODULE,
-// sh -c COMMAND).
-type interpreter struct{ valued, inline []string }
-
+// An interpreter reads a script named by its first operand (operands):
+// node, python, a shell, ruby, perl, php. env runs the program named by
+// its first operand past its NAME=VALUE assignments.
 var (
-	nodeInterp   = interpreter{valued: strings.Fields("-r --require --import --loader --experimental-loader -C --conditions --env-file --title"), inline: strings.Fields("-e --eval -p --print")}
-	pythonInterp = interpreter{valued: strings.Fields("-W -X"), inline: strings.Fields("-c -m")}
-	shellInterp  = interpreter{valued: strings.Fields("-o +o -O +O"), inline: strings.Fields("-c")}
-	interpreters = map[string]interpreter{
+	nodeInterp   = options{valued: strings.Fields("-r --require --import --loader --experimental-loader -C --conditions --env-file --title"), inline: strings.Fields("-e --eval -p --print")}
+	pythonInterp = options{valued: strings.Fields("-W -X"), inline: strings.Fields("-c -m")}
+	shellInterp  = options{valued: strings.Fields("-o +o -O +O"), inline: strings.Fields("-c")}
+	interpreters = map[string]options{
 		"node": nodeInterp, "nodejs": nodeInterp, "tsx": nodeInterp, "ts-node": nodeInterp,
 		"python": pythonInterp, "python3": pythonInterp, "pypy3": pythonInterp,
 		"sh": shellInterp, "bash": shellInterp, "dash": shellInterp, "zsh": shellInterp, "ksh": shellInterp,
@@ -97,15 +94,22 @@ var (
 		"perl": {valued: strings.Fields("-I -M -m"), inline: strings.Fields("-e -E")},
 		"php":  {valued: strings.Fields("-c -d"), inline: strings.Fields("-r")},
 	}
-	// env's options that take a value (env -u NAME), and those after
-	// which it runs no program named by an argument (env -S 'node x').
-	envValued = strings.Fields("-u --unset -C --chdir")
-	envInline = strings.Fields("-S --split-string")
+	envOptions = options{valued: strings.Fields("-u --unset -C --chdir"), inline: strings.Fields("-S --split-string"), assignments: true}
 )
+
+// options are how a program's arguments read: valued are the options
+// followed by a value (node -r FILE), inline those after which no operand
+// names a file (node -e CODE, python -m MODULE, sh -c COMMAND, env -S
+// 'node x'); with assignments, NAME=VALUE arguments come before the
+// operand (env's).
+type options struct {
+	valued, inline []string
+	assignments    bool
+}
 
 // interpreterOf is the interpreter program name is, by its file name
 // (python3.12 is python's).
-func interpreterOf(name string) (interpreter, bool) {
+func interpreterOf(name string) (options, bool) {
 	base := filepath.Base(name)
 	if it, ok := interpreters[base]; ok {
 		return it, true
@@ -113,64 +117,35 @@ func interpreterOf(name string) (interpreter, bool) {
 	if v, ok := strings.CutPrefix(base, "python"); ok && v != "" && strings.Trim(v, "0123456789.") == "" {
 		return pythonInterp, true
 	}
-	return interpreter{}, false
+	return options{}, false
 }
 
-// script is the file the interpreter reads its program from in args: the
-// first argument that is not an option or an option's value; "" when the
-// program is inline or absent.
-func (it interpreter) script(args []string) string {
+// operands are args from the first that is not an option, an option's
+// value or an assignment: an interpreter's script and its arguments,
+// env's program and its arguments. None when an inline option comes
+// first, or an interpreter's "-" (a program read from stdin).
+func (o options) operands(args []string) []string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		opt, _, hasValue := strings.Cut(a, "=")
 		switch {
 		case a == "--":
-			if i+1 < len(args) {
-				return args[i+1]
-			}
-			return ""
-		case a == "-":
-			return "" // the program from stdin
+			return args[i+1:]
+		case a == "-" && !o.assignments:
+			return nil // the program from stdin; env's "-" empties the environment
 		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
 			switch {
-			case slices.Contains(it.inline, opt) || slices.ContainsFunc(it.inline, func(o string) bool { return len(o) == 2 && strings.HasPrefix(a, o) }):
-				return "" // -c CMD, or -cCMD
-			case slices.Contains(it.valued, opt) && !hasValue:
+			case slices.Contains(o.inline, opt) || slices.ContainsFunc(o.inline, func(in string) bool { return len(in) == 2 && strings.HasPrefix(a, in) }):
+				return nil // -c CMD, or -cCMD
+			case slices.Contains(o.valued, opt) && !hasValue:
 				i++
 			}
+		case o.assignments && strings.Contains(a, "="):
 		default:
-			return a
+			return args[i:]
 		}
 	}
-	return ""
-}
-
-// envProgram is the program env runs in args, past its options, their
-// values and its NAME=VALUE assignments, and that program's arguments;
-// "" when it runs none by name.
-func envProgram(args []string) (string, []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		opt, _, hasValue := strings.Cut(a, "=")
-		switch {
-		case a == "--":
-			if i+1 < len(args) {
-				return args[i+1], args[i+2:]
-			}
-			return "", nil
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-			switch {
-			case slices.Contains(envInline, opt):
-				return "", nil
-			case slices.Contains(envValued, opt) && !hasValue:
-				i++
-			}
-		case strings.Contains(a, "="):
-		default:
-			return a, args[i+1:]
-		}
-	}
-	return "", nil
+	return nil
 }
 
 // shebang is the interpreter a script's #! line names and its one
@@ -236,10 +211,11 @@ func Reach(p Profile, argv []string) []Unreached {
 		}
 		name := filepath.Base(prog)
 		if name == "env" {
-			next, rest := envProgram(args)
-			if next == "" {
+			run := envOptions.operands(args)
+			if len(run) == 0 {
 				return miss
 			}
+			next, rest := run[0], run[1:]
 			p, err := exec.LookPath(next)
 			if err != nil {
 				return miss
@@ -252,8 +228,8 @@ func Reach(p Profile, argv []string) []Unreached {
 			continue
 		}
 		if it, ok := interpreterOf(name); ok {
-			if s := it.script(args); s != "" {
-				if abs, err := filepath.Abs(s); err == nil {
+			if run := it.operands(args); len(run) > 0 {
+				if abs, err := filepath.Abs(run[0]); err == nil {
 					if st, err := os.Stat(abs); err == nil && st.Mode().IsRegular() {
 						need(abs, name+"'s script", false)
 					}

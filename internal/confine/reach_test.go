@@ -71,6 +71,9 @@ func TestReach(t *testing.T) {
 			[]Unreached{nodeMiss, {Path: script, What: "node's script", Grant: "--allow-read " + srv}}},
 		{"env's program granted", Profile{ExecSupport: true, Read: []string{srv}}, []string{"env", "X=1", "node", "srv/server.js"}, nil},
 		{"env -S", Profile{}, []string{"env", "-S", "node srv/server.js"}, nil},
+		{"env - and --", Profile{ExecSupport: true}, []string{"env", "-", "--", "node", "srv/server.js"}, []Unreached{scriptMiss}},
+		{"a program from stdin", Profile{ExecSupport: true}, []string{"node", "-", "srv/server.js"}, nil},
+		{"-cCMD", Profile{ExecSupport: true}, []string{"sh", "-csrv/server.js"}, nil},
 		{"#!/usr/bin/env node", Profile{}, []string{viaEnv}, []Unreached{
 			{Path: env, What: viaEnv + "'s interpreter", Grant: "--allow-exec-support"},
 			{Path: node, What: viaEnv + "'s #! program", Grant: "--allow-exec-support"}}},

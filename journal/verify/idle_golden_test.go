@@ -1,12 +1,9 @@
 package verify
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/aegisrelay/aegis/internal/journaltest"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -26,19 +23,5 @@ func TestIdleGolden(t *testing.T) {
 			return &record.SessionEnd{Reason: record.EndIdle, Counts: record.Counts{FramesIn: 2, FramesOut: 1}}
 		}},
 	})
-	if *update {
-		if err := os.WriteFile(idleGolden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(idleGolden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("the log written differs from %s; if the format changed on purpose, rerun with -update", idleGolden)
-	}
-	if rep := verifyBytes(t, got, Options{Key: journaltest.FuzzPub}); rep.Status != Valid {
-		t.Errorf("Verify(idle log) = %v, problems %v; want valid", rep.Status, rep.Problems)
-	}
+	checkGolden(t, idleGolden, got)
 }
