@@ -192,20 +192,20 @@ func Reach(p Profile, argv []string) []Unreached {
 	}
 	g := newGrants(p, target)
 	var miss []Unreached
-	need := func(path, what string, prog bool) {
-		if u, ok := g.unreached(path, what, prog); !ok {
+	need := func(path, what string) {
+		if u, ok := g.unreached(path, what); !ok {
 			miss = append(miss, u)
 		}
 	}
 	prog, path, args := argv[0], target, argv[1:]
-	// Each step runs a program named by an argument, so this ends; the
-	// bound keeps a loop of links from taking long.
+	// Each step (env running a program) takes at least one argument, so
+	// this ends; the bound is far beyond any real command's chain.
 	for range 8 {
 		if interp, arg := shebang(path); interp != "" {
-			need(interp, path+"'s interpreter", true)
+			need(interp, path+"'s interpreter")
 			if filepath.Base(interp) == "env" && arg != "" && !strings.HasPrefix(arg, "-") {
 				if p, err := exec.LookPath(arg); err == nil {
-					need(p, path+"'s #! program", true)
+					need(p, path+"'s #! program")
 				}
 			}
 		}
@@ -223,7 +223,7 @@ func Reach(p Profile, argv []string) []Unreached {
 			if p, err = filepath.Abs(p); err != nil {
 				return miss
 			}
-			need(p, "env's program", true)
+			need(p, "env's program")
 			prog, path, args = next, p, rest
 			continue
 		}
@@ -231,7 +231,7 @@ func Reach(p Profile, argv []string) []Unreached {
 			if run := it.operands(args); len(run) > 0 {
 				if abs, err := filepath.Abs(run[0]); err == nil {
 					if st, err := os.Stat(abs); err == nil && st.Mode().IsRegular() {
-						need(abs, name+"'s script", false)
+						need(abs, name+"'s script")
 					}
 				}
 			}
@@ -274,7 +274,7 @@ func newGrants(p Profile, target string) grants {
 // the grant that would cover it: --allow-exec-support for a file in its
 // trees, else --allow-read of the file's folder. A path that cannot be
 // resolved is ok: the start will say what is wrong with it.
-func (g grants) unreached(path, what string, prog bool) (u Unreached, ok bool) {
+func (g grants) unreached(path, what string) (u Unreached, ok bool) {
 	r, err := filepath.EvalSymlinks(path)
 	if err != nil || beneath(r, g.paths) {
 		return Unreached{}, true
