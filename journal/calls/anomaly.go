@@ -25,6 +25,12 @@ const (
 	TaskWithoutEnd                        // a task without its end at its session's session_end
 	TaskIDReused                          // an outcome of status task naming the task_id of a task of its session not ended
 	RequestOfNoCall                       // a server_request naming a seq that is no call of its session in flight
+	ApprovalUnparked                      // an approval record naming no parked intent of its session
+	ApprovalMismatch                      // an approval record whose id or request_digest is not its intent's
+	ApprovalTwice                         // a second approval record of one parked call
+	ApprovalReused                        // an intent parked under an approval id an earlier intent of its session holds
+	ApprovalGrant                         // an approval record whose grant is not the one its decision mints
+	ApprovalSkipped                       // a parked call's outcome its decision does not allow
 )
 
 // Anomaly is a place where the records break the rules of sessions and

@@ -104,6 +104,10 @@ type Session[S, C any] struct {
 	tasks    map[uint64]*thread[C] // calls that became a task, by the intent seq of that round
 	requests map[uint64]struct{}   // the seqs of the server_request records
 	taskIDs  map[string]*thread[C] // the calls that became a task, by task id (taskKey)
+
+	// Approvals (approvals.go), each made when first needed.
+	parked      map[uint64]*parked // calls parked for approval, by intent seq, until their outcome
+	approvalIDs map[string]uint64  // the approval ids its intents parked calls under: the intent's seq
 }
 
 // Live reports whether s is live: opened and not yet closed.
@@ -247,6 +251,9 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 			call.start = r.TS.UnixNano()
 		}
 		s.open[r.Seq] = call
+		if body.Approval != nil {
+			b.park(s, r, body)
+		}
 	case *record.Outcome:
 		s.Outcomes++
 		call, ok := s.open[body.Intent]
@@ -263,6 +270,9 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 		}
 		if ok {
 			delete(s.open, body.Intent)
+			if s.parked != nil {
+				b.settleParked(s, r, body)
+			}
 			if call.t != nil || body.Status == record.StatusInputRequired || body.Status == record.StatusTask {
 				s.makeRounds()
 			}
@@ -277,6 +287,8 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 	case *record.ClientAnswer:
 		s.makeRounds()
 		b.answerRequest(s, r, body)
+	case *record.Approval:
+		b.decide(s, r, body)
 	case *record.Protocol:
 		s.Revision = body.Revision.String()
 	case *record.SessionEnd:

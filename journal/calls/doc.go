@@ -72,6 +72,21 @@
 // session closes, the outcomes its rounds answered, its tasks and its
 // server_requests, so that a second claim is found wherever it comes.
 //
+// # Approvals
+//
+// A call an approve rule parks has an intent with approval terms (record
+// doc.go, "Capability"): its approval id is its session's once, and the
+// call waits for one approval record, which names that intent's seq, id
+// and request_digest, and whose grant is "approval:<id>" when approved,
+// deny_all otherwise. A second decision, one naming no parked intent of
+// its session still waiting, or one that does not match its intent, is
+// an anomaly. The call's outcome comes after its decision: an approved
+// call's is what its server answered, a denied or expired one's is
+// host_denied; an outcome before any decision is an anomaly unless it is
+// the host_denied outcome that says the session ended awaiting approval
+// (ReasonApprovalEnded). A session keeps the ids of its parked calls
+// until it closes.
+//
 // # Anomalies
 //
 // An anomaly is reported once, where it is found (Anomaly.Rec), in log

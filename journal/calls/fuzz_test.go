@@ -17,6 +17,10 @@ func FuzzBook(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 1, 0, 1, 0, 2, 0, 1, 1, 1, 0, 2, 0, 2, 0, 3, 0, 3, 0, 4, 0, 9, 0, 0, 0})
 	f.Add([]byte{0, 0, 0, 0, 1, 0, 1, 0, 2, 0, 1, 2, 5, 0, 1, 7, 5, 0, 1, 7, 9, 0, 0, 0})
 	f.Add([]byte{0, 0, 0, 0, 0, 1, 0, 0, 1, 1, 1, 0, 6, 0, 0, 0, 7, 0, 5, 0, 1, 1, 1, 3, 2, 1, 3, 1, 10, 0, 0, 0})
+	// A call parked for approval, approved (its grant), then answered; a
+	// second one denied with the wrong grant and answered ok.
+	f.Add([]byte{0, 0, 0, 0, 11, 0, 0, 1, 12, 0, 1, 1, 3, 0, 2, 1, 11, 0, 0, 2, 12, 0, 1, 0x42, 3, 0, 2, 2, 9, 0, 0, 0})
+	decisions := []string{record.ApprovalApproved, record.ApprovalDenied, record.ApprovalExpired, "x"}
 	statuses := []string{record.StatusOK, record.StatusInputRequired, record.StatusTask, record.StatusToolError, record.StatusCancelled, record.StatusOther}
 	bys := []string{record.RoundByState, record.RoundByMatch, record.RoundUnknownState, record.RoundReusedState, "", "x"}
 	events := []string{record.TaskEnd, record.TaskInputRequired, record.TaskUpdate, record.TaskCancel}
@@ -25,7 +29,7 @@ func FuzzBook(f *testing.F) {
 		var reported []*Call[int]
 		claims := map[[2]uint64]int{}
 		for i := 0; i+4 <= len(data) && i < 4*512; i += 4 {
-			kind, sid, x, y := data[i]%11, data[i+1]%2, uint64(data[i+2]), data[i+3]
+			kind, sid, x, y := data[i]%13, data[i+1]%2, uint64(data[i+2]), data[i+3]
 			seq := uint64(i / 4)
 			r := &record.Record{Seq: seq, SID: [16]byte{sid}, TS: time.Unix(int64(seq), 0)}
 			id := record.Call{Type: record.IDNumber, Text: []byte{'0' + y%10}}
@@ -52,7 +56,16 @@ func FuzzBook(f *testing.F) {
 				r.Kind, r.Body = record.KindRecovery, &record.Recovery{}
 			case 9:
 				r.Kind, r.Body = record.KindSessionEnd, &record.SessionEnd{}
-			default:
+			case 11:
+				r.Kind, r.Body = record.KindIntent, &record.Intent{Call: id, Verdict: record.VerdictPendingApproval,
+					Approval: &record.ApprovalTerms{ID: approvalID(y % 4), TimeoutMS: 1}}
+			case 12:
+				a := &record.Approval{ID: approvalID(y % 4), Intent: of, Decision: decisions[int(y/16)%len(decisions)], Grant: record.GrantDenyAll}
+				if y&64 == 0 {
+					a.Grant = record.GrantPrefix + a.ID
+				}
+				r.Kind, r.Body = record.KindApproval, a
+			case 10:
 				b.Missing(seq)
 				continue
 			}
@@ -81,3 +94,6 @@ func FuzzBook(f *testing.F) {
 		}
 	})
 }
+
+// approvalID is one of FuzzBook's few approval ids.
+func approvalID(n byte) string { return "000000000000000" + string(rune('0'+n)) }

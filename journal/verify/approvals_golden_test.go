@@ -19,15 +19,27 @@ var approvalsGolden = filepath.Join("..", "record", "testdata", "approvals.jsonl
 // and the outcomes that follow them are written as the golden file holds
 // them, and verify.
 func TestApprovalsGolden(t *testing.T) {
-	const set = "sha256:1d506e6a4fc13593145c469d99002db90c53c4636e1b582b7d707636221ad6c0"
-	parked := func(id string, call string) func(map[string]uint64) record.Body {
-		return func(map[string]uint64) record.Body {
-			return &record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte(call)}, Tool: []byte("write_file"), HasTool: true,
-				Verdict: record.VerdictPendingApproval, Rule: "rules[0] write_file", Set: set, RuleLine: 4,
-				Approval: &record.ApprovalTerms{ID: id, Server: "files", Caller: "uid:1000", TimeoutMS: 300000}}
-		}
+	checkGolden(t, approvalsGolden, writeSteps(t, approvalsSteps()))
+}
+
+// approvalsSet is the rule set of approvalsSteps' session.
+const approvalsSet = "sha256:1d506e6a4fc13593145c469d99002db90c53c4636e1b582b7d707636221ad6c0"
+
+// parkedIntent is the step of an intent an approve rule parks under id.
+func parkedIntent(id string, call string) func(map[string]uint64) record.Body {
+	return func(map[string]uint64) record.Body {
+		return &record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte(call)}, Tool: []byte("write_file"), HasTool: true,
+			Verdict: record.VerdictPendingApproval, Rule: "rules[0] write_file", Set: approvalsSet, RuleLine: 4,
+			Approval: &record.ApprovalTerms{ID: id, Server: "files", Caller: "uid:1000", TimeoutMS: 300000}}
 	}
-	got := writeSteps(t, []roundsStep{
+}
+
+// approvalsSteps are the golden log's: three calls parked, one approved,
+// one denied, one expired.
+func approvalsSteps() []roundsStep {
+	const set = approvalsSet
+	parked := parkedIntent
+	return []roundsStep{
 		{"start", func(map[string]uint64) record.Body {
 			return &record.SessionStart{Aegis: "golden", Argv: []string{"mcp-server-filesystem"}, Name: "files", Durability: "none", PolicySet: set}
 		}},
@@ -57,8 +69,7 @@ func TestApprovalsGolden(t *testing.T) {
 		{"end", func(map[string]uint64) record.Body {
 			return &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{FramesIn: 3, FramesOut: 1, Intents: 3, Outcomes: 3, Refused: 2}}
 		}},
-	})
-	checkGolden(t, approvalsGolden, got)
+	}
 }
 
 // checkGolden: got, a log the journal's writer wrote, is the golden file
