@@ -64,8 +64,8 @@ func TestConfigWriteFails(t *testing.T) {
 		t.Errorf("aegis config wrap with no backup possible = exit %d, %q; want 74\n%s", code, errOut, out)
 	}
 	checkBytes(t, path, orig, 0o600)
-	if names, _ := filepath.Glob(filepath.Join(dir, ".cursor", "*")); len(names) != 1 {
-		t.Errorf("the file's folder holds %v; want the file only", names)
+	if names, err := filepath.Glob(filepath.Join(dir, ".cursor", "*")); err != nil || len(names) != 1 {
+		t.Errorf("the file's folder holds %v (%v); want the file only", names, err)
 	}
 }
 
@@ -137,9 +137,9 @@ func TestConfigOwnerAsRoot(t *testing.T) {
 			if tt.kept {
 				wantUID = 1000
 			}
-			names, _ := filepath.Glob(filepath.Join(folder, "*"))
-			if len(names) != 1 {
-				t.Errorf("the folder holds %v; want the file only", names)
+			names, err := filepath.Glob(filepath.Join(folder, "*"))
+			if err != nil || len(names) != 1 {
+				t.Errorf("the folder holds %v (%v); want the file only", names, err)
 			}
 			backup := filepath.Join(base, ".local", "state", "aegis", "config-backups", folder, "mcp.json")
 			for p, want := range map[string]uint32{path: wantUID, backup: 0} {

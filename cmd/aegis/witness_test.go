@@ -471,7 +471,11 @@ func TestWitnessRollbackAndFork(t *testing.T) {
 	}
 	older := map[string][]byte{}
 	for _, p := range files {
-		older[p], _ = os.ReadFile(p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		older[p] = b
 	}
 	if code, errOut := f.session(t, 1, "--witness", w.flag()); code != 0 {
 		t.Fatalf("second witnessed session: exit %d\n%s", code, errOut)
