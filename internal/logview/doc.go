@@ -14,6 +14,11 @@
 // after it wait (in record order), unless Options.Follow shows each as
 // soon as it is done.
 //
+// A call an approve rule parked says so (Call.Approval): that it waited
+// for approval and how that was decided, by whom and why, from its
+// approval record; the approver's own text is shown quoted where it holds
+// anything but graphic characters.
+//
 // A session has a line where it starts, where its protocol revision is
 // settled (a protocol record), and where it ends, or a line saying it has
 // no end.

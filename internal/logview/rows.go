@@ -56,6 +56,8 @@ type Call struct {
 	RoundsMore int     `json:"rounds_more,omitempty"`
 	// Task is the task the call became.
 	Task *Task `json:"task,omitempty"`
+	// Approval: an approve rule parked the call; what it waited for.
+	Approval *Approval `json:"approval,omitempty"`
 
 	done bool
 	// rounds holds the verdict and rule of each later round's intent, by
@@ -119,6 +121,9 @@ func intentCall(r *record.Record, b *record.Intent) *Call {
 	}
 	if b.Call.Type == record.IDNull {
 		c.Status, c.done = "notification", true
+	}
+	if b.Approval != nil {
+		c.Approval = &Approval{ID: b.Approval.ID}
 	}
 	return c
 }
@@ -191,6 +196,9 @@ func (c *Call) Cells(expand bool) [][]string {
 	}
 	if c.Task != nil {
 		marks = append(marks, "task")
+	}
+	if c.Approval != nil {
+		marks = append(marks, c.Approval.mark())
 	}
 	if len(marks) > 0 {
 		status += " [" + strings.Join(marks, ", ") + "]"

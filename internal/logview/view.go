@@ -2,6 +2,7 @@ package logview
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,9 @@ type View struct {
 	show  func(Item)
 	book  *calls.Book[struct{}, *Call] // the sessions and calls of the log being read
 	order []Item                       // lines not yet shown, in the order of their records
+	// parked: the lines of calls parked for approval, by their intent's
+	// seq, until their outcome is read.
+	parked map[uint64]*Call
 	dec   record.Decoder               // Read's
 }
 
@@ -62,6 +66,7 @@ func New(opts Options, show func(Item)) *View {
 func (v *View) newLog() {
 	v.book = calls.New[struct{}, *Call](calls.Options{Exclusive: true, Partial: true})
 	v.book.OnClose = v.closed
+	v.parked = map[uint64]*Call{}
 }
 
 // Record takes the next record of the log, and shows the lines then due.
@@ -98,7 +103,15 @@ func (v *View) Record(r *record.Record) {
 		}
 		// Shown even outside its session: log shows what it can read.
 		v.order = append(v.order, Item{Call: row})
+		if row.Approval != nil && !row.done {
+			v.parked[r.Seq] = row
+		}
+	case *record.Approval:
+		if row := v.parked[b.Intent]; row != nil && row.SID == hex.EncodeToString(r.SID[:]) && row.Approval.ID == b.ID {
+			row.Approval.decided(r, b)
+		}
 	case *record.Outcome:
+		delete(v.parked, b.Intent)
 		if c != nil {
 			seq := r.Seq
 			c.Data.OutcomeSeq = &seq
