@@ -47,7 +47,7 @@ type View struct {
 	// parked: the lines of calls parked for approval, by their intent's
 	// seq, until their outcome is read.
 	parked map[uint64]*Call
-	dec   record.Decoder               // Read's
+	dec    record.Decoder // Read's
 }
 
 // New returns a View that passes each line due to show.
