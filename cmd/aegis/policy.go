@@ -83,7 +83,7 @@ func runPolicyExplain(args []string) int {
 	for _, tool := range args[1:] {
 		e := p.Explain(tool)
 		verdict := map[policy.Action]string{policy.Allow: "allowed", policy.Deny: "denied (" + relay.CodePolicyDenied + ")",
-			policy.Approve: "refused (" + relay.CodePendingApproval + ")"}[e.Action]
+			policy.Approve: "parked for approval"}[e.Action]
 		if e.Malformed != "" {
 			fmt.Printf("%q: refused (%s) whatever the rules: %s\n", tool, relay.CodePolicyDenied, e.Malformed)
 			continue
@@ -98,6 +98,10 @@ func runPolicyExplain(args []string) int {
 			why = fmt.Sprintf("by %s (%s:%d): the glob %q matches", e.Label, p.File(), e.Line, p.Rules()[e.Rule].Tool)
 		}
 		fmt.Printf("%q: %s %s\n", tool, verdict, why)
+		if e.Action == policy.Approve {
+			fmt.Printf("  over stdio the call waits for aegis approve ID (sent to the server) or aegis deny ID (%s), at most --approval-timeout (%s); refused at once (%s) over --listen, with --approval-timeout 0, in a batch, or when the parked calls are at their bound\n",
+				relay.CodeApprovalDenied, relay.CodeApprovalTimeout, relay.CodePendingApproval)
+		}
 		if e.When != "" {
 			fmt.Printf("  only when its condition holds for the call; otherwise the next rule that matches decides, or the default\n")
 		}

@@ -20,7 +20,7 @@
 //	  - tool: "delete_*"
 //	    action: deny
 //	  - tool: write_file
-//	    action: approve       # refused with PENDING_APPROVAL (see Decisions)
+//	    action: approve       # parked until a person decides (see Decisions)
 //
 // Decoding is strict, and every problem is reported with file, line and
 // column before anything starts (Parse returns them all, as a *Error):
@@ -51,11 +51,13 @@
 // deciding rule is named "rules[i] <pattern>" (i from 0), or "default".
 // A deny rule (or default: deny) decides gate.Denied, an approve rule
 // gate.PendingApproval, an allow rule over its rate gate.RateLimited, and
-// any other allow gate.Allowed. An approve rule's call is answered at once
-// with PENDING_APPROVAL and recorded pending_approval: it does not wait.
-// Holding it until a person decides is gate.Parked, a decision this
-// package does not make; approve is part of the format so that a policy
-// written now keeps its meaning when approve rules park their calls.
+// any other allow gate.Allowed. What becomes of an approve rule's call is
+// the relay's: over stdio it parks the call (recorded pending_approval,
+// neither forwarded nor refused) until aegis approve sends it to the
+// server, aegis deny refuses it (APPROVAL_DENIED), or --approval-timeout
+// passes (APPROVAL_TIMEOUT); over --listen, with --approval-timeout 0, in
+// a batch, or when the parked calls are at their bound, it refuses the
+// call at once (PENDING_APPROVAL).
 //
 // Decisions are lookups, not a scan of the rules (see index.go): exact
 // names by map, globs by their literal prefix or suffix; only globs with
