@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,6 +175,23 @@ func TestApprovals(t *testing.T) {
 		}
 	}
 	f.mustVerify(t, 0)
+
+	// aegis log says which calls waited for approval and how each was
+	// decided, and by whom.
+	logOut, err := exec.Command(aegisBin, "log", f.audit).CombinedOutput()
+	if err != nil {
+		t.Fatalf("aegis log: %v\n%s", err, logOut)
+	}
+	by := fmt.Sprintf(" by %s (uid %d)", decisions[0].User, uid)
+	for _, w := range []string{
+		"ok [waited for approval: approved" + by + "]",
+		"host_denied (not executed: approval denied) [waited for approval: denied" + by + `: "not on \"prod\""]`,
+		"host_denied (not executed: the session ended awaiting approval) [waited for approval: no decision]",
+	} {
+		if !strings.Contains(string(logOut), w) {
+			t.Errorf("aegis log:\n%s\nwant a call saying %s", logOut, w)
+		}
+	}
 }
 
 // TestApprovalTimeout: a parked call nobody decides is refused
@@ -305,6 +325,102 @@ func TestApprovalPolicyReload(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(childLog); strings.Count(string(got), "write_file") != 1 {
 		t.Errorf("child read\n%s\nwant write_file once (3)", got)
+	}
+	f.mustVerify(t, 0)
+}
+
+// TestApprovalOtherUID: an approver of another uid (nobody, 65534) cannot
+// release a parked call, whichever guard stops it first: the state
+// folder it cannot enter, then the socket's mode 0600, then — with the
+// socket's mode opened to everyone, as a mistaken chmod would — the
+// peer's uid, which the server reads with SO_PEERCRED and refuses. Each
+// time the call stays parked, and the child has not seen it; root then
+// approves it, and the child reads it once.
+func TestApprovalOtherUID(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("running a command as another uid needs root")
+	}
+	f := newFixture(t)
+	// A copy of the binary that nobody may run; the test's temporary
+	// root, which holds it and f.dir, is made traversable.
+	root := filepath.Dir(f.dir)
+	binDir := t.TempDir()
+	bin := filepath.Join(binDir, "aegis")
+	data, err := os.ReadFile(aegisBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{os.WriteFile(bin, data, 0o755), os.Chmod(bin, 0o755), os.Chmod(binDir, 0o755), os.Chmod(root, 0o711), os.Chmod(f.dir, 0o700)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	path, _ := f.writePolicy(t, "policy.yaml", approvePolicy)
+	childLog := f.dir + "/child.log"
+	line := call("1", "write_file")
+	s := f.start(t, []string{"--policy", path, "--approval-timeout", "10m"}, []string{"AEGIS_TEST_LOG=" + childLog}, policyChildArgv()...)
+	s.send(line)
+	s.send(call("2", "echo"))
+	if got := s.recv(); got != ran("2", "echo") {
+		t.Fatalf("client read %s; want 2 answered while 1 waits", got)
+	}
+	p := f.waiting(t)
+	sock := approval.SocketPath(f.audit)
+
+	asNobody := func() (int, string) {
+		cmd := exec.Command(bin, "approve", p.ID, "--socket", sock)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		runBounded(t, cmd, 30*time.Second)
+		return cmd.ProcessState.ExitCode(), out.String()
+	}
+	for _, step := range []struct {
+		guard string
+		setup func() error
+		want  string
+	}{
+		{"the state folder (0700)", func() error { return nil }, "permission denied"},
+		{"the socket's mode (0600)", func() error { return os.Chmod(f.dir, 0o711) }, "permission denied"},
+		{"the peer's uid (SO_PEERCRED)", func() error { return os.Chmod(sock, 0o666) }, "uid 65534 may not decide approvals here"},
+	} {
+		if err := step.setup(); err != nil {
+			t.Fatal(err)
+		}
+		if code, out := asNobody(); code == 0 || !strings.Contains(out, step.want) {
+			t.Fatalf("%s: aegis approve as uid 65534 = exit %d\n%s\nwant it refused: %s", step.guard, code, out, step.want)
+		}
+		if still := f.waiting(t); still.ID != p.ID {
+			t.Fatalf("%s: after the refused approve, %s waits; want %s still parked", step.guard, still.ID, p.ID)
+		}
+		if got, _ := os.ReadFile(childLog); strings.Contains(string(got), "write_file") {
+			t.Fatalf("%s: the child read the parked call:\n%s", step.guard, got)
+		}
+	}
+	if !strings.Contains(s.stderr.String(), "refused a peer of uid 65534") {
+		t.Errorf("wrap's stderr does not say it refused uid 65534:\n%s", s.stderr)
+	}
+	if code, out, errs := f.approvals(t, "approve", p.ID); code != 0 {
+		t.Fatalf("aegis approve as root = exit %d: %s%s", code, out, errs)
+	}
+	if got := s.recv(); got != ran("1", "write_file") {
+		t.Fatalf("after root's approve: client read %s; want the child's answer to 1", got)
+	}
+	s.stdin.Close()
+	if code := s.wait(30 * time.Second); code != 0 {
+		t.Fatalf("wrap exit %d (%s)", code, s.stderr)
+	}
+	if got, _ := os.ReadFile(childLog); strings.Count(string(got), line+"\n") != 1 {
+		t.Fatalf("child read\n%s\nwant the parked line once", got)
+	}
+	var by []uint64
+	for _, r := range f.records(t) {
+		if a, ok := r.Body.(*record.Approval); ok {
+			by = append(by, a.UID)
+		}
+	}
+	if len(by) != 1 || by[0] != 0 {
+		t.Fatalf("approval records by uids %v; want one, by root", by)
 	}
 	f.mustVerify(t, 0)
 }

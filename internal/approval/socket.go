@@ -196,11 +196,15 @@ func Do(path string, req Request) (Response, error) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(ioTimeout))
 	b, _ := json.Marshal(req)
-	if _, err := c.Write(append(b, '\n')); err != nil {
-		return Response{}, err
-	}
+	// A server that refuses the peer answers and closes without reading
+	// the request, so the write may fail where the answer, which says
+	// why, is there to read.
+	_, werr := c.Write(append(b, '\n'))
 	line, err := bufio.NewReader(c).ReadBytes('\n')
 	if err != nil {
+		if werr != nil {
+			return Response{}, werr
+		}
 		return Response{}, fmt.Errorf("%s: no answer: %w", path, err)
 	}
 	var resp Response
