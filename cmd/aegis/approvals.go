@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,19 +47,11 @@ func runApprovals(args []string) int {
 	if err != nil {
 		return fail(exitcode.Usage, "approvals: %v", err)
 	}
-	var all []approval.Pending
+	all, errs := approval.List(socks, *socket == "")
 	code := exitcode.OK
-	for _, s := range socks {
-		resp, err := approval.Do(s, approval.Request{Op: "list"})
-		switch {
-		case notServed(err) && *socket == "":
-			continue // left by a wrap that was killed: nothing waits there
-		case err != nil:
-			fmt.Fprintf(os.Stderr, "aegis: approvals: %s: %v\n", s, err)
-			code = exitcode.Invalid
-			continue
-		}
-		all = append(all, resp.Pending...)
+	for _, err := range errs {
+		fmt.Fprintf(os.Stderr, "aegis: approvals: %v\n", err)
+		code = exitcode.Invalid
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -131,27 +122,13 @@ func decideApproval(op string, args []string) int {
 	if err != nil {
 		return fail(exitcode.Usage, "%s: %v", op, err)
 	}
-	for _, s := range socks {
-		_, err := approval.Do(s, req)
-		switch {
-		case err == nil:
-			if op == "approve" {
-				fmt.Printf("approved %s: the call went to its server\n", id)
-			} else {
-				fmt.Printf("denied %s: the client was refused\n", id)
-			}
-			return exitcode.OK
-		case errors.Is(err, approval.ErrRemoteUnknown), *socket == "" && notServed(err):
-			continue // another wrap's, or a socket no wrap serves
-		default:
-			return fail(exitcode.Invalid, "%s %s: %v", op, id, err)
-		}
+	switch err := approval.Decide(socks, req, *socket == ""); {
+	case err != nil:
+		return fail(exitcode.Invalid, "%s %s: %v", op, id, err)
+	case op == "approve":
+		fmt.Printf("approved %s: the call went to its server\n", id)
+	default:
+		fmt.Printf("denied %s: the client was refused\n", id)
 	}
-	return fail(exitcode.Invalid, "%s %s: no call awaits approval under this id", op, id)
-}
-
-// notServed tells a socket no wrap serves any more from an answer.
-func notServed(err error) bool {
-	var ns *approval.NotServedError
-	return errors.As(err, &ns)
+	return exitcode.OK
 }

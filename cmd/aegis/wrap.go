@@ -215,7 +215,7 @@ func runWrap(args []string) int {
 		Stderr: os.Stderr, Logf: logf,
 	}
 	pol.Configure(&c)
-	defer f.af.serve(&c, *audit, *name, lf.On())()
+	defer c.ServeApprovals(*audit, *name, *f.af.timeout, lf.On(), logf)()
 	return w.end(c.Run(serve.Run{
 		Journal: j, StartSeq: startSeq, Start: start, Front: lf, Serving: func() { logf("%s", lf.Serving()) },
 		Stdin: os.Stdin, Stdout: os.Stdout, Signals: sigs, Closed: wf.finish,
