@@ -91,7 +91,9 @@ func TestInspectorCLI(t *testing.T) {
 	if err := os.WriteFile(config, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cw := exec.Command(aegis, "config", "wrap", "--aegis", aegis, config)
+	// A file in no client's place: its client is named (the Inspector's
+	// config-file mode), as config wrap's refusal without it says.
+	cw := exec.Command(aegis, "config", "wrap", "--aegis", aegis, "--client", "inspector", config)
 	if out, err := cw.CombinedOutput(); err != nil {
 		t.Fatalf("aegis config wrap: %v\n%s", err, out)
 	}
