@@ -18,7 +18,13 @@
 // a task without its end at its session_end, an outcome naming the
 // task_id of a task of its session not ended; a server_request naming a
 // seq that is no call of its session in flight, a client_answer to no
-// server_request of its session.
+// server_request of its session. And so are approvals: an approval record
+// naming no parked (pending_approval) intent of its session waiting for
+// its decision, or not its id and request_digest; a second decision of
+// one call; an approval id that parks two calls; a grant other than
+// approval:<id> for an approved call and deny_all for any other; a parked
+// call's outcome before its decision (unless it says the session ended
+// awaiting one), or not host_denied after a denial or an expiry.
 //
 // # Problems
 //
