@@ -78,3 +78,32 @@ func TestViewApprovalUndecided(t *testing.T) {
 		t.Errorf("table holds a control character:\n%q", out.String())
 	}
 }
+
+// TestViewApprovalRetry: a retry round an approve rule parked puts its
+// approval on its call's line.
+func TestViewApprovalRetry(t *testing.T) {
+	sid := [16]byte{8}
+	id := func(s string) record.Call { return record.Call{Type: record.IDNumber, Text: []byte(s)} }
+	recs := []*record.Record{
+		{Seq: 0, SID: sid, Kind: record.KindSessionStart, Body: &record.SessionStart{PolicySet: "sha256:ab"}},
+		{Seq: 1, SID: sid, Kind: record.KindIntent, Body: &record.Intent{Call: id("1"), Tool: []byte("pay"), HasTool: true, Verdict: record.VerdictAllowed, Set: "sha256:ab"}},
+		{Seq: 2, SID: sid, Kind: record.KindOutcome, Body: &record.Outcome{Call: id("1"), Intent: 1, HasResponse: true, Status: record.StatusInputRequired}},
+		{Seq: 3, SID: sid, Kind: record.KindIntent, Body: &record.Intent{Call: id("2"), Tool: []byte("pay"), HasTool: true, Verdict: record.VerdictPendingApproval, Set: "sha256:ab",
+			Round: record.Round{Of: 2, HasOf: true, By: record.RoundByState, N: 2}, Approval: &record.ApprovalTerms{ID: "cccccccccccccccc", TimeoutMS: 1000}}},
+		{Seq: 4, SID: sid, Kind: record.KindApproval, Body: &record.Approval{ID: "cccccccccccccccc", Intent: 3, Decision: record.ApprovalApproved,
+			HasBy: true, UID: 1000, User: "ann", Grant: record.GrantPrefix + "cccccccccccccccc"}},
+		{Seq: 5, SID: sid, Kind: record.KindOutcome, Body: &record.Outcome{Call: id("2"), Intent: 3, HasResponse: true, Status: record.StatusOK}},
+	}
+	var calls []*Call
+	v := New(Options{}, func(it Item) { calls = append(calls, it.Call) })
+	for _, r := range recs {
+		v.Record(r)
+	}
+	v.EndLog()
+	if len(calls) != 1 || calls[0].Approval == nil {
+		t.Fatalf("View = %d calls (%+v); want 1 with its approval", len(calls), calls)
+	}
+	if got, want := calls[0].Cells(false)[0][5], "ok [rounds 2, waited for approval: approved by ann (uid 1000)]"; got != want {
+		t.Errorf("STATUS %q; want %q", got, want)
+	}
+}

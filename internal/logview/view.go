@@ -96,6 +96,10 @@ func (v *View) Record(r *record.Record) {
 			}
 			c.Data.rounds[r.Seq] = row
 			c.Data.update(c)
+			if row.Approval != nil { // the call's line says what its round waited for
+				c.Data.Approval = row.Approval
+				v.parked[r.Seq] = c.Data
+			}
 			break
 		}
 		if row.Revision == "" && s != nil {

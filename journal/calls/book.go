@@ -237,6 +237,9 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 		if body.Call.Type == record.IDNull {
 			break
 		}
+		if body.Approval != nil { // a first round or a retry
+			b.park(s, r, body)
+		}
 		if body.Round.By != "" {
 			s.makeRounds()
 			if t := b.retry(s, r, body); t != nil {
@@ -251,9 +254,6 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 			call.start = r.TS.UnixNano()
 		}
 		s.open[r.Seq] = call
-		if body.Approval != nil {
-			b.park(s, r, body)
-		}
 	case *record.Outcome:
 		s.Outcomes++
 		call, ok := s.open[body.Intent]

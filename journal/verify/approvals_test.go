@@ -128,3 +128,55 @@ func after(steps []roundsStep, name string, add roundsStep) []roundsStep {
 	i := slices.IndexFunc(steps, func(s roundsStep) bool { return s.name == name })
 	return slices.Insert(slices.Clone(steps), i+1, add)
 }
+
+// TestApprovalsParkedRetry: a retry round (MRTR) an approve rule parks is
+// judged as a first round is: approved, then answered, it is valid; its
+// outcome before the approval is not.
+func TestApprovalsParkedRetry(t *testing.T) {
+	const id = "0123456789abcdef"
+	state := sum("state-1")
+	steps := func(answerFirst bool) []roundsStep {
+		s := []roundsStep{
+			{"start", func(map[string]uint64) record.Body {
+				return &record.SessionStart{Aegis: "golden", Argv: []string{"server"}, Name: "files", Durability: "none", PolicySet: approvalsSet}
+			}},
+			{"i1", func(map[string]uint64) record.Body {
+				return &record.Intent{Call: num("1"), Tool: []byte("write_file"), HasTool: true, RequestDigest: sum("q1"), Verdict: record.VerdictAllowed, Set: approvalsSet}
+			}},
+			{"o1", func(s map[string]uint64) record.Body {
+				return &record.Outcome{Call: num("1"), Intent: s["i1"], ResponseDigest: sum("a1"), HasResponse: true, Status: record.StatusInputRequired, LatencyNS: 100,
+					ResultType: bv("input_required"), HasResultType: true, RequestState: state, HasRequestState: true}
+			}},
+			{"i2", func(s map[string]uint64) record.Body {
+				return &record.Intent{Call: num("2"), Tool: []byte("write_file"), HasTool: true, RequestDigest: sum("q2"),
+					Verdict: record.VerdictPendingApproval, Rule: "rules[0] write_file", Set: approvalsSet, RuleLine: 4,
+					Approval: &record.ApprovalTerms{ID: id, Server: "files", Caller: "uid:1000", TimeoutMS: 300000},
+					Round:    record.Round{Of: s["o1"], HasOf: true, By: record.RoundByState, N: 2}, RequestState: state, HasRequestState: true}
+			}},
+			{"ok2", func(s map[string]uint64) record.Body {
+				return &record.Approval{ID: id, Intent: s["i2"], RequestDigest: sum("q2"), Decision: record.ApprovalApproved, HasBy: true, UID: 1000, User: "ann",
+					Grant: record.GrantPrefix + id}
+			}},
+			{"o2", func(s map[string]uint64) record.Body {
+				return &record.Outcome{Call: num("2"), Intent: s["i2"], ResponseDigest: sum("a2"), HasResponse: true, Status: record.StatusOK, LatencyNS: 200}
+			}},
+			{"end", func(map[string]uint64) record.Body {
+				return &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{FramesIn: 2, FramesOut: 2, Intents: 2, Outcomes: 2}}
+			}},
+		}
+		if answerFirst {
+			s = without(s, "o2")
+			s = after(s, "i2", roundsStep{"o2", func(m map[string]uint64) record.Body {
+				return &record.Outcome{Call: num("2"), Intent: m["i2"], ResponseDigest: sum("a2"), HasResponse: true, Status: record.StatusOK, LatencyNS: 200}
+			}})
+		}
+		return s
+	}
+	if rep := verifyBytes(t, writeSteps(t, steps(false)), Options{Key: fuzzPub}); rep.Status != Valid {
+		t.Errorf("a parked retry, approved then answered: Verify = %v %v; want valid", rep.Status, rep.Problems)
+	}
+	rep := verifyBytes(t, writeSteps(t, steps(true)), Options{Key: fuzzPub})
+	if rep.Status != Invalid || !slices.ContainsFunc(rep.Problems, func(p Problem) bool { return strings.Contains(p.Msg, "comes before any decision") }) {
+		t.Errorf("a parked retry answered before its approval: Verify = %v %v; want invalid", rep.Status, rep.Problems)
+	}
+}
