@@ -351,6 +351,7 @@ func (b *Book[S, C]) retire(s *Session[S, C], how How) {
 	// Its rounds and tasks are settled: a record of it after its close is
 	// an anomaly already (after its end, or outside its session).
 	s.awaiting, s.claimed, s.tasks, s.requests, s.taskIDs = nil, nil, nil, nil, nil
+	s.parked, s.approvalIDs = nil, nil
 	if !s.Ended {
 		b.anomaly(Anomaly{Kind: NoEnd, Cut: true, Seq: s.LastSeq, HasSeq: true,
 			Msg: fmt.Sprintf("session %s has no session_end (aegis stopped without closing it, or its tail was cut); %d intents without outcome", hex.EncodeToString(s.SID[:]), len(s.open))})
