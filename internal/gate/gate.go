@@ -94,20 +94,21 @@ type Verdict uint8
 // Verdicts. Every one but Allowed keeps the call, and the frame carrying
 // it, from the child.
 const (
-	Denied          Verdict = iota // a deny rule or the default; refused POLICY_DENIED
-	Allowed                        // the call may reach the child
-	RateLimited                    // over its rule's rate; refused RATE_LIMITED
-	PendingApproval                // an approve rule; refused PENDING_APPROVAL
-	// Parked: the call waits for a decision made elsewhere (an approval).
-	// The relay does not hold calls yet: it refuses a parked call as
-	// PendingApproval, recorded pending_approval and answered
-	// PENDING_APPROVAL.
+	Denied      Verdict = iota // a deny rule or the default; refused POLICY_DENIED
+	Allowed                    // the call may reach the child
+	RateLimited                // over its rule's rate; refused RATE_LIMITED
+	// PendingApproval: an approve rule. The relay parks the call when it
+	// can (an approvals table, a single request, room under its bound)
+	// and refuses it PENDING_APPROVAL otherwise.
+	PendingApproval
+	// Parked: the call waits for a decision made elsewhere (an approval);
+	// the relay treats it as PendingApproval.
 	Parked
 )
 
 // String returns the verdict as the audit log's intent names it
 // ("denied", "allowed", "rate_limited", "pending_approval"), and
-// "parked", which the relay records as pending_approval for now.
+// "parked", which the relay records as pending_approval.
 func (v Verdict) String() string {
 	switch v {
 	case Denied:
