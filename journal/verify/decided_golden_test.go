@@ -1,12 +1,9 @@
 package verify
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/aegisrelay/aegis/internal/journaltest"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -51,19 +48,5 @@ func TestDecidedGolden(t *testing.T) {
 			return &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{FramesIn: 3, FramesOut: 3, Intents: s["#intents"], Outcomes: s["#outcomes"], Refused: 2}}
 		}},
 	})
-	if *update {
-		if err := os.WriteFile(decidedGolden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(decidedGolden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("the log written differs from %s; if the format changed on purpose, rerun with -update", decidedGolden)
-	}
-	if rep := verifyBytes(t, got, Options{Key: journaltest.FuzzPub}); rep.Status != Valid {
-		t.Errorf("Verify(decided log) = %v, problems %v; want valid", rep.Status, rep.Problems)
-	}
+	checkGolden(t, decidedGolden, got)
 }

@@ -1,12 +1,9 @@
 package verify
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/aegisrelay/aegis/internal/journaltest"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -32,19 +29,5 @@ func TestNamedGolden(t *testing.T) {
 			return &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{FramesIn: 1, FramesOut: 1, Intents: s["#intents"], Outcomes: s["#outcomes"]}}
 		}},
 	})
-	if *update {
-		if err := os.WriteFile(namedGolden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(namedGolden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("the log written differs from %s; if the format changed on purpose, rerun with -update", namedGolden)
-	}
-	if rep := verifyBytes(t, got, Options{Key: journaltest.FuzzPub}); rep.Status != Valid {
-		t.Errorf("Verify(named log) = %v, problems %v; want valid", rep.Status, rep.Problems)
-	}
+	checkGolden(t, namedGolden, got)
 }
