@@ -10,6 +10,7 @@ import (
 	"github.com/aegisrelay/aegis/internal/approval"
 	"github.com/aegisrelay/aegis/internal/gate"
 	"github.com/aegisrelay/aegis/journal"
+	"github.com/aegisrelay/aegis/journal/calls"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -42,7 +43,7 @@ type parkedCall struct {
 const (
 	ReasonApprovalDenied  = "not executed: approval denied"
 	ReasonApprovalExpired = "not executed: approval expired"
-	ReasonApprovalEnded   = "not executed: the session ended awaiting approval"
+	ReasonApprovalEnded   = calls.ReasonApprovalEnded // verify reads it: the call model names it
 )
 
 // ErrNotParked: Resolve found no call under the id: its session ended.
