@@ -109,6 +109,11 @@ type follower struct {
 	dec     record.Decoder
 	seen    uint64 // seq of the last record passed to fn
 	seenAny bool
+	// readTo is the last seq of the sealed segments read so far (their
+	// names say it): one read whose records could not all be passed on
+	// (lines that do not decode) is not read again for sealedAfter.
+	readTo  uint64
+	readAny bool
 	gapAt   time.Time // when a gap before the next record was first met
 }
 
@@ -136,7 +141,8 @@ func (f *follower) segments(base string) (relist bool, err error) {
 			if name == base {
 				continue
 			}
-			if s, ok := ParseName(name); ok && f.seenAny && s.Last <= f.seen {
+			s, named := ParseName(name)
+			if named && f.seenAny && s.Last <= f.seen {
 				continue
 			}
 			rc, oerr := OpenFS(f.opts.FS, name, nil)
@@ -148,6 +154,9 @@ func (f *follower) segments(base string) (relist bool, err error) {
 			}
 			err = f.read(rc)
 			rc.Close()
+			if named && err == nil {
+				f.readTo, f.readAny = max(f.readTo, s.Last), true
+			}
 			if err == errGap {
 				return true, nil
 			}
@@ -189,11 +198,21 @@ func (f *follower) tail(live vfs.File, base string) error {
 	// Records are written over pre-zeroed space: read up to its NULs, and
 	// from there again once more is written.
 	lr := NewLineReader(NewContentReader(live))
+	read := false // a line of live was read: a gap before it is line's to find
 	for {
 		line, err := lr.Next()
 		if err == io.EOF {
 			if f.opts.Idle != nil {
 				f.opts.Idle()
+			}
+			// A live file that holds no record yet cannot show a gap, and
+			// a listing made while a rotation renamed a file may have
+			// missed the segment sealed last: while live is empty, a
+			// sealed segment with records after the last one passed on
+			// sends Follow back to list the files, rather than waiting
+			// for a record that may never come.
+			if !read && f.sealedAfter(base) {
+				return errGap
 			}
 			// The journal writes nothing to a file after swapping it out:
 			// once base names another file, one more read to the end of
@@ -219,10 +238,27 @@ func (f *follower) tail(live vfs.File, base string) error {
 		if err != nil {
 			return err
 		}
+		read = true
 		if err := f.line(line); err != nil {
 			return err
 		}
 	}
+}
+
+// sealedAfter reports whether a sealed segment of the log at base holds
+// records after the last one passed on (its name says its range; the
+// directory is listed, no file read).
+func (f *follower) sealedAfter(base string) bool {
+	sibs, err := Siblings(f.opts.FS, base)
+	if err != nil {
+		return false
+	}
+	for _, s := range sibs {
+		if !s.Tmp && (!f.seenAny || s.Seg.Last > f.seen) && (!f.readAny || s.Seg.Last > f.readTo) {
+			return true
+		}
+	}
+	return false
 }
 
 // skipped reports a line too long to be a record to opts.Skipped, and

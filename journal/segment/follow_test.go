@@ -1,12 +1,17 @@
 package segment_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/vfs"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 	"github.com/aegisrelay/aegis/journal/segment"
@@ -94,5 +99,92 @@ func TestFollowAcrossRotations(t *testing.T) {
 	case s := <-seqs:
 		t.Fatalf("Follow passed seq %d; the log ends at %d", s, n-1)
 	default:
+	}
+}
+
+// hideOnce is a file system whose first listing of a folder leaves out
+// one name, as a listing made while a rotation renames that file may.
+type hideOnce struct {
+	vfs.FS
+	name   string
+	hidden atomic.Bool
+}
+
+func (h *hideOnce) ReadDir(dir string) ([]string, error) {
+	names, err := h.FS.ReadDir(dir)
+	if err != nil || h.hidden.Swap(true) {
+		return names, err
+	}
+	out := names[:0:0]
+	for _, n := range names {
+		if n != h.name {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// TestFollowMissedSegmentEmptyLive: a listing that missed the segment
+// sealed last, while the live file holds no record yet (right after a
+// rotation, on a log that then goes quiet), does not leave Follow waiting
+// for a record that never comes: it lists again and passes the records.
+func TestFollowMissedSegmentEmptyLive(t *testing.T) {
+	key, err := record.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	j, err := journal.Open(path, journal.Options{Durability: journal.Durability{Level: journal.None}, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		var b record.Body = &record.Intent{Call: record.Call{Type: record.IDNumber, Text: []byte("1")}, Tool: []byte("read_file"), HasTool: true}
+		if i == 0 {
+			b = &record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet}
+		}
+		if _, err := j.Append(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The state right after a rotation (here the first): the live file's
+	// records sealed in a segment, the live file empty.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\x00\n"), []byte("\n"))
+	var dec record.Decoder
+	first, err := dec.Decode(lines[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastRec, err := dec.Decode(lines[len(lines)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := lastRec.Seq
+	sealed := fmt.Sprintf("%s.%d-%d.jsonl", path, first.Seq, last)
+	if err := os.WriteFile(sealed, bytes.TrimRight(data, "\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	fsys := &hideOnce{FS: vfs.OS, name: filepath.Base(sealed)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var got uint64
+	err = segment.Follow(ctx, path, segment.FollowOptions{Poll: time.Millisecond, FS: fsys}, func(r *record.Record) error {
+		if got = r.Seq; got == last {
+			cancel()
+		}
+		return nil
+	})
+	if got != last || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Follow = %v, passing seqs up to %d; want every record, to %d (the segment sealed last was missed by the first listing)", err, got, last)
 	}
 }
