@@ -177,7 +177,9 @@ func (b *Book[S, C]) answer(s *Session[S, C], r *record.Record, o *record.Outcom
 	switch o.Status {
 	case record.StatusInputRequired:
 		t.waiting, call.Done = true, false
-		s.awaiting[r.Seq] = t
+		if !s.closed { // a closed session's retries are not linked
+			s.awaiting[r.Seq] = t
+		}
 	case record.StatusTask:
 		call.Done = false
 		t.task = &Task{ID: o.TaskID.String(), id: bounded(o.TaskID), Intent: o.Intent, Outcome: r.Seq}
@@ -189,8 +191,10 @@ func (b *Book[S, C]) answer(s *Session[S, C], r *record.Record, o *record.Outcom
 			call.Done = true
 			break
 		}
-		s.tasks[o.Intent] = t
-		s.taskIDs[key] = t
+		if !s.closed { // nor its task records
+			s.tasks[o.Intent] = t
+			s.taskIDs[key] = t
+		}
 	}
 	if s.closed {
 		// An outcome after its session closed (an anomaly already): it
