@@ -508,6 +508,9 @@ func decodeBody(k Kind, g getter) (Body, error) {
 	case KindClose:
 		x := &Close{}
 		b, err = x, x.decodeFields(&g)
+	case KindTools:
+		x := &Tools{}
+		b, err = x, x.decodeFields(&g)
 	}
 	if err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ const (
 	KindClientAnswer
 	KindApproval // approval.go
 	KindClose    // attest.go
+	KindTools    // tools.go
 )
 
 var kindNames = [...]string{
@@ -45,6 +46,7 @@ var kindNames = [...]string{
 	KindClientAnswer:  "client_answer",
 	KindApproval:      "approval",
 	KindClose:         "close",
+	KindTools:         "tools",
 }
 
 func (k Kind) String() string {
