@@ -68,6 +68,12 @@ type Options struct {
 	// Logf reports what goes wrong in the background without failing the
 	// journal (a segment that could not be compressed). Default: discard.
 	Logf func(format string, args ...any)
+	// Tap, when set, is given the bytes of each group of lines once they
+	// are written (and synced, when the group is), in log order, on the
+	// writer's path: it copies what it keeps and returns at once
+	// (package otelexport reads the calls it exports from them). A torn
+	// line's ending '\n' may come before the group. Default: none.
+	Tap func(lines []byte)
 
 	// onStep, set only by tests, is called at each step of sealing and
 	// compressing (rotate.go's step names): the crash tests SIGKILL their
@@ -150,8 +156,9 @@ type log struct {
 	lingerTimeouts uint64
 	syncCost       time.Duration
 
-	rot   *rotator    // nil unless Options.MaxSize or Options.Compress
-	heads *headWriter // nil unless Options.HeadFile
+	tap   func([]byte) // Options.Tap; called by the leader only
+	rot   *rotator     // nil unless Options.MaxSize or Options.Compress
+	heads *headWriter  // nil unless Options.HeadFile
 
 	// Checkpoints (checkpoint.go), nil unless Options.Checkpoint.File:
 	// the tree of every record written (owned by the leader) and the
@@ -236,6 +243,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		key:  opts.Key,
 		pub:  rootPub,
 		now:  opts.Now,
+		tap:  opts.Tap,
 	}}
 	hex.Encode(j.sid[:], opts.SID[:])
 	j.cond.L = &j.mu
@@ -486,6 +494,9 @@ func (j *Journal) flush(sync bool) {
 		} else {
 			j.syncCost += (d - j.syncCost) / 8
 		}
+	}
+	if err == nil && j.tap != nil && n > 0 {
+		j.tap(j.out[:n])
 	}
 	if err == nil && j.rot != nil && n > 0 {
 		// Rotation: between two groups the leader may swap in a new live
