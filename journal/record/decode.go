@@ -511,6 +511,9 @@ func decodeBody(k Kind, g getter) (Body, error) {
 	case KindTools:
 		x := &Tools{}
 		b, err = x, x.decodeFields(&g)
+	case KindEgress:
+		x := &Egress{}
+		b, err = x, x.decodeFields(&g)
 	}
 	if err != nil {
 		return nil, err

@@ -29,6 +29,7 @@ const (
 	KindApproval // approval.go
 	KindClose    // attest.go
 	KindTools    // tools.go
+	KindEgress   // egress.go
 )
 
 var kindNames = [...]string{
@@ -47,6 +48,7 @@ var kindNames = [...]string{
 	KindApproval:      "approval",
 	KindClose:         "close",
 	KindTools:         "tools",
+	KindEgress:        "egress",
 }
 
 func (k Kind) String() string {
