@@ -1,6 +1,7 @@
 package record
 
 import (
+	"crypto/ed25519"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,46 @@ func TestEgressRoundTrip(t *testing.T) {
 		var d Decoder
 		if _, err := d.Decode([]byte(l)); err == nil {
 			t.Errorf("Decode(%s) = nil error; want rejected", l)
+		}
+	}
+}
+
+// TestEgressEnforcementRoundTrip: the egress grants of session_start's
+// confine and the enforcement record's net.egress round-trip, and a
+// record without them is the bytes it always was.
+func TestEgressEnforcementRoundTrip(t *testing.T) {
+	ts := time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC)
+	sid := [32]byte([]byte(strings.Repeat("0", 32)))
+	line := func(b Body) []byte {
+		dst := AppendCommon(nil, 1, ts, &sid, b.Kind(), Digest{})
+		return append(b.AppendFields(dst), '}')
+	}
+	e := &Enforcement{LandlockABI: 7, TCP: "ports", NetPorts: []int{41000}, UDP: "denied", HostsEnforced: true,
+		Egress: &EgressEnforcement{Grants: []string{"localhost:8080", "*.example.org:443"}, ProxyPort: 41000, NetNS: true}}
+	plain := *e
+	plain.Egress, plain.HostsEnforced = nil, false
+	pub, _, _ := ed25519.GenerateKey(nil)
+	start := &SessionStart{Key: pub, Argv: []string{"x"}, Durability: "sync", PolicySet: "none",
+		Confine: &ConfineRequest{Egress: []string{"localhost:8080"}}}
+	for _, tt := range []struct {
+		b         Body
+		want, not string
+	}{
+		{e, `"hosts_enforced":true,"egress":{"grants":["localhost:8080","*.example.org:443"],"proxy_port":41000,"netns":true}},"scopes"`, ""},
+		{&plain, `"hosts_enforced":false},"scopes"`, `egress`},
+		{start, `"best_effort":false,"egress":["localhost:8080"]}`, ""},
+	} {
+		l := line(tt.b)
+		if !strings.Contains(string(l), tt.want) || tt.not != "" && strings.Contains(string(l), tt.not) {
+			t.Errorf("%s\ndoes not hold\n%s (or holds %q)", l, tt.want, tt.not)
+		}
+		var d Decoder
+		r, err := d.Decode(l)
+		if err != nil {
+			t.Fatalf("Decode(%s) = %v", l, err)
+		}
+		if got := line(r.Body); string(got) != string(l) {
+			t.Errorf("re-encoded\n%s\nwant\n%s", got, l)
 		}
 	}
 }

@@ -209,6 +209,9 @@ type ConfineRequest struct {
 	ExecSupport      bool
 	UDP              bool
 	BestEffort       bool
+	// Egress are the --allow-egress grants (NAME:PORT); "egress" is
+	// written after best_effort only when there are some.
+	Egress []string
 }
 
 func (*SessionStart) Kind() Kind { return KindSessionStart }
@@ -239,6 +242,9 @@ func (s *SessionStart) AppendFields(dst []byte) []byte {
 		dst = appendBoolField(dst, "exec_support", c.ExecSupport)
 		dst = appendBoolField(dst, "udp", c.UDP)
 		dst = appendBoolField(dst, "best_effort", c.BestEffort)
+		if len(c.Egress) > 0 {
+			dst = appendStrings(dst, "egress", c.Egress)
+		}
 		dst = append(dst, '}')
 	}
 	if s.Env != nil {
@@ -280,6 +286,9 @@ func (s *SessionStart) decodeFields(g *getter) error {
 			Read: c.strs("read"), Write: c.strs("write"), Net: c.strs("net"),
 			ExecSupport: c.bool("exec_support"), UDP: c.bool("udp"), BestEffort: c.bool("best_effort"),
 		}
+		if c.has("egress") {
+			s.Confine.Egress = c.strs("egress")
+		}
 		g.merge(c)
 	}
 	if g.has("env") {
@@ -317,6 +326,20 @@ type Enforcement struct {
 	BestEffort           bool
 	Dropped              []string
 	NotCovered           []string
+	// Egress, when set, is wrap --allow-egress's proxy: written in "net"
+	// after hosts_enforced as
+	// "egress":{"grants":[…],"proxy_port":N,"netns":b}; netns says the
+	// child has a network namespace of its own whose one way out is the
+	// proxy (then hosts_enforced is true).
+	Egress *EgressEnforcement
+}
+
+// EgressEnforcement is what an enforcement record says of the egress
+// proxy (Enforcement.Egress).
+type EgressEnforcement struct {
+	Grants    []string
+	ProxyPort int
+	NetNS     bool
 }
 
 // FSRule is one Landlock filesystem rule as applied.
@@ -352,6 +375,13 @@ func (e *Enforcement) AppendFields(dst []byte) []byte {
 	dst = append(dst, ']')
 	dst = appendStringField(dst, "udp", e.UDP)
 	dst = appendBoolField(dst, "hosts_enforced", e.HostsEnforced)
+	if x := e.Egress; x != nil {
+		dst = append(appendKey(dst, "egress"), '{')
+		dst = appendStrings(dst, "grants", x.Grants)
+		dst = appendIntField(dst, "proxy_port", int64(x.ProxyPort))
+		dst = appendBoolField(dst, "netns", x.NetNS)
+		dst = append(dst, '}')
+	}
 	dst = append(dst, '}')
 	dst = appendStrings(dst, "scopes", e.Scopes)
 	dst = appendBoolField(dst, "seccomp_applied", e.SeccompApplied)
@@ -401,6 +431,11 @@ func (e *Enforcement) decodeFields(g *getter) error {
 	}
 	e.UDP = string(n.str("udp"))
 	e.HostsEnforced = n.bool("hosts_enforced")
+	if n.has("egress") {
+		x := n.obj("egress")
+		e.Egress = &EgressEnforcement{Grants: x.strs("grants"), ProxyPort: int(x.int("proxy_port")), NetNS: x.bool("netns")}
+		n.merge(x)
+	}
 	g.merge(n)
 	e.Scopes = g.strs("scopes")
 	e.SeccompApplied = g.bool("seccomp_applied")
