@@ -21,6 +21,13 @@
 //	    action: deny
 //	  - tool: write_file
 //	    action: approve       # parked until a person decides (see Decisions)
+//	on_tool_change: block     # optional: block | warn | allow (default warn)
+//
+// on_tool_change says what happens to a call to a tool whose definition
+// differs from the one pinned for the server (package pin): block refuses
+// it TOOL_CHANGED until a person runs aegis pin accept, warn relays it and
+// says so on stderr, allow relays it; the change is recorded under all
+// three (toolchange.go).
 //
 // Decoding is strict, and every problem is reported with file, line and
 // column before anything starts (Parse returns them all, as a *Error):

@@ -149,7 +149,7 @@ func (p *parser) parse(data []byte) *Policy {
 		return nil
 	}
 	pol := &Policy{}
-	f := p.fields(root, "policy", "version", "default", "rules")
+	f := p.fields(root, "policy", "version", "default", "rules", "on_tool_change")
 	if v := f["version"]; v == nil {
 		p.errf(root, "missing version: 1")
 	} else if v.Kind != yaml.ScalarNode || v.Tag != "!!int" || v.Value != "1" {
@@ -183,6 +183,7 @@ func (p *parser) parse(data []byte) *Policy {
 		}
 	}
 	p.shadowed(pol.rules)
+	p.onToolChange(f["on_tool_change"], pol)
 	return pol
 }
 

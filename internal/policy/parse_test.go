@@ -67,7 +67,7 @@ func TestParseDiagnostics(t *testing.T) {
 		{"syntax", "version: 1\ndefault: deny\n  bad: indentation\n", []string{"3: YAML: mapping values are not allowed"}},
 		{"syntax tab", "version: 1\n\tdefault: deny\n", []string{"2: YAML: found a tab character"}},
 		{"missing all", "rules: []\n", []string{"1:1: missing version", "1:1: missing default"}},
-		{"unknown top key", "version: 1\ndefault: deny\ndefualt: allow\n", []string{`3:1: policy: unknown key "defualt" (want version, default, rules)`}},
+		{"unknown top key", "version: 1\ndefault: deny\ndefualt: allow\n", []string{`3:1: policy: unknown key "defualt" (want version, default, rules, on_tool_change)`}},
 		{"duplicate top key", "version: 1\ndefault: deny\ndefault: allow\n", []string{`3:1: policy: duplicate key "default" (first at line 2)`}},
 		{"bad version", "version: 2\ndefault: deny\n", []string{"1:10: version: want 1"}},
 		{"version string", "version: \"1\"\ndefault: deny\n", []string{"1:10: version: want 1"}},

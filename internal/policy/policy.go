@@ -65,6 +65,7 @@ type Policy struct {
 	def     Action
 	defLine int
 	rules   []Rule
+	onTool  string // on_tool_change (toolchange.go): "" when absent
 	idx     index
 	lim     []*rate.Limiter // by rule; nil where the rule has no rate
 
