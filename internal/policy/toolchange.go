@@ -28,7 +28,6 @@ func (p *Policy) OnToolChange() string {
 // frame under the same file.
 func (fd *frameDecider) OnToolChange() string { return fd.p.OnToolChange() }
 
-
 func (p *parser) onToolChange(v *yaml.Node, pol *Policy) {
 	if v == nil || pol == nil {
 		return
