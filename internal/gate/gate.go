@@ -104,6 +104,10 @@ const (
 	// Parked: the call waits for a decision made elsewhere (an approval);
 	// the relay treats it as PendingApproval.
 	Parked
+	// ToolChanged: the tool's definition differs from its pin and the
+	// policy says on_tool_change: block (package pin); refused
+	// TOOL_CHANGED, recorded as denied.
+	ToolChanged
 )
 
 // String returns the verdict as the audit log's intent names it
@@ -121,6 +125,8 @@ func (v Verdict) String() string {
 		return "pending_approval"
 	case Parked:
 		return "parked"
+	case ToolChanged:
+		return "tool_changed"
 	}
 	return "Verdict(" + strconv.Itoa(int(v)) + ")"
 }

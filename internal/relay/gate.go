@@ -149,6 +149,8 @@ func codeOf(v gate.Verdict) string {
 		return CodeRateLimited
 	case gate.PendingApproval, gate.Parked:
 		return CodePendingApproval
+	case gate.ToolChanged:
+		return CodeToolChanged
 	}
 	return CodePolicyDenied
 }

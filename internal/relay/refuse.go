@@ -97,6 +97,7 @@ const (
 	CodeRateLimited     = "RATE_LIMITED"     // over the rule's rate; retry_after_ms says when
 	CodePendingApproval = "PENDING_APPROVAL" // an approve rule, or a Parked decision: answered at once, never held
 	CodeHostDenied      = "HOST_DENIED"      // not itself refused: a sibling in its batch was
+	CodeToolChanged     = "TOOL_CHANGED"     // the tool's definition differs from its pin (on_tool_change: block)
 	// A parked call (Config.Approvals) is answered by one of these when
 	// it is not released.
 	CodeApprovalDenied  = "APPROVAL_DENIED"  // an approver denied it; data.aegis.reason is theirs
