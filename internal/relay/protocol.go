@@ -220,6 +220,8 @@ func (r *Relay) requestAnswered(c *call, m *frame.Message, st *downstream) (uint
 		}
 		seq, err := r.endTask(k, "tasks/cancel", &st.dg, record.StatusCancelled, st.now)
 		return seq, 1, err
+	case opToolsList:
+		return r.toolsAnswered(c, m, st)
 	}
 	return 0, 0, nil
 }
@@ -415,6 +417,12 @@ func (r *Relay) recordRequestsOther(line []byte, st *upstream, last uint64, n in
 			rec bool
 			err error
 		)
+		if r.followsTools(m) {
+			if last, n, err = r.followTools(m, line, st, last, n); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
 		switch m.Op {
 		case frame.OpInitialize:
 			if m.Type == frame.Request && m.ID.Key != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/internal/approval"
 	"github.com/aegisrelay/aegis/internal/gate"
+	"github.com/aegisrelay/aegis/internal/pin"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 )
@@ -72,6 +73,10 @@ type Config struct {
 	// bind the approval to.
 	Approvals *approval.Table
 	Server    string
+	// Tools, when set, follows the client's tools/list requests and
+	// records what each answer lists against the server's pins
+	// (tools.go).
+	Tools *pin.Session
 }
 
 // Relay records the tools/calls of one session while two pumps move its

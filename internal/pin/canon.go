@@ -1,0 +1,306 @@
+package pin
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/gowebpki/jcs"
+	"github.com/valyala/fastjson"
+)
+
+// Fields are the members of a tool that its definition is made of, in the
+// order a person reads them. Part of the pin format: a digest covers
+// these and nothing else.
+var Fields = [...]string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
+
+// Limits on what one tools/list answer makes aegis hold.
+const (
+	// MaxDepth bounds the nesting of a tool list's JSON, as checked.
+	MaxDepth = 128
+)
+
+// Definition is one tool of a tools/list answer, as read.
+type Definition struct {
+	// Name is the decoded name; Ambiguous tools may have none.
+	Name string
+	// Canonical is the RFC 8785 form of the tool's Fields (only those
+	// present); Digest its SHA-256. Both are zero for an Ambiguous tool.
+	Canonical []byte
+	Digest    [32]byte
+	// Ambiguous is why readers may read this tool differently (a
+	// duplicate key, keys that differ only in case, text some decoder
+	// reads otherwise, an integer no double holds, two tools named alike),
+	// "" when they cannot.
+	Ambiguous string
+}
+
+// List is what one tools/list answer says: its tools, in answer order,
+// and whether it names a next page.
+type List struct {
+	Tools      []Definition
+	NextCursor bool
+	// Ambiguous is why readers may read the answer's list itself
+	// differently ("" when they cannot): then Tools is what the exact,
+	// first-key reading finds, each tool marked Ambiguous.
+	Ambiguous string
+}
+
+// Reasons a tool or a list is ambiguous. Constant text, so that an anomaly
+// record quotes no peer's bytes.
+const (
+	ReasonDuplicateKey = "tools/list: a key appears twice in one object"
+	ReasonCaseKey      = "tools/list: keys that differ only in case"
+	ReasonText         = "tools/list: text some decoder reads otherwise (invalid UTF-8, a lone surrogate)"
+	ReasonNumber       = "tools/list: a number decoders read differently (an integer no double holds, or out of range)"
+	ReasonTwoNames     = "tools/list: two tools with one name"
+	ReasonShape        = "tools/list: not a result with a tools array of objects with string names"
+	ReasonDepth        = "tools/list: nested too deeply"
+)
+
+// ReadMessage reads a tools/list answer: msg is the whole JSON-RPC
+// response object (the relay has judged its envelope: one id, a result).
+// It never fails: what readers may read differently is reported in the
+// List and its Definitions. The result's slices are its own.
+func ReadMessage(msg []byte) List {
+	var l List
+	whole := check(msg)
+	v, err := fastjson.ParseBytes(msg)
+	if err != nil {
+		l.Ambiguous = ReasonShape
+		return l
+	}
+	res := v.Get("result")
+	if res == nil || res.Type() != fastjson.TypeObject {
+		l.Ambiguous = ReasonShape
+		return l
+	}
+	if c := res.Get("nextCursor"); c != nil && c.Type() != fastjson.TypeNull {
+		l.NextCursor = true
+	}
+	arr := res.Get("tools")
+	if arr == nil || arr.Type() != fastjson.TypeArray {
+		l.Ambiguous = ReasonShape
+		return l
+	}
+	items, _ := arr.Array()
+	own := false // some tool is ambiguous in itself
+	names := make(map[string]int, len(items))
+	for _, it := range items {
+		raw := it.MarshalTo(nil)
+		d := readTool(it, raw)
+		own = own || d.Ambiguous != ""
+		if d.Name != "" {
+			if k, ok := names[d.Name]; ok {
+				l.Tools[k].ambiguous(ReasonTwoNames)
+				d.ambiguous(ReasonTwoNames)
+			} else {
+				names[d.Name] = len(l.Tools)
+			}
+		}
+		l.Tools = append(l.Tools, d)
+	}
+	if whole != "" && !own {
+		// What readers disagree on is outside the tools (the result's
+		// own keys): any reader may take another list.
+		l.Ambiguous = whole
+		for i := range l.Tools {
+			l.Tools[i].ambiguous(whole)
+		}
+	}
+	return l
+}
+
+// ambiguous marks d as read differently for why (the first why stays).
+func (d *Definition) ambiguous(why string) {
+	if d.Ambiguous == "" {
+		d.Ambiguous = why
+	}
+	d.Canonical, d.Digest = nil, [32]byte{}
+}
+
+// readTool reads one element of result.tools.
+func readTool(v *fastjson.Value, raw []byte) Definition {
+	var d Definition
+	if why := check(raw); why != "" {
+		d.Ambiguous = why
+	}
+	o, err := v.Object()
+	if err != nil {
+		d.Ambiguous = ReasonShape
+		return d
+	}
+	if n := o.Get("name"); n != nil && n.Type() == fastjson.TypeString {
+		b, _ := n.StringBytes()
+		d.Name = string(b)
+	} else {
+		d.ambiguous(ReasonShape)
+		return d
+	}
+	var buf []byte
+	buf = append(buf, '{')
+	for _, f := range Fields {
+		fv := o.Get(f)
+		if fv == nil {
+			continue
+		}
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendQuote(buf, f)
+		buf = append(buf, ':')
+		buf = fv.MarshalTo(buf)
+	}
+	buf = append(buf, '}')
+	// A case variant of a field, with or without the field itself: Go's
+	// decoder matches keys without regard to case, JSON.parse exactly.
+	o.Visit(func(k []byte, _ *fastjson.Value) {
+		for _, f := range Fields {
+			if string(k) != f && strings.EqualFold(string(k), f) && d.Ambiguous == "" {
+				d.Ambiguous = ReasonCaseKey
+			}
+		}
+	})
+	if d.Ambiguous != "" {
+		return d
+	}
+	c, err := Canonical(buf)
+	if err != nil {
+		d.Ambiguous = reasonOf(err)
+		return d
+	}
+	d.Canonical, d.Digest = c, sha256.Sum256(c)
+	return d
+}
+
+// Canonical returns the RFC 8785 canonical form of the JSON value def.
+func Canonical(def []byte) ([]byte, error) {
+	if why := check(def); why != "" {
+		return nil, fmt.Errorf("%w: %s", ErrAmbiguous, why)
+	}
+	c, err := jcs.Transform(def)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrAmbiguous, err)
+	}
+	return c, nil
+}
+
+// reasonOf is the constant reason of Canonical's error.
+func reasonOf(err error) string {
+	s := err.Error()
+	for _, r := range [...]string{ReasonDuplicateKey, ReasonCaseKey, ReasonText, ReasonNumber, ReasonDepth} {
+		if strings.Contains(s, r) {
+			return r
+		}
+	}
+	switch {
+	case strings.Contains(s, "Duplicate key"):
+		return ReasonDuplicateKey
+	case strings.Contains(s, "UTF-8"), strings.Contains(s, "surrogate"):
+		return ReasonText
+	case strings.Contains(s, "Number"), strings.Contains(s, "number"):
+		return ReasonNumber
+	}
+	return ReasonShape
+}
+
+// check walks the JSON value data token by token with encoding/json and
+// returns why some reader may read it otherwise: a key twice in one
+// object, two keys equal but for case, invalid UTF-8 or a lone surrogate
+// escape in a string, an integer beyond what a double holds exactly (a
+// reader with 64-bit integers or decimals reads another value than
+// JSON.parse), nesting deeper than MaxDepth; "" when none.
+func check(data []byte) string { return checkFold(data, true) }
+
+// checkFold is check, keys that differ only in case passed over unless
+// fold.
+func checkFold(data []byte, fold bool) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type frame struct {
+		obj  bool
+		key  bool // the next string token is a key
+		keys map[string]bool
+		fold map[string]bool
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return ""
+		}
+		if err != nil {
+			return ReasonShape
+		}
+		top := len(stack) - 1
+		isKey := top >= 0 && stack[top].obj && stack[top].key
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				if top >= 0 && stack[top].obj {
+					stack[top].key = true
+				}
+				if len(stack) >= MaxDepth {
+					return ReasonDepth
+				}
+				stack = append(stack, frame{obj: t == '{', key: t == '{'})
+			default:
+				stack = stack[:top]
+			}
+			continue
+		case string:
+			if !textAgreed(t) {
+				return ReasonText
+			}
+			if isKey {
+				f := &stack[top]
+				if f.keys == nil {
+					f.keys, f.fold = map[string]bool{}, map[string]bool{}
+				}
+				if f.keys[t] {
+					return ReasonDuplicateKey
+				}
+				lk := strings.ToLower(t)
+				if fold && f.fold[lk] {
+					return ReasonCaseKey
+				}
+				f.keys[t], f.fold[lk] = true, true
+				f.key = false
+				continue
+			}
+		case json.Number:
+			if !numberAgreed(string(t)) {
+				return ReasonNumber
+			}
+		}
+		if top >= 0 && stack[top].obj {
+			stack[top].key = true
+		}
+	}
+}
+
+// textAgreed reports whether every decoder reads s, a decoded string, the
+// same: encoding/json turns invalid UTF-8 and lone surrogate escapes into
+// U+FFFD, which other decoders keep, reject or pass on as they are.
+func textAgreed(s string) bool { return !strings.ContainsRune(s, '\uFFFD') }
+
+// numberAgreed reports whether every decoder reads the number literal s
+// as one value: a double (JSON.parse) and a 64-bit integer or a decimal
+// (Go, Python) agree on integers up to 2^53 and on every non-integer
+// literal within a double's range.
+func numberAgreed(s string) bool {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return false // out of range: JSON.parse makes it Infinity
+	}
+	if strings.ContainsAny(s, ".eE") {
+		return true
+	}
+	return f >= -(1<<53) && f <= 1<<53
+}

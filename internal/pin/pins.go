@@ -1,0 +1,380 @@
+package pin
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aegisrelay/aegis/internal/gate"
+	"github.com/aegisrelay/aegis/internal/policy"
+	"github.com/aegisrelay/aegis/journal/record"
+)
+
+// Errors of package pin; classify with errors.Is.
+var (
+	// ErrFile: a pin file that cannot be read or written, or is not the
+	// format. A refused file is never written over.
+	ErrFile = errors.New("pin: pin file")
+	// ErrAmbiguous: JSON that readers may read differently (Canonical).
+	ErrAmbiguous = errors.New("pin: ambiguous JSON")
+	// ErrUsage: a command line aegis pin cannot follow.
+	ErrUsage = errors.New("pin: usage")
+)
+
+// Pins is one wrap's pins: the server's pin file, what its tools/list
+// answers said, and which tools are changed (their definition, as last
+// listed, differs from their pin, or readers disagree about it). It is
+// shared by every session of the wrap and safe for concurrent use.
+type Pins struct {
+	path, server string
+	logf         func(string, ...any)
+	// Mode is the on_tool_change in force when no frame decider says
+	// (policy.Gate's current policy; nil: policy.DefaultToolChange).
+	mode func() string
+
+	mu      sync.Mutex
+	file    *File
+	changed map[string]string // tool → the digest last listed ("" when ambiguous)
+}
+
+// Open reads the pin file at path for server (wrap's --name), whose
+// changes are said with logf. A file Read refuses is an error: a wrap
+// does not start on pins it cannot read.
+func Open(path, server string, mode func() string, logf func(string, ...any)) (*Pins, error) {
+	f, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if mode == nil {
+		mode = func() string { return policy.DefaultToolChange }
+	}
+	return &Pins{path: path, server: server, logf: logf, mode: mode, file: f, changed: map[string]string{}}, nil
+}
+
+// Path is the pin file's path.
+func (p *Pins) Path() string { return p.path }
+
+// Changed reports whether tool is changed: listed with another definition
+// than its pin, or read differently by some reader, and not accepted
+// since.
+func (p *Pins) Changed(tool []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.changed[string(tool)]
+	return ok
+}
+
+// Session is one session's view of the tools/list answers: which tools a
+// listing under way has listed (for the removed ones). Used under the
+// relay's lock, by one session.
+type Session struct {
+	p       *Pins
+	listing map[string]bool // nil: no complete listing under way
+}
+
+// Session returns a new session's view.
+func (p *Pins) Session() *Session { return &Session{p: p} }
+
+// Answer reads one tools/list answer: msg is the response object, cursor
+// whether its request named a cursor (a later page), call its id, dg the
+// answer line's digest and n its length. It returns the records that say
+// what the answer listed: an anomaly when readers may read it
+// differently, and the tools record. A tool seen first is pinned (trust on
+// first use); one whose definition differs from its pin, or that carries a
+// pinned tool's definition under a new name, is changed until accepted,
+// its definition kept in the pin file's seen for aegis pin diff.
+func (s *Session) Answer(msg []byte, cursor bool, call record.Call, dg record.Digest, n int) []record.Body {
+	l := ReadMessage(msg)
+	p := s.p
+	if !cursor {
+		s.listing = map[string]bool{}
+	}
+	t := &record.Tools{Event: record.ToolsList, Call: call, ResponseDigest: dg, NextCursor: l.NextCursor}
+	var out []record.Body
+	why := l.Ambiguous
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	first := map[string]Pin{}
+	seen := map[string]Pin{}
+	bodies := p.bodies()
+	for i := range l.Tools {
+		d := &l.Tools[i]
+		e := record.ToolDigest{Name: record.BoundedOf([]byte(d.Name))}
+		if s.listing != nil && d.Name != "" && len(s.listing) < MaxPinned {
+			s.listing[d.Name] = true
+		}
+		if d.Ambiguous != "" {
+			e.Pin = record.PinAmbiguous
+			if why == "" {
+				why = d.Ambiguous
+			}
+			if d.Name != "" {
+				p.changed[d.Name] = ""
+			}
+			t.Tools = append(t.Tools, e)
+			continue
+		}
+		e.Digest, e.HasDigest = d.Digest, true
+		ds := DigestString(d.Digest)
+		pinned, ok := p.file.Tools[d.Name]
+		switch {
+		case ok && pinned.Digest == ds:
+			e.Pin = record.PinSame
+			delete(p.changed, d.Name)
+		case ok:
+			e.Pin = record.PinChanged
+			p.changed[d.Name] = ds
+			seen[d.Name] = Pin{Digest: ds, Definition: d.Canonical}
+		default:
+			if from := bodies[bodyDigest(d.Canonical)]; from != "" && from != d.Name {
+				e.Pin, e.From = record.PinRenamed, record.BoundedOf([]byte(from))
+				p.changed[d.Name] = ds
+				seen[d.Name] = Pin{Digest: ds, Definition: d.Canonical, From: from}
+			} else if len(p.file.Tools)+len(first) < MaxPinned && len(d.Canonical) <= MaxDefinition {
+				e.Pin = record.PinFirst
+				first[d.Name] = Pin{Digest: ds, Definition: d.Canonical, By: "first use"}
+			} else {
+				e.Pin = record.PinAmbiguous // past what a pin file holds: never passed as pinned
+				p.changed[d.Name] = ds
+			}
+		}
+		t.Tools = append(t.Tools, e)
+	}
+	if !l.NextCursor && s.listing != nil {
+		for name := range p.file.Tools {
+			if !s.listing[name] {
+				t.Removed = append(t.Removed, record.BoundedOf([]byte(name)))
+			}
+		}
+		slices.SortFunc(t.Removed, func(a, b record.Bounded) int { return compare(a.Text, b.Text) })
+		s.listing = nil
+	}
+	if why != "" {
+		out = append(out, &record.Anomaly{Digest: dg, Response: true, Bytes: n, Reason: why, Forwarded: true})
+	}
+	out = append(out, t)
+	p.save(first, seen)
+	p.say(t)
+	return out
+}
+
+func compare(a, b []byte) int {
+	switch {
+	case string(a) < string(b):
+		return -1
+	case string(a) > string(b):
+		return 1
+	}
+	return 0
+}
+
+// save writes first (new pins) and seen (changed definitions) to the pin
+// file, if they change it. Called with mu held.
+func (p *Pins) save(first, seen map[string]Pin) {
+	need := len(first) > 0
+	for name, s := range seen {
+		if old, ok := p.file.Seen[name]; !ok || old.Digest != s.Digest || old.From != s.From {
+			need = true
+		}
+	}
+	if !need {
+		return
+	}
+	f, err := Update(p.path, func(f *File) (bool, error) {
+		if f.Server == "" {
+			f.Server = p.server
+		}
+		for name, pin := range first {
+			if _, ok := f.Tools[name]; !ok {
+				f.Tools[name] = pin
+			}
+		}
+		for name, s := range seen {
+			if f.Seen == nil {
+				f.Seen = map[string]Pin{}
+			}
+			f.Seen[name] = s
+		}
+		return true, nil
+	})
+	if err != nil {
+		p.logf("tool pins of %s not saved: %v", p.server, err)
+		for name, pin := range first {
+			p.file.Tools[name] = pin // pinned for this wrap still
+		}
+		return
+	}
+	p.file = f
+}
+
+// say tells the changes of t on stderr, under on_tool_change warn or
+// block. Called with mu held.
+func (p *Pins) say(t *record.Tools) {
+	mode := p.mode()
+	if mode == policy.ToolChangeAllow {
+		return
+	}
+	for _, e := range t.Tools {
+		switch e.Pin {
+		case record.PinChanged:
+			p.logf("tool %q of %s changed since it was pinned (on_tool_change: %s): see aegis pin diff %s %s", e.Name.String(), p.server, mode, p.server, e.Name.String())
+		case record.PinRenamed:
+			p.logf("tool %q of %s carries the pinned definition of %q: a rename (on_tool_change: %s)", e.Name.String(), p.server, e.From.String(), mode)
+		case record.PinAmbiguous:
+			p.logf("tool %q of %s: readers may read its definition differently (on_tool_change: %s)", e.Name.String(), p.server, mode)
+		}
+	}
+	for _, r := range t.Removed {
+		p.logf("tool %q of %s is pinned but no longer listed", r.String(), p.server)
+	}
+}
+
+// bodies maps the digest of each pinned definition without its name to
+// the pinned name: a tool listed under another name with one of these is
+// a rename. Called with mu held.
+func (p *Pins) bodies() map[string]string {
+	m := make(map[string]string, len(p.file.Tools))
+	for name, pin := range p.file.Tools {
+		m[bodyDigest(pin.Definition)] = name
+	}
+	return m
+}
+
+// bodyDigest is the digest of a canonical definition without its name.
+func bodyDigest(c []byte) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(c, &m) != nil {
+		return ""
+	}
+	delete(m, "name")
+	b, _ := json.Marshal(m) // keys sorted; values canonical already
+	return DigestString(sha256.Sum256(b))
+}
+
+// Noter appends a record about the session (relay.Relay's Note).
+type Noter interface{ Note(record.Body) error }
+
+// Watch rereads the pin file when it changes, until the returned stop is
+// called: a changed tool whose pin now holds the definition last listed
+// was accepted (aegis pin accept), and after its accept record is
+// appended through r (who accepted, as the pin names them), calls to it
+// pass again.
+func (p *Pins) Watch(r Noter, logf func(string, ...any)) (stop func()) {
+	w, err := policy.Watch(p.path, 0)
+	if err != nil {
+		logf("pins: not watching %s for acceptances (%v)", p.path, err)
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-w.C():
+				p.reread(r, logf)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		w.Close()
+	}
+}
+
+// reread reads the pin file afresh and releases the accepted tools.
+func (p *Pins) reread(r Noter, logf func(string, ...any)) {
+	f, err := Read(p.path)
+	if err != nil {
+		logf("pins: %v; the pins read before stay", err)
+		return
+	}
+	p.mu.Lock()
+	p.file = f
+	var accepted []*record.Tools
+	for name, ds := range p.changed {
+		pin, ok := f.Tools[name]
+		if !ok || ds == "" || pin.Digest != ds {
+			continue
+		}
+		a := &record.Tools{Event: record.ToolsAccept, Tool: record.BoundedOf([]byte(name)), User: pin.User}
+		a.Digest, _ = parseDigest(ds)
+		if pin.UID != nil {
+			a.UID = *pin.UID
+		}
+		accepted = append(accepted, a)
+	}
+	p.mu.Unlock()
+	for _, a := range accepted {
+		if err := r.Note(a); err != nil {
+			logf("pins: acceptance of %s not recorded: %v", a.Tool.String(), err)
+			continue
+		}
+		p.mu.Lock()
+		delete(p.changed, string(a.Tool.Text))
+		p.mu.Unlock()
+		logf("tool %q of %s accepted by %s", a.Tool.String(), p.server, a.User)
+	}
+}
+
+func parseDigest(s string) (record.Digest, error) {
+	var d record.Digest
+	if len(s) != len("sha256:")+64 {
+		return d, fmt.Errorf("%w: digest %q", ErrFile, s)
+	}
+	_, err := fmt.Sscanf(s[len("sha256:"):], "%x", &d)
+	return d, err
+}
+
+// Gate returns inner with the pins' decision before it: under
+// on_tool_change: block (of the rule set inner decides the frame under),
+// a call to a changed tool is refused ToolChanged. A nil inner (no
+// policy) is returned as it is: without a policy nothing blocks.
+func (p *Pins) Gate(inner gate.Gate) gate.Gate {
+	if inner == nil || p == nil {
+		return inner
+	}
+	return &pinGate{p: p, inner: inner}
+}
+
+type pinGate struct {
+	p     *Pins
+	inner gate.Gate
+	fd    pinDecider
+}
+
+type pinDecider struct {
+	p     *Pins
+	inner gate.FrameDecider
+	block bool
+}
+
+func (g *pinGate) Begin(now time.Time) gate.FrameDecider {
+	fd := g.inner.Begin(now)
+	mode := g.p.mode()
+	if m, ok := fd.(interface{ OnToolChange() string }); ok {
+		mode = m.OnToolChange()
+	}
+	g.fd = pinDecider{p: g.p, inner: fd, block: mode == policy.ToolChangeBlock}
+	return &g.fd
+}
+
+func (d *pinDecider) Set() string { return d.inner.Set() }
+func (d *pinDecider) Commit()     { d.inner.Commit() }
+
+// ReasonChanged is the intent's policy reason of a call refused
+// TOOL_CHANGED.
+const ReasonChanged = "tool definition differs from its pin (on_tool_change: block): aegis pin accept"
+
+func (d *pinDecider) Decide(c *gate.Call) gate.Decision {
+	if d.block && d.p.Changed(c.Tool) {
+		return gate.Decision{Verdict: gate.ToolChanged, Set: d.inner.Set(), Reason: ReasonChanged}
+	}
+	return d.inner.Decide(c)
+}
