@@ -93,15 +93,16 @@ const (
 	// RefusalLayer is data.aegis.layer.
 	RefusalLayer = "wrap"
 
-	CodePolicyDenied    = "POLICY_DENIED"    // a deny rule, the default, or a malformed call
-	CodeRateLimited     = "RATE_LIMITED"     // over the rule's rate; retry_after_ms says when
-	CodePendingApproval = "PENDING_APPROVAL" // an approve rule, or a Parked decision: answered at once, never held
-	CodeHostDenied      = "HOST_DENIED"      // not itself refused: a sibling in its batch was
-	CodeToolChanged     = "TOOL_CHANGED"     // the tool's definition differs from its pin (on_tool_change: block)
-	// A parked call (Config.Approvals) is answered by one of these when
-	// it is not released.
-	CodeApprovalDenied  = "APPROVAL_DENIED"  // an approver denied it; data.aegis.reason is theirs
-	CodeApprovalTimeout = "APPROVAL_TIMEOUT" // no decision within the approvals' timeout
+	// data.aegis.code, spelled in gate (gate.CodePolicyDenied and the
+	// rest say when each is written). A parked call (Config.Approvals) is
+	// answered APPROVAL_DENIED or APPROVAL_TIMEOUT when it is not released.
+	CodePolicyDenied    = gate.CodePolicyDenied
+	CodeRateLimited     = gate.CodeRateLimited
+	CodePendingApproval = gate.CodePendingApproval
+	CodeHostDenied      = gate.CodeHostDenied
+	CodeToolChanged     = gate.CodeToolChanged
+	CodeApprovalDenied  = gate.CodeApprovalDenied
+	CodeApprovalTimeout = gate.CodeApprovalTimeout
 )
 
 // Reasons of the host_denied outcomes of a refused frame.
