@@ -17,7 +17,7 @@ import (
 type confineFlags struct {
 	confine, execSupport, udp, unix, bestEffort, cleanEnv bool
 	printProfile                                          bool
-	read, write, net, env                                 stringList
+	read, write, net, env, egress                         stringList
 }
 
 // stringList is a repeatable string flag.
@@ -32,6 +32,7 @@ func addConfineFlags(fs *flag.FlagSet) *confineFlags {
 	fs.Var(&c.read, "allow-read", "with --confine: grant read and execute beneath `PATH` (repeatable)")
 	fs.Var(&c.write, "allow-write", "with --confine: grant read, execute, write, create, remove and truncate beneath `PATH` (repeatable)")
 	fs.Var(&c.net, "allow-net", "with --confine: allow TCP connect to `HOST:PORT`; only the port is enforced (repeatable)")
+	fs.Var(&c.egress, "allow-egress", "with --confine: the child reaches the network only through aegis's proxy, which allows `NAME[:PORT]` (port 443 unless named; *.example.org for the names beneath; each connection recorded; repeatable)")
 	fs.BoolVar(&c.execSupport, "allow-exec-support", false, "with --confine: grant read and execute on /usr /lib /lib64 /bin /sbin /etc /dev /proc, which a dynamically linked program or a script needs (a named hole: /etc/passwd, /proc)")
 	fs.BoolVar(&c.udp, "allow-udp", false, "with --confine: allow UDP sockets to every host and port (a named hole; DNS lookups need it)")
 	fs.BoolVar(&c.unix, "allow-unix", false, "with --confine: allow creating unix sockets (a named hole: before Landlock ABI 9 they reach any pathname socket the child can name; from ABI 9 only those beneath --allow-write)")
@@ -49,7 +50,7 @@ func addConfineFlags(fs *flag.FlagSet) *confineFlags {
 func (c *confineFlags) resolve() (*confine.Profile, []string, []string, error) {
 	prof, err := confine.Requested(c.confine, confine.Profile{
 		Read: c.read, Write: c.write, Net: c.net,
-		ExecSupport: c.execSupport, UDP: c.udp, Unix: c.unix, BestEffort: c.bestEffort,
+		ExecSupport: c.execSupport, UDP: c.udp, Unix: c.unix, BestEffort: c.bestEffort, Egress: c.egress,
 	})
 	if err != nil {
 		return nil, nil, nil, errors.New(strings.TrimPrefix(err.Error(), "confine: invalid profile: "))

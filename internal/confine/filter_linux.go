@@ -58,11 +58,17 @@ import (
 // they would work on every file the child can name, granted or not. See
 // metaCalls and arch.metaLegacy for the list, and the ioctls in
 // setFlagsIoctls.
+//
+// With noSetns, setns(2) fails with EPERM: a child in a network
+// namespace of its own (--allow-egress) that holds CAP_SYS_ADMIN, a root
+// child, could otherwise join another namespace, aegis's own, through a
+// /proc/PID/ns/net it can open.
 type netFilter struct {
 	tcp, udp bool
 	unix     bool
 	noListen bool
 	noMeta   bool
+	noSetns  bool
 }
 
 // metaCalls are the system calls that change file metadata on every
@@ -131,6 +137,9 @@ func (f netFilter) program(a arch) []unix.SockFilter {
 	asm.jeq(uint32(unix.SYS_SETSOCKOPT), "setsockopt", "")
 	if f.noListen {
 		asm.jeq(uint32(unix.SYS_LISTEN), "eacces", "")
+	}
+	if f.noSetns {
+		asm.jeq(uint32(unix.SYS_SETNS), "eperm", "")
 	}
 	if f.noMeta {
 		for _, nr := range metaCalls {

@@ -39,6 +39,9 @@ func Main(args []string) int {
 		fmt.Fprintf(os.Stderr, "aegis: %s: %s\n", HelperCommand, fmt.Sprintf(format, a...))
 		return code
 	}
+	if len(args) == 1 && args[0] == netnsProbe {
+		return 0 // started in the namespaces Command asks about
+	}
 	if len(args) < 2 || args[0] != "--" {
 		return fail(exitUsage, "usage: aegis %s -- CMD [ARGS…] (run by aegis wrap --confine)", HelperCommand)
 	}
@@ -81,6 +84,11 @@ func Main(args []string) int {
 	kernel, errata := kernelABI()
 	abi := effectiveABI(kernel, errata, testCap())
 	procSelf := "/proc/" + strconv.Itoa(os.Getpid())
+	if len(p.Egress) > 0 {
+		if p.proxyPort, err = listenEgress(p); err != nil {
+			return refuse(fmt.Errorf("%w: --allow-egress: %v", ErrRefused, err))
+		}
+	}
 	pl, err := makePlan(p, target, procSelf, abi, errata, seccompSupported(), statDir)
 	if err != nil {
 		return refuse(err)
@@ -92,7 +100,11 @@ func Main(args []string) int {
 		// The parent cannot record what was enforced: do not run unrecorded.
 		return fail(ExitRefused, "reporting to aegis wrap: %v", err)
 	}
-	err = syscall.Exec(target, argv, os.Environ())
+	env := os.Environ()
+	if len(p.Egress) > 0 {
+		env = withProxy(env, p.proxyPort)
+	}
+	err = syscall.Exec(target, argv, env)
 	msg := fmt.Sprintf("exec %s: %v", target, err)
 	if errors.Is(err, unix.EACCES) && !p.ExecSupport {
 		msg += " (under --confine a dynamically linked program or a script needs --allow-exec-support, or read access to its interpreter and libraries)"

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -10,6 +11,9 @@ import (
 // Launch is the parent's side of one confined start. Not goroutine-safe.
 type Launch struct {
 	r, w *os.File
+	// egress and helperEgress are the two ends of the socket the helper
+	// hands the proxy's listener over on (--allow-egress), or nil.
+	egress, helperEgress *os.File
 }
 
 // Command returns the command that runs argv confined by p, and the Launch
@@ -20,7 +24,9 @@ type Launch struct {
 // Started, then Report. Where confinement is not available (any system
 // but Linux) it returns an error matching ErrRefused and no command; when
 // argv needs a file to start that p does not grant (Reach), a *ReachError
-// matching ErrUnreached.
+// matching ErrUnreached. With --allow-egress (p.Egress) the helper starts
+// in a network namespace of its own where one can be had, and hands the
+// proxy's listener over (Listener).
 func Command(p Profile, argv, env []string) (*exec.Cmd, *Launch, error) {
 	if err := supported(); err != nil {
 		return nil, nil, err
@@ -38,6 +44,15 @@ func Command(p Profile, argv, env []string) (*exec.Cmd, *Launch, error) {
 	}
 	p.ReportFD = 3 // ExtraFiles[0]
 	cmd := exec.Command(self, append([]string{HelperCommand, "--"}, argv...)...)
+	cmd.ExtraFiles = []*os.File{w}
+	l := &Launch{r: r, w: w}
+	if len(p.Egress) > 0 {
+		if l.egress, err = egressCommand(&p, cmd, self); err != nil {
+			l.Close()
+			return nil, nil, err
+		}
+		l.helperEgress = cmd.ExtraFiles[len(cmd.ExtraFiles)-1]
+	}
 	if env == nil {
 		env = os.Environ()
 	}
@@ -48,8 +63,7 @@ func Command(p Profile, argv, env []string) (*exec.Cmd, *Launch, error) {
 		}
 	}
 	cmd.Env = append(childEnv, EnvVar+"="+p.encode())
-	cmd.ExtraFiles = []*os.File{w}
-	return cmd, &Launch{r: r, w: w}, nil
+	return cmd, l, nil
 }
 
 // Started closes the parent's copy of the write end, so that Report sees
@@ -57,6 +71,26 @@ func Command(p Profile, argv, env []string) (*exec.Cmd, *Launch, error) {
 // has returned, successfully or not.
 func (l *Launch) Started() {
 	l.w.Close()
+	if l.helperEgress != nil {
+		l.helperEgress.Close()
+	}
+}
+
+// Egress reports whether the command was made with --allow-egress, whose
+// proxy listener Listener returns.
+func (l *Launch) Egress() bool { return l.egress != nil }
+
+// Listener returns the egress proxy's listener, which the helper bound
+// in the child's network and handed over before it exec'd the target.
+// Call it after Report said what was enforced; it fails with
+// ErrNoReport when the helper handed nothing over. The caller owns the
+// listener.
+func (l *Launch) Listener() (net.Listener, error) {
+	if l.egress == nil {
+		return nil, fmt.Errorf("%w: no --allow-egress", ErrNoReport)
+	}
+	defer l.egress.Close()
+	return receiveListener(l.egress)
 }
 
 // Report waits for the helper to exec the target or exit, and returns what
@@ -70,4 +104,9 @@ func (l *Launch) Report() (*Report, error) {
 func (l *Launch) Close() {
 	l.r.Close()
 	l.w.Close()
+	for _, f := range []*os.File{l.egress, l.helperEgress} {
+		if f != nil {
+			f.Close()
+		}
+	}
 }

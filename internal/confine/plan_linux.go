@@ -87,12 +87,18 @@ func makePlan(p Profile, target, procSelf string, abi, errata int, seccompErr er
 	}
 	slices.Sort(ports)
 	allowTCP := len(p.Net) > 0
+	egress := len(p.Egress) > 0
+	if egress {
+		// The child's one way out: the proxy's port, in a network with
+		// no other host when it has a namespace of its own.
+		ports, allowTCP = []uint16{uint16(p.proxyPort)}, true
+	}
 
 	// No profile grants a TCP bind, so listen, which binds without asking,
 	// is refused wherever a TCP socket can be had; file metadata calls are
 	// refused wherever nothing is granted write (see netFilter).
 	pl := &plan{abi: abi, seccomp: seccompErr == nil, filter: netFilter{
-		tcp: allowTCP, udp: p.UDP, unix: p.Unix, noListen: allowTCP, noMeta: len(p.Write) == 0,
+		tcp: allowTCP, udp: p.UDP, unix: p.Unix, noListen: allowTCP, noMeta: len(p.Write) == 0, noSetns: egress,
 	}}
 	if why := agentReach(p, abi, pl.seccomp); why != "" {
 		return nil, fmt.Errorf("%w: the child could reach the ssh-agent that holds the log's root key (%s): %s", ErrRefused, p.Agent, why)
@@ -104,8 +110,15 @@ func makePlan(p Profile, target, procSelf string, abi, errata int, seccompErr er
 	if abi == 1 || abi == 2 {
 		dropped = append(dropped, fmt.Sprintf("truncate: not restricted (landlock ABI %d < 3)", abi))
 	}
-	if allowTCP && abi < 4 {
-		dropped = append(dropped, fmt.Sprintf("tcp ports of --allow-net: not enforced (landlock ABI %d < 4), every port is open", abi))
+	if allowTCP && abi < 4 && !(egress && p.NetNS) {
+		flag := "--allow-net"
+		if egress {
+			flag = "--allow-egress (the proxy's)"
+		}
+		dropped = append(dropped, fmt.Sprintf("tcp ports of %s: not enforced (landlock ABI %d < 4), every port is open", flag, abi))
+	}
+	if egress && !p.NetNS {
+		dropped = append(dropped, fmt.Sprintf("network namespace: unavailable (%s): the child can connect to port %d of any host, not only to the egress proxy", p.NetNSError, p.proxyPort))
 	}
 	if seccompErr != nil {
 		dropped = append(dropped, "seccomp: "+seccompErr.Error()+": sockets, TCP Fast Open, listen, io_uring and file metadata calls are not filtered")
@@ -116,6 +129,9 @@ func makePlan(p Profile, target, procSelf string, abi, errata int, seccompErr er
 
 	rep := Enforced{LandlockABI: abi, FS: []FSRule{}, Ports: []int{}, Scopes: []string{},
 		BestEffort: p.BestEffort, Dropped: dropped}
+	if egress {
+		rep.Egress = &EgressEnforced{Grants: p.Egress, ProxyPort: p.proxyPort, NetNS: p.NetNS}
+	}
 	if abi > 0 {
 		if err := pl.landlockRules(p, target, procSelf, abi, errata, ports, allowTCP, stat, &rep); err != nil {
 			return nil, err
@@ -218,7 +234,7 @@ func (pl *plan) landlockRules(p Profile, target, procSelf string, abi, errata in
 func reachAndGaps(rep *Enforced, p Profile, abi int, allowTCP, seccomp bool) {
 	// What a socket can reach, from both layers together.
 	switch {
-	case allowTCP && abi >= 4:
+	case allowTCP && abi >= 4, rep.Egress != nil && rep.Egress.NetNS:
 		rep.TCP = NetPorts
 	case !allowTCP && (seccomp || abi >= 4):
 		rep.TCP = NetDenied

@@ -2,7 +2,10 @@
 
 package confine
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // Preview returns what the helper would enforce for p on this kernel when
 // it runs argv[0], without running anything: the rules, the network
@@ -29,6 +32,18 @@ func Preview(p Profile, argv []string) (*Enforced, error) {
 			return true, nil
 		}
 		return statDir(path)
+	}
+	if len(p.Egress) > 0 {
+		// Whether the helper would get a network namespace is asked of
+		// the kernel as Command asks it; the proxy's port is chosen when
+		// it binds, and shown as 0 here.
+		if self, err := os.Executable(); err != nil {
+			p.NetNSError = err.Error()
+		} else if _, err := netnsChoice(self); err != nil {
+			p.NetNSError = err.Error()
+		} else {
+			p.NetNS = true
+		}
 	}
 	pl, err := makePlan(p, target, proc, abi, errata, seccompSupported(), stat)
 	if err != nil {

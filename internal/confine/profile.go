@@ -68,6 +68,20 @@ type Profile struct {
 	BestEffort bool `json:"best_effort,omitempty"`
 	// ReportFD is the helper's descriptor of the report pipe; set by Wrap.
 	ReportFD int `json:"report_fd,omitempty"`
+	// Egress are the --allow-egress grants, canonical (NAME:PORT) once
+	// checked: the child reaches the network only through aegis's egress
+	// proxy, which allows these (egress.go).
+	Egress []string `json:"egress,omitempty"`
+	// NetNS: Command starts the helper in a network namespace of its own
+	// (with Egress); NetNSError says why it could not, when it could not.
+	// EgressFD is the helper's end of the socket the proxy's listener is
+	// handed over on. All three are set by Command.
+	NetNS      bool   `json:"netns,omitempty"`
+	NetNSError string `json:"netns_error,omitempty"`
+	EgressFD   int    `json:"egress_fd,omitempty"`
+
+	// proxyPort is the port the helper's proxy listener is bound to.
+	proxyPort int
 }
 
 // Check makes every path absolute and clean, and fails with ErrProfile,
@@ -97,7 +111,7 @@ func (p *Profile) Check() error {
 			return err
 		}
 	}
-	return nil
+	return p.checkEgress()
 }
 
 // ParsePort returns the port of a --allow-net HOST:PORT value.
@@ -121,7 +135,7 @@ func (p *Profile) Request() *record.ConfineRequest {
 	}
 	return &record.ConfineRequest{
 		Read: p.Read, Write: p.Write, Net: p.Net,
-		ExecSupport: p.ExecSupport, UDP: p.UDP, BestEffort: p.BestEffort,
+		ExecSupport: p.ExecSupport, UDP: p.UDP, BestEffort: p.BestEffort, Egress: p.Egress,
 	}
 }
 

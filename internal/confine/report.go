@@ -46,6 +46,19 @@ type Enforced struct {
 	// NotCovered are the known gaps of this enforcement that no flag asked
 	// to close (for example pathname unix sockets before ABI 9).
 	NotCovered []string `json:"not_covered"`
+	// Egress is the egress proxy the child reaches the network through
+	// (--allow-egress), or nil.
+	Egress *EgressEnforced `json:"egress,omitempty"`
+}
+
+// EgressEnforced is what was enforced of --allow-egress: the grants, the
+// port of the proxy's listener (on 127.0.0.1 in the child's network),
+// and whether the child has a network namespace of its own, in which
+// that listener is the only way out.
+type EgressEnforced struct {
+	Grants    []string `json:"grants"`
+	ProxyPort int      `json:"proxy_port"`
+	NetNS     bool     `json:"netns"`
 }
 
 // Values of Enforced.TCP and Enforced.UDP; part of the record's format.
@@ -68,7 +81,7 @@ func (e *Enforced) Record() *record.Enforcement {
 		TCP:                  e.TCP,
 		NetPorts:             e.Ports,
 		UDP:                  e.UDP,
-		HostsEnforced:        false, // ports only, whatever --allow-net named
+		HostsEnforced:        e.Egress != nil && e.Egress.NetNS, // otherwise ports only, whatever --allow-net named
 		Scopes:               e.Scopes,
 		SeccompApplied:       e.SeccompApplied,
 		SeccompNetworkDenied: e.SeccompNetworkDenied,
@@ -76,6 +89,9 @@ func (e *Enforced) Record() *record.Enforcement {
 		BestEffort:           e.BestEffort,
 		Dropped:              e.Dropped,
 		NotCovered:           e.NotCovered,
+	}
+	if x := e.Egress; x != nil {
+		r.Egress = &record.EgressEnforcement{Grants: x.Grants, ProxyPort: x.ProxyPort, NetNS: x.NetNS}
 	}
 	for _, f := range e.FS {
 		r.FS = append(r.FS, record.FSRule{Path: f.Path, Access: f.Access})

@@ -17,7 +17,7 @@ func Requested(confine bool, p Profile) (*Profile, error) {
 			name string
 			set  bool
 		}{{"--allow-read", len(p.Read) > 0}, {"--allow-write", len(p.Write) > 0}, {"--allow-net", len(p.Net) > 0},
-			{"--allow-exec-support", p.ExecSupport}, {"--allow-udp", p.UDP}, {"--allow-unix", p.Unix}, {"--best-effort", p.BestEffort}} {
+			{"--allow-exec-support", p.ExecSupport}, {"--allow-egress", len(p.Egress) > 0}, {"--allow-udp", p.UDP}, {"--allow-unix", p.Unix}, {"--best-effort", p.BestEffort}} {
 			if f.set {
 				return nil, fmt.Errorf("%w: %s needs --confine", ErrProfile, f.name)
 			}
@@ -54,6 +54,14 @@ func (e *Enforced) WriteText(w io.Writer) {
 	if len(e.Scopes) > 0 {
 		fmt.Fprintf(w, "  scoped: %s (the child cannot reach those of processes outside its sandbox)\n", strings.Join(e.Scopes, ", "))
 	}
+	if x := e.Egress; x != nil {
+		where := "in a network namespace of its own, whose only way out it is: no other host, no DNS"
+		if !x.NetNS {
+			where = "on aegis's own loopback (no network namespace: other hosts on that port are not kept out)"
+		}
+		fmt.Fprintf(w, "  egress: only through aegis's proxy at 127.0.0.1:%d, %s; HTTP(S)_PROXY name it\n", x.ProxyPort, where)
+		fmt.Fprintf(w, "    allowed: %s\n", strings.Join(x.Grants, " "))
+	}
 	for _, d := range e.Dropped {
 		fmt.Fprintf(w, "  dropped (--best-effort): %s\n", d)
 	}
@@ -78,7 +86,7 @@ func PrintProfile(w io.Writer, p Profile, argv []string) error {
 	if e := unreached(p, argv); e != nil {
 		return printUnreached(w, e)
 	}
-	fmt.Fprintf(w, "A permission error in the child means a grant is missing: --allow-read, --allow-write, --allow-net, --allow-udp, --allow-exec-support (see 'aegis wrap --help').\n")
+	fmt.Fprintf(w, "A permission error in the child means a grant is missing: --allow-read, --allow-write, --allow-net, --allow-egress, --allow-udp, --allow-exec-support (see 'aegis wrap --help').\n")
 	return nil
 }
 

@@ -10,7 +10,9 @@ import (
 // as it is; a confining launcher runs it through a helper that restricts
 // itself first and reports what it enforced (aegis wrap --confine). The
 // session owns the command's standard streams and SysProcAttr: a Launcher
-// sets neither. A Launcher is used by one session at a time.
+// sets neither, except the namespaces of SysProcAttr (Cloneflags and
+// the id mappings that go with them), which the session keeps. A
+// Launcher is used by one session at a time.
 type Launcher interface {
 	// Command returns the command that runs argv with env (nil: this
 	// process's environment), not started, and the Launch that follows its
@@ -66,4 +68,26 @@ type Report struct {
 	// once Enforcement was in force; the session ends with the child's
 	// exit status as a start that failed.
 	ExecError string
+	// Sidecar, when set, serves the child for the session (wrap
+	// --allow-egress's proxy): started once Enforcement is durable,
+	// stopped once the child has exited and before the calls still in
+	// flight are ended, so that its records come before session_end.
+	Sidecar Sidecar
+}
+
+// Sidecar is a service the child reaches while it runs. Stop may be
+// called without Start (the session did not go ahead) and releases
+// what it holds; it returns once the sidecar has written its records.
+type Sidecar interface {
+	Start(rec Recorder)
+	Stop()
+}
+
+// Recorder is what a sidecar records through: the session's relay.
+type Recorder interface {
+	// Note appends a record about the session, in order with the
+	// relay's own, and waits until it is written.
+	Note(b record.Body) error
+	// InFlight are the intent seqs of the tools/calls in flight.
+	InFlight() []uint64
 }

@@ -80,6 +80,9 @@ func (s *Session) Run() Result {
 	sv := s.newSupervisor(c)
 	sv.ready = ready
 	sv.supervise()
+	if c.sidecar != nil {
+		c.sidecar.Stop()
+	}
 	res, status, why := exitStatus(sv.ending())
 	if !errors.Is(res.Err, journal.ErrIO) {
 		counts, err := s.Relay.End(status, why)
@@ -98,6 +101,7 @@ type child struct {
 	stdin   *os.File // the write end of the child's stdin
 	stdout  *os.File // the read end of the child's stdout
 	seccomp bool     // a seccomp filter was applied to it (Report.Seccomp)
+	sidecar Sidecar  // started once the enforcement is durable (Report.Sidecar), or nil
 }
 
 // closePipes closes aegis's ends of the child's pipes.
@@ -147,7 +151,11 @@ func (s *Session) startChild() (c *child, res Result, ok bool) {
 	// Its own process group: a terminal's ^C reaches aegis alone, which
 	// forwards it once, and the group (npx and the node it starts) can be
 	// signalled as one.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The launcher's namespaces, if any, are kept.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	if err := cmd.Start(); err != nil {
 		code := exitcode.CannotStart
 		if errors.Is(err, os.ErrPermission) {
@@ -162,6 +170,9 @@ func (s *Session) startChild() (c *child, res Result, ok bool) {
 		launch.Started()
 		if res, c.seccomp, ok = s.enforce(c, launch); !ok {
 			return nil, res, false
+		}
+		if c.sidecar != nil {
+			c.sidecar.Start(s.Relay)
 		}
 	}
 	return c, Result{}, true
@@ -486,6 +497,9 @@ func (s *Session) enforce(c *child, launch Launch) (res Result, seccomp, ok bool
 		}
 		if err != nil {
 			// Confined but unrecorded: the child must not run.
+			if rep.Sidecar != nil {
+				rep.Sidecar.Stop()
+			}
 			unix.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			cmd.Wait()
 			c.closePipes()
@@ -501,7 +515,11 @@ func (s *Session) enforce(c *child, launch Launch) (res Result, seccomp, ok bool
 			End: record.SessionEnd{Reason: record.EndChildStartFailed, Detail: detail}}
 	}
 	if res.Err == nil {
+		c.sidecar = rep.Sidecar
 		return Result{}, rep.Seccomp, true
+	}
+	if rep.Sidecar != nil {
+		rep.Sidecar.Stop()
 	}
 	// Nothing was relayed and nothing will be. A helper that refused or
 	// failed to exec exits on its own; one whose report was unreadable may
