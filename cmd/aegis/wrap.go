@@ -14,6 +14,7 @@ import (
 	"github.com/aegisrelay/aegis/internal/confine"
 	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/internal/logview"
+	"github.com/aegisrelay/aegis/internal/pin"
 	"github.com/aegisrelay/aegis/internal/relay"
 	"github.com/aegisrelay/aegis/internal/serve"
 	"github.com/aegisrelay/aegis/internal/supervise"
@@ -30,6 +31,7 @@ type wrapFlags struct {
 	allowOpenKey                                                   *bool
 	maxPending                                                     *int
 	callTimeout, grace                                             *time.Duration
+	pins                                                           *string
 	cf                                                             *confineFlags  // wrap_confine.go
 	lg                                                             *serve.Log     // wrap_log.go
 	lf                                                             *serve.Front   // listen.go
@@ -51,6 +53,7 @@ func newWrapFlags() *wrapFlags {
 		maxPending:   fs.Int("max-pending", relay.DefaultMaxPending, "calls in flight tracked; beyond it the oldest is recorded unanswered"),
 		callTimeout:  fs.Duration("call-timeout", 0, "answer a tools/call the child has not answered after `D` with a CALL_TIMEOUT error, record it timeout, and drop the late answer (0: never)"),
 		grace:        fs.Duration("grace", supervise.DefaultGrace, "how long the child has to exit after its stdin closes, and after SIGTERM"),
+		pins:         pin.Flags(fs),
 		policyPath:   fs.String("policy", "", "enforce the tool policy in `FILE` (see 'aegis policy --help'); SIGHUP or a change of the file reloads it"),
 		cf:           addConfineFlags(fs),
 		lg:           addLogFlags(fs),
@@ -160,6 +163,10 @@ func runWrap(args []string) int {
 	if !ok {
 		return exitcode.Usage
 	}
+	pins, err := pin.OpenFor(*f.pins, *name, pol.OnToolChange, logf)
+	if err != nil {
+		return fail(exitcode.Usage, "wrap: --pins: %v", err)
+	}
 	if code, ok := undumpable(prof); !ok {
 		return code
 	}
@@ -212,7 +219,7 @@ func runWrap(args []string) int {
 	c := serve.Config{
 		Argv: argv, Env: childEnv, Launcher: confined.Launcher(prof),
 		MaxFrame: frameMax, MaxPending: *f.maxPending, CallTimeout: *f.callTimeout, Grace: *f.grace,
-		Stderr: os.Stderr, Logf: logf,
+		Stderr: os.Stderr, Logf: logf, Pins: pins,
 	}
 	pol.Configure(&c)
 	defer c.ServeApprovals(*audit, *name, *f.af.timeout, lf.On(), logf)()

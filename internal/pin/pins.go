@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -77,7 +79,12 @@ type Session struct {
 }
 
 // Session returns a new session's view.
-func (p *Pins) Session() *Session { return &Session{p: p} }
+func (p *Pins) Session() *Session {
+	if p == nil {
+		return nil
+	}
+	return &Session{p: p}
+}
 
 // Answer reads one tools/list answer: msg is the response object, cursor
 // whether its request named a cursor (a later page), call its id, dg the
@@ -264,6 +271,7 @@ type Noter interface{ Note(record.Body) error }
 // appended through r (who accepted, as the pin names them), calls to it
 // pass again.
 func (p *Pins) Watch(r Noter, logf func(string, ...any)) (stop func()) {
+	os.MkdirAll(filepath.Dir(p.path), 0o700) // a folder to watch before the first pin
 	w, err := policy.Watch(p.path, 0)
 	if err != nil {
 		logf("pins: not watching %s for acceptances (%v)", p.path, err)
@@ -337,7 +345,7 @@ func parseDigest(s string) (record.Digest, error) {
 // a call to a changed tool is refused ToolChanged. A nil inner (no
 // policy) is returned as it is: without a policy nothing blocks.
 func (p *Pins) Gate(inner gate.Gate) gate.Gate {
-	if inner == nil || p == nil {
+	if p == nil || inner == nil {
 		return inner
 	}
 	return &pinGate{p: p, inner: inner}
@@ -377,4 +385,14 @@ func (d *pinDecider) Decide(c *gate.Call) gate.Decision {
 		return gate.Decision{Verdict: gate.ToolChanged, Set: d.inner.Set(), Reason: ReasonChanged}
 	}
 	return d.inner.Decide(c)
+}
+
+// OpenFor opens the pins of server (wrap's --name): the pin file file,
+// or the server's default (Path) when file is "".
+func OpenFor(file, server string, mode func() string, logf func(string, ...any)) (*Pins, error) {
+	path, err := PathFor(file, server)
+	if err != nil {
+		return nil, err
+	}
+	return Open(path, server, mode, logf)
 }

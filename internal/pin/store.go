@@ -118,13 +118,17 @@ func Parse(path string, data []byte) (*File, error) {
 	}
 	for _, m := range []map[string]Pin{pf.Tools, pf.Seen} {
 		for name, p := range m {
+			// The file lays definitions out for a person (Marshal); the
+			// pin is their canonical form, which the digest covers.
 			c, err := Canonical(p.Definition)
-			if err != nil || !bytes.Equal(c, p.Definition) {
-				return nil, fmt.Errorf("%w: %s: tool %q: the definition is not canonical JSON", ErrFile, path, name)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: tool %q: the definition: %v", ErrFile, path, name, err)
 			}
 			if DigestString(sha256.Sum256(c)) != p.Digest {
 				return nil, fmt.Errorf("%w: %s: tool %q: digest %s is not its definition's", ErrFile, path, name, p.Digest)
 			}
+			p.Definition = c
+			m[name] = p
 		}
 	}
 	return &pf, nil

@@ -49,6 +49,15 @@ func (p *PolicyReloads) Set() string {
 	return p.Gate.Current().Set()
 }
 
+// OnToolChange is the on_tool_change of the policy in force
+// (policy.DefaultToolChange for a nil p, no policy).
+func (p *PolicyReloads) OnToolChange() string {
+	if p == nil {
+		return policy.DefaultToolChange
+	}
+	return p.Gate.Current().OnToolChange()
+}
+
 // Configure sets c.Gate to p's gate and c.Watch to p's Watch. A nil p (no
 // policy) leaves both unset, so that every call passes: a nil
 // *policy.Gate in c.Gate would be a gate, not none.

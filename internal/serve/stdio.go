@@ -8,6 +8,7 @@ import (
 
 	"github.com/aegisrelay/aegis/internal/approval"
 	"github.com/aegisrelay/aegis/internal/gate"
+	"github.com/aegisrelay/aegis/internal/pin"
 	"github.com/aegisrelay/aegis/internal/relay"
 	"github.com/aegisrelay/aegis/internal/supervise"
 	"github.com/aegisrelay/aegis/journal"
@@ -29,6 +30,10 @@ type Config struct {
 	// Watch, when set, starts what reloads Gate, recording each reload
 	// through the relay it is given, until the returned stop is called.
 	Watch func(r *relay.Relay, logf func(string, ...any)) (stop func())
+	// Pins, when set, records every tools/list answer against the
+	// server's pins, refuses calls to changed tools under on_tool_change:
+	// block, and watches its file for acceptances (package pin).
+	Pins *pin.Pins
 
 	MaxFrame    int
 	MaxPending  int
@@ -43,17 +48,22 @@ type Config struct {
 
 // watch starts c.Watch on r, if any.
 func (c *Config) watch(r *relay.Relay) (stop func()) {
-	if c.Watch == nil {
-		return func() {}
+	stop = func() {}
+	if c.Watch != nil {
+		stop = c.Watch(r, c.Logf)
 	}
-	return c.Watch(r, c.Logf)
+	if c.Pins != nil {
+		policyStop, pinsStop := stop, c.Pins.Watch(r, c.Logf)
+		stop = func() { pinsStop(); policyStop() }
+	}
+	return stop
 }
 
 // relay is one session's relay, recording to j, answering on out, for
 // caller.
 func (c *Config) relay(j *journal.Journal, out io.Writer, caller gate.Caller) *relay.Relay {
-	return relay.New(relay.Config{Journal: j, MaxFrame: c.MaxFrame, MaxPending: c.MaxPending, Gate: c.Gate, Client: out, CallTimeout: c.CallTimeout,
-		Caller: caller, Approvals: c.Approvals, Server: c.Server})
+	return relay.New(relay.Config{Journal: j, MaxFrame: c.MaxFrame, MaxPending: c.MaxPending, Gate: c.Pins.Gate(c.Gate), Client: out, CallTimeout: c.CallTimeout,
+		Caller: caller, Approvals: c.Approvals, Server: c.Server, Tools: c.Pins.Session()})
 }
 
 // Stdio runs the session of aegis wrap over stdin and stdout, recording to
