@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/internal/policy"
-	"github.com/aegisrelay/aegis/internal/relay"
 )
 
 func runPolicy(args []string) int {
@@ -81,38 +79,7 @@ func runPolicyExplain(args []string) int {
 		return fail(exitcode.Usage, "policy explain: %v", err)
 	}
 	for _, tool := range args[1:] {
-		e := p.Explain(tool)
-		verdict := map[policy.Action]string{policy.Allow: "allowed", policy.Deny: "denied (" + relay.CodePolicyDenied + ")",
-			policy.Approve: "parked for approval"}[e.Action]
-		if e.Malformed != "" {
-			fmt.Printf("%q: refused (%s) whatever the rules: %s\n", tool, relay.CodePolicyDenied, e.Malformed)
-			continue
-		}
-		var why string
-		switch {
-		case e.Rule < 0:
-			why = fmt.Sprintf("by the default (%s:%d): no rule matches", p.File(), e.Line)
-		case e.Exact:
-			why = fmt.Sprintf("by %s (%s:%d): the exact name", e.Label, p.File(), e.Line)
-		default:
-			why = fmt.Sprintf("by %s (%s:%d): the glob %q matches", e.Label, p.File(), e.Line, p.Rules()[e.Rule].Tool)
-		}
-		fmt.Printf("%q: %s %s\n", tool, verdict, why)
-		if e.Action == policy.Approve {
-			fmt.Printf("  over stdio the call waits for aegis approve ID (sent to the server) or aegis deny ID (%s), at most --approval-timeout (%s); refused at once (%s) over --listen, with --approval-timeout 0, in a batch, or when the parked calls are at their bound\n",
-				relay.CodeApprovalDenied, relay.CodeApprovalTimeout, relay.CodePendingApproval)
-		}
-		if e.When != "" {
-			fmt.Printf("  only when its condition holds for the call; otherwise the next rule that matches decides, or the default\n")
-		}
-		if e.Rate.N > 0 {
-			fmt.Printf("  rate %s: %d calls at once, then one every %v; over it, %s with retry_after_ms\n",
-				e.Rate, e.Rate.N, e.Rate.Per/time.Duration(e.Rate.N), relay.CodeRateLimited)
-		}
-		for _, i := range e.Also {
-			r := p.Rules()[i]
-			fmt.Printf("  %s (line %d, %s) matches too but comes later: first match wins\n", r.Label(), r.Line, r.Action)
-		}
+		p.WriteExplanation(os.Stdout, tool)
 	}
 	return exitcode.OK
 }
