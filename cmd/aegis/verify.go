@@ -3,11 +3,8 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/internal/logview"
@@ -110,44 +107,6 @@ func verifySet(s *segment.Set, opts verify.Options, mode string, asJSON bool) in
 		json.NewEncoder(os.Stdout).Encode(verifyjson.New(name, opts.Key != nil, rep))
 		return code
 	}
-	fmt.Printf("%s: %s (%s)\n", name, strings.ToUpper(rep.Status.String()), mode)
-	var intents, outcomes uint64
-	for _, s := range rep.Sessions {
-		intents += s.Intents
-		outcomes += s.Outcomes
-	}
-	fmt.Printf("  %s, %s, %s, %s\n", plural(rep.Records, "record"), plural(uint64(len(rep.Sessions)), "session"),
-		plural(intents, "intent"), plural(outcomes, "outcome"))
-	if len(rep.Files) > 1 {
-		var zst uint64
-		for _, f := range rep.Files {
-			if strings.HasSuffix(f.Path, segment.CompressedExt) {
-				zst++
-			}
-		}
-		fmt.Printf("  %s (%d compressed)\n", plural(uint64(len(rep.Files)), "file"), zst)
-	}
-	if rep.HasHead {
-		fmt.Printf("  head %s\n", rep.Head)
-	}
-	for _, p := range rep.Problems {
-		fmt.Printf("  invalid: %s\n", p)
-	}
-	for _, p := range rep.Gaps {
-		fmt.Printf("  incomplete: %s\n", p)
-	}
-	if rep.Dropped > 0 {
-		fmt.Printf("  … and %d more\n", rep.Dropped)
-	}
-	for _, n := range rep.Notes {
-		fmt.Printf("  note: %s\n", n)
-	}
+	rep.WriteText(os.Stdout, name, mode)
 	return code
-}
-
-func plural(n uint64, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.FormatUint(n, 10) + " " + what + "s"
 }
