@@ -319,10 +319,9 @@ func target(req *http.Request) (host string, port uint16, ok bool) {
 	return "", 0, false
 }
 
-// dial resolves host (or takes its literal), keeps the addresses g
-// allows, and dials the first that answers: the address checked is the
-// address dialled.
-func (cn *conn) dial(g Grant, host string, port uint16) (net.Conn, bool) {
+// resolve resolves host (or takes its literal) and returns the addresses
+// g allows; it answers the client with the refusal when there are none.
+func (cn *conn) resolve(g Grant, host string) ([]netip.Addr, bool) {
 	cfg := &cn.p.cfg
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
 	defer cancel()
@@ -346,6 +345,15 @@ func (cn *conn) dial(g Grant, host string, port uint16) (net.Conn, bool) {
 		cn.refuse(http.StatusForbidden, ReasonNotPublic)
 		return nil, false
 	}
+	return allowed, true
+}
+
+// connect dials the first of the checked addresses that answers: the
+// address checked is the address dialled. It records why when none does.
+func (cn *conn) connect(allowed []netip.Addr, port uint16) (net.Conn, bool) {
+	cfg := &cn.p.cfg
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
+	defer cancel()
 	for _, a := range allowed {
 		addr := netip.AddrPortFrom(a, port).String()
 		up, err := cfg.Dial(ctx, "tcp", addr)
@@ -354,7 +362,7 @@ func (cn *conn) dial(g Grant, host string, port uint16) (net.Conn, bool) {
 			return up, true
 		}
 	}
-	cn.refuse(http.StatusBadGateway, ReasonDial)
+	cn.rec.Decision, cn.rec.Reason = record.EgressRefused, ReasonDial
 	return nil, false
 }
 
@@ -363,6 +371,10 @@ func (cn *conn) dial(g Grant, host string, port uint16) (net.Conn, bool) {
 // spliced, the ClientHello first.
 func (cn *conn) tunnel(g Grant, host string, port uint16, br *bufio.Reader) {
 	cfg := &cn.p.cfg
+	addrs, ok := cn.resolve(g, host)
+	if !ok {
+		return
+	}
 	cn.client.SetWriteDeadline(time.Now().Add(cfg.HeaderTimeout))
 	if _, err := io.WriteString(cn.client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		cn.rec.Decision, cn.rec.Reason = record.EgressRefused, ReasonClosed
@@ -379,9 +391,9 @@ func (cn *conn) tunnel(g Grant, host string, port uint16, br *bufio.Reader) {
 		cn.rec.Decision, cn.rec.Reason = record.EgressRefused, ReasonSNI
 		return
 	}
-	up, ok := cn.dial(g, host, port)
+	up, ok := cn.connect(addrs, port)
 	if !ok {
-		// The 200 is sent: the client reads the refusal as a broken
+		// The 200 is sent: the client reads the failure as a broken
 		// handshake, and the record says why.
 		return
 	}
@@ -448,8 +460,13 @@ func (helloConn) SetWriteDeadline(time.Time) error { return nil }
 // the proxy's own and hop-by-hop headers, with Connection: close; the
 // response is carried back as it comes until the server closes.
 func (cn *conn) forward(g Grant, host string, port uint16, req *http.Request) {
-	up, ok := cn.dial(g, host, port)
+	addrs, ok := cn.resolve(g, host)
 	if !ok {
+		return
+	}
+	up, ok := cn.connect(addrs, port)
+	if !ok {
+		cn.refuse(http.StatusBadGateway, ReasonDial)
 		return
 	}
 	defer up.Close()
