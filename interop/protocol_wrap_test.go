@@ -17,24 +17,27 @@ import (
 // scriptChild is a stdio server that plays a script (argv[1], a JSON
 // list of steps): for a client step it reads one line and exits 3 unless
 // it is the step's line, byte for byte; for a server step it writes the
-// step's line. Its script played, it reads to EOF.
+// step's line. A client step that aegis refuses (the next step is "a")
+// never reaches it. Its script played, it reads to EOF.
 const scriptChild = `import json, sys
 steps = json.load(open(sys.argv[1]))
-for st in steps:
-    if st["from"] == "c":
+for i, st in enumerate(steps):
+    refused = i + 1 < len(steps) and steps[i + 1]["from"] == "a"
+    if st["from"] == "c" and not refused:
         got = sys.stdin.buffer.readline()
         if got != st["line"].encode() + b"\n":
             sys.stderr.write("script child: read %r; want %r\n" % (got, st["line"]))
             sys.exit(3)
-    else:
+    elif st["from"] == "s":
         sys.stdout.buffer.write(st["line"].encode() + b"\n")
         sys.stdout.buffer.flush()
 while sys.stdin.buffer.readline():
     pass
 `
 
-// wrapStep is one line of a scripted session: from the client ("c") or
-// the child ("s").
+// wrapStep is one line of a scripted session: from the client ("c"), the
+// child ("s"), or aegis refusing the client's line before it ("a": Line
+// is what the refusal must contain).
 type wrapStep struct {
 	From string `json:"from"`
 	Line string `json:"line"`
@@ -42,6 +45,7 @@ type wrapStep struct {
 
 func wc(line string) wrapStep { return wrapStep{"c", line} }
 func ws(line string) wrapStep { return wrapStep{"s", line} }
+func wa(has string) wrapStep  { return wrapStep{"a", has} }
 
 // Lines of the scripted sessions.
 const (
@@ -75,7 +79,8 @@ var initialize25 = []wrapStep{
 // through the real aegis wrap around a scripted stdio child, each line
 // read by the other side before the next is written, and holds the log
 // to what happened: the readings the relay's own tests hold a Relay to
-// (other resultTypes, a resultType readers disagree on, retries linked by
+// (other resultTypes, a resultType readers disagree on, each round judged
+// by the policy as the call it is (a rule on mcp.round), retries linked by
 // match, forged and reused state, tasks/cancel, failed and cancelled
 // ends, a taskId claimed twice, a task open at the session's end, the
 // bound on live tasks, sampling and roots requests on 2025-11-25), now
@@ -89,6 +94,10 @@ func TestProtocolThroughWrap(t *testing.T) {
 	pub := keygen(t, aegis, key)
 	child := filepath.Join(dir, "child.py")
 	if err := os.WriteFile(child, []byte(scriptChild), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(dir, "rounds.yaml")
+	if err := os.WriteFile(policy, []byte("version: 1\ndefault: allow\nrules:\n  - tool: login\n    action: deny\n    when: mcp.round > 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -129,6 +138,21 @@ func TestProtocolThroughWrap(t *testing.T) {
 			"intent 2 rev=2026-07-28 round=#1/match/2 responses=login:accept,roots:",
 			"outcome 2 ok rt=complete",
 			"intent 3 rev=2026-07-28 responses=login:accept,roots:",
+			"outcome 3 ok rt=complete",
+		}},
+		{"each round is judged as the call it is", []string{"--policy", policy}, []wrapStep{
+			wc(wcall("1", "login", "")),
+			ws(wresult("1", asks)),
+			wc(wcall("2", "login", `,"requestState":"s1"`+answers)),
+			wa(`"id":2,"error":{"code":-32042`),
+			wc(wcall("3", "other", "")),
+			ws(wresult("3", complete)),
+		}, []string{
+			"intent 1 rev=2026-07-28 allowed",
+			"outcome 1 input_required rt=input_required inputs=login:elicitation/create,roots:roots/list state",
+			"intent 2 rev=2026-07-28 round=#1/state/2 state responses=login:accept,roots: denied",
+			"outcome 2 host_denied noresp",
+			"intent 3 rev=2026-07-28 allowed",
 			"outcome 3 ok rt=complete",
 		}},
 		{"forged and reused state say so", nil, []wrapStep{
@@ -311,7 +335,9 @@ func playScript(t *testing.T, cmd *exec.Cmd, steps []wrapStep) {
 		}
 		select {
 		case l, ok := <-lines:
-			if !ok || l != st.Line+"\n" {
+			if st.From == "a" && !strings.Contains(l, st.Line) {
+				t.Errorf("wrap answered %q; want aegis's refusal, %s", l, st.Line)
+			} else if st.From == "s" && (!ok || l != st.Line+"\n") {
 				cmd.Process.Kill()
 				cmd.Wait()
 				t.Fatalf("wrap relayed %q (open %v); want the child's %s\n(stderr: %s)", l, ok, st.Line, stderr.String())
@@ -388,6 +414,9 @@ func summarize(t *testing.T, path string) []string {
 			}
 			if l, ok := r["input_responses"].([]any); ok {
 				b.WriteString(" responses=" + entries(l, "action"))
+			}
+			if p, _ := r["policy"].(map[string]any); p != nil && p["verdict"] != "pass-through" {
+				fmt.Fprintf(&b, " %s", p["verdict"])
 			}
 		case "outcome":
 			ex, _ := r["execution"].(map[string]any)
