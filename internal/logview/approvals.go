@@ -1,6 +1,7 @@
 package logview
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,10 +23,24 @@ type Approval struct {
 }
 
 // By is an approval's approver, as the approvals socket's peer
-// credentials named them.
+// credentials named them (UID, User), or as the HTTP front's approver
+// token proved (Principal, set alone).
 type By struct {
-	UID  uint64 `json:"uid"`
-	User string `json:"user"`
+	UID       uint64 `json:"uid"`
+	User      string `json:"user"`
+	Principal string `json:"-"`
+}
+
+// MarshalJSON writes b as the record names the approver: {"uid","user"},
+// or {"principal"} alone, so that a token's approver never reads as uid 0.
+func (b By) MarshalJSON() ([]byte, error) {
+	if b.Principal != "" {
+		return json.Marshal(struct {
+			Principal string `json:"principal"`
+		}{b.Principal})
+	}
+	type plain By
+	return json.Marshal(plain(b))
 }
 
 // decided takes the approval record a into the call's line.
@@ -33,7 +48,7 @@ func (a *Approval) decided(r *record.Record, b *record.Approval) {
 	seq := r.Seq
 	a.Seq, a.Decision, a.Reason = &seq, b.Decision, b.Reason
 	if b.HasBy {
-		a.By = &By{UID: b.UID, User: b.User}
+		a.By = &By{UID: b.UID, User: b.User, Principal: b.Principal}
 	}
 }
 
@@ -51,7 +66,9 @@ func (a *Approval) mark() string {
 	default:
 		s += a.Decision
 	}
-	if a.By != nil {
+	if a.By != nil && a.By.Principal != "" {
+		s += " by " + safeText(a.By.Principal)
+	} else if a.By != nil {
 		s += fmt.Sprintf(" by %s (uid %d)", safeText(a.By.User), a.By.UID)
 	}
 	if a.Reason != "" {

@@ -56,12 +56,14 @@ func (g *getter) approvalTerms() *ApprovalTerms {
 // on (released to the child, or refused to the client):
 //
 //	"approval":"<id>","intent":S,"request_digest":"sha256:…","decision":"approved"|"denied"|"expired",
-//	"by":{"uid":N,"user":"<name>"}|null,"reason":"…"|null,"grant":"approval:<id>"|"deny_all"
+//	"by":{"uid":N,"user":"<name>"}|{"principal":"<principal>"}|null,"reason":"…"|null,"grant":"approval:<id>"|"deny_all"
 //
 // S is the seq of the intent that parked the call under this id, and
 // request_digest repeats its digest: the frame released is that frame,
 // byte for byte. by is the approver, as the approvals socket's peer
-// credentials name it (null for an expiry); reason the approver's own
+// credentials name it, or, for a decision made over the HTTP front's
+// approver endpoints, the principal its approver token proved
+// ("token:<id>"); null for an expiry. reason the approver's own
 // text (at most 512 bytes), or aegis's for an expiry. grant is the
 // capability minted: "approval:<id>" for an approved call, that call
 // alone, once; deny_all for every other decision.
@@ -73,8 +75,11 @@ type Approval struct {
 	HasBy         bool
 	UID           uint64
 	User          string
-	Reason        string
-	Grant         string
+	// Principal, when set, names the approver in place of UID and User:
+	// who an HTTP approver token proved to be.
+	Principal string
+	Reason    string
+	Grant     string
 }
 
 func (*Approval) Kind() Kind { return KindApproval }
@@ -85,7 +90,11 @@ func (a *Approval) AppendFields(dst []byte) []byte {
 	dst = AppendDigestField(dst, "request_digest", a.RequestDigest)
 	dst = appendStringField(dst, "decision", a.Decision)
 	dst = appendKey(dst, "by")
-	if a.HasBy {
+	if a.HasBy && a.Principal != "" {
+		dst = append(dst, '{')
+		dst = appendStringField(dst, "principal", a.Principal)
+		dst = append(dst, '}')
+	} else if a.HasBy {
 		dst = append(dst, '{')
 		dst = appendUintField(dst, "uid", a.UID)
 		dst = appendStringField(dst, "user", a.User)
@@ -106,7 +115,12 @@ func (a *Approval) decodeFields(g *getter) error {
 	a.Decision = string(g.str("decision"))
 	if v := g.get("by"); v != nil && v.Type() != fastjson.TypeNull {
 		b := g.obj("by")
-		a.HasBy, a.UID, a.User = true, b.uint("uid"), string(b.str("user"))
+		a.HasBy = true
+		if b.has("principal") {
+			a.Principal = string(b.str("principal"))
+		} else {
+			a.UID, a.User = b.uint("uid"), string(b.str("user"))
+		}
 		g.merge(b)
 	}
 	a.Reason = g.nstr("reason")

@@ -26,6 +26,7 @@ func TestApprovalRoundTrip(t *testing.T) {
 	approved := &Approval{ID: "0123456789abcdef", Intent: 1, Decision: ApprovalApproved, HasBy: true, UID: 1000, User: "ann", Grant: GrantPrefix + "0123456789abcdef"}
 	denied := &Approval{ID: "0123456789abcdef", Intent: 1, Decision: ApprovalDenied, HasBy: true, UID: 0, User: "root", Reason: "not \"now\"\n", Grant: GrantDenyAll}
 	expired := &Approval{ID: "0123456789abcdef", Intent: 1, Decision: ApprovalExpired, Reason: "no decision within 5m0s", Grant: GrantDenyAll}
+	byToken := &Approval{ID: "0123456789abcdef", Intent: 1, Decision: ApprovalApproved, HasBy: true, Principal: "token:00112233aabbccdd", Grant: GrantPrefix + "0123456789abcdef"}
 	for _, tt := range []struct {
 		b    Body
 		want string
@@ -36,6 +37,7 @@ func TestApprovalRoundTrip(t *testing.T) {
 		{approved, `"decision":"approved","by":{"uid":1000,"user":"ann"},"reason":null,"grant":"approval:0123456789abcdef"}`},
 		{denied, `"decision":"denied","by":{"uid":0,"user":"root"},"reason":"not \"now\"\n","grant":"deny_all"}`},
 		{expired, `"decision":"expired","by":null,"reason":"no decision within 5m0s","grant":"deny_all"}`},
+		{byToken, `"decision":"approved","by":{"principal":"token:00112233aabbccdd"},"reason":null,"grant":"approval:0123456789abcdef"}`},
 	} {
 		l := line(1, tt.b)
 		if !strings.Contains(string(l), tt.want) {
@@ -57,6 +59,19 @@ func TestApprovalRoundTrip(t *testing.T) {
 		`"approval":{"id":"0123456789abcdef","server":"demo","caller":"uid:1000"}`,
 	} {
 		l := strings.Replace(string(line(1, in)), `"approval":{"id":"0123456789abcdef","server":"demo","caller":"uid:1000","timeout_ms":300000}`, bad, 1)
+		var d Decoder
+		if _, err := d.Decode([]byte(l)); err == nil {
+			t.Errorf("Decode(%s) = nil error; want rejected", l)
+		}
+	}
+	// An approver is named one way: by uid and user, or by principal.
+	for _, bad := range []string{
+		`"by":{"principal":""}`,
+		`"by":{"principal":"token:00112233aabbccdd","uid":0,"user":"root"}`,
+		`"by":{"uid":0,"user":"root","principal":"token:00112233aabbccdd"}`,
+		`"by":{"principal":7}`,
+	} {
+		l := strings.Replace(string(line(1, byToken)), `"by":{"principal":"token:00112233aabbccdd"}`, bad, 1)
 		var d Decoder
 		if _, err := d.Decode([]byte(l)); err == nil {
 			t.Errorf("Decode(%s) = nil error; want rejected", l)
