@@ -31,10 +31,14 @@ var (
 type Decision struct {
 	// Verdict is record.ApprovalApproved, ApprovalDenied or ApprovalExpired.
 	Verdict string
-	// HasBy: the approver is known (UID, User); false for an expiry.
+	// HasBy: the approver is known (UID and User, or Principal); false
+	// for an expiry.
 	HasBy bool
 	UID   uint64
 	User  string
+	// Principal, when set, names the approver in place of UID and User:
+	// who the HTTP front's approver token proved to be ("token:<id>").
+	Principal string
 	// Reason is the approver's reason for a denial (at most MaxReason
 	// bytes of valid UTF-8: Decide makes it so), or aegis's own for an
 	// expiry.

@@ -134,6 +134,9 @@ type Config struct {
 	WriteTimeout time.Duration
 	// Logf prints a diagnostic; default none.
 	Logf func(format string, args ...any)
+	// Approver, when set, serves the approvers' page and endpoints under
+	// ApproverPath (package documentation, "Approvers").
+	Approver *Approver
 }
 
 // Server serves MCP Streamable HTTP at Path, one child session per MCP
@@ -280,6 +283,10 @@ var supportedVersions = map[string]bool{
 
 // ServeHTTP serves the MCP endpoint.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Approver != nil && strings.HasPrefix(r.URL.Path+"/", ApproverPath) {
+		s.serveApprover(w, r) // approver.go
+		return
+	}
 	if r.URL.Path != Path {
 		closeUnread(w)
 		http.NotFound(w, r)

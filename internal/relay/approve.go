@@ -140,7 +140,7 @@ func (r *Relay) Resolve(id string, d approval.Decision) error {
 		d, voided = approval.Decision{Verdict: record.ApprovalExpired, Reason: reasonVoid}, ErrVoid
 	}
 	a := record.Approval{ID: id, Intent: p.seq, RequestDigest: p.digest, Decision: d.Verdict,
-		HasBy: d.HasBy, UID: d.UID, User: d.User, Reason: d.Reason, Grant: record.GrantDenyAll}
+		HasBy: d.HasBy, UID: d.UID, User: d.User, Principal: d.Principal, Reason: d.Reason, Grant: record.GrantDenyAll}
 	approved := d.Verdict == record.ApprovalApproved
 	if approved {
 		a.Grant = record.GrantPrefix + id
