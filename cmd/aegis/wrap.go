@@ -32,11 +32,11 @@ type wrapFlags struct {
 	maxPending                                                     *int
 	callTimeout, grace                                             *time.Duration
 	pins                                                           *string
-	cf                                                             *confineFlags  // wrap_confine.go
-	lg                                                             *serve.Log     // wrap_log.go
-	lf                                                             *serve.Front   // listen.go
-	wf                                                             *witnessFlags  // witness.go
-	af                                                             *approvalFlags // wrap_approvals.go
+	cf                                                             *confineFlags    // wrap_confine.go
+	lg                                                             *serve.Log       // wrap_log.go
+	lf                                                             *serve.Front     // listen.go
+	wf                                                             *witnessFlags    // witness.go
+	af                                                             *serve.Approvals // wrap_approvals.go
 }
 
 func newWrapFlags() *wrapFlags {
@@ -128,7 +128,7 @@ func runWrap(args []string) int {
 	if *f.callTimeout < 0 {
 		return fail(exitcode.Usage, "wrap: --call-timeout %v: want a positive duration such as 30s, or 0 for none", *f.callTimeout)
 	}
-	if err := f.af.check(); err != nil {
+	if err := f.af.Check(); err != nil {
 		return fail(exitcode.Usage, "wrap: %v", err)
 	}
 	dur, err := journal.ParseDurability(*f.durability)
@@ -222,7 +222,7 @@ func runWrap(args []string) int {
 		Stderr: os.Stderr, Logf: logf, Pins: pins,
 	}
 	pol.Configure(&c)
-	defer c.ServeApprovals(*audit, *name, *f.af.timeout, lf.On(), logf)()
+	defer c.ServeApprovals(*audit, *name, f.af, lf, logf)()
 	return w.end(c.Run(serve.Run{
 		Journal: j, StartSeq: startSeq, Start: start, Front: lf, Serving: func() { logf("%s", lf.Serving()) },
 		Stdin: os.Stdin, Stdout: os.Stdout, Signals: sigs, Closed: wf.finish,

@@ -28,6 +28,9 @@ type Front struct {
 	ln               net.Listener // by Bind
 	token, tokenID   string       // by Bind, with Auth token
 	tokenNote        string       // by Bind: where the token is, for stderr
+
+	approver     *httpfront.Approver // by Config.ServeApprovals (approvals.go)
+	approverNote string              // where the approver token is
 }
 
 // On reports whether f serves HTTP at all.
@@ -111,7 +114,11 @@ func (f *Front) Serving() string {
 	if idle <= 0 {
 		idle = httpfront.DefaultIdleTimeout
 	}
-	return fmt.Sprintf("serving MCP at %s (%s; a session no request uses for %v ends, --idle-timeout)", URL(f.ln), f.tokenNote, idle)
+	s := fmt.Sprintf("serving MCP at %s (%s; a session no request uses for %v ends, --idle-timeout)", URL(f.ln), f.tokenNote, idle)
+	if f.approver != nil {
+		s += approverServing(f.ln, f.approverNote)
+	}
+	return s
 }
 
 // Options is what HTTP serves f with, once bound: the listener's
@@ -124,7 +131,7 @@ func (f *Front) Options(start *record.SessionStart, sigs <-chan os.Signal, servi
 			AllowHosts: f.AllowHosts, AllowOrigins: f.AllowOrigins, CheckHost: f.network == "tcp",
 			MaxSessions: f.MaxSessions, IdleTimeout: f.IdleTimeout,
 			MaxConns: f.MaxConns, MaxConnsPerPeer: f.MaxConnsPerPeer, HeaderTimeout: f.HeaderTimeout,
-			Token: f.token, TokenID: f.tokenID,
+			Token: f.token, TokenID: f.tokenID, Approver: f.approver,
 		},
 	}
 }
