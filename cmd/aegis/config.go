@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -42,7 +41,7 @@ func runConfig(args []string) int {
 	if *client != "" && userfiles.SafeName(*client) != *client {
 		return fail(exitcode.Usage, "config: --client %q: use letters, digits, '.', '_' and '-' only", *client)
 	}
-	opts := clientconfig.Options{Aegis: *aegisPath, Name: userfiles.SafeName, BoolFlag: wrapBoolFlag, All: *all}
+	opts := clientconfig.Options{Aegis: *aegisPath, Client: *client, Name: userfiles.SafeName, BoolFlag: wrapBoolFlag, All: *all}
 	backups := ""
 	if !*noBackup && !*dryRun && !*list {
 		dir, err := userfiles.StateDir()
@@ -74,10 +73,16 @@ func runConfig(args []string) int {
 	}
 
 	code, wrote := exitcode.OK, false
+	act := map[string]clientconfig.Action{"wrap": clientconfig.DoWrap, "unwrap": clientconfig.DoUnwrap}[sub]
+	if *list {
+		act = clientconfig.List
+	}
 	for _, path := range targets {
-		o := opts
-		o.Client = *client
-		c, w := configFile(os.Stdout, sub, path, o, *dryRun, *list, backups)
+		a, err := clientconfig.Do(path, act, opts, *dryRun, backups)
+		w, c, why := clientconfig.Report(os.Stdout, sub, a, err, *dryRun, *list)
+		if why != nil {
+			fail(c, "config: %v", why)
+		}
 		wrote = wrote || w
 		// An I/O failure outranks a refusal: both are reported, the
 		// status says the worse.
@@ -96,73 +101,4 @@ func runConfig(args []string) int {
 		}
 	}
 	return code
-}
-
-// configFile rewrites (or lists) one file, prints what it did, and
-// returns its exit status and whether it wrote the file.
-func configFile(w io.Writer, sub, path string, opts clientconfig.Options, dryRun, list bool, backups string) (int, bool) {
-	act := clientconfig.DoWrap
-	if sub == "unwrap" {
-		act = clientconfig.DoUnwrap
-	}
-	if list {
-		act = clientconfig.List
-	}
-	a, err := clientconfig.Do(path, act, opts, dryRun, backups)
-	var refused *clientconfig.RefusedError
-	switch {
-	case errors.As(err, &refused):
-		return fail(exitcode.Usage, "config: %s: refused, left as it was: %s", refused.Path, clientconfig.Reason(refused.Err)), false
-	case a == nil:
-		return fail(exitcode.Usage, "config: %s; left as it was", clientconfig.Reason(err)), false
-	case errors.Is(err, clientconfig.ErrNoClient):
-		return fail(exitcode.Usage, "config: %s: %v; name it with --client ID (claude-desktop, claude-code, cursor, vscode, or another name, which aegis log shows); left as it was", a.Path, err), false
-	}
-	r := a.Result
-	fmt.Fprintf(w, "\n%s:\n", a.Path)
-	if len(r.Entries) == 0 {
-		fmt.Fprintln(w, "  no MCP servers")
-	}
-	for _, e := range r.Entries {
-		what := e.Kind.String()
-		switch {
-		case e.Changed && sub == "wrap":
-			what = "wraps"
-		case e.Changed:
-			what = "unwraps"
-		}
-		fmt.Fprintf(w, "  %-8s %s: %s", what, strings.Join(e.Path, "."), strings.Join(e.Argv, " "))
-		if e.Note != "" {
-			fmt.Fprintf(w, " (%s)", e.Note)
-		}
-		fmt.Fprintln(w)
-	}
-	if list {
-		return exitcode.OK, false
-	}
-	if !r.Changed() {
-		fmt.Fprintln(w, "  nothing to change")
-		return exitcode.OK, false
-	}
-	fmt.Fprint(w, r.Diff(a.Path, a.Path+" ("+sub+"ped)"))
-	switch {
-	case dryRun:
-		fmt.Fprintln(w, "  --dry-run: not written")
-		return exitcode.OK, false
-	case errors.Is(err, clientconfig.ErrMoved):
-		return fail(exitcode.Usage, "config: %s: refused, left as it was: %s (moved while it was read? name the file where it is now)", a.Path, clientconfig.Reason(err)), false
-	case errors.Is(err, clientconfig.ErrChanged):
-		return fail(exitcode.AuditIO, "config: %s changed while it was rewritten (its client wrote it?); it is left as the client wrote it; run again", a.Path), false
-	case err != nil:
-		return fail(exitcode.AuditIO, "config: writing %s: %v; it is left as it was", a.Path, err), false
-	}
-	if a.Backup != "" {
-		fmt.Fprintf(w, "  written; the bytes before are kept in %s\n", a.Backup)
-	} else {
-		fmt.Fprintln(w, "  written; no backup kept (--no-backup)")
-	}
-	if a.OwnerNote != "" {
-		fmt.Fprintf(w, "  owner: %s\n", a.OwnerNote)
-	}
-	return exitcode.OK, true
 }
