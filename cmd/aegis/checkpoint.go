@@ -18,25 +18,16 @@ import (
 // line per finding, for verify to print.
 func checkCheckpoints(set *segment.Set, files []string, pub ed25519.PublicKey) (int, []string) {
 	res, err := tlog.CheckFiles(set, files, pub)
-	if res == nil {
-		return exitcode.Usage, []string{fmt.Sprintf("checkpoints: %v", err)}
+	lines, torn := tlog.Report(res, err)
+	switch {
+	case res == nil:
+		return exitcode.Usage, lines
+	case err == nil:
+		return exitcode.OK, lines
+	case torn: // as a log's torn tail makes verify's check incomplete
+		return exitcode.Incomplete, lines
 	}
-	if err == nil {
-		return exitcode.OK, []string{fmt.Sprintf("checkpoints: the log (%s, %d records) extends all %d", res.Origin, res.Records, res.Checkpoints)}
-	}
-	// A history's torn tail alone makes the check incomplete, as a log's
-	// torn tail makes verify's.
-	errs, torn := tlog.Findings(err)
-	code := exitcode.Invalid
-	var lines []string
-	if torn {
-		code = exitcode.Incomplete
-		lines = append(lines, fmt.Sprintf("checkpoints: the log (%s, %d records) extends every whole checkpoint (%d)", res.Origin, res.Records, res.Checkpoints))
-	}
-	for _, e := range errs {
-		lines = append(lines, "checkpoints: "+e.Error())
-	}
-	return code, lines
+	return exitcode.Invalid, lines
 }
 
 // addVerifyCheckpointFlag is verify's --checkpoint FILE (repeatable).
