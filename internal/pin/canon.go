@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -291,16 +292,21 @@ func checkFold(data []byte, fold bool) string {
 func textAgreed(s string) bool { return !strings.ContainsRune(s, '\uFFFD') }
 
 // numberAgreed reports whether every decoder reads the number literal s
-// as one value: a double (JSON.parse) and a 64-bit integer or a decimal
-// (Go, Python) agree on integers up to 2^53 and on every non-integer
-// literal within a double's range.
+// as one value: a double (JSON.parse) and an exact integer (Go's int64,
+// Python's int) agree on the integers a double holds exactly, and every
+// reader takes a fraction or an exponent as the nearest double.
 func numberAgreed(s string) bool {
-	f, err := strconv.ParseFloat(s, 64)
+	_, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return false // out of range: JSON.parse makes it Infinity
 	}
 	if strings.ContainsAny(s, ".eE") {
 		return true
 	}
-	return f >= -(1<<53) && f <= 1<<53
+	i, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return false
+	}
+	_, acc := new(big.Float).SetInt(i).Float64()
+	return acc == big.Exact
 }

@@ -2,12 +2,14 @@ package pin
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,7 +139,7 @@ func (s *Session) Answer(msg []byte, cursor bool, call record.Call, dg record.Di
 			p.changed[d.Name] = ds
 			seen[d.Name] = Pin{Digest: ds, Definition: d.Canonical}
 		default:
-			if from := bodies[bodyDigest(d.Canonical)]; from != "" && from != d.Name {
+			if from := s.renamed(bodies[bodyDigest(d.Canonical)], l.Tools, d.Name); from != "" {
 				e.Pin, e.From = record.PinRenamed, record.BoundedOf([]byte(from))
 				p.changed[d.Name] = ds
 				seen[d.Name] = Pin{Digest: ds, Definition: d.Canonical, From: from}
@@ -243,12 +245,33 @@ func (p *Pins) say(t *record.Tools) {
 // bodies maps the digest of each pinned definition without its name to
 // the pinned name: a tool listed under another name with one of these is
 // a rename. Called with mu held.
-func (p *Pins) bodies() map[string]string {
-	m := make(map[string]string, len(p.file.Tools))
+func (p *Pins) bodies() map[string][]string {
+	m := make(map[string][]string, len(p.file.Tools))
 	for name, pin := range p.file.Tools {
-		m[bodyDigest(pin.Definition)] = name
+		b := bodyDigest(pin.Definition)
+		m[b] = append(m[b], name)
+	}
+	for _, names := range m {
+		slices.Sort(names)
 	}
 	return m
+}
+
+// renamed returns the pinned tool, among names (those whose definition
+// name's carries), that name renames: one that neither this answer nor
+// the listing under way lists; "" for none. Two tools that say alike are
+// not a rename while both are listed.
+func (s *Session) renamed(names []string, answer []Definition, name string) string {
+	for _, from := range names {
+		if from == name || s.listing[from] {
+			continue
+		}
+		if slices.ContainsFunc(answer, func(d Definition) bool { return d.Name == from }) {
+			continue
+		}
+		return from
+	}
+	return ""
 }
 
 // bodyDigest is the digest of a canonical definition without its name.
@@ -333,10 +356,11 @@ func (p *Pins) reread(r Noter, logf func(string, ...any)) {
 
 func parseDigest(s string) (record.Digest, error) {
 	var d record.Digest
-	if len(s) != len("sha256:")+64 {
+	h, ok := strings.CutPrefix(s, "sha256:")
+	if !ok || len(h) != 2*len(d) {
 		return d, fmt.Errorf("%w: digest %q", ErrFile, s)
 	}
-	_, err := fmt.Sscanf(s[len("sha256:"):], "%x", &d)
+	_, err := hex.Decode(d[:], []byte(h))
 	return d, err
 }
 
