@@ -97,5 +97,5 @@ func approverServing(ln net.Listener, tokenPath string) string {
 	if ln.Addr().Network() != "unix" {
 		page = "http://" + ln.Addr().String() + httpfront.ApproverPath
 	}
-	return fmt.Sprintf("\naegis: approvals page at %s (approver token in %s: open %s#token=TOKEN)", page, tokenPath, page)
+	return fmt.Sprintf("; approvals page at %s (approver token in %s: open %s#token=TOKEN)", page, tokenPath, page)
 }
