@@ -306,6 +306,8 @@ type SessionJSON struct {
 	Counts        *Counts `json:"counts,omitempty"`
 
 	Note string `json:"note,omitempty"`
+
+	Egress *EgressJSON `json:"egress,omitempty"` // egress.go
 }
 
 // Counts is session_end's counts, under the record's own names.

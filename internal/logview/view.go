@@ -125,6 +125,8 @@ func (v *View) Record(r *record.Record) {
 		if c != nil {
 			c.Data.update(c)
 		}
+	case *record.Egress:
+		v.order = append(v.order, Item{Session: egressLine(r, b)})
 	}
 	v.flushDone()
 }
