@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"golang.org/x/term"
@@ -111,27 +109,7 @@ func listServers(asJSON bool) int {
 	if !ok {
 		return code
 	}
-	var tw *tabwriter.Writer
-	if !asJSON {
-		fmt.Printf("Logs in %s:\n", dir)
-		tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SERVER\tLOGS\tFILES\tSIZE\tLAST WRITTEN")
-	}
-	for _, s := range servers {
-		r, err := logview.Summarize(s)
-		switch {
-		case err != nil:
-			code = fail(exitcode.Usage, "log: %v", err)
-		case asJSON:
-			json.NewEncoder(os.Stdout).Encode(r)
-		default:
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", r.Name, len(r.Logs), r.Files, logview.FormatSize(r.Bytes), logview.FormatTime(r.Modified))
-		}
-	}
-	if tw != nil {
-		tw.Flush()
-		fmt.Println("\nShow a server's calls with 'aegis log NAME'; check every log with 'aegis verify'.")
-	}
+	logview.WriteServers(os.Stdout, dir, servers, asJSON, func(err error) { code = fail(exitcode.Usage, "log: %v", err) })
 	return code
 }
 
