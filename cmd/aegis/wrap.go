@@ -14,6 +14,7 @@ import (
 	"github.com/aegisrelay/aegis/internal/confine"
 	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/internal/logview"
+	"github.com/aegisrelay/aegis/internal/otelexport"
 	"github.com/aegisrelay/aegis/internal/pin"
 	"github.com/aegisrelay/aegis/internal/relay"
 	"github.com/aegisrelay/aegis/internal/serve"
@@ -177,6 +178,12 @@ func runWrap(args []string) int {
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: %v", err)
 	}
+	tel, err := otelexport.Start(otelexport.Config{Server: *name, Logf: logf}) // nil: no OTLP endpoint set
+	if err != nil {
+		return fail(exitcode.Usage, "wrap: telemetry: %v", err)
+	}
+	defer tel.Close()
+	jopts.Tap = tel.TapFunc()
 
 	// Signals: SIGINT/SIGTERM/SIGHUP go to the child. SIGPIPE is caught so
 	// that a client gone away shows up as EPIPE on write, not as aegis's

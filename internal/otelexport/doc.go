@@ -1,0 +1,65 @@
+// Package otelexport exports the calls an audit log records as
+// OpenTelemetry spans over OTLP, each joined to its evidence: the seq and
+// digest of the records it is built from.
+//
+// # Off the calls' path
+//
+// Spans are built from the log's own lines, never from the frames: the
+// journal hands each group of lines to Exporter.Tap once it is written
+// (and synced, when the durability level syncs it; journal.Options.Tap),
+// so that a span says only what the log holds, after the log holds it.
+// Tap copies the group into a queue of at most Config.QueueBytes and
+// returns; a group that does not fit is dropped whole, its records
+// counted. One goroutine reads the queue: it decodes the lines, follows
+// the calls with the one model of calls (package calls, Partial: the
+// records before this run, and any dropped, are missing), and builds a
+// span for each call once it is done. Finished spans go to a second
+// queue of at most Config.QueueSpans spans, which one goroutine exports
+// in batches; a span that does not fit is dropped, and a batch the
+// collector does not take is counted as failed. Nothing a peer or a
+// collector does makes a call wait or fail, or makes the exporter hold
+// more than those two bounds and the calls the model holds (which the
+// relay's --max-pending bounds).
+//
+// Close drains both queues, gives the collector at most
+// Config.CloseTimeout to take what is left, and says, through
+// Config.Logf, how many spans were not exported and why.
+//
+// # When it runs
+//
+// Start reads the standard OTEL_* environment variables: with neither
+// OTEL_EXPORTER_OTLP_ENDPOINT nor OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+// set, or with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none, it
+// returns a nil *Exporter, whose Tap is nil and whose Close does
+// nothing: no goroutine, no queue, no exporter is made. The exporter
+// itself is the OpenTelemetry Go SDK's OTLP exporter over HTTP
+// (http/protobuf, the default of OTEL_EXPORTER_OTLP_PROTOCOL), which
+// reads the endpoint, headers, timeout, compression and TLS settings
+// from the same variables; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
+// name the resource (service.name aegis by default).
+//
+// # Spans
+//
+// A call is a span of kind server named "tools/call {tool}", following
+// the MCP semantic conventions (mcp.method.name, gen_ai.tool.name,
+// gen_ai.operation.name execute_tool, jsonrpc.request.id,
+// mcp.protocol.version, network.transport, error.type and an error
+// status for any status but ok), from its first intent's ts to its
+// final record's ts (its last outcome, or its task's end). Its aegis.* attributes join it to the log: aegis.session
+// (the sid), aegis.record.seq and aegis.record.digest (its first
+// intent's seq and the SHA-256 of that line, as the next line's prev
+// names it; aegis log --json's seq), aegis.outcome.seq and
+// aegis.outcome.digest (its last round's outcome; aegis log --json's
+// outcome_seq), aegis.status and aegis.reason, aegis.policy.verdict,
+// aegis.policy.rule and aegis.policy.set, aegis.durability, aegis.server,
+// aegis.principal and aegis.log.origin (the log's checkpoint origin,
+// when Config.Origin names it or this run writes seq 0). A call of
+// several rounds (MCP 2026-07-28's input_required and its retries) has a
+// child span per round, each with its own intent and outcome seq and
+// digest; a call that became a task has a child span for the task, from
+// the outcome that made it to its end, with an event per task record.
+// Arguments and results are not in the log, and so never in a span.
+//
+// An Exporter's methods are safe for concurrent use; Tap is called by
+// the journal's writer alone.
+package otelexport

@@ -1,0 +1,246 @@
+package otelexport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// Errors Start returns.
+var (
+	// ErrProtocol: OTEL_EXPORTER_OTLP_PROTOCOL (or its traces variant)
+	// names a protocol this build does not export with.
+	ErrProtocol = errors.New("otelexport: unsupported OTLP protocol")
+)
+
+// Defaults of Config.
+const (
+	DefaultQueueBytes   = 4 << 20
+	DefaultQueueSpans   = 4096
+	DefaultBatch        = 512
+	DefaultCloseTimeout = 3 * time.Second
+)
+
+// Config configures Start. The zero value, with the environment asking
+// for export, exports with the defaults.
+type Config struct {
+	// Getenv reads the environment. Default os.Getenv.
+	Getenv func(string) string
+	// Server is the wrapped server's name (wrap's --name), a resource
+	// attribute (aegis.server).
+	Server string
+	// Origin is the log's checkpoint origin, when known beforehand; a
+	// run that writes seq 0 learns it from that line.
+	Origin string
+	// QueueBytes bounds the lines waiting to be read (default
+	// DefaultQueueBytes), QueueSpans the spans waiting to be exported
+	// (default DefaultQueueSpans); Batch is the most spans one export
+	// sends (default DefaultBatch).
+	QueueBytes, QueueSpans, Batch int
+	// CloseTimeout bounds what Close waits for the collector (default
+	// DefaultCloseTimeout).
+	CloseTimeout time.Duration
+	// Exporter, when set, is used instead of the OTLP exporter the
+	// environment configures (tests).
+	Exporter sdktrace.SpanExporter
+	// Logf says what is not exported. Default: discard.
+	Logf func(format string, args ...any)
+}
+
+// Enabled reports whether the environment getenv reads asks for spans
+// to be exported: an OTLP endpoint is set, and neither the SDK nor the
+// traces exporter is turned off.
+func Enabled(getenv func(string) string) bool {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false
+	}
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")), "none") {
+		return false
+	}
+	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// Exporter exports the calls of the lines Tap is given. A nil *Exporter
+// exports nothing.
+type Exporter struct {
+	cfg  Config
+	tp   *sdktrace.TracerProvider
+	proc *processor
+	b    *builder
+
+	mu      sync.Mutex
+	buf     []byte // lines waiting to be read
+	dropped uint64 // records dropped with the line queue full
+	closed  bool
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+// Start returns the Exporter the environment asks for, running, or nil
+// when it asks for none (Enabled).
+func Start(cfg Config) (*Exporter, error) {
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.Exporter == nil && !Enabled(cfg.Getenv) {
+		return nil, nil
+	}
+	if cfg.QueueBytes <= 0 {
+		cfg.QueueBytes = DefaultQueueBytes
+	}
+	if cfg.QueueSpans <= 0 {
+		cfg.QueueSpans = DefaultQueueSpans
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = DefaultBatch
+	}
+	if cfg.CloseTimeout <= 0 {
+		cfg.CloseTimeout = DefaultCloseTimeout
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	exp := cfg.Exporter
+	if exp == nil {
+		proto := cfg.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+		if proto == "" {
+			proto = cfg.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+		}
+		if proto != "" && proto != "http/protobuf" {
+			return nil, fmt.Errorf("%w %q: this build exports with http/protobuf", ErrProtocol, proto)
+		}
+		var err error
+		// The OTLP exporter reads its endpoint, headers, timeout,
+		// compression and TLS from the OTEL_EXPORTER_OTLP_* variables;
+		// it dials nothing until the first export.
+		if exp, err = otlptracehttp.New(context.Background()); err != nil {
+			return nil, fmt.Errorf("otelexport: %w", err)
+		}
+	}
+	res, err := resource.New(context.Background(),
+		resource.WithAttributes(attribute.String("service.name", "aegis")),
+		resource.WithTelemetrySDK(),
+		resource.WithFromEnv(),
+		resource.WithAttributes(attribute.String("aegis.server", cfg.Server)))
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("otelexport: %w", err)
+	}
+	e := &Exporter{cfg: cfg, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	e.proc = newProcessor(exp, cfg.QueueSpans, cfg.Batch, cfg.Logf)
+	e.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSpanProcessor(e.proc),
+		sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	e.b = newBuilder(e.tp.Tracer("github.com/aegisrelay/aegis/internal/otelexport"), cfg.Origin)
+	go e.run()
+	return e, nil
+}
+
+// TapFunc returns e.Tap, or nil for a nil e: what journal.Options.Tap
+// takes.
+func (e *Exporter) TapFunc() func([]byte) {
+	if e == nil {
+		return nil
+	}
+	return e.Tap
+}
+
+// Tap queues a group of whole lines the journal wrote: a copy, or, if
+// the queue cannot take it, nothing (its records counted as dropped). It
+// never blocks on anything but the queue's lock.
+func (e *Exporter) Tap(lines []byte) {
+	e.mu.Lock()
+	if e.closed || len(e.buf)+len(lines) > e.cfg.QueueBytes {
+		e.dropped += uint64(bytes.Count(lines, []byte{'\n'}))
+		e.mu.Unlock()
+		return
+	}
+	e.buf = append(e.buf, lines...)
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run reads the queued lines until Close, then what is left.
+func (e *Exporter) run() {
+	defer close(e.done)
+	var spare []byte
+	for {
+		<-e.wake
+		e.mu.Lock()
+		buf, closed := e.buf, e.closed
+		e.buf = spare[:0]
+		e.mu.Unlock()
+		e.b.lines(buf)
+		spare = buf
+		if closed {
+			e.b.close()
+			return
+		}
+	}
+}
+
+// Stats are an Exporter's counts so far.
+type Stats struct {
+	Spans    uint64 // spans built
+	Exported uint64 // spans the collector took
+	// RecordsDropped counts records not read, their group dropped with
+	// the line queue full; SpansDropped spans dropped with the span queue
+	// full; Failed spans in batches the collector did not take.
+	RecordsDropped, SpansDropped, Failed uint64
+	LastErr                              error // the last export's error
+}
+
+// Stats returns e's counts so far.
+func (e *Exporter) Stats() Stats {
+	e.mu.Lock()
+	dropped := e.dropped
+	e.mu.Unlock()
+	s := e.proc.stats()
+	s.RecordsDropped = dropped
+	return s
+}
+
+// Close reads what is queued, exports what it can within
+// Config.CloseTimeout, says what was not exported, and stops. It is
+// called once the log is closed (its last line tapped).
+func (e *Exporter) Close() error {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+	<-e.done
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CloseTimeout)
+	defer cancel()
+	err := e.tp.Shutdown(ctx)
+	s := e.Stats()
+	if lost := s.Spans - s.Exported; lost > 0 || s.RecordsDropped > 0 {
+		why := ""
+		if s.LastErr != nil {
+			why = fmt.Sprintf("; the collector: %v", s.LastErr)
+		}
+		e.cfg.Logf("telemetry: %d of %d spans not exported (%d dropped with the queue full, %d not taken), %d records not read%s",
+			lost, s.Spans, s.SpansDropped, lost-s.SpansDropped, s.RecordsDropped, why)
+	}
+	return err
+}

@@ -1,0 +1,275 @@
+package otelexport
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// tapFile feeds the lines of a golden log to a fresh Exporter, a few
+// lines a group as the journal's groups come, and returns the spans it
+// exported and the file's lines.
+func tapFile(t *testing.T, name string) ([]sdktrace.ReadOnlySpan, [][]byte) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "journal", "record", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := tracetest.NewInMemoryExporter()
+	var spans []sdktrace.ReadOnlySpan
+	rec := &recorder{SpanExporter: mem, got: &spans}
+	e, err := Start(Config{Exporter: rec, Server: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	for i := 0; i < len(lines); i += 3 {
+		e.Tap(bytes.Join(lines[i:min(i+3, len(lines))], nil))
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.Stats(); s.Exported != s.Spans || s.Spans == 0 {
+		t.Fatalf("Stats = %+v; want every span exported", s)
+	}
+	var trimmed [][]byte
+	for _, l := range lines {
+		if l = bytes.TrimSuffix(l, []byte("\n")); len(l) > 0 {
+			trimmed = append(trimmed, l)
+		}
+	}
+	return spans, trimmed
+}
+
+// recorder keeps the spans exported, for they outlive the in-memory
+// exporter's Shutdown, which forgets them.
+type recorder struct {
+	sdktrace.SpanExporter
+	mu  sync.Mutex
+	got *[]sdktrace.ReadOnlySpan
+}
+
+func (r *recorder) ExportSpans(ctx context.Context, s []sdktrace.ReadOnlySpan) error {
+	r.mu.Lock()
+	*r.got = append(*r.got, s...)
+	r.mu.Unlock()
+	return nil
+}
+
+func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
+	m := map[attribute.Key]attribute.Value{}
+	for _, kv := range s.Attributes() {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+func digest(line []byte) string {
+	d := sha256.Sum256(line)
+	return "sha256:" + hex.EncodeToString(d[:])
+}
+
+// callWant is what one call's span must say.
+type callWant struct {
+	seq       int64 // its first intent's
+	name      string
+	status    string
+	errorType string // "": none
+	outcome   int64
+	verdict   string
+	rounds    int // child round spans
+	task      []string
+	revision  string
+}
+
+func TestSpans(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		calls []callWant
+	}{
+		{"rounds.jsonl", []callWant{
+			{seq: 2, name: "tools/call book", status: "ok", outcome: 5, verdict: "pass-through", rounds: 2, revision: "2026-07-28"},
+			{seq: 6, name: "tools/call book", status: "other", errorType: "other", outcome: 7, verdict: "pass-through", revision: "2026-07-28"},
+			{seq: 8, name: "tools/call render", status: "tool_error", errorType: "tool_error", outcome: 9, verdict: "pass-through",
+				task: []string{"input_required", "update", "end"}, revision: "2026-07-28"},
+			{seq: 13, name: "tools/call slow", status: "cancelled", errorType: "cancelled", outcome: 16, verdict: "pass-through",
+				task: []string{"cancel", "end"}, revision: "2026-07-28"},
+			{seq: 19, name: "tools/call slow", status: "cancelled", errorType: "cancelled", outcome: 20, verdict: "pass-through", revision: "2026-07-28"},
+			{seq: 21, name: "tools/call render", status: "unfinished", errorType: "unfinished", outcome: 22, verdict: "pass-through",
+				task: []string{"end"}, revision: "2026-07-28"},
+		}},
+		{"decided.jsonl", []callWant{
+			{seq: 1, name: "tools/call read_file", status: "ok", outcome: 2, verdict: "allowed"},
+			{seq: 3, name: "tools/call read_file", status: "host_denied", errorType: "host_denied", outcome: 4, verdict: "denied"},
+			{seq: 5, name: "tools/call read_file", status: "host_denied", errorType: "host_denied", outcome: 6, verdict: "denied"},
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			spans, lines := tapFile(t, tc.file)
+			bySeq := map[int64]sdktrace.ReadOnlySpan{}
+			children := map[trace.SpanID][]sdktrace.ReadOnlySpan{}
+			for _, s := range spans {
+				if s.Parent().IsValid() {
+					children[s.Parent().SpanID()] = append(children[s.Parent().SpanID()], s)
+					continue
+				}
+				bySeq[attrs(s)["aegis.record.seq"].AsInt64()] = s
+			}
+			if len(bySeq) != len(tc.calls) {
+				t.Fatalf("%d call spans; want %d", len(bySeq), len(tc.calls))
+			}
+			for _, w := range tc.calls {
+				s, ok := bySeq[w.seq]
+				if !ok {
+					t.Fatalf("no span of the call at seq %d", w.seq)
+				}
+				a := attrs(s)
+				got := callWant{seq: w.seq, name: s.Name(), status: a["aegis.status"].AsString(), errorType: a["error.type"].AsString(),
+					outcome: a["aegis.outcome.seq"].AsInt64(), verdict: a["aegis.policy.verdict"].AsString(), revision: a["mcp.protocol.version"].AsString()}
+				for _, c := range children[s.SpanContext().SpanID()] {
+					if ca := attrs(c); ca["aegis.round.n"].Type() != attribute.INVALID {
+						got.rounds++
+					} else {
+						for _, ev := range c.Events() {
+							got.task = append(got.task, ev.Name)
+						}
+					}
+				}
+				if !equalWant(got, w) {
+					t.Errorf("span of seq %d = %+v; want %+v", w.seq, got, w)
+				}
+				// Joined to the evidence: the digests are the lines'.
+				if d := a["aegis.record.digest"].AsString(); d != digest(lines[w.seq]) {
+					t.Errorf("seq %d: aegis.record.digest = %s; want %s", w.seq, d, digest(lines[w.seq]))
+				}
+				if d := a["aegis.outcome.digest"].AsString(); d != digest(lines[w.outcome]) {
+					t.Errorf("seq %d: aegis.outcome.digest = %s; want %s", w.seq, d, digest(lines[w.outcome]))
+				}
+				if s.SpanKind() != trace.SpanKindServer || a["mcp.method.name"].AsString() != "tools/call" ||
+					a["gen_ai.operation.name"].AsString() != "execute_tool" || a["gen_ai.tool.name"].AsString() == "" ||
+					a["jsonrpc.request.id"].AsString() == "" || a["aegis.session"].AsString() == "" || a["aegis.log.origin"].AsString() == "" {
+					t.Errorf("seq %d: kind %v, attributes %v: want the conventions' and aegis's", w.seq, s.SpanKind(), a)
+				}
+				if wantErr := w.errorType != ""; (s.Status().Code == codes.Error) != wantErr {
+					t.Errorf("seq %d: status %v; want error %v", w.seq, s.Status(), wantErr)
+				}
+				if !s.StartTime().Before(s.EndTime()) {
+					t.Errorf("seq %d: span from %v to %v", w.seq, s.StartTime(), s.EndTime())
+				}
+			}
+		})
+	}
+}
+
+func equalWant(a, b callWant) bool {
+	if len(a.task) != len(b.task) {
+		return false
+	}
+	for i := range a.task {
+		if a.task[i] != b.task[i] {
+			return false
+		}
+	}
+	a.task, b.task = nil, nil
+	return a.name == b.name && a.status == b.status && a.errorType == b.errorType && a.outcome == b.outcome &&
+		a.verdict == b.verdict && a.rounds == b.rounds && a.revision == b.revision
+}
+
+// stuck is a collector that takes nothing until released.
+type stuck struct {
+	sdktrace.SpanExporter
+	release chan struct{}
+}
+
+func (s *stuck) ExportSpans(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+	select {
+	case <-s.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestStuckCollector: a collector that takes nothing never holds Tap,
+// which drops what does not fit and counts it, nor Close beyond its
+// timeout, which says what was lost.
+func TestStuckCollector(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "journal", "record", "testdata", "decided.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &stuck{SpanExporter: tracetest.NewInMemoryExporter(), release: make(chan struct{})}
+	var said []string
+	var mu sync.Mutex
+	e, err := Start(Config{Exporter: st, QueueBytes: 3 * len(b), QueueSpans: 2, Batch: 1, CloseTimeout: 50 * time.Millisecond,
+		Logf: func(f string, args ...any) { mu.Lock(); said = append(said, f); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same session's lines over and over: its calls are built
+	// (a reused session id is the model's anomaly, not the exporter's).
+	for range 200 {
+		e.Tap(b)
+	}
+	if err := e.Close(); err != nil && err != context.DeadlineExceeded {
+		t.Logf("Close: %v", err)
+	}
+	s := e.Stats()
+	if s.Exported != 0 || s.RecordsDropped == 0 || s.Spans == 0 {
+		t.Fatalf("Stats = %+v; want records dropped, spans built, none exported", s)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(said) == 0 {
+		t.Fatal("Close said nothing of the spans lost")
+	}
+}
+
+// TestDisabled: with no endpoint, Start makes nothing.
+func TestDisabled(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want bool
+	}{
+		{"none", nil, false},
+		{"endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true},
+		{"traces endpoint", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, true},
+		{"sdk disabled", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_SDK_DISABLED": "true"}, false},
+		{"exporter none", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "none"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv := func(k string) string { return tc.env[k] }
+			if got := Enabled(getenv); got != tc.want {
+				t.Fatalf("Enabled = %v; want %v", got, tc.want)
+			}
+			e, err := Start(Config{Getenv: getenv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (e != nil) != tc.want || (e.TapFunc() != nil) != tc.want {
+				t.Fatalf("Start = %v; want one: %v", e, tc.want)
+			}
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if _, err := Start(Config{Getenv: func(k string) string {
+		return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}[k]
+	}}); err == nil {
+		t.Fatal("Start with protocol grpc: no error")
+	}
+}
