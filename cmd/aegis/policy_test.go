@@ -772,7 +772,7 @@ func TestPolicyCommand(t *testing.T) {
 			`rate 3/m: 3 calls at once, then one every 20s; over it, RATE_LIMITED`,
 			`"Delete_all": allowed by the default (` + good + `:2): no rule matches`,
 			`"write_file": parked for approval by rules[2] write_file`,
-			`  over stdio the call waits for aegis approve ID (sent to the server) or aegis deny ID (APPROVAL_DENIED), at most --approval-timeout (APPROVAL_TIMEOUT); refused at once (PENDING_APPROVAL) over --listen, with --approval-timeout 0, in a batch, or when the parked calls are at their bound`,
+			`  the call waits for aegis approve ID (sent to the server) or aegis deny ID (APPROVAL_DENIED), or, over --listen, the approvals page, at most --approval-timeout (APPROVAL_TIMEOUT); refused at once (PENDING_APPROVAL) with --approval-timeout 0, in a batch, or when the parked calls are at their bound`,
 		}, nil, false},
 		{"explain bad policy", []string{"explain", bad, "a"}, 1, nil, []string{bad + ":2:10:"}, true},
 		{"explain no tool", []string{"explain", good}, 2, nil, []string{"want FILE and at least one TOOL"}, true},

@@ -59,12 +59,12 @@
 // A deny rule (or default: deny) decides gate.Denied, an approve rule
 // gate.PendingApproval, an allow rule over its rate gate.RateLimited, and
 // any other allow gate.Allowed. What becomes of an approve rule's call is
-// the relay's: over stdio it parks the call (recorded pending_approval,
-// neither forwarded nor refused) until aegis approve sends it to the
-// server, aegis deny refuses it (APPROVAL_DENIED), or --approval-timeout
-// passes (APPROVAL_TIMEOUT); over --listen, with --approval-timeout 0, in
-// a batch, or when the parked calls are at their bound, it refuses the
-// call at once (PENDING_APPROVAL).
+// the relay's: it parks the call (recorded pending_approval, neither
+// forwarded nor refused) until aegis approve (or, over --listen, the
+// approvals page) sends it to the server, aegis deny refuses it
+// (APPROVAL_DENIED), or --approval-timeout passes (APPROVAL_TIMEOUT);
+// with --approval-timeout 0, in a batch, or when the parked calls are at
+// their bound, it refuses the call at once (PENDING_APPROVAL).
 //
 // Decisions are lookups, not a scan of the rules (see index.go): exact
 // names by map, globs by their literal prefix or suffix; only globs with

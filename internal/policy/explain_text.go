@@ -32,7 +32,7 @@ func (p *Policy) WriteExplanation(w io.Writer, tool string) {
 	}
 	fmt.Fprintf(w, "%q: %s %s\n", tool, verdict, why)
 	if e.Action == Approve {
-		fmt.Fprintf(w, "  over stdio the call waits for aegis approve ID (sent to the server) or aegis deny ID (%s), at most --approval-timeout (%s); refused at once (%s) over --listen, with --approval-timeout 0, in a batch, or when the parked calls are at their bound\n",
+		fmt.Fprintf(w, "  the call waits for aegis approve ID (sent to the server) or aegis deny ID (%s), or, over --listen, the approvals page, at most --approval-timeout (%s); refused at once (%s) with --approval-timeout 0, in a batch, or when the parked calls are at their bound\n",
 			gate.CodeApprovalDenied, gate.CodeApprovalTimeout, gate.CodePendingApproval)
 	}
 	if e.When != "" {
