@@ -136,6 +136,10 @@ func run(name string) string {
 	if errors.As(err, &errno) && !strings.HasPrefix(err.Error(), "setup:") {
 		return "blocked " + unix.ErrnoName(errno)
 	}
+	var status errStatus
+	if errors.As(err, &status) {
+		return "blocked " + status.Error()
+	}
 	return "error " + err.Error()
 }
 
