@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/aegisrelay/aegis/internal/approval"
@@ -53,32 +50,8 @@ func runApprovals(args []string) int {
 		fmt.Fprintf(os.Stderr, "aegis: approvals: %v\n", err)
 		code = exitcode.Invalid
 	}
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		for _, p := range all {
-			enc.Encode(p)
-		}
-		return code
-	}
-	if len(all) == 0 {
-		fmt.Println("no calls await approval")
-		return code
-	}
-	printPending(os.Stdout, all, time.Now())
+	approval.WriteList(os.Stdout, all, *asJSON, time.Now())
 	return code
-}
-
-// printPending prints the waiting calls as a table. Tool and arguments
-// come quoted (approval.Quote): a client's bytes never reach the terminal
-// as they are.
-func printPending(w io.Writer, ps []approval.Pending, now time.Time) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tCALLER\tAGE\tEXPIRES IN\tARGUMENTS")
-	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Server, p.Tool, p.Caller,
-			now.Sub(p.Since).Round(time.Second), max(p.Expiry.Sub(now), 0).Round(time.Second), p.Args)
-	}
-	tw.Flush()
 }
 
 // runApprove is aegis approve ID.
