@@ -44,7 +44,10 @@ func (e *Enforced) WriteText(w io.Writer) {
 		tw.Flush()
 	}
 	tcp := e.TCP
-	if tcp == NetPorts {
+	switch {
+	case tcp == NetPorts && e.Egress != nil:
+		tcp = "connect only to the egress proxy's port (below); no listening"
+	case tcp == NetPorts:
 		tcp = fmt.Sprintf("connect only to port(s) %v (any host); no listening", e.Ports)
 	}
 	fmt.Fprintf(w, "  tcp: %s\n  udp: %s\n", tcp, e.UDP)
@@ -59,7 +62,11 @@ func (e *Enforced) WriteText(w io.Writer) {
 		if !x.NetNS {
 			where = "on aegis's own loopback (no network namespace: other hosts on that port are not kept out)"
 		}
-		fmt.Fprintf(w, "  egress: only through aegis's proxy at 127.0.0.1:%d, %s; HTTP(S)_PROXY name it\n", x.ProxyPort, where)
+		port := "a port chosen at start"
+		if x.ProxyPort != 0 {
+			port = fmt.Sprint(x.ProxyPort)
+		}
+		fmt.Fprintf(w, "  egress: only through aegis's proxy at 127.0.0.1 (%s), %s; HTTP(S)_PROXY name it\n", port, where)
 		fmt.Fprintf(w, "    allowed: %s\n", strings.Join(x.Grants, " "))
 	}
 	for _, d := range e.Dropped {
