@@ -424,3 +424,55 @@ func TestApprovalOtherUID(t *testing.T) {
 	}
 	f.mustVerify(t, 0)
 }
+
+// TestApprovalBatch: a JSON-RPC batch holding a call an approve rule
+// decides is not parked (one approval binds one call; a batch moves as
+// one line): it is refused whole at once, the rule's call PENDING_APPROVAL
+// and its neighbour HOST_DENIED as a refused call's sibling; nothing of it
+// reaches the child; both calls' intents and outcomes are recorded, no
+// intent names an approval, nothing waits, and verify says VALID.
+func TestApprovalBatch(t *testing.T) {
+	f := newFixture(t)
+	path, _ := f.writePolicy(t, "policy.yaml", approvePolicy)
+	childLog := f.dir + "/child.log"
+	s := f.start(t, []string{"--policy", path, "--approval-timeout", "10m"}, []string{"AEGIS_TEST_LOG=" + childLog}, policyChildArgv()...)
+	s.send("[" + call("1", "echo") + "," + call("2", "write_file") + "]")
+	want := "[" + refusal("1", "HOST_DENIED", "") + "," + refusal("2", relay.CodePendingApproval, "rules[0] write_file") + "]"
+	if got := s.recv(); got != want {
+		t.Fatalf("the batch: client read\n%s\nwant\n%s", got, want)
+	}
+	s.send(call("3", "echo"))
+	if got := s.recv(); got != ran("3", "echo") {
+		t.Fatalf("client read %s; want 3 answered after the batch", got)
+	}
+	if code, out, _ := f.approvals(t, "approvals", "--json"); code != 0 || strings.TrimSpace(out) != "" {
+		t.Errorf("aegis approvals --json = exit %d %q; want nothing waiting", code, out)
+	}
+	s.stdin.Close()
+	if code := s.wait(30 * time.Second); code != 0 {
+		t.Fatalf("wrap exit %d (%s)", code, s.stderr)
+	}
+	if b, _ := os.ReadFile(childLog); strings.Contains(string(b), "write_file") || strings.Contains(string(b), `"id":1,`) {
+		t.Fatalf("the batch reached the child:\n%s", b)
+	}
+	recs := f.records(t)
+	var verdicts, statuses []string
+	for _, r := range recs {
+		switch b := r.Body.(type) {
+		case *record.Intent:
+			if b.Approval != nil {
+				t.Errorf("intent %d names an approval: a batch's call is not parked", r.Seq)
+			}
+			verdicts = append(verdicts, string(b.Tool)+" "+b.Verdict)
+		case *record.Outcome:
+			statuses = append(statuses, b.Status+" "+b.Reason)
+		case *record.Approval:
+			t.Errorf("an approval record (seq %d) for a batch", r.Seq)
+		}
+	}
+	t.Logf("intents %q, outcomes %q", verdicts, statuses)
+	if len(verdicts) != 3 || len(statuses) != 3 || !strings.HasPrefix(statuses[0], record.StatusHostDenied) || !strings.HasPrefix(statuses[1], record.StatusHostDenied) {
+		t.Errorf("intents %q, outcomes %q; want three calls, the batch's two host_denied", verdicts, statuses)
+	}
+	f.mustVerify(t, 0)
+}
