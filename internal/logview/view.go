@@ -81,6 +81,8 @@ func (v *View) Record(r *record.Record) {
 		v.order = append(v.order, Item{Session: startLine(r, b)})
 	case *record.Protocol:
 		v.order = append(v.order, Item{Session: protocolLine(r, b)})
+	case *record.Tools:
+		v.order = append(v.order, Item{Session: toolsLine(r, b)})
 	case *record.SessionEnd:
 		rev := ""
 		if s != nil {
