@@ -23,4 +23,7 @@
 // Pending holds it quoted (Go syntax, every non-graphic character
 // escaped, invalid UTF-8 as \x escapes) and truncated, so that a terminal
 // shows it as text and never obeys it.
+//
+// WriteList prints a listing as aegis approvals shows it: a table, one
+// JSON object per call, or a sentence when no call waits.
 package approval

@@ -145,4 +145,8 @@
 // of Locations that exist, each once. Errors are the sentinels below,
 // each in an Error whose Reason says it in a user's words, without the
 // package's name.
+//
+// Report prints what aegis config did to one file (its entries, the
+// diff, whether it was written) and gives the exit status of a file left
+// as it was: a refusal is a usage error, a failed write an I/O one.
 package clientconfig

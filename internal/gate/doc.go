@@ -10,4 +10,8 @@
 // Verdict to the intent's policy.verdict and, for a refusal, to the
 // refusal frame's data.aegis.code (relay's package documentation, "Gating
 // and refusals").
+//
+// The refusal codes (CodePolicyDenied and the rest) are spelled here too,
+// beside the verdicts they follow from: the relay writes them, and a
+// policy names them when it explains a rule (aegis policy explain).
 package gate

@@ -31,4 +31,7 @@
 //
 // A View is used by one goroutine. It keeps the lines not yet shown and
 // the model's tables; nothing else of the records.
+//
+// WriteServers prints the list of servers aegis log shows with no FILE,
+// as a table or as JSON.
 package logview

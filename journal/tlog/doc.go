@@ -187,4 +187,7 @@
 // checkpoint ended, states an older copy of the log was in, and a cut
 // otherwise: a guess at the cause, the finding (records missing) being
 // the same.
+//
+// Report says what CheckFiles found in the lines verify --checkpoint
+// prints, and whether a history's torn tail is all that is wrong.
 package tlog

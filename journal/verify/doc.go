@@ -73,4 +73,10 @@
 // ranges their names state, and reports by seq range a range in no file (a
 // missing segment), in two (a duplicated one), or a segment that does not
 // hold the range its name states (a cut segment, or an older copy of it).
+//
+// # Reports
+//
+// A Report is printed by aegis verify as text (Report.WriteText: the
+// verdict, the counts, then one line per finding) or as the JSON document
+// of package verifyjson.
 package verify
