@@ -3,7 +3,11 @@
 // `aegis wrap --listen`, while the official MCP TypeScript SDK client
 // (@modelcontextprotocol/sdk) calls tools an approve rule parks:
 //
-//   argv: MCP_URL CLIENT_TOKEN PAGE_URL APPROVER_TOKEN USER_DATA_DIR
+//   argv: MCP_URL CLIENT_TOKEN PAGE_URL APPROVER_TOKEN USER_DATA_DIR REVISION
+//
+// REVISION 2025-11-25 drives the SDK v1 client (sessions); 2026-07-28
+// the SDK v2 client (@modelcontextprotocol/client) pinned to that
+// revision (stateless requests).
 //
 // It prints one JSON line per step (step, and what it saw) for
 // approvals_page_test.go to judge; it decides nothing itself. Steps:
@@ -21,16 +25,22 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
 import { chromium } from "playwright-core";
 
-const [mcpURL, clientToken, pageURL, approverToken, userDataDir] = process.argv.slice(2);
+const [mcpURL, clientToken, pageURL, approverToken, userDataDir, revision] = process.argv.slice(2);
 const out = (step, v) => process.stdout.write(JSON.stringify({ step, ...v }) + "\n");
 const long = { timeout: 120000 };
 
 async function connect(name) {
-  const transport = new StreamableHTTPClientTransport(new URL(mcpURL), {
-    requestInit: { headers: { Authorization: `Bearer ${clientToken}` } },
-  });
+  const requestInit = { headers: { Authorization: `Bearer ${clientToken}` } };
+  if (revision === "2026-07-28") {
+    const transport = new TransportV2(new URL(mcpURL), { requestInit });
+    const client = new ClientV2({ name, version: "1.0.0" }, { versionNegotiation: { mode: { pin: revision } } });
+    await client.connect(transport);
+    return { client, transport };
+  }
+  const transport = new StreamableHTTPClientTransport(new URL(mcpURL), { requestInit });
   const client = new Client({ name, version: "1.0.0" });
   await client.connect(transport);
   return { client, transport };
@@ -64,7 +74,7 @@ try {
 
   const a = await connect("aegis-approvals-page-a");
   const markup = `<img src=x onerror="window.__aegisPwned=1">`;
-  const first = settle(a.client.callTool({ name: "echo", arguments: { message: markup } }, undefined, long));
+  const first = settle(a.client.callTool({ name: "echo", arguments: { text: markup } }, undefined, long));
   const r1 = row("onerror");
   await r1.waitFor({ timeout: 60000 });
   out("shown", {
@@ -78,7 +88,7 @@ try {
   await r1.locator("button.approve").click();
   out("approved", await first);
 
-  const second = settle(a.client.callTool({ name: "echo", arguments: { message: "second" } }, undefined, long));
+  const second = settle(a.client.callTool({ name: "echo", arguments: { text: "second" } }, undefined, long));
   const r2 = row("second");
   await r2.waitFor({ timeout: 60000 });
   await r2.locator("input.reason").fill("not on a Friday");
@@ -89,8 +99,8 @@ try {
   // alone.
   const b = await connect("aegis-approvals-page-b");
   let bDone = false;
-  const callA = settle(a.client.callTool({ name: "echo", arguments: { message: "for A" } }, undefined, long));
-  const callB = settle(b.client.callTool({ name: "echo", arguments: { message: "for B" } }, undefined, long)).then((v) => { bDone = true; return v; });
+  const callA = settle(a.client.callTool({ name: "echo", arguments: { text: "for A" } }, undefined, long));
+  const callB = settle(b.client.callTool({ name: "echo", arguments: { text: "for B" } }, undefined, long)).then((v) => { bDone = true; return v; });
   const rA = row("for A"), rB = row("for B");
   await rA.waitFor({ timeout: 60000 });
   await rB.waitFor({ timeout: 60000 });

@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// pagePolicy holds server-everything's echo for approval.
+// pagePolicy holds echo for approval.
 const pagePolicy = `version: 1
 default: allow
 rules:
@@ -23,7 +23,8 @@ rules:
 `
 
 // startApprovalsFront starts aegis wrap --listen with pagePolicy in front
-// of server-everything, and returns it with the approvals page's address
+// of the TypeScript SDK v2 server (testdata/v2/server.mjs, both
+// revisions), and returns it with the approvals page's address
 // (as its stderr says) and the approver token (from the file it names).
 func startApprovalsFront(t *testing.T, ctx context.Context, extra ...string) (f *listenFront, aegis, audit, pub, page, approverToken, clientToken string) {
 	t.Helper()
@@ -37,7 +38,7 @@ func startApprovalsFront(t *testing.T, ctx context.Context, extra ...string) (f 
 	}
 	audit = filepath.Join(dir, "audit.jsonl")
 	args := append([]string{"--grace", "1s", "--policy", pol, "--approval-timeout", "2m", "--audit", audit, "--signing-key", key}, extra...)
-	f = startListen(ctx, t, aegis, append(append(args, "--"), everythingArgv(t)...)...)
+	f = startListen(ctx, t, aegis, append(args, "--", everythingArgv(t)[0], filepath.Join("testdata", "v2", "server.mjs"))...)
 	m := regexp.MustCompile(`; approvals page at (\S+) \(approver token in (\S+): open `).FindStringSubmatch(f.stderr.String())
 	if m == nil {
 		t.Fatalf("wrap --listen said nothing of the approvals page:\n%s", f.stderr.String())
@@ -65,8 +66,17 @@ func startApprovalsFront(t *testing.T, ctx context.Context, extra ...string) (f 
 // -32042 APPROVAL_DENIED with that reason. Then two sessions each park
 // a call: approving A's from the page answers A, while B's stays listed
 // and is later denied (B never ran). aegis verify is VALID and aegis log
-// names the approver by the approver token's id.
+// names the approver by the approver token's id. Both revisions: the SDK
+// v1 client's sessions (2025-11-25) and the SDK v2 client's stateless
+// requests (2026-07-28, whose two clients share one principal's session:
+// the approval is still bound to its one call).
 func TestApprovalsPageBrowser(t *testing.T) {
+	for _, revision := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(revision, func(t *testing.T) { testApprovalsPage(t, revision) })
+	}
+}
+
+func testApprovalsPage(t *testing.T, revision string) {
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 		t.Fatalf("Chromium is not installed (%v): apt-get install chromium (.ci/run does)", err)
 	}
@@ -77,7 +87,7 @@ func TestApprovalsPageBrowser(t *testing.T) {
 	defer cancel()
 	f, aegis, audit, pub, page, approverToken, clientToken := startApprovalsFront(t, ctx)
 	node := everythingArgv(t)[0]
-	cmd := exec.CommandContext(ctx, node, "approvals_page.mjs", f.url, clientToken, page, approverToken, t.TempDir())
+	cmd := exec.CommandContext(ctx, node, "approvals_page.mjs", f.url, clientToken, page, approverToken, t.TempDir(), revision)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -114,7 +124,7 @@ func TestApprovalsPageBrowser(t *testing.T) {
 		Dialogs             []string
 	}
 	json.Unmarshal(steps["shown"], &shown)
-	wantArgs := `"{\"message\":\"<img src=x onerror=\\\"window.__aegisPwned=1\\\">\"}"`
+	wantArgs := `"{\"text\":\"<img src=x onerror=\\\"window.__aegisPwned=1\\\">\"}"`
 	if shown.Tool != `"echo"` || shown.Args != wantArgs || shown.Imgs != 0 || shown.Pwned != nil || len(shown.Dialogs) != 0 {
 		t.Errorf("the page showed %s; want the tool and the arguments as quoted text, nothing of them run", steps["shown"])
 	}
