@@ -312,7 +312,8 @@ func playScript(t *testing.T, cmd *exec.Cmd, steps []wrapStep) {
 		t.Fatal(err)
 	}
 	// Reads happen on their own goroutine so that a line wrap never
-	// relays fails the test at the deadline rather than hanging it.
+	// relays fails the test at the deadline rather than hanging it;
+	// stderr is read only once wrap has exited.
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
@@ -329,6 +330,8 @@ func playScript(t *testing.T, cmd *exec.Cmd, steps []wrapStep) {
 	for _, st := range steps {
 		if st.From == "c" {
 			if _, err := io.WriteString(stdin, st.Line+"\n"); err != nil {
+				cmd.Process.Kill()
+				cmd.Wait()
 				t.Fatalf("writing %s: %v (stderr: %s)", st.Line, err, stderr.String())
 			}
 			continue
@@ -362,6 +365,7 @@ func playScript(t *testing.T, cmd *exec.Cmd, steps []wrapStep) {
 		}
 	case <-deadline:
 		cmd.Process.Kill()
+		<-exited
 		t.Fatalf("wrap did not exit after the client's EOF (stderr: %s)", stderr.String())
 	}
 }
