@@ -17,7 +17,10 @@
 // uid and user name, never anything the peer says of itself, name the
 // approver in the approval record. One request per connection, one JSON
 // line each way (Request, Response); the aegis approvals, approve and
-// deny commands are its client (Do).
+// deny commands are its client (Do). Under wrap --listen, the HTTP
+// front also serves a Table to approvers with a bearer token of their
+// own (package httpfront, "Approvers"); such a decision names the
+// approver by the token's id (Decision.Principal).
 //
 // What a listing shows of a call (tool, arguments) is what a client sent:
 // Pending holds it quoted (Go syntax, every non-graphic character

@@ -291,6 +291,37 @@
 // The relay behind each session holds its own bounds (package relay,
 // "Memory").
 //
+// # Approvers
+//
+// With Config.Approver, the front also serves the people who decide the
+// calls a policy's approve rules park (package approval), under
+// ApproverPath (/approvals/), past the same Host check:
+//
+//   - the page (GET /approvals/, page.js, page.css, embedded): plain HTML
+//     and JavaScript that list the calls waiting and approve or deny
+//     them. It holds no data and is served without a token; it reads the
+//     approver token from its address's fragment (#token=…, which the
+//     browser never sends, cleared once read) or a form, keeps it in
+//     memory, and sends it as a bearer token, never a cookie. What a
+//     client sent is set as text (textContent), already quoted and cut
+//     by approval.Quote;
+//   - GET /approvals/pending: the calls waiting, oldest first, at most
+//     MaxListed of them with the total;
+//   - POST /approvals/decide, {"id","decision":"approve"|"deny","reason"}
+//     (at most 8 KiB, unknown keys refused): 200 once decided, 404 for an
+//     id nothing waits under, 409 for one decided already, 410 when the
+//     call's session ended first.
+//
+// The endpoints take Approver.Token alone (401 otherwise; a client's
+// token is 403 there, and the approver token is no token on the MCP
+// endpoint). A decision names its approver "token:<Approver.TokenID>".
+// A browser request from any page but this one is refused (403): a
+// Sec-Fetch-Site other than same-origin, or an Origin other than the
+// request's own; a decision's body must be application/json, which a
+// form of another origin cannot send. Every response forbids framing
+// (Content-Security-Policy frame-ancestors 'none', X-Frame-Options) and
+// runs the page's own script alone.
+//
 // # Concurrency
 //
 // Server's methods are safe for concurrent use. A session's child's
