@@ -79,13 +79,13 @@ var initialize25 = []wrapStep{
 // through the real aegis wrap around a scripted stdio child, each line
 // read by the other side before the next is written, and holds the log
 // to what happened: the readings the relay's own tests hold a Relay to
-// (other resultTypes, a resultType readers disagree on, each round judged
-// by the policy as the call it is (a rule on mcp.round), retries linked by
-// match, forged and reused state, tasks/cancel, failed and cancelled
-// ends, a taskId claimed twice, a task open at the session's end, the
-// bound on live tasks, sampling and roots requests on 2025-11-25), now
-// from the binary a user runs. Every line reaches the other side as it
-// was written, and the log verifies.
+// (other resultTypes; a resultType, or a retry's state or answers, that
+// readers disagree on; each round judged by the policy as the call it is,
+// by a rule on mcp.round; retries linked by match; forged and reused
+// state; tasks/cancel, failed and cancelled ends; a taskId claimed twice;
+// a task open at the session's end; the bound on live tasks; sampling and
+// roots requests on 2025-11-25), now from the binary a user runs. Every
+// line reaches the other side as it was written, and the log verifies.
 func TestProtocolThroughWrap(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -154,6 +154,25 @@ func TestProtocolThroughWrap(t *testing.T) {
 			"outcome 2 host_denied noresp",
 			"intent 3 rev=2026-07-28 allowed",
 			"outcome 3 ok rt=complete",
+		}},
+		{"a retry's members readers disagree on link nothing and say why", nil, []wrapStep{
+			wc(wcall("1", "login", "")),
+			ws(wresult("1", asks)),
+			wc(wcall("2", "login", `,"requestState":"s1","requestState":"zz"`+answers)),
+			ws(wresult("2", complete)),
+			wc(wcall("3", "login", `,"requeststate":"s1"`+answers)),
+			ws(wresult("3", complete)),
+			wc(wcall("4", "login", `,"requestState":"s\u0031","inputResponses":{"login":{"action":"accept","action":"decline"}}`)),
+			ws(wresult("4", complete)),
+		}, []string{
+			"intent 1 rev=2026-07-28",
+			"outcome 1 input_required rt=input_required inputs=login:elicitation/create,roots:roots/list state",
+			"intent 2 malformed=params.requestState: duplicate key rev=2026-07-28 responses=login:accept,roots:",
+			"outcome 2 ok rt=complete",
+			"intent 3 malformed=params.requestState: case-variant key rev=2026-07-28 responses=login:accept,roots:",
+			"outcome 3 ok rt=complete",
+			"intent 4 malformed=params.inputResponses action: duplicate key rev=2026-07-28",
+			"outcome 4 ok rt=complete",
 		}},
 		{"forged and reused state say so", nil, []wrapStep{
 			wc(wcall("1", "login", `,"requestState":"forged"`)),
@@ -407,6 +426,9 @@ func summarize(t *testing.T, path string) []string {
 		switch kind {
 		case "intent":
 			fmt.Fprintf(&b, " %s", text(r["call"]))
+			if m, ok := r["malformed"].(string); ok {
+				fmt.Fprintf(&b, " malformed=%s", m)
+			}
 			if v, ok := r["revision"]; ok {
 				fmt.Fprintf(&b, " rev=%s", text(v))
 			}
