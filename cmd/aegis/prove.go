@@ -190,7 +190,7 @@ func proveCheck(args []string) int {
 // them (journal/tlog/doc.go, "Index"), if there is a cache folder to keep
 // it in: a segment is then hashed, not read, unless it holds a leaf the
 // proof is about.
-func proveIndex() tlog.ProveOption { return tlog.WithIndex(tlog.UserIndex()) }
+func proveIndex() tlog.ProveOption { return tlog.WithIndex(userfiles.TlogIndex()) }
 
 // proveSet is the one log LOG stands for (userfiles.FindLog).
 func proveSet(arg string) (*segment.Set, int, bool) {

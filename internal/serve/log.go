@@ -8,7 +8,6 @@ import (
 
 	"github.com/aegisrelay/aegis/internal/userfiles"
 	"github.com/aegisrelay/aegis/journal"
-	"github.com/aegisrelay/aegis/journal/tlog"
 )
 
 // DefaultMaxSize keeps a single file small enough for tail, jq and an
@@ -53,7 +52,7 @@ func (l Log) Options(audit string, o journal.Options) (journal.Options, error) {
 		// Each sealed segment's index entry, written as it is sealed, makes
 		// the recording user's first prove as quick as a later one
 		// (journal/tlog/doc.go, "Index"). Without a cache folder, none.
-		o.Index = tlog.UserIndex()
+		o.Index = userfiles.TlogIndex()
 	}
 	o.Compress = l.Compress
 	if l.HeadFile != "" {

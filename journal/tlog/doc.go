@@ -157,8 +157,8 @@
 // (the proof is still a true one of the checkpoint). verify --checkpoint
 // (Check) reads every record, and is what finds a rewrite.
 //
-// The index is a cache, kept by default in the user's cache folder
-// (DefaultIndexDir), never beside the log: a reader of a copy of the log
+// The index is a cache, kept in a folder its user names (aegis keeps it
+// in the user's cache folder), never beside the log: a reader of a copy of the log
 // makes its own. aegis wrap, when it rotates, adds each segment's entry as
 // the journal seals it (journal.Options.Index), so that the recording
 // user's first prove already finds them. An entry holds at most two

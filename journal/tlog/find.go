@@ -76,13 +76,3 @@ func DecodeProof(data []byte, p any) error {
 	}
 	return nil
 }
-
-// UserIndex is the user's index of sealed segments (DefaultIndexDir), or
-// nil when there is no cache folder to keep it in.
-func UserIndex() *Index {
-	dir, err := DefaultIndexDir()
-	if err != nil {
-		return nil
-	}
-	return NewIndex(dir)
-}

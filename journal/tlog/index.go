@@ -47,16 +47,6 @@ func NewIndex(dir string) *Index { return NewIndexFS(vfs.OS, dir) }
 // NewIndexFS is NewIndex reading through fsys.
 func NewIndexFS(fsys vfs.FS, dir string) *Index { return &Index{dir: dir, fs: fsys} }
 
-// DefaultIndexDir is the index folder of the user: aegis/tlog-index in
-// os.UserCacheDir ($XDG_CACHE_HOME, by default ~/.cache).
-func DefaultIndexDir() (string, error) {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, "aegis", "tlog-index"), nil
-}
-
 // indexEntry is what an index holds of one sealed segment read on its
 // own: its leaves are records First to First+Leaves−1 and hash to the
 // compact range Range; In is the prev of its first leaf, Out the SHA-256
