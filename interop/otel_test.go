@@ -1,0 +1,310 @@
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// buildCollector builds the OpenTelemetry Collector of otelcol/ (a
+// module of its own, outside go.work: the Collector's dependencies are
+// not the product's).
+func buildCollector(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "otelcol")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = "otelcol"
+	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build otelcol: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freeOTelPort returns a loopback port free a moment ago.
+func freeOTelPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startCollector runs the collector receiving OTLP/HTTP on a loopback
+// port and writing what it receives to out, and returns the endpoint
+// once it accepts connections.
+func startCollector(t *testing.T, bin, dir, out string) string {
+	t.Helper()
+	port := freeOTelPort(t)
+	cfg := fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%d
+exporters:
+  file:
+    path: %s
+    flush_interval: 100ms
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [file]
+`, port, out)
+	cfgPath := filepath.Join(dir, "otelcol.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd := exec.Command(bin, "--config", "file:"+cfgPath)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(time.Minute); ; {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the collector does not listen on %s: %v\n%s", addr, err, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond) // polling a port being opened
+	}
+	return "http://" + addr
+}
+
+// otlpSpan is the part of an OTLP JSON span the test reads.
+type otlpSpan struct {
+	Name         string `json:"name"`
+	Kind         int    `json:"kind"`
+	ParentSpanID string `json:"parentSpanId"`
+	Attributes   []struct {
+		Key   string `json:"key"`
+		Value struct {
+			String *string `json:"stringValue"`
+			Int    *string `json:"intValue"`
+		} `json:"value"`
+	} `json:"attributes"`
+	Status struct {
+		Code int `json:"code"`
+	} `json:"status"`
+}
+
+func (s otlpSpan) attr(k string) string {
+	for _, a := range s.Attributes {
+		if a.Key == k {
+			if a.Value.String != nil {
+				return *a.Value.String
+			}
+			if a.Value.Int != nil {
+				return *a.Value.Int
+			}
+		}
+	}
+	return ""
+}
+
+// readOTLPSpans reads the spans the collector's file exporter wrote so far.
+func readOTLPSpans(t *testing.T, path string) []otlpSpan {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var spans []otlpSpan
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var req struct {
+			ResourceSpans []struct {
+				ScopeSpans []struct {
+					Spans []otlpSpan `json:"spans"`
+				} `json:"scopeSpans"`
+			} `json:"resourceSpans"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			continue // a line being written
+		}
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				spans = append(spans, ss.Spans...)
+			}
+		}
+	}
+	return spans
+}
+
+// runPolicyCalls runs policyCalls through aegis wrap --policy with env
+// added, with the Go SDK client, and returns aegis's stderr.
+func runPolicyCalls(t *testing.T, argv []string, env ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "aegis-otel", Version: "1.0.0"}, nil)
+	var stderr syncBuffer
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = &stderr
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	for _, c := range policyCalls {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if (c.code == "") != (err == nil && !res.IsError) {
+			t.Errorf("tools/call %s = %v, %+v; want code %q", c.tool, err, res, c.code)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("tools/call %s took %v", c.tool, d)
+		}
+	}
+	cs.Close()
+	return stderr.String()
+}
+
+// otelLogRow is the part of aegis log --json's call line the test reads.
+type otelLogRow struct {
+	Type       string  `json:"type"`
+	Seq        int64   `json:"seq"`
+	OutcomeSeq *int64  `json:"outcome_seq"`
+	Tool       *string `json:"tool"`
+	Status     string  `json:"status"`
+	Verdict    string  `json:"verdict"`
+	SID        string  `json:"sid"`
+}
+
+// TestOTelCollector: aegis wrap, with OTEL_EXPORTER_OTLP_ENDPOINT naming
+// a real OpenTelemetry Collector, exports a span per call the Go SDK
+// client made (allowed, denied, held for approval and refused, rate
+// limited) with the MCP conventions' attributes, and each span joins
+// aegis log --json's line of its call and the log's own lines: seq,
+// outcome seq, status and the SHA-256 of the records' lines. With the
+// collector stopped, the calls go as before and aegis says what was not
+// exported.
+func TestOTelCollector(t *testing.T) {
+	dir := t.TempDir()
+	col := buildCollector(t, dir)
+	out := filepath.Join(dir, "spans.json")
+	endpoint := startCollector(t, col, dir, out)
+	argv, aegis, audit := wrapWithPolicy(t)
+	stderr := runPolicyCalls(t, argv, "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint, "OTEL_SERVICE_NAME=aegis-interop")
+	if strings.Contains(stderr, "telemetry:") {
+		t.Errorf("aegis said, with the collector up:\n%s", stderr)
+	}
+
+	logOut, err := exec.Command(aegis, "log", "--json", audit).Output()
+	if err != nil {
+		t.Fatalf("aegis log --json: %v", err)
+	}
+	var rows []otelLogRow
+	for _, line := range bytes.Split(bytes.TrimSpace(logOut), []byte("\n")) {
+		var r otelLogRow
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("aegis log --json line %s: %v", line, err)
+		}
+		if r.Type == "call" {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) != len(policyCalls) {
+		t.Fatalf("aegis log shows %d calls; want %d", len(rows), len(policyCalls))
+	}
+	auditBytes, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(auditBytes, []byte("\n")), []byte("\n"))
+	digest := func(seq int64) string {
+		d := sha256.Sum256(lines[seq])
+		return "sha256:" + hex.EncodeToString(d[:])
+	}
+
+	// The file exporter flushes on its own interval: read until every
+	// call's span is there.
+	var spans map[string]otlpSpan
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		spans = map[string]otlpSpan{}
+		for _, s := range readOTLPSpans(t, out) {
+			spans[s.attr("aegis.record.seq")] = s
+		}
+		if len(spans) >= len(rows) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // the exporter's flush interval
+	}
+	if len(spans) != len(rows) {
+		t.Fatalf("the collector received %d spans; want %d, one per call", len(spans), len(rows))
+	}
+	for _, r := range rows {
+		s, ok := spans[fmt.Sprint(r.Seq)]
+		if !ok {
+			t.Errorf("no span of the call at seq %d", r.Seq)
+			continue
+		}
+		wantErr := map[string]string{"ok": "", "tool_error": "tool_error"}[r.Status]
+		if r.Status != "ok" && r.Status != "tool_error" {
+			wantErr = r.Status
+		}
+		checks := []struct{ key, got, want string }{
+			{"name", s.Name, "tools/call " + *r.Tool},
+			{"mcp.method.name", s.attr("mcp.method.name"), "tools/call"},
+			{"gen_ai.tool.name", s.attr("gen_ai.tool.name"), *r.Tool},
+			{"gen_ai.operation.name", s.attr("gen_ai.operation.name"), "execute_tool"},
+			{"network.transport", s.attr("network.transport"), "pipe"},
+			{"aegis.session", s.attr("aegis.session"), r.SID},
+			{"aegis.status", s.attr("aegis.status"), r.Status},
+			{"aegis.policy.verdict", s.attr("aegis.policy.verdict"), r.Verdict},
+			{"error.type", s.attr("error.type"), wantErr},
+			{"aegis.outcome.seq", s.attr("aegis.outcome.seq"), fmt.Sprint(*r.OutcomeSeq)},
+			{"aegis.record.digest", s.attr("aegis.record.digest"), digest(r.Seq)},
+			{"aegis.outcome.digest", s.attr("aegis.outcome.digest"), digest(*r.OutcomeSeq)},
+			{"kind", fmt.Sprint(s.Kind), "2"}, // SPAN_KIND_SERVER
+		}
+		for _, c := range checks {
+			if c.got != c.want {
+				t.Errorf("span of seq %d: %s = %q; want %q", r.Seq, c.key, c.got, c.want)
+			}
+		}
+		if s.attr("jsonrpc.request.id") == "" || s.attr("mcp.protocol.version") == "" {
+			t.Errorf("span of seq %d lacks jsonrpc.request.id or mcp.protocol.version: %+v", r.Seq, s)
+		}
+		if (s.Status.Code == 2) != (wantErr != "") {
+			t.Errorf("span of seq %d: status code %d; want error %v", r.Seq, s.Status.Code, wantErr != "")
+		}
+	}
+
+	// The collector gone: nothing listens at the endpoint.
+	argv2, _, audit2 := wrapWithPolicy(t)
+	dead := fmt.Sprintf("http://127.0.0.1:%d", freeOTelPort(t))
+	stderr = runPolicyCalls(t, argv2, "OTEL_EXPORTER_OTLP_ENDPOINT="+dead)
+	if !strings.Contains(stderr, "telemetry:") || !strings.Contains(stderr, "not exported") {
+		t.Errorf("aegis said nothing of the spans not exported:\n%s", stderr)
+	}
+	if out, err := exec.Command(aegis, "log", "--json", audit2).Output(); err != nil || bytes.Count(out, []byte(`"type":"call"`)) != len(policyCalls) {
+		t.Errorf("aegis log --json of the second run: %v, %d calls; want %d", err, bytes.Count(out, []byte(`"type":"call"`)), len(policyCalls))
+	}
+}
