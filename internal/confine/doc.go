@@ -79,6 +79,24 @@
 // every file, and the record's not_covered says so. See filter_linux.go
 // for the exact program.
 //
+// # Egress (--allow-egress)
+//
+// With egress grants (Profile.Egress) Command starts the helper in a
+// network namespace of its own (CLONE_NEWNET as root; otherwise with a
+// user namespace mapping the user to itself and CAP_NET_ADMIN ambient in
+// it, found once by starting the helper so with --netns-probe). The
+// helper brings the namespace's loopback up, binds a TCP listener on
+// 127.0.0.1 there, hands it to wrap over a socket pair (its descriptor
+// EgressFD; Launch.Listener receives it), closes its own copies, drops
+// the ambient capability, and sets HTTP(S)_PROXY and ALL_PROXY for the
+// target (NO_PROXY removed). Landlock then allows TCP connect to that
+// port alone and seccomp refuses setns(2) besides listen and the other
+// sockets, so the proxy (package egress, served by wrap) is the child's
+// one way out. Where no namespace can be made, the helper refuses (exit
+// 69) unless --best-effort, and then binds on aegis's own loopback and
+// reports the namespace dropped: the child can connect to that port of
+// any host.
+//
 // # /proc
 //
 // --allow-exec-support grants the target's own /proc/PID (the helper's
