@@ -119,20 +119,17 @@ func (wc *witnessCheck) verify(set *segment.Set, files []string, pub ed25519.Pub
 	if len(files) == 0 {
 		return fail(exitcode.Usage, "verify: --witness checks the checkpoints given with --checkpoint FILE (wrap writes CHECKPOINTFILE.witnessed)")
 	}
-	n, errs := wc.q.CheckFiles(files, pub)
-	code := exitcode.OK
-	for _, err := range errs {
-		fmt.Printf("%s: witnesses: %v\n", set.Base, err)
-		if errors.Is(err, witness.ErrCosignature) {
-			code = exitcode.Worse(code, exitcode.Invalid)
-		} else {
-			code = exitcode.Worse(code, exitcode.Usage)
-		}
+	lines, bad, unread := wc.q.Report(files, pub)
+	for _, l := range lines {
+		fmt.Printf("%s: %s\n", set.Base, l)
 	}
-	if code == exitcode.OK {
-		fmt.Printf("%s: witnesses: all %d checkpoints carry valid cosignatures by %d of the %d witnesses given\n", set.Base, n, wc.q.N, len(wc.q.Witnesses))
+	switch {
+	case unread:
+		return exitcode.Usage
+	case bad:
+		return exitcode.Invalid
 	}
-	return code
+	return exitcode.OK
 }
 
 // checkNote is prove check --witness: the note of checkpoint c in data,
