@@ -32,7 +32,7 @@ func addConfineFlags(fs *flag.FlagSet) *confineFlags {
 	fs.Var(&c.read, "allow-read", "with --confine: grant read and execute beneath `PATH` (repeatable)")
 	fs.Var(&c.write, "allow-write", "with --confine: grant read, execute, write, create, remove and truncate beneath `PATH` (repeatable)")
 	fs.Var(&c.net, "allow-net", "with --confine: allow TCP connect to `HOST:PORT`; only the port is enforced (repeatable)")
-	fs.Var(&c.egress, "allow-egress", "with --confine: the child reaches the network only through aegis's proxy, which allows `NAME[:PORT]` (port 443 unless named; *.example.org for the names beneath; each connection recorded; repeatable)")
+	fs.Var(&c.egress, "allow-egress", "with --confine: the child reaches the network only through aegis's proxy, which allows `NAME[:PORT]` (port 443 unless named; *.example.org for the names beneath; NAME:PORT=ADDR pins a name to an address, local or private too; each connection recorded; repeatable)")
 	fs.BoolVar(&c.execSupport, "allow-exec-support", false, "with --confine: grant read and execute on /usr /lib /lib64 /bin /sbin /etc /dev /proc, which a dynamically linked program or a script needs (a named hole: /etc/passwd, /proc)")
 	fs.BoolVar(&c.udp, "allow-udp", false, "with --confine: allow UDP sockets to every host and port (a named hole; DNS lookups need it)")
 	fs.BoolVar(&c.unix, "allow-unix", false, "with --confine: allow creating unix sockets (a named hole: before Landlock ABI 9 they reach any pathname socket the child can name; from ABI 9 only those beneath --allow-write)")

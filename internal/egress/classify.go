@@ -45,11 +45,13 @@ func Public(a netip.Addr) bool {
 }
 
 // allowedAddr reports whether g's connection may be dialled at a: a
-// literal grant at its own address only; a grant for the local machine
+// pinned grant at its pin only; a literal grant at its own address only; a grant for the local machine
 // at loopback addresses; every other grant at public addresses only.
 func allowedAddr(g Grant, a netip.Addr) bool {
 	a = a.Unmap()
 	switch {
+	case g.Pin.IsValid():
+		return a == g.Pin
 	case g.Literal():
 		return a.String() == g.Host
 	case g.Host == "localhost":

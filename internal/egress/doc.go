@@ -6,8 +6,13 @@
 //
 // A grant (ParseGrant) is NAME[:PORT], *.SUFFIX[:PORT] (every name
 // beneath SUFFIX, not SUFFIX itself) or an IP literal[:PORT]; the port
-// is 443 unless named. Names are matched in lower case without a
-// trailing dot; a non-ASCII name is refused (clients send punycode).
+// is 443 unless named. NAME[:PORT]=ADDR pins a name to an IP address,
+// as a hosts-file line would, for a service DNS does not know or that
+// is at a local or private address (a registry mirror on the machine or
+// the office network): the name is never resolved, and its connections
+// go to ADDR whatever kind of address it is. Names are matched in lower
+// case without a trailing dot; a non-ASCII name is refused (clients
+// send punycode).
 //
 // # Decisions
 //
@@ -17,9 +22,9 @@
 //
 //  1. matches the host and port against the grants (none: 403);
 //  2. resolves the name itself (Config.Resolver), or takes an IP literal
-//     only if a grant names that literal;
-//  3. keeps the addresses the grant allows: a literal grant its own
-//     address; a grant of localhost (or of a loopback address) loopback
+//     only if a grant names that literal, or a pinned grant's address;
+//  3. keeps the addresses the grant allows: a pinned grant its pin; a
+//     literal grant its own address; a grant of localhost (or of a loopback address) loopback
 //     addresses; every other grant public addresses only (Public: not
 //     loopback, private, shared, link-local — the cloud metadata service
 //     among them — reserved, documentation or multicast; IPv4-mapped and

@@ -38,6 +38,16 @@ func TestParseGrant(t *testing.T) {
 		{"a.*.example", "", "is not"},
 		{"[fe80::1%eth0]:443", "", "zone"},
 		{"", "", "is not"},
+		{"Registry.Test:8443=127.0.0.1", "registry.test:8443=127.0.0.1", ""},
+		{"npm.corp=10.0.0.5", "npm.corp:443=10.0.0.5", ""},
+		{"npm.corp=[::1]", "npm.corp:443=::1", ""},
+		{"npm.corp=::ffff:10.0.0.5", "npm.corp:443=10.0.0.5", ""},
+		{"npm.corp=", "", "an IP address"},
+		{"npm.corp=npm.example", "", "an IP address"},
+		{"npm.corp=fe80::1%eth0", "", "an IP address"},
+		{"*.corp.example=10.0.0.5", "", "only a name"},
+		{"10.0.0.6=10.0.0.5", "", "only a name"},
+		{"=10.0.0.5", "", "is not"},
 	} {
 		g, err := ParseGrant(tt.in)
 		switch {
@@ -188,6 +198,7 @@ func TestProxyDecisions(t *testing.T) {
 		"rebind.example":   {"10.0.0.1", "93.184.215.15"},
 		"a.mirror.example": {"93.184.215.16"},
 		"localhost":        {"127.0.0.1"},
+		"pinned.example":   {"93.184.215.17"},
 	}
 	for _, tt := range []struct {
 		name, target, sni string
@@ -213,10 +224,15 @@ func TestProxyDecisions(t *testing.T) {
 			record.Egress{Host: "rebind.example", Port: 443, Method: "CONNECT", Addr: "93.184.215.15:443", Decision: "allowed", Grant: "rebind.example:443", SNI: "rebind.example"}},
 		{"localhost grant", "localhost:" + srvPort, "localhost", "200 Connection established", "hello from localhost:" + srvPort,
 			record.Egress{Host: "localhost", Port: int(mustPort(srvPort)), Method: "CONNECT", Addr: "127.0.0.1:" + srvPort, Decision: "allowed", Grant: "localhost:" + srvPort, SNI: "localhost"}},
+		{"name pinned to a loopback address, not resolved", "registry.test:443", "registry.test", "200 Connection established", "hello from registry.test:443",
+			record.Egress{Host: "registry.test", Port: 443, Method: "CONNECT", Addr: "127.0.0.1:443", Decision: "allowed", Grant: "registry.test:443=127.0.0.1", SNI: "registry.test"}},
+		{"name pinned to a private address, its DNS answer ignored", "pinned.example:443", "pinned.example", "200 Connection established", "hello from pinned.example:443",
+			record.Egress{Host: "pinned.example", Port: 443, Method: "CONNECT", Addr: "10.0.0.5:443", Decision: "allowed", Grant: "pinned.example:443=10.0.0.5", SNI: "pinned.example"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fn := &fakeNet{names: names, server: srv.Listener.Addr().String()}
-			proxy, recs := startProxy(t, []string{"pkg.example", "*.mirror.example", "rebind.example", "meta.example", "localhost:" + srvPort}, fn, 0)
+			proxy, recs := startProxy(t, []string{"pkg.example", "*.mirror.example", "rebind.example", "meta.example", "localhost:" + srvPort,
+				"registry.test=127.0.0.1", "pinned.example=10.0.0.5"}, fn, 0)
 			status, body, err := connectTLS(t, proxy, tt.target, tt.sni)
 			if status != tt.wantStatus || tt.wantBody != "" && body != tt.wantBody || tt.wantBody == "" && err == nil {
 				t.Errorf("CONNECT %s (SNI %q) = %q, %q, %v; want %q, %q", tt.target, tt.sni, status, body, err, tt.wantStatus, tt.wantBody)

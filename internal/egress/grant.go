@@ -14,17 +14,25 @@ const DefaultPort = 443
 
 // Grant is one --allow-egress NAME[:PORT]: a host name, a wildcard
 // (*.example.org: every name beneath example.org, not example.org
-// itself) or an IP literal, and a port.
+// itself) or an IP literal, and a port; or NAME[:PORT]=ADDR, a name
+// pinned to an address.
 type Grant struct {
 	// Host is lower case, without a trailing dot or brackets; a wildcard
 	// keeps its "*." prefix.
 	Host string
 	Port uint16
+	// Pin is the address a NAME[:PORT]=ADDR grant dials its name at,
+	// unresolved, whatever kind of address it is (invalid: none).
+	Pin netip.Addr
 }
 
 // ParseGrant reads a --allow-egress value: NAME, NAME:PORT, *.SUFFIX[:PORT],
-// an IPv4 literal[:PORT] or [IPv6][:PORT]. It fails with ErrGrant.
+// an IPv4 literal[:PORT] or [IPv6][:PORT], or NAME[:PORT]=ADDR. It fails
+// with ErrGrant.
 func ParseGrant(s string) (Grant, error) {
+	if name, addr, ok := strings.Cut(s, "="); ok {
+		return parsePinned(s, name, addr)
+	}
 	host, port := s, ""
 	if h, p, err := net.SplitHostPort(s); err == nil {
 		host, port = h, p
@@ -58,10 +66,32 @@ func ParseGrant(s string) (Grant, error) {
 	return g, nil
 }
 
+// parsePinned reads NAME[:PORT]=ADDR (s): a name, neither a wildcard nor
+// a literal, and the IP address it is dialled at (IPv6 bracketed or not).
+func parsePinned(s, name, addr string) (Grant, error) {
+	g, err := ParseGrant(name)
+	if err != nil {
+		return Grant{}, err
+	}
+	if g.Literal() || strings.HasPrefix(g.Host, "*.") {
+		return Grant{}, fmt.Errorf("%w: %q: only a name is pinned to an address (NAME[:PORT]=ADDR)", ErrGrant, s)
+	}
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"))
+	if err != nil || a.Zone() != "" {
+		return Grant{}, fmt.Errorf("%w: %q: after = comes an IP address without a zone", ErrGrant, s)
+	}
+	g.Pin = a.Unmap()
+	return g, nil
+}
+
 // String is the grant's canonical form, as records name it: NAME:PORT,
-// or [IPv6]:PORT.
+// [IPv6]:PORT, or NAME:PORT=ADDR.
 func (g Grant) String() string {
-	return net.JoinHostPort(g.Host, strconv.Itoa(int(g.Port)))
+	s := net.JoinHostPort(g.Host, strconv.Itoa(int(g.Port)))
+	if g.Pin.IsValid() {
+		s += "=" + g.Pin.String()
+	}
+	return s
 }
 
 // Literal reports whether the grant names an IP address.
@@ -71,10 +101,10 @@ func (g Grant) Literal() bool {
 }
 
 // Loopback reports whether the grant names the local machine: the name
-// localhost or a loopback address. Its connections may reach loopback
+// localhost, a loopback address, or a name pinned to one. Its connections may reach loopback
 // addresses, which every other name is refused.
 func (g Grant) Loopback() bool {
-	if g.Host == "localhost" {
+	if g.Host == "localhost" || g.Pin.IsLoopback() {
 		return true
 	}
 	a, err := netip.ParseAddr(g.Host)

@@ -326,7 +326,9 @@ func (cn *conn) resolve(g Grant, host string) ([]netip.Addr, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
 	defer cancel()
 	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
+	if g.Pin.IsValid() {
+		addrs = []netip.Addr{g.Pin}
+	} else if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a}
 	} else {
 		addrs, err = cfg.Resolver.LookupNetIP(ctx, "ip", host)
