@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/aegisrelay/aegis/internal/exitcode"
-	"github.com/aegisrelay/aegis/internal/pin"
+	"github.com/aegisrelay/aegis/internal/pin/pincmd"
 	buildversion "github.com/aegisrelay/aegis/internal/version"
 	_ "github.com/aegisrelay/aegis/internal/warm" // wrap's signing tables, built while aegis starts
 )
@@ -42,7 +42,7 @@ func init() {
 		{name: "approvals", summary: "list the tools/calls that wait for an approval", run: runApprovals},
 		{name: "approve", summary: "release a call an approve rule parked, once", run: runApprove},
 		{name: "deny", summary: "refuse a call an approve rule parked (APPROVAL_DENIED)", run: runDeny},
-		{name: "pin", summary: "pin a server's tool definitions, show what changed, accept a change", run: func(a []string) int { return pin.Main(a, os.Stdout, os.Stderr) }},
+		{name: "pin", summary: "pin a server's tool definitions, show what changed, accept a change", run: func(a []string) int { return pincmd.Main(a, os.Stdout, os.Stderr) }},
 		{name: "demo", summary: "record a demo session end to end and verify it", run: runDemo},
 		{name: "version", summary: "print the version", run: func([]string) int { fmt.Println("aegis", aegisVersion()); return 0 }},
 		{name: "__demo-server", hidden: true, run: runDemoServer},

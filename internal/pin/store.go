@@ -176,3 +176,11 @@ func Update(path string, change func(*File) (bool, error)) (*File, error) {
 	}
 	return pf, nil
 }
+
+// PathFor is the pin file: file when given, else server's default (Path).
+func PathFor(file, server string) (string, error) {
+	if file != "" {
+		return file, nil
+	}
+	return Path(server)
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/internal/approval"
 	"github.com/aegisrelay/aegis/internal/gate"
-	"github.com/aegisrelay/aegis/internal/pin"
 	"github.com/aegisrelay/aegis/journal"
 	"github.com/aegisrelay/aegis/journal/record"
 )
@@ -76,7 +75,7 @@ type Config struct {
 	// Tools, when set, follows the client's tools/list requests and
 	// records what each answer lists against the server's pins
 	// (tools.go).
-	Tools *pin.Session
+	Tools ToolLists
 }
 
 // Relay records the tools/calls of one session while two pumps move its

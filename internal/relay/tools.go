@@ -13,6 +13,15 @@ import (
 // each clean answer is read and recorded (a tools record, and an anomaly
 // when readers may read it differently) before it reaches the client.
 
+// ToolLists reads one session's tools/list answers (pin.Session). Answer
+// is given the response object msg, whether its request named a cursor,
+// the call's id, the answer line's digest and length, and returns the
+// records to append, in order. It is called with the relay's lock held,
+// by one session.
+type ToolLists interface {
+	Answer(msg []byte, cursor bool, call record.Call, dg record.Digest, n int) []record.Body
+}
+
 // opToolsList marks a followed tools/list request in the table of calls
 // in flight. frame does not classify tools/list (nothing else needs it),
 // so the relay names it with an Op past frame's.

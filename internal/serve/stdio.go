@@ -62,8 +62,12 @@ func (c *Config) watch(r *relay.Relay) (stop func()) {
 // relay is one session's relay, recording to j, answering on out, for
 // caller.
 func (c *Config) relay(j *journal.Journal, out io.Writer, caller gate.Caller) *relay.Relay {
-	return relay.New(relay.Config{Journal: j, MaxFrame: c.MaxFrame, MaxPending: c.MaxPending, Gate: c.Pins.Gate(c.Gate), Client: out, CallTimeout: c.CallTimeout,
-		Caller: caller, Approvals: c.Approvals, Server: c.Server, Tools: c.Pins.Session()})
+	rc := relay.Config{Journal: j, MaxFrame: c.MaxFrame, MaxPending: c.MaxPending, Gate: c.Pins.Gate(c.Gate), Client: out, CallTimeout: c.CallTimeout,
+		Caller: caller, Approvals: c.Approvals, Server: c.Server}
+	if c.Pins != nil {
+		rc.Tools = c.Pins.Session() // never a nil *pin.Session in the interface
+	}
+	return relay.New(rc)
 }
 
 // Stdio runs the session of aegis wrap over stdin and stdout, recording to

@@ -1,4 +1,4 @@
-package pin
+package pincmd
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/pin"
 	"github.com/aegisrelay/aegis/internal/userfiles"
 )
 
@@ -28,19 +29,6 @@ SERVER is the server's name, wrap's --name; its pins are in
 $XDG_STATE_HOME/aegis/SERVER.pins.json unless --pins names another file.
 A running wrap sees an acceptance at once and records who accepted.
 `
-
-// Flags registers wrap's --pins on fs and returns its value.
-func Flags(fs *flag.FlagSet) *string {
-	return fs.String("pins", "", "the pin file of the server's tool definitions (default: NAME.pins.json in the state folder)")
-}
-
-// PathFor is the pin file: file when given, else server's default (Path).
-func PathFor(file, server string) (string, error) {
-	if file != "" {
-		return file, nil
-	}
-	return Path(server)
-}
 
 // Main runs aegis pin with args (after "pin"), writing to stdout and
 // stderr; it returns the exit status: 0, 1 when diff found changes or
@@ -75,7 +63,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if userfiles.SafeName(server) != server {
 		return fail(2, "SERVER %q: use letters, digits, '.', '_' and '-' only (wrap's --name)", server)
 	}
-	path, err := PathFor(*file, server)
+	path, err := pin.PathFor(*file, server)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
@@ -100,7 +88,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 func list(path string, stdout, stderr io.Writer) int {
-	f, err := Read(path)
+	f, err := pin.Read(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "aegis pin: %v\n", err)
 		return 2
@@ -121,7 +109,7 @@ func list(path string, stdout, stderr io.Writer) int {
 }
 
 func diff(path string, tool []string, stdout, stderr io.Writer) int {
-	f, err := Read(path)
+	f, err := pin.Read(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "aegis pin: %v\n", err)
 		return 2
@@ -141,7 +129,7 @@ func diff(path string, tool []string, stdout, stderr io.Writer) int {
 			from = s.From
 		}
 		old := f.Tools[from]
-		fmt.Fprint(stdout, Diff(old.Definition, s.Definition, "pinned "+from+" "+old.Digest, "seen "+name+" "+s.Digest))
+		fmt.Fprint(stdout, pin.Diff(old.Definition, s.Definition, "pinned "+from+" "+old.Digest, "seen "+name+" "+s.Digest))
 	}
 	if len(names) == 0 {
 		return 0
@@ -155,11 +143,11 @@ func accept(path, tool string, stdout, stderr io.Writer) int {
 	if u, err := user.LookupId(name); err == nil {
 		name = u.Username
 	}
-	var got Pin
-	_, err := Update(path, func(f *File) (bool, error) {
+	var got pin.Pin
+	_, err := pin.Update(path, func(f *pin.File) (bool, error) {
 		s, ok := f.Seen[tool]
 		if !ok {
-			return false, fmt.Errorf("%w: no change seen to tool %q", ErrUsage, tool)
+			return false, fmt.Errorf("%w: no change seen to tool %q", pin.ErrUsage, tool)
 		}
 		s.By, s.UID, s.User = "accepted by "+name+" (uid "+strconv.FormatUint(uid, 10)+")", &uid, name
 		if s.From != "" {
@@ -171,7 +159,7 @@ func accept(path, tool string, stdout, stderr io.Writer) int {
 		got = s
 		return true, nil
 	})
-	if errors.Is(err, ErrUsage) {
+	if errors.Is(err, pin.ErrUsage) {
 		fmt.Fprintf(stderr, "aegis pin: %v\n", errors.Unwrap(err))
 		return 1
 	}
@@ -227,7 +215,7 @@ func ahead(path, server string, argv []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-	pins := map[string]Pin{}
+	pins := map[string]pin.Pin{}
 	cursor := ""
 	for page := 0; page < MaxPages; page++ {
 		params := map[string]any{}
@@ -239,13 +227,13 @@ func ahead(path, server string, argv []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "aegis pin: %v\n", err)
 			return 2
 		}
-		l := ReadMessage(msg)
+		l := pin.ReadMessage(msg)
 		for _, d := range l.Tools {
 			if d.Ambiguous != "" {
 				fmt.Fprintf(stderr, "aegis pin: tool %q not pinned: %s\n", d.Name, d.Ambiguous)
 				continue
 			}
-			pins[d.Name] = Pin{Digest: DigestString(d.Digest), Definition: d.Canonical, By: "aegis pin"}
+			pins[d.Name] = pin.Pin{Digest: pin.DigestString(d.Digest), Definition: d.Canonical, By: "aegis pin"}
 		}
 		if !l.NextCursor {
 			break
@@ -258,7 +246,7 @@ func ahead(path, server string, argv []string, stdout, stderr io.Writer) int {
 		json.Unmarshal(msg, &next)
 		cursor = next.Result.NextCursor
 	}
-	if _, err := Update(path, func(f *File) (bool, error) {
+	if _, err := pin.Update(path, func(f *pin.File) (bool, error) {
 		f.Server = server
 		for name, p := range pins {
 			f.Tools[name] = p
@@ -275,7 +263,7 @@ func ahead(path, server string, argv []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func sortedKeys(m map[string]Pin) []string {
+func sortedKeys(m map[string]pin.Pin) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
