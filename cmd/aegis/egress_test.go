@@ -27,9 +27,9 @@ import (
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
-// localCA makes a CA and a certificate for localhost it signs; it
-// returns the server's certificate and the CA's PEM.
-func localCA(t testing.TB) (tls.Certificate, []byte) {
+// localCA makes a CA and a certificate for name it signs; it returns
+// the server's certificate and the CA's PEM.
+func localCA(t testing.TB, name string) (tls.Certificate, []byte) {
 	t.Helper()
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "aegis test CA"},
@@ -41,8 +41,8 @@ func localCA(t testing.TB) (tls.Certificate, []byte) {
 	}
 	ca, _ = x509.ParseCertificate(caDER)
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		DNSNames: []string{"localhost"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name},
+		DNSNames: []string{name}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
 	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
 	if err != nil {
@@ -56,7 +56,7 @@ func localCA(t testing.TB) (tls.Certificate, []byte) {
 // localhost, signed by a CA written to dir/ca.pem) on loopback.
 func egressServices(t testing.TB, dir string, h http.Handler) (httpPort, tlsPort int, caPath string) {
 	t.Helper()
-	cert, caPEM := localCA(t)
+	cert, caPEM := localCA(t, "localhost")
 	caPath = filepath.Join(dir, "ca.pem")
 	if err := os.WriteFile(caPath, caPEM, 0o644); err != nil {
 		t.Fatal(err)
