@@ -145,6 +145,12 @@
 //	                                line; action when the value is an object whose "action"
 //	                                is one of the three. Content is never copied: the
 //	                                request_digest covers it
+//	,"trace":{"traceparent":"00-<32 hex>-<16 hex>-<2 hex>"[,"tracestate":"…"]}
+//	                                params._meta's W3C trace context, when its traceparent
+//	                                is one of version 00 (trace-id and parent-id not all
+//	                                zeros), each key once and in no other case; tracestate
+//	                                when it follows the W3C grammar in at most 512 bytes.
+//	                                A span built from the log continues the client's trace
 //
 // A list a peer controls (input_requests, input_responses, a
 // server_request's calls) holds at most MaxListEntries (32) entries; when

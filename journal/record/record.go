@@ -466,12 +466,13 @@ const (
 //	[,"malformed":"reason"][,"revision":<bounded>][,"principal":"…"]
 //	[,"round":{"of":S|null,"by":"state"|"match"|"unknown_state"|"reused_state","n":K}]
 //	[,"request_state":"sha256:…"][,"input_responses":[{"key":<bounded>,"action":"accept"|"decline"|"cancel"|null},…][,"more":N]]
+//	[,"trace":{"traceparent":"00-…"[,"tracestate":"…"]}]
 //	,"policy":{"verdict":…,"rule":…|{…}|null,"set":…[,"line":N][,"reason":"…"]}
 //	[,"approval":{"id":"…","server":"…","caller":"…","timeout_ms":N}],
 //	"capability":{"grant":"deny_all"[,"status":"denied","reason":"policy blocked before capability"]}
 //
 // approval is absent unless the call is parked (doc.go, "Capability").
-// revision, principal, round, request_state and input_responses are
+// revision, principal, round, request_state, input_responses and trace are
 // absent unless set (doc.go, "Rounds and tasks"); an intent without them
 // is the bytes it always was.
 // A call id, tool name or rule of more than MaxValueBytes bytes is
@@ -524,6 +525,9 @@ type Intent struct {
 	// InputResponsesMore, are counted in "more".
 	InputResponses     []InputResponse
 	InputResponsesMore int
+	// Trace is the W3C trace context of params._meta (trace.go); written
+	// when Trace.Parent is not nil.
+	Trace Trace
 	// Approval, when not nil, says the call is parked awaiting an
 	// approval under these terms (approval.go); written after "policy".
 	Approval *ApprovalTerms
@@ -563,6 +567,9 @@ func (in *Intent) AppendFields(dst []byte) []byte {
 	}
 	if in.InputResponses != nil || in.InputResponsesMore > 0 {
 		dst = appendInputResponses(dst, in.InputResponses, in.InputResponsesMore)
+	}
+	if in.Trace.Parent != nil {
+		dst = in.Trace.appendField(dst)
 	}
 	verdict, set := in.Verdict, in.Set
 	if verdict == "" {
@@ -633,6 +640,9 @@ func (in *Intent) decodeFields(g *getter) error {
 	}
 	if g.has("input_responses") {
 		in.InputResponses, in.InputResponsesMore = g.inputResponses()
+	}
+	if g.has("trace") {
+		in.Trace = g.trace()
 	}
 	p := g.obj("policy")
 	in.Verdict = string(p.str("verdict"))
