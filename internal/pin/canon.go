@@ -2,6 +2,7 @@ package pin
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -78,15 +79,34 @@ func ReadMessage(msg []byte) List {
 	}
 	res := v.Get("result")
 	if res == nil || res.Type() != fastjson.TypeObject {
-		l.Ambiguous = ReasonShape
+		// Every reader finds no tools in a result that is no object (the
+		// relay has judged that there is one result).
+		l.Ambiguous = whole
 		return l
 	}
+	// A case variant of tools or nextCursor: Go's decoder takes it for
+	// the member, JSON.parse does not; any reader may take another list.
+	variant := ""
+	res.GetObject().Visit(func(k []byte, _ *fastjson.Value) {
+		for _, f := range [...]string{"tools", "nextCursor"} {
+			if string(k) != f && strings.EqualFold(string(k), f) {
+				variant = ReasonCaseKey
+			}
+		}
+	})
 	if c := res.Get("nextCursor"); c != nil && c.Type() != fastjson.TypeNull {
 		l.NextCursor = true
 	}
 	arr := res.Get("tools")
-	if arr == nil || arr.Type() != fastjson.TypeArray {
-		l.Ambiguous = ReasonShape
+	switch {
+	case arr == nil || arr.Type() == fastjson.TypeNull:
+		// No tools member: every reader finds no tools (a strict one
+		// calls the answer invalid, a lenient one an empty list), so the
+		// answer lists none and is not ambiguous for that.
+		l.Ambiguous = cmp.Or(variant, whole)
+		return l
+	case arr.Type() != fastjson.TypeArray:
+		l.Ambiguous = ReasonShape // a reader may walk what is there
 		return l
 	}
 	items, _ := arr.Array()
@@ -105,6 +125,9 @@ func ReadMessage(msg []byte) List {
 			}
 		}
 		l.Tools = append(l.Tools, d)
+	}
+	if variant != "" {
+		own, whole = false, variant
 	}
 	if whole != "" && !own {
 		// What readers disagree on is outside the tools (the result's
