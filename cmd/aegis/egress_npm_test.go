@@ -223,24 +223,34 @@ func TestConfineEgressNPX(t *testing.T) {
 				t.Errorf("enforcement's egress %+v; want the pinned grant %s in a network namespace", enf.Egress, grant)
 			}
 			var allowed int
+			opened := map[uint64]bool{}
 			for _, r := range recs {
 				e, ok := r.Body.(*record.Egress)
 				if !ok {
 					continue
 				}
+				// Each connection's opening record is written before it
+				// carries a byte, its record with the totals when it ends.
+				if e.Open {
+					opened[e.Conn] = true
+				} else if !opened[e.Conn] {
+					t.Errorf("egress record %+v: no opening record before it", e)
+				}
 				if e.Decision != record.EgressAllowed || e.Host != npmName || e.Port != reg.port || e.Method != "CONNECT" ||
-					e.Grant != grant || e.SNI != npmName || e.Addr != "127.0.0.1:"+strconv.Itoa(reg.port) || e.BytesUp == 0 || e.BytesDown == 0 {
-					t.Errorf("egress record %+v; want an allowed tunnel to %s by %s carrying bytes both ways", e, npmName, grant)
+					e.Grant != grant || e.SNI != npmName || e.Addr != "127.0.0.1:"+strconv.Itoa(reg.port) || !e.Open && (e.BytesUp == 0 || e.BytesDown == 0) {
+					t.Errorf("egress record %+v; want an allowed tunnel to %s by %s (at its end, bytes carried both ways)", e, npmName, grant)
 				}
 				// On 2025-11-25 nothing is called before initialize is
 				// answered, which the package does once npx has fetched it.
 				if rev == "2025-11-25" && len(e.InFlight) != 0 {
 					t.Errorf("egress record %+v names calls in flight before any was made", e)
 				}
-				allowed++
+				if !e.Open {
+					allowed++
+				}
 			}
-			if allowed != conns {
-				t.Errorf("%d egress records; the registry accepted %d connections, each of which is one", allowed, conns)
+			if allowed != conns || len(opened) != conns {
+				t.Errorf("%d egress records at close, %d opening; the registry accepted %d connections, each of which is both", allowed, len(opened), conns)
 			}
 			f.mustVerify(t, 0)
 		})

@@ -182,9 +182,22 @@ func TestConfineEgressEscape(t *testing.T) {
 		{"6", "localhost", "refused", "the TLS ClientHello names another server than the CONNECT", "evil.example", tlsPort},
 	}
 	var egress []*record.Record
+	opened := map[uint64]*record.Egress{}
 	for _, r := range recs {
-		if r.Kind == record.KindEgress {
+		e, ok := r.Body.(*record.Egress)
+		switch {
+		case !ok:
+		case e.Open:
+			opened[e.Conn] = e
+		default:
 			egress = append(egress, r)
+			// An allowed connection's opening record comes first, and
+			// says what its end says but the totals.
+			o := opened[e.Conn]
+			if (o != nil) != (e.Decision == "allowed") || o != nil && (o.Host != e.Host || o.Port != e.Port || o.Addr != e.Addr ||
+				o.Grant != e.Grant || o.SNI != e.SNI || !slices.Equal(o.InFlight, e.InFlight) || o.BytesUp != 0 || o.BytesDown != 0) {
+				t.Errorf("egress record %+v: its opening record %+v; want one, before it, for an allowed connection only", e, o)
+			}
 		}
 	}
 	if len(egress) != len(wantEgress) {

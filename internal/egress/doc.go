@@ -59,12 +59,18 @@
 //
 // # Records
 //
-// Every connection accepted becomes one egress record (record.Egress)
-// when it ends, allowed or refused: the host and port asked for, the
-// address dialled, the grant that allowed it or the reason it was
-// refused, the ClientHello's server name, the bytes each way, the
-// duration, and the intents of the calls in flight when it was
-// accepted (Config.InFlight). Close ends every connection and returns
-// once each is recorded, so that a session's egress records come
-// before its session_end.
+// Every connection accepted is numbered (1, 2, … in the proxy) and
+// recorded (record.Egress), allowed or refused: the host and port asked
+// for, the address dialled, the grant that allowed it or the reason it
+// was refused, the ClientHello's server name, the bytes each way, the
+// duration, and the intents of the calls in flight when it was accepted
+// (Config.InFlight). A refused connection is one record, when it ends.
+// An allowed one is two: its opening record, written (Config.Record
+// returns once it is) after the checked address has answered and
+// before any byte is carried, and its record at the end with the
+// totals. A crash of aegis mid-connection so loses the totals, never
+// that the connection was made; an opening record that cannot be
+// written refuses the connection. Close ends every connection and
+// returns once each is recorded, so that a session's egress records
+// come before its session_end.
 package egress

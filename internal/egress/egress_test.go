@@ -132,8 +132,9 @@ func (f *fakeNet) Dial(ctx context.Context, network, addr string) (net.Conn, err
 	return d.DialContext(ctx, network, f.server)
 }
 
-// startProxy serves a proxy for grants on a loopback listener; records
-// come back on the channel.
+// startProxy serves a proxy for grants on a loopback listener; the
+// records of connections ended come back on the channel, each checked
+// against its opening record when it was allowed.
 func startProxy(t *testing.T, grants []string, fn *fakeNet, maxConns int) (string, chan *record.Egress) {
 	t.Helper()
 	gs, err := ParseGrants(grants)
@@ -141,8 +142,31 @@ func startProxy(t *testing.T, grants []string, fn *fakeNet, maxConns int) (strin
 		t.Fatal(err)
 	}
 	recs := make(chan *record.Egress, 16)
+	var mu sync.Mutex
+	opened := map[uint64]record.Egress{}
 	p := New(Config{Grants: gs, Resolver: fn, Dial: fn.Dial, MaxConns: maxConns, MaxHeader: 1024,
-		Record: func(r *record.Egress) { recs <- r }, InFlight: func() []uint64 { return []uint64{3, 5} }})
+		Record: func(r *record.Egress) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Open {
+				if _, dup := opened[r.Conn]; dup || r.Conn == 0 || r.Decision != record.EgressAllowed || r.BytesUp != 0 || r.BytesDown != 0 {
+					t.Errorf("opening record %+v: want an allowed connection's first, numbered, before any byte", r)
+				}
+				opened[r.Conn] = *r
+				return nil
+			}
+			o, ok := opened[r.Conn]
+			if r.Decision == record.EgressAllowed {
+				o.Open, o.BytesUp, o.BytesDown, o.DurationMS, o.Reason = false, r.BytesUp, r.BytesDown, r.DurationMS, r.Reason
+				if !ok || fmt.Sprint(o) != fmt.Sprint(*r) {
+					t.Errorf("allowed record %+v; want its opening record's fields, opened %v", r, ok)
+				}
+			} else if ok {
+				t.Errorf("refused record %+v had an opening record", r)
+			}
+			recs <- r
+			return nil
+		}, InFlight: func() []uint64 { return []uint64{3, 5} }})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +263,7 @@ func TestProxyDecisions(t *testing.T) {
 			}
 			r := <-recs
 			got := *r
-			got.BytesUp, got.BytesDown, got.DurationMS = 0, 0, 0
+			got.BytesUp, got.BytesDown, got.DurationMS, got.Conn = 0, 0, 0, 0
 			want := tt.wantRec
 			want.InFlight = []uint64{3, 5}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -317,4 +341,60 @@ func mustPort(s string) uint16 {
 	var n uint16
 	fmt.Sscan(s, &n)
 	return n
+}
+
+// TestOpeningRecordUnwritten: when an allowed connection's opening record
+// cannot be written (the session has ended), nothing is carried: the
+// tunnel is closed before the ClientHello goes on, a plain request is
+// answered 503, and the record at the end says why.
+func TestOpeningRecordUnwritten(t *testing.T) {
+	var mu sync.Mutex
+	var upstream int
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateActive {
+			mu.Lock()
+			upstream++
+			mu.Unlock()
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	fn := &fakeNet{names: map[string][]string{"pkg.example": {"93.184.215.14"}}, server: srv.Listener.Addr().String()}
+	gs, _ := ParseGrants([]string{"pkg.example", "pkg.example:80"})
+	recs := make(chan *record.Egress, 4)
+	p := New(Config{Grants: gs, Resolver: fn, Dial: fn.Dial, Record: func(r *record.Egress) error {
+		if r.Open {
+			return errors.New("the session ended")
+		}
+		recs <- r
+		return nil
+	}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Serve(ln)
+	defer p.Close()
+	if _, _, err := connectTLS(t, ln.Addr().String(), "pkg.example:443", "pkg.example"); err == nil {
+		t.Error("the tunnel carried a handshake")
+	}
+	if r := <-recs; r.Decision != record.EgressRefused || r.Reason != ReasonNotWritten || r.BytesUp != 0 || r.BytesDown != 0 || r.Conn != 1 {
+		t.Errorf("tunnel's record %+v", r)
+	}
+	u, _ := url.Parse("http://" + ln.Addr().String())
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u)}}).Get("http://pkg.example/")
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("plain request: %v, %v; want 503", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if r := <-recs; r.Decision != record.EgressRefused || r.Reason != ReasonNotWritten || r.BytesUp != 0 || r.Conn != 2 {
+		t.Errorf("plain request's record %+v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if upstream != 0 {
+		t.Errorf("the server saw %d requests", upstream)
+	}
 }

@@ -34,9 +34,13 @@ type Config struct {
 	// Dial dials the address the proxy checked (nil: a net.Dialer's
 	// DialContext); tests redirect it.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// Record receives each connection's record once it has ended; it is
-	// called from the connection's goroutine.
-	Record func(*record.Egress)
+	// Record receives each connection's records: an allowed one's
+	// opening record once the checked address has answered, before any
+	// byte is carried, and every connection's record once it has ended.
+	// It is called from the connection's goroutine and returns once the
+	// record is written; an error refuses the connection an opening
+	// record was not written for.
+	Record func(*record.Egress) error
 	// InFlight returns the intent seqs of the calls in flight (nil: none).
 	InFlight func() []uint64
 
@@ -70,6 +74,7 @@ const (
 	ReasonTooMany    = "too many connections at once"
 	ReasonClosed     = "the session ended"
 	ReasonIdle       = "idle for too long"
+	ReasonNotWritten = "its opening record could not be written"
 )
 
 // Proxy is the egress proxy of one confined child: HTTP CONNECT (for
@@ -77,6 +82,7 @@ const (
 // the grants, dialled at the address checked, and recorded.
 type Proxy struct {
 	cfg    Config
+	next   atomic.Uint64 // the last connection's number
 	slots  chan struct{}
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -94,7 +100,7 @@ func New(cfg Config) *Proxy {
 		cfg.Dial = d.DialContext
 	}
 	if cfg.Record == nil {
-		cfg.Record = func(*record.Egress) {}
+		cfg.Record = func(*record.Egress) error { return nil }
 	}
 	if cfg.InFlight == nil {
 		cfg.InFlight = func() []uint64 { return nil }
@@ -202,6 +208,7 @@ type conn struct {
 func (p *Proxy) handle(c net.Conn) {
 	defer p.wg.Done()
 	cn := &conn{p: p, client: c, start: time.Now()}
+	cn.rec.Conn = p.next.Add(1)
 	in := p.cfg.InFlight()
 	if len(in) > record.MaxEgressInFlight {
 		in = in[:record.MaxEgressInFlight]
@@ -400,7 +407,9 @@ func (cn *conn) tunnel(g Grant, host string, port uint16, br *bufio.Reader) {
 		return
 	}
 	defer up.Close()
-	cn.allow(g)
+	if !cn.open(g) {
+		return
+	}
 	cn.p.track(up)
 	defer cn.p.untrack(up)
 	up.SetWriteDeadline(time.Now().Add(cfg.IdleTimeout))
@@ -413,8 +422,17 @@ func (cn *conn) tunnel(g Grant, host string, port uint16, br *bufio.Reader) {
 	cn.splice(up, br)
 }
 
-func (cn *conn) allow(g Grant) {
+// open allows the connection by g and writes its opening record, before
+// any byte is carried; when that fails the connection is refused.
+func (cn *conn) open(g Grant) bool {
 	cn.rec.Decision, cn.rec.Grant, cn.rec.Reason = record.EgressAllowed, g.String(), ""
+	o := cn.rec
+	o.Open, o.DurationMS = true, time.Since(cn.start).Milliseconds()
+	if err := cn.p.cfg.Record(&o); err != nil {
+		cn.rec.Decision, cn.rec.Grant, cn.rec.Reason = record.EgressRefused, "", ReasonNotWritten
+		return false
+	}
+	return true
 }
 
 // sniMatches reports whether a ClientHello's server name fits a CONNECT
@@ -472,7 +490,12 @@ func (cn *conn) forward(g Grant, host string, port uint16, req *http.Request) {
 		return
 	}
 	defer up.Close()
-	cn.allow(g)
+	if !cn.open(g) {
+		addr := cn.rec.Addr
+		cn.refuse(http.StatusServiceUnavailable, ReasonNotWritten)
+		cn.rec.Addr = addr
+		return
+	}
 	cn.p.track(up)
 	defer cn.p.untrack(up)
 	for _, h := range strings.Split(req.Header.Get("Connection"), ",") {

@@ -23,6 +23,8 @@ type EgressJSON struct {
 	BytesDown  int64    `json:"bytes_down"`
 	DurationMS int64    `json:"duration_ms"`
 	InFlight   []uint64 `json:"in_flight"`
+	Conn       uint64   `json:"conn,omitempty"`
+	Open       bool     `json:"open,omitempty"`
 }
 
 // egressLine is the line of an egress record: a connection the confined
@@ -42,7 +44,11 @@ func egressLine(r *record.Record, b *record.Egress) *Session {
 		if b.SNI != "" {
 			what += " (TLS to " + b.SNI + ")"
 		}
-		what += fmt.Sprintf(", %d B up, %d B down, %d ms", b.BytesUp, b.BytesDown, b.DurationMS)
+		if b.Open {
+			what = "opened, " + what + fmt.Sprintf(", after %d ms", b.DurationMS)
+		} else {
+			what += fmt.Sprintf(", %d B up, %d B down, %d ms", b.BytesUp, b.BytesDown, b.DurationMS)
+		}
 		if b.Reason != "" {
 			what += ", ended: " + b.Reason
 		}
@@ -60,10 +66,14 @@ func egressLine(r *record.Record, b *record.Egress) *Session {
 		}
 		during = "calls in flight: intents " + strings.Join(seqs, ", ")
 	}
+	if b.Conn > 0 {
+		during += fmt.Sprintf("; connection %d", b.Conn)
+	}
 	return &Session{
 		JSON: &SessionJSON{Type: "egress", TS: &ts, SID: sid, Seq: &seq, Egress: &EgressJSON{
 			Host: b.Host, Port: b.Port, Method: b.Method, Addr: b.Addr, Decision: b.Decision, Grant: b.Grant,
-			Reason: b.Reason, SNI: b.SNI, BytesUp: b.BytesUp, BytesDown: b.BytesDown, DurationMS: b.DurationMS, InFlight: b.InFlight}},
+			Reason: b.Reason, SNI: b.SNI, BytesUp: b.BytesUp, BytesDown: b.BytesDown, DurationMS: b.DurationMS, InFlight: b.InFlight,
+			Conn: b.Conn, Open: b.Open}},
 		Text: fmt.Sprintf("session %s at %s: egress %s %s; %s", sid[:8], FormatTime(ts), target, what, during),
 		TS:   ts,
 	}

@@ -14,11 +14,23 @@ const (
 const MaxEgressInFlight = 64
 
 // Egress records one connection a confined child opened through aegis's
-// egress proxy (wrap --allow-egress), written when the connection ends:
+// egress proxy (wrap --allow-egress):
 //
 //	"host":"<name>","port":N,"method":"CONNECT"|"GET"|…,"addr":"<ip:port>"|null,
 //	"decision":"allowed"|"refused","grant":"<grant>"|null,"reason":"…"|null,
 //	"sni":"<name>"|null,"bytes_up":N,"bytes_down":N,"duration_ms":N,"in_flight":[S,…]
+//	[,"conn":N[,"open":true]]
+//
+// A connection the proxy refuses is one record, written when it ends. A
+// connection it allows is two: one written when the checked address has
+// answered and before any byte is carried ("open":true: bytes 0,
+// duration_ms the time to that point, reason null), and one when it
+// ends, with the totals; both carry its conn, the connection's number
+// among the session's (1, 2, …), and every other field the opening one
+// has. A crash of aegis mid-connection so loses only the totals: the
+// opening record is written, and waited for, first. Logs written before
+// opening records hold one record per connection, at its end, without
+// conn or open; they read and verify as they did.
 //
 // host and port are what the child asked for (a CONNECT's authority, a
 // plain request's URL; host "" when the request named none that could
@@ -45,6 +57,8 @@ type Egress struct {
 	BytesDown  int64
 	DurationMS int64
 	InFlight   []uint64
+	Conn       uint64 // 0: a record of a log before opening records
+	Open       bool
 }
 
 func (*Egress) Kind() Kind { return KindEgress }
@@ -68,7 +82,14 @@ func (e *Egress) AppendFields(dst []byte) []byte {
 		}
 		dst = strconv.AppendUint(dst, s, 10)
 	}
-	return append(dst, ']')
+	dst = append(dst, ']')
+	if e.Conn > 0 {
+		dst = appendUintField(dst, "conn", e.Conn)
+		if e.Open {
+			dst = appendBoolField(dst, "open", true)
+		}
+	}
+	return dst
 }
 
 // decodeFields reads the kind fields of Egress from g, as AppendFields
@@ -96,6 +117,16 @@ func (e *Egress) decodeFields(g *getter) error {
 				return nil
 			}
 			e.InFlight = append(e.InFlight, n)
+		}
+	}
+	if g.has("conn") {
+		if e.Conn = g.uint("conn"); g.err == nil && e.Conn == 0 {
+			g.fail("field \"conn\" is 0")
+		}
+	}
+	if g.has("open") {
+		if e.Open = g.bool("open"); g.err == nil && (!e.Open || e.Conn == 0 || e.Decision != EgressAllowed) {
+			g.fail("an egress record's \"open\" is true, of an allowed connection with its conn, or absent")
 		}
 	}
 	if g.err == nil && e.Decision != EgressAllowed && e.Decision != EgressRefused {

@@ -7,9 +7,12 @@ import (
 	"time"
 )
 
-// TestEgressRoundTrip: an allowed and a refused egress record encode as
-// Egress's comment writes them, decode back by both decoders and
-// re-encode byte for byte; a decision that is neither is refused.
+// TestEgressRoundTrip: allowed and refused egress records, without conn
+// (as logs before opening records hold them) and with it, opening and
+// closing, encode as Egress's comment writes them, decode back by both
+// decoders and re-encode byte for byte; a decision that is neither, a
+// conn of 0, an open that is false or of a refused connection or
+// without conn are refused.
 func TestEgressRoundTrip(t *testing.T) {
 	ts := time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC)
 	sid := [32]byte([]byte(strings.Repeat("0", 32)))
@@ -20,10 +23,19 @@ func TestEgressRoundTrip(t *testing.T) {
 	allowed := &Egress{Host: "registry.npmjs.org", Port: 443, Method: "CONNECT", Addr: "104.16.0.35:443", Decision: EgressAllowed,
 		Grant: "registry.npmjs.org:443", SNI: "registry.npmjs.org", BytesUp: 812, BytesDown: 53211, DurationMS: 140, InFlight: []uint64{4, 9}}
 	refused := &Egress{Host: "evil.example", Port: 80, Method: "GET", Decision: EgressRefused, Reason: "no --allow-egress grant covers it", InFlight: []uint64{}}
+	opened := *allowed
+	opened.BytesUp, opened.BytesDown, opened.DurationMS, opened.Conn, opened.Open = 0, 0, 3, 2, true
+	closed := *allowed
+	closed.Conn = 2
+	refusedConn := *refused
+	refusedConn.Conn = 1
 	for _, tt := range []struct {
 		b    Body
 		want string
 	}{
+		{&opened, `"bytes_up":0,"bytes_down":0,"duration_ms":3,"in_flight":[4,9],"conn":2,"open":true}`},
+		{&closed, `"bytes_up":812,"bytes_down":53211,"duration_ms":140,"in_flight":[4,9],"conn":2}`},
+		{&refusedConn, `"in_flight":[],"conn":1}`},
 		{allowed, `"kind":"egress","prev":"sha256:0000000000000000000000000000000000000000000000000000000000000000","host":"registry.npmjs.org","port":443,"method":"CONNECT","addr":"104.16.0.35:443","decision":"allowed","grant":"registry.npmjs.org:443","reason":null,"sni":"registry.npmjs.org","bytes_up":812,"bytes_down":53211,"duration_ms":140,"in_flight":[4,9]}`},
 		{refused, `"host":"evil.example","port":80,"method":"GET","addr":null,"decision":"refused","grant":null,"reason":"no --allow-egress grant covers it","sni":null,"bytes_up":0,"bytes_down":0,"duration_ms":0,"in_flight":[]}`},
 	} {
@@ -41,8 +53,16 @@ func TestEgressRoundTrip(t *testing.T) {
 		}
 		checkAgree(t, l)
 	}
-	for _, bad := range []string{`"decision":"maybe"`, `"decision":7`} {
-		l := strings.Replace(string(line(refused)), `"decision":"refused"`, bad, 1)
+	for _, bad := range []struct{ from, to string }{
+		{`"decision":"refused"`, `"decision":"maybe"`},
+		{`"decision":"refused"`, `"decision":7`},
+		{`"conn":1}`, `"conn":0}`},
+		{`"conn":1}`, `"conn":-1}`},
+		{`"conn":1}`, `"conn":1,"open":true}`},  // refused
+		{`"conn":1}`, `"conn":1,"open":false}`}, // never written
+		{`"in_flight":[]`, `"in_flight":[],"open":true`},
+	} {
+		l := strings.Replace(string(line(&refusedConn)), bad.from, bad.to, 1)
 		var d Decoder
 		if _, err := d.Decode([]byte(l)); err == nil {
 			t.Errorf("Decode(%s) = nil error; want rejected", l)

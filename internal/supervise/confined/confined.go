@@ -80,7 +80,7 @@ type egressProxy struct {
 func (e *egressProxy) Start(rec supervise.Recorder) {
 	e.p = egress.New(egress.Config{
 		Grants:   e.grants,
-		Record:   func(r *record.Egress) { rec.Note(r) },
+		Record:   func(r *record.Egress) error { return rec.Note(r) },
 		InFlight: rec.InFlight,
 	})
 	e.served = make(chan struct{})
