@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/aegisrelay/aegis/journal/calls"
@@ -76,6 +77,7 @@ type callData struct {
 	events     []taskEvent
 	eventsMore int
 	emitted    bool
+	parent     context.Context // the client's trace context; nil: none
 }
 
 // builder follows the calls of the lines it reads and builds their
@@ -190,6 +192,13 @@ func newCallData(in *record.Intent, m mark) *callData {
 	if in.HasRevision {
 		d.revision = in.Revision.String()
 	}
+	if in.Trace.Parent != nil {
+		carrier := propagation.MapCarrier{"traceparent": string(in.Trace.Parent)}
+		if in.Trace.State != nil {
+			carrier["tracestate"] = string(in.Trace.State)
+		}
+		d.parent = propagation.TraceContext{}.Extract(context.Background(), carrier)
+	}
 	switch in.Call.Type {
 	case record.IDNumber, record.IDString:
 		d.id, d.hasID = string(in.Call.Text), true
@@ -283,7 +292,11 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 	if et != "" {
 		attrs = append(attrs, attribute.String("error.type", et))
 	}
-	ctx, span := b.tracer.Start(context.Background(), name, trace.WithSpanKind(trace.SpanKindServer),
+	parent := d.parent
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, span := b.tracer.Start(parent, name, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithTimestamp(first.ts), trace.WithAttributes(attrs...))
 	if et != "" {
 		span.SetStatus(codes.Error, c.Status)

@@ -32,6 +32,7 @@ type upstream struct {
 	linked    bool                   // links is the current frame's
 	responses []record.InputResponse // reused: an intent's or a task update's input_responses
 	lineOut   bool                   // the current line is refused: nothing of it reaches the child
+	trace     traceReader            // the current line's calls' trace context (trace.go)
 }
 
 // drop marks chunk[start:end] as not to be relayed.
@@ -172,6 +173,7 @@ func (r *Relay) recordRequests(chunk []byte, st *upstream) (uint64, int, error) 
 		st.cl.Classify(line, &st.f)
 		st.sums.prepare(&st.f, r.principal)
 		st.linked = false
+		st.trace.reset(line)
 		r.decideFrame(st)
 		had := len(st.calls)
 		r.mu.Lock()
@@ -249,6 +251,9 @@ func (r *Relay) intent(st *upstream, i int, d record.Digest) {
 	if m.HasInputResponses {
 		st.responses = inputResponses(st.responses, m)
 		st.in.InputResponses, st.in.InputResponsesMore = st.responses, m.InputResponsesN-len(m.InputResponses)
+	}
+	if m.Malformed == "" {
+		st.in.Trace = st.trace.of(i, st.f.Kind == frame.Batch)
 	}
 	if i >= len(st.sums.match) || m.Malformed != "" {
 		return
