@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -107,6 +108,7 @@ service:
 type otlpSpan struct {
 	Name         string `json:"name"`
 	Kind         int    `json:"kind"`
+	TraceID      string `json:"traceId"`
 	ParentSpanID string `json:"parentSpanId"`
 	Attributes   []struct {
 		Key   string `json:"key"`
@@ -313,5 +315,127 @@ func TestOTelCollector(t *testing.T) {
 	}
 	if out, err := exec.Command(aegis, "log", "--json", audit2).Output(); err != nil || bytes.Count(out, []byte(`"type":"call"`)) != len(policyCalls) {
 		t.Errorf("aegis log --json of the second run: %v, %d calls; want %d", err, bytes.Count(out, []byte(`"type":"call"`)), len(policyCalls))
+	}
+}
+
+// TestOTelCollectorHTTP: aegis wrap --listen, exporting to a real
+// OpenTelemetry Collector, in front of the TypeScript SDK v2 server,
+// called by the official TypeScript SDK clients over Streamable HTTP on
+// both revisions (v1's sessions on 2025-11-25, v2 pinned to 2026-07-28,
+// where confirm is answered input_required and retried: a call of two
+// rounds). Every call the log holds has its span, joined to aegis log
+// --json's row by seq and digest, with transport tcp; and each carries
+// the trace id of the traceparent the client sent in params._meta, its
+// parent the client's span: the client's trace continues through aegis.
+func TestOTelCollectorHTTP(t *testing.T) {
+	dir := t.TempDir()
+	col := buildCollector(t, dir)
+	out := filepath.Join(dir, "spans.json")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", startCollector(t, col, dir, out))
+	t.Setenv("OTEL_SERVICE_NAME", "aegis-interop-http")
+	aegis := buildAegis(t, dir)
+	key := filepath.Join(dir, "key")
+	keygen(t, aegis, key)
+	node := lookPath(t, "node")
+	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	for _, mode := range []string{"v1", "2026-07-28"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+			defer cancel()
+			audit := filepath.Join(t.TempDir(), "audit.jsonl")
+			f := startListen(ctx, t, aegis, "--grace", "1s", "--audit", audit, "--signing-key", key, "--",
+				node, filepath.Join("testdata", "v2", "rounds_server.mjs"))
+			tok, err := os.ReadFile(strings.TrimSuffix(audit, ".jsonl") + ".token")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "otel", "http_client.mjs"), f.url, strings.TrimSpace(string(tok)), mode,
+				"00-"+traceID+"-"+parentID+"-01", "rojo=00f067aa0ba902b7")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			got, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("client %s: %v\n%s\nwrap:\n%s", mode, err, stderr.String(), f.stderr.String())
+			}
+			if !strings.Contains(string(got), `"deploy: confirmed (because)"`) || !strings.Contains(string(got), `"text":"hi"`) {
+				t.Fatalf("client %s printed %s; want echo and confirm answered", mode, got)
+			}
+			// SIGTERM: the sessions end, the log closes and the exporter
+			// hands the collector what is left.
+			f.cmd.Process.Signal(syscall.SIGTERM)
+			if err := <-f.done; err != nil {
+				t.Fatalf("wrap --listen: %v\n%s", err, f.stderr.String())
+			}
+			f.done <- nil
+			if strings.Contains(f.stderr.String(), "telemetry:") {
+				t.Errorf("aegis said, with the collector up:\n%s", f.stderr.String())
+			}
+			logOut, err := exec.Command(aegis, "log", "--json", audit).Output()
+			if err != nil {
+				t.Fatalf("aegis log --json: %v", err)
+			}
+			auditBytes, err := os.ReadFile(audit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := bytes.Split(bytes.TrimSuffix(auditBytes, []byte("\n")), []byte("\n"))
+			var rows []otelLogRow
+			for _, line := range bytes.Split(bytes.TrimSpace(logOut), []byte("\n")) {
+				var r otelLogRow
+				if err := json.Unmarshal(line, &r); err != nil {
+					t.Fatalf("aegis log --json line %s: %v", line, err)
+				}
+				if r.Type == "call" {
+					rows = append(rows, r)
+				}
+			}
+			if len(rows) != 2 {
+				t.Fatalf("aegis log shows %d calls; want 2 (echo, confirm):\n%s", len(rows), logOut)
+			}
+			byDigest := map[string]otlpSpan{}
+			for deadline := time.Now().Add(30 * time.Second); ; {
+				for _, s := range readOTLPSpans(t, out) {
+					byDigest[s.attr("aegis.record.digest")+" "+s.Name] = s
+				}
+				n := 0
+				for _, r := range rows {
+					d := sha256.Sum256(lines[r.Seq])
+					if _, ok := byDigest["sha256:"+hex.EncodeToString(d[:])+" tools/call "+*r.Tool]; ok {
+						n++
+					}
+				}
+				if n == len(rows) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond) // the exporter's flush interval
+			}
+			for _, r := range rows {
+				d := sha256.Sum256(lines[r.Seq])
+				s, ok := byDigest["sha256:"+hex.EncodeToString(d[:])+" tools/call "+*r.Tool]
+				if !ok {
+					t.Errorf("no span of the call at seq %d (%s)", r.Seq, *r.Tool)
+					continue
+				}
+				checks := []struct{ key, got, want string }{
+					{"aegis.record.seq", s.attr("aegis.record.seq"), fmt.Sprint(r.Seq)},
+					{"aegis.session", s.attr("aegis.session"), r.SID},
+					{"aegis.status", s.attr("aegis.status"), r.Status},
+					{"network.transport", s.attr("network.transport"), "tcp"},
+					{"traceId", strings.ToLower(s.TraceID), traceID},
+					{"parentSpanId", strings.ToLower(s.ParentSpanID), parentID},
+				}
+				if r.OutcomeSeq != nil {
+					checks = append(checks, struct{ key, got, want string }{"aegis.outcome.seq", s.attr("aegis.outcome.seq"), fmt.Sprint(*r.OutcomeSeq)})
+				}
+				if *r.Tool == "confirm" && mode != "v1" {
+					checks = append(checks, struct{ key, got, want string }{"aegis.rounds", s.attr("aegis.rounds"), "2"})
+				}
+				for _, c := range checks {
+					if c.got != c.want {
+						t.Errorf("span of seq %d (%s): %s = %q; want %q", r.Seq, *r.Tool, c.key, c.got, c.want)
+					}
+				}
+			}
+		})
 	}
 }
