@@ -60,6 +60,12 @@
 // the outcome that made it to its end, with an event per task record.
 // Arguments and results are not in the log, and so never in a span.
 //
+// A call whose first intent records a trace (the W3C traceparent and
+// tracestate the client sent in params._meta; record.Trace) is a span
+// of the client's trace, its parent the client's span, so that the
+// client's trace continues through aegis; any other call starts a trace
+// of its own.
+//
 // An Exporter's methods are safe for concurrent use; Tap is called by
 // the journal's writer alone.
 package otelexport
