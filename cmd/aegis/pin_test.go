@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -57,8 +56,11 @@ func (e *pinEnv) setTools(t *testing.T, tools string) {
 	}
 }
 
-func (e *pinEnv) env() []string {
-	return append(os.Environ(), "XDG_STATE_HOME="+e.state, "TOOLS="+e.tools, fmt.Sprintf("PAGE=%d", e.page))
+func (e *pinEnv) env() []string { return append(os.Environ(), e.vars()...) }
+
+// vars are the variables e sets: the state folder, the server's tools.
+func (e *pinEnv) vars() []string {
+	return []string{"XDG_STATE_HOME=" + e.state, "TOOLS=" + e.tools, fmt.Sprintf("PAGE=%d", e.page)}
 }
 
 // pinAegis runs aegis with args in e's state folder.
@@ -76,7 +78,7 @@ type mcpSession struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	out    *bufio.Reader
-	stderr bytes.Buffer
+	stderr syncBuffer // written by the wrap's stderr copier while the test reads it
 	rev    string
 	id     int
 	notes  []string // the methods of the notifications read
@@ -174,6 +176,19 @@ func (s *mcpSession) end() string {
 	return s.stderr.String()
 }
 
+// waitErr waits until the wrap's stderr holds want, or fails the test
+// after 20 seconds.
+func (s *mcpSession) waitErr(want string) {
+	s.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(s.stderr.String(), want) {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("wrap's stderr does not say %q:\n%s", want, s.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func refusedCode(a pinAnswer) string {
 	if a.Error == nil {
 		return ""
@@ -240,19 +255,9 @@ func TestPinBlockAccept(t *testing.T) {
 			if code, out := e.pinAegis(t, "pin", "accept", "toolsrv", "echo"); code != 0 {
 				t.Fatalf("aegis pin accept = exit %d\n%s", code, out)
 			}
-			// The wrap sees the pin file change and records the acceptance
-			// before it lets calls through: wait for that record.
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				trs := e.toolsRecords(t)
-				if n := len(trs); n > 0 && trs[n-1].Event == record.ToolsAccept {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no accept record; stderr:\n%s", s.stderr.String())
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			// The wrap sees the pin file change, records the acceptance,
+			// lets calls through, and then says so: wait for that.
+			s.waitErr(`tool "echo" of toolsrv accepted by`)
 			if a := s.call("echo"); a.Error != nil {
 				t.Fatalf("accepted echo: refused %s", refusedCode(a))
 			}
