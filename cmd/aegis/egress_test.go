@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"flag"
 	"io"
 	"math/big"
 	"net"
@@ -69,6 +70,12 @@ func egressServices(t testing.TB, dir string, h http.Handler) (httpPort, tlsPort
 	t.Cleanup(tlsSrv.Close)
 	return plain.Listener.Addr().(*net.TCPAddr).Port, tlsSrv.Listener.Addr().(*net.TCPAddr).Port, caPath
 }
+
+// egressGolden, set, makes TestConfineEgressEscape write its log and the
+// session's key to journal/verify's testdata (egress.jsonl, egress.pub),
+// the golden log of egress records that journal/verify and
+// journal/record test.
+var egressGolden = flag.Bool("egress-golden", false, "write TestConfineEgressEscape's log to journal/verify/testdata/egress.jsonl")
 
 // egressAttempts are the probe's attempts under --allow-egress and what
 // each must give: through the proxy to the granted services, allowed;
@@ -229,6 +236,15 @@ func TestConfineEgressEscape(t *testing.T) {
 		}
 	}
 	f.mustVerify(t, 0)
+	if *egressGolden {
+		dir := filepath.Join("..", "..", "journal", "verify", "testdata")
+		if err := os.WriteFile(filepath.Join(dir, "egress.jsonl"), readAudit(f.audit), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "egress.pub"), []byte(f.pub+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	logOut, err := exec.Command(aegisBin, "log", f.audit).Output()
 	for _, line := range []string{
 		"egress GET localhost:" + strconv.Itoa(httpPort) + " allowed by localhost:" + strconv.Itoa(httpPort) + ", to 127.0.0.1:" + strconv.Itoa(httpPort),

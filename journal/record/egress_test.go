@@ -1,7 +1,10 @@
 package record
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -107,5 +110,48 @@ func TestEgressEnforcementRoundTrip(t *testing.T) {
 		if got := line(r.Body); string(got) != string(l) {
 			t.Errorf("re-encoded\n%s\nwant\n%s", got, l)
 		}
+	}
+}
+
+// TestEgressGoldenDecode: the golden log of egress records written by
+// aegis wrap (journal/verify's testdata/egress.jsonl) decodes by both
+// decoders, each egress record re-encoding to its own fields: two
+// allowed connections, each opened and then ended with its totals, and
+// four refused.
+func TestEgressGoldenDecode(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "verify", "testdata", "egress.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := map[uint64]*Egress{}
+	var ended []string
+	for _, l := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		checkAgree(t, l)
+		var d Decoder
+		r, err := d.Decode(l)
+		if err != nil {
+			t.Fatalf("Decode(%s) = %v", l, err)
+		}
+		e, ok := r.Body.(*Egress)
+		if !ok {
+			continue
+		}
+		if enc := e.AppendFields(nil); !bytes.Contains(l, enc) {
+			t.Errorf("re-encoded %s\nnot in %s", enc, l)
+		}
+		if e.Open {
+			opened[e.Conn] = e
+			continue
+		}
+		o := opened[e.Conn]
+		if (o != nil) != (e.Decision == EgressAllowed) || o != nil && (o.Addr != e.Addr || o.Grant != e.Grant || o.BytesUp != 0) {
+			t.Errorf("record %+v, opening record %+v", e, o)
+		}
+		ended = append(ended, e.Decision+" "+e.Reason)
+	}
+	want := "allowed |refused no --allow-egress grant covers it|refused no --allow-egress grant covers it|refused no --allow-egress grant covers it|" +
+		"refused the TLS ClientHello names another server than the CONNECT|allowed "
+	if got := strings.Join(ended, "|"); got != want {
+		t.Errorf("connections ended %q; want %q", got, want)
 	}
 }
