@@ -37,6 +37,10 @@ type parkedCall struct {
 	// void: a reload applied another rule set since: the call cannot be
 	// released under the approval it waits for (voidParked).
 	void bool
+	// asked: the approval travels inside the protocol (elicit.go): the
+	// first call parked under id was answered input_required, and line
+	// is the client's retry once one came (nil before).
+	asked *asked
 }
 
 // Outcome reasons of parked calls that never ran.
@@ -85,10 +89,15 @@ func (r *Relay) park(line []byte, start, end int, st *upstream, last uint64, n i
 	d, m := &st.decs[0], &st.f.Msgs[0]
 	dg := digest(line)
 	r.intent(st, 0, dg)
+	if p := r.retryOf(st); p != nil {
+		return r.parkRetry(p, line, start, end, st, dg, n)
+	}
 	id := approval.NewID()
 	tab := r.cfg.Approvals
 	terms := record.ApprovalTerms{ID: id, Server: r.cfg.Server, Caller: r.cfg.Caller.Principal,
 		TimeoutMS: int64((tab.Timeout() + time.Millisecond - 1) / time.Millisecond)}
+	url := r.elicitURL(st, id)
+	terms.Elicit = url != ""
 	st.in.Verdict, st.in.Rule, st.in.Set, st.in.Refused = record.VerdictPendingApproval, d.Rule, d.Set, false
 	st.in.RuleLine, st.in.PolicyReason, st.in.Approval = d.Line, d.Reason, &terms
 	// No hint: its answer is not coming soon, and the group commit must
@@ -107,9 +116,16 @@ func (r *Relay) park(line []byte, start, end int, st *upstream, last uint64, n i
 		r.parked = map[string]*parkedCall{}
 	}
 	r.parked[id] = p
-	r.parkedBytes += len(p.line)
 	st.drop(start, end)
 	st.lineOut = true
+	if url != "" {
+		if seq, err = r.elicit(p, url, m, st); err != nil {
+			return 0, 0, err
+		}
+		n++
+	} else {
+		r.parkedBytes += len(p.line)
+	}
 	tab.Park(approval.Pending{ID: id, Server: r.cfg.Server, Tool: approval.Quote(m.Tool), Args: approval.Quote(m.Args),
 		Caller: r.cfg.Caller.Principal, Since: time.Now()}, r)
 	return seq, n + 1, nil
@@ -125,7 +141,7 @@ func (r *Relay) park(line []byte, start, end int, st *upstream, last uint64, n i
 func (r *Relay) Resolve(id string, d approval.Decision) error {
 	r.mu.Lock()
 	p := r.parked[id]
-	if p == nil || r.ended {
+	if p == nil || r.ended || p.asked != nil && p.asked.decided {
 		r.mu.Unlock()
 		return ErrNotParked
 	}
@@ -133,16 +149,19 @@ func (r *Relay) Resolve(id string, d approval.Decision) error {
 		r.mu.Unlock()
 		return err
 	}
-	delete(r.parked, id)
-	r.parkedBytes -= len(p.line)
 	var voided error
 	if p.void && d.Verdict == record.ApprovalApproved {
 		d, voided = approval.Decision{Verdict: record.ApprovalExpired, Reason: reasonVoid}, ErrVoid
 	}
-	a := record.Approval{ID: id, Intent: p.seq, RequestDigest: p.digest, Decision: d.Verdict,
+	// The approval names the intent that parked the call under id: with
+	// an asked approval, the first, which the approvers were shown.
+	intent, dg := p.seq, p.digest
+	if p.asked != nil {
+		intent, dg = p.asked.seq, p.asked.digest
+	}
+	a := record.Approval{ID: id, Intent: intent, RequestDigest: dg, Decision: d.Verdict,
 		HasBy: d.HasBy, UID: d.UID, User: d.User, Principal: d.Principal, Reason: d.Reason, Grant: record.GrantDenyAll}
-	approved := d.Verdict == record.ApprovalApproved
-	if approved {
+	if d.Verdict == record.ApprovalApproved {
 		a.Grant = record.GrantPrefix + id
 	}
 	seq, err := r.j.Append(&a)
@@ -150,11 +169,30 @@ func (r *Relay) Resolve(id string, d approval.Decision) error {
 		r.mu.Unlock()
 		return err
 	}
-	if !approved {
-		if err := r.refuseParked(p, d); err != nil {
-			return err
+	if p.asked != nil {
+		p.asked.decided, p.asked.decision = true, d
+		if p.line == nil {
+			// No retry yet: the decision waits for it (parkRetry).
+			r.mu.Unlock()
+			return voided
 		}
-		return voided
+	}
+	delete(r.parked, id)
+	r.parkedBytes -= len(p.line)
+	if err := r.settle(p, d, seq); err != nil {
+		return err
+	}
+	return voided
+}
+
+// settle carries out decision d on the parked call p, dropped from the
+// parked calls, whose records up to last are appended: approved, its line
+// goes to the child, byte for byte as the client sent it, once they are
+// durable; otherwise it is refused to the client. r.mu is held, and
+// released.
+func (r *Relay) settle(p *parkedCall, d approval.Decision, seq uint64) error {
+	if d.Verdict != record.ApprovalApproved {
+		return r.refuseParked(p, d)
 	}
 	var cl frame.Classifier
 	var st upstream
@@ -224,7 +262,15 @@ func (r *Relay) endParked() error {
 	slices.SortFunc(ps, func(a, b *parkedCall) int { return cmp.Compare(a.seq, b.seq) })
 	r.parked, r.parkedBytes = nil, 0
 	for _, p := range ps {
-		r.cfg.Approvals.Drop(p.id)
+		if p.asked != nil && !p.asked.decided {
+			r.cfg.Approvals.Drop(p.id)
+		}
+		if p.line == nil {
+			continue // an asked call whose retry never came: it has its outcome
+		}
+		if p.asked == nil {
+			r.cfg.Approvals.Drop(p.id)
+		}
 		o := record.Outcome{Call: p.call, Intent: p.seq, Status: record.StatusHostDenied, Reason: ReasonApprovalEnded}
 		if _, err := r.j.Append(&o); err != nil {
 			return err

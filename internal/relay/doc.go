@@ -309,6 +309,17 @@
 // for such a call anyway releases nothing (ErrVoid). A batch that holds such a call is
 // refused PENDING_APPROVAL as a whole, as without approvals.
 //
+// With Config.ApprovalURL too, a parked call whose request declares
+// revision 2026-07-28 is asked inside the protocol (approve_elicit.go):
+// the relay answers it at once, resultType input_required with one
+// URL-mode elicitation keyed "aegis-approval-<id>" (its outcome, status
+// input_required, is its intent's, durable before the answer moves), and
+// the client's retry, linked by match to that outcome and presenting the
+// key, parks under the same id and moves as the approval decides, before
+// it came or after: byte for byte to the child, or refused as above. Such
+// an approval names the first intent. A 2025-11-25 request is never
+// asked so; a retry that does not qualify parks under an id of its own.
+//
 // # Memory
 //
 // The table of calls in flight holds at most Config.MaxPending calls of at

@@ -72,6 +72,12 @@ type Config struct {
 	// bind the approval to.
 	Approvals *approval.Table
 	Server    string
+	// ApprovalURL, when set with Approvals, asks for approvals inside
+	// the protocol: a call of a 2026-07-28 request that parks is
+	// answered input_required with a URL-mode elicitation of the address
+	// ApprovalURL gives for its approval id ("": not asked), and the
+	// client's retry is released by the approval (approve.go).
+	ApprovalURL func(id string) string
 	// Tools, when set, follows the client's tools/list requests and
 	// records what each answer lists against the server's pins
 	// (tools.go).

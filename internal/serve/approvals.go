@@ -20,11 +20,15 @@ type Approvals struct {
 	// TokenFile is where wrap --listen writes the approver token
 	// ("": ApproverTokenPath of the log).
 	TokenFile string
+	// Elicitation asks 2026-07-28 clients for approvals inside the
+	// protocol (relay.Config.ApprovalURL): with --listen on TCP.
+	Elicitation bool
 }
 
 // Flags registers a's flags on fs.
 func (a *Approvals) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&a.Timeout, "approval-timeout", approval.DefaultTimeout, "how long a call an approve rule parks waits for 'aegis approve' or 'aegis deny' (or, with --listen, the approvals page) before it is refused APPROVAL_TIMEOUT (`D`; 0: park nothing, refuse such calls PENDING_APPROVAL at once)")
+	fs.BoolVar(&a.Elicitation, "approval-elicitation", false, "with --listen: answer a 2026-07-28 client's call that an approve rule parks input_required, with a URL-mode elicitation of its row on the approvals page, and run the client's retry of it once approved (off: the call waits unanswered until decided)")
 	fs.StringVar(&a.TokenFile, "approver-token-file", "", "with --listen: write the approvers' bearer token, which the approvals page at /approvals/ takes and a client's token never replaces, to `FILE`, mode 0600 (default: the audit log's name with .approver-token)")
 }
 
@@ -84,8 +88,23 @@ func (c *Config) ServeApprovals(audit, server string, a *Approvals, front *Front
 		return func() {}
 	}
 	c.Approvals, c.Server = t, server
+	if a.Elicitation {
+		c.ApprovalURL = front.approvalURL(logf)
+	}
 	go t.Serve(ln, logf)
 	return func() { ln.Close() }
+}
+
+// approvalURL is where the elicitation of an approval points (the
+// approvals page's row of the call, which the page reads from #id=), or
+// nil, which logf explains, when the front serves no page over TCP.
+func (f *Front) approvalURL(logf func(string, ...any)) func(id string) string {
+	if f.approver == nil || f.ln == nil || f.ln.Addr().Network() != "tcp" {
+		logf("--approval-elicitation needs --listen on a TCP address, where the approvals page is served; calls an approve rule parks wait unanswered until decided")
+		return nil
+	}
+	page := "http://" + f.ln.Addr().String() + httpfront.ApproverPath
+	return func(id string) string { return page + "#id=" + id }
 }
 
 // approverServing is what the serving line adds when the front serves

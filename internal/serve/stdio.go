@@ -27,6 +27,9 @@ type Config struct {
 	// server they are bound to (wrap's --name).
 	Approvals *approval.Table
 	Server    string
+	// ApprovalURL asks for approvals inside the protocol
+	// (relay.Config.ApprovalURL; Approvals.Elicitation).
+	ApprovalURL func(id string) string
 	// Watch, when set, starts what reloads Gate, recording each reload
 	// through the relay it is given, until the returned stop is called.
 	Watch func(r *relay.Relay, logf func(string, ...any)) (stop func())
@@ -63,7 +66,7 @@ func (c *Config) watch(r *relay.Relay) (stop func()) {
 // caller.
 func (c *Config) relay(j *journal.Journal, out io.Writer, caller gate.Caller) *relay.Relay {
 	rc := relay.Config{Journal: j, MaxFrame: c.MaxFrame, MaxPending: c.MaxPending, Gate: c.Pins.Gate(c.Gate), Client: out, CallTimeout: c.CallTimeout,
-		Caller: caller, Approvals: c.Approvals, Server: c.Server}
+		Caller: caller, Approvals: c.Approvals, Server: c.Server, ApprovalURL: c.ApprovalURL}
 	if c.Pins != nil {
 		rc.Tools = c.Pins.Session() // never a nil *pin.Session in the interface
 	}

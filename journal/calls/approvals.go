@@ -16,6 +16,23 @@ type parked struct {
 	id       string
 	digest   record.Digest
 	decision string // "" until its approval record is read
+	// An approval asked inside the protocol (record.ApprovalTerms.Elicit):
+	// elicit marks the first intent parked under the id, asked the seq of
+	// aegis's input_required outcome of it (0 before), claimed that a
+	// retry parks under the id; first is, for that retry, the first
+	// intent's entry, whose decision it takes.
+	elicit  bool
+	asked   uint64
+	claimed bool
+	first   *parked
+}
+
+// decided is the decision p's approval made ("" for none yet).
+func (p *parked) decided() string {
+	if p.first != nil {
+		return p.first.decision
+	}
+	return p.decision
 }
 
 // park notes the intent at seq as parked under its approval terms. An id
@@ -26,11 +43,19 @@ func (b *Book[S, C]) park(s *Session[S, C], r *record.Record, in *record.Intent)
 	}
 	id := in.Approval.ID
 	if first, dup := s.approvalIDs[id]; dup {
+		// The retry of a call asked inside the protocol: a round linked to
+		// aegis's input_required outcome of the first, parked under its
+		// id, once.
+		if p := s.parked[first]; p != nil && p.asked != 0 && !p.claimed && in.Approval.Elicit && in.Round.HasOf && in.Round.Of == p.asked {
+			p.claimed = true
+			s.parked[r.Seq] = &parked{id: id, digest: in.RequestDigest, first: p}
+			return
+		}
 		b.anomaly(Anomaly{Kind: ApprovalReused, Rec: r, Msg: fmt.Sprintf("approval id %q parks a second call (the first is intent seq %d)", id, first)})
 		return
 	}
 	s.approvalIDs[id] = r.Seq
-	s.parked[r.Seq] = &parked{id: id, digest: in.RequestDigest}
+	s.parked[r.Seq] = &parked{id: id, digest: in.RequestDigest, elicit: in.Approval.Elicit}
 }
 
 // decide judges an approval record: it must name a parked intent of its
@@ -76,8 +101,14 @@ func (b *Book[S, C]) settleParked(s *Session[S, C], r *record.Record, o *record.
 	if p == nil {
 		return
 	}
+	if p.elicit && p.asked == 0 && p.decision == "" && asksApproval(o, p.id) {
+		// aegis's own answer asking for the approval: the entry stays for
+		// the decision and the retry.
+		p.asked = r.Seq
+		return
+	}
 	delete(s.parked, o.Intent)
-	switch p.decision {
+	switch p.decided() {
 	case record.ApprovalApproved:
 	case "":
 		if o.Status != record.StatusHostDenied || o.Reason != ReasonApprovalEnded {
@@ -86,7 +117,18 @@ func (b *Book[S, C]) settleParked(s *Session[S, C], r *record.Record, o *record.
 		}
 	default:
 		if o.Status != record.StatusHostDenied {
-			b.anomaly(Anomaly{Kind: ApprovalSkipped, Rec: r, Msg: fmt.Sprintf("outcome of intent seq %d has status %s after its approval %q was %s", o.Intent, o.Status, p.id, p.decision)})
+			b.anomaly(Anomaly{Kind: ApprovalSkipped, Rec: r, Msg: fmt.Sprintf("outcome of intent seq %d has status %s after its approval %q was %s", o.Intent, o.Status, p.id, p.decided())})
 		}
 	}
+}
+
+// asksApproval reports whether o is the answer aegis authors to ask for
+// approval id inside the protocol: input_required, without state, its
+// one input request the elicitation keyed record.ElicitKeyPrefix+id.
+func asksApproval(o *record.Outcome, id string) bool {
+	if o.Status != record.StatusInputRequired || o.HasRequestState || len(o.InputRequests) != 1 || o.InputRequestsMore != 0 {
+		return false
+	}
+	in := o.InputRequests[0]
+	return in.HasMethod && string(in.Key.Text) == record.ElicitKeyPrefix+id && string(in.Method.Text) == "elicitation/create"
 }

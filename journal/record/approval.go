@@ -26,12 +26,25 @@ const GrantPrefix = "approval:"
 // The approval id is bound to the intent's request_digest (the exact
 // frame), its policy set, the server (wrap's --name) and the caller that
 // sent it; the approval expires timeout_ms after the intent's ts.
+//
+// With Elicit, written as ,"elicitation":true after timeout_ms, the
+// approval travels inside the protocol (wrap --approval-elicitation, MCP
+// 2026-07-28): aegis answers the first intent parked under the id
+// input_required, with the one input request "aegis-approval-<id>", and
+// the client's retry of that call, a round linked to that outcome,
+// parks under the same id (a second intent with these terms) and is
+// released or refused by the one approval.
 type ApprovalTerms struct {
 	ID        string
 	Server    string
 	Caller    string
 	TimeoutMS int64
+	Elicit    bool
 }
+
+// ElicitKeyPrefix begins the inputRequests key of aegis's approval
+// elicitation: "aegis-approval-<id>". Part of the wire format.
+const ElicitKeyPrefix = "aegis-approval-"
 
 func (t *ApprovalTerms) appendField(dst []byte) []byte {
 	dst = append(appendKey(dst, "approval"), '{')
@@ -39,12 +52,20 @@ func (t *ApprovalTerms) appendField(dst []byte) []byte {
 	dst = appendStringField(dst, "server", t.Server)
 	dst = appendStringField(dst, "caller", t.Caller)
 	dst = appendIntField(dst, "timeout_ms", t.TimeoutMS)
+	if t.Elicit {
+		dst = append(appendKey(dst, "elicitation"), "true"...)
+	}
 	return append(dst, '}')
 }
 
 func (g *getter) approvalTerms() *ApprovalTerms {
 	a := g.obj("approval")
 	t := &ApprovalTerms{ID: string(a.str("id")), Server: string(a.str("server")), Caller: string(a.str("caller")), TimeoutMS: a.int("timeout_ms")}
+	if a.has("elicitation") {
+		if t.Elicit = a.bool("elicitation"); !t.Elicit {
+			a.fail("approval elicitation is written only when true")
+		}
+	}
 	if a.err == nil && (t.ID == "" || t.TimeoutMS <= 0) {
 		a.fail("approval without an id or a positive timeout_ms")
 	}
