@@ -34,6 +34,8 @@ type asked struct {
 	seq      uint64        // the first intent parked under the id
 	digest   record.Digest // its request_digest, which the approval names
 	outcome  uint64        // aegis's input_required outcome of it
+	match    [32]byte      // its match digest, which the retry's must equal
+	linked   bool          // a retry is linked to outcome
 	claimed  bool          // a retry is parked under the id
 	decided  bool          // the approval record is appended
 	decision approval.Decision
@@ -75,8 +77,8 @@ func (r *Relay) elicit(p *parkedCall, url string, m *frame.Message, st *upstream
 		return 0, err
 	}
 	r.counts.Outcomes++
-	r.rounds.add(st.sums.match[0], false, seq, p.round, r.cfg.Clock())
-	p.asked = &asked{seq: p.seq, digest: p.digest, outcome: seq}
+	p.asked = &asked{seq: p.seq, digest: p.digest, outcome: seq, match: st.sums.match[0]}
+	r.asking.Store(true)
 	p.line = nil
 	st.answer = append(st.answer, answer...)
 	st.refused = true // its answer waits for journal.BeforeResponse
@@ -114,6 +116,29 @@ func appendElicitation(dst, id []byte, key, url, tool string) []byte {
 	dst = append(dst, `,"result":`...)
 	dst = append(dst, res...)
 	return append(dst, '}', '\n')
+}
+
+// linkAsked links a call that carries no requestState, whose match
+// digest is match, to the outcome of the asked call whose key its
+// params.inputResponses present, unless a retry is linked to it already:
+// a round by match of that outcome, which the table of rounds never
+// holds, so that only a retry presenting the key links to it, and an
+// identical call asked meanwhile does not take its place. r.mu is held.
+func (r *Relay) linkAsked(m *frame.Message, match *[32]byte) (record.Round, bool) {
+	if match == nil || m.HasRequestState || !m.HasInputResponses || len(r.parked) == 0 {
+		return record.Round{}, false
+	}
+	for _, in := range m.InputResponses {
+		id, ok := strings.CutPrefix(string(in.Key), record.ElicitKeyPrefix)
+		if !ok {
+			continue
+		}
+		if p := r.parked[id]; p != nil && p.asked != nil && !p.asked.linked && p.asked.match == *match {
+			p.asked.linked = true
+			return record.Round{Of: p.asked.outcome, HasOf: true, By: record.RoundByMatch, N: max(p.round, 1) + 1}, true
+		}
+	}
+	return record.Round{}, false
 }
 
 // retryOf is the asked call that the call in st (one request, its

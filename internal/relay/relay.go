@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aegisrelay/aegis/frame"
@@ -127,7 +128,8 @@ type Relay struct {
 	// which every write to the child holds, so that a released line never
 	// splits a run.
 	parked      map[string]*parkedCall
-	parkedBytes int // the lines parked holds
+	parkedBytes int         // the lines parked holds
+	asking      atomic.Bool // an approval was asked inside the protocol (approve_elicit.go)
 	child       io.Writer
 	cmu         sync.Mutex
 }

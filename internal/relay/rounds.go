@@ -150,7 +150,9 @@ func (r *Relay) linkFrame(st *upstream) {
 			} else if st.sums.match[i] != ([32]byte{}) {
 				match = &st.sums.match[i]
 			}
-			if state != nil || r.rounds.n > 0 {
+			if a, ok := r.linkAsked(m, match); ok {
+				round = a // approve_elicit.go
+			} else if state != nil || r.rounds.n > 0 {
 				round = r.rounds.link(state, match, r.cfg.Clock)
 			}
 		}
@@ -162,7 +164,7 @@ func (r *Relay) linkFrame(st *upstream) {
 // round: it carries a state, or outcomes have issued rounds. Read without
 // r.mu.
 func (r *Relay) needsLink(st *upstream) bool {
-	if r.rounds.live.Load() {
+	if r.rounds.live.Load() || r.asking.Load() {
 		return true
 	}
 	for i := range st.f.Msgs {
