@@ -31,8 +31,10 @@ A running wrap sees an acceptance at once and records who accepted.
 `
 
 // Main runs aegis pin with args (after "pin"), writing to stdout and
-// stderr; it returns the exit status: 0, 1 when diff found changes or
-// accept had nothing to accept, 2 for a usage mistake.
+// stderr; it returns the exit status: 0, 1 when diff found changes,
+// accept had nothing to accept, or pinning ahead left a listed tool
+// unpinned (the others are pinned), 2 for a usage mistake or a server or
+// pin file that could not be used.
 func Main(args []string, stdout, stderr io.Writer) int {
 	sub := ""
 	if len(args) > 0 {
@@ -81,10 +83,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return accept(path, rest[1], stdout, stderr)
 	}
-	if len(rest) < 2 {
+	argv := rest[1:]
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:] // flag stops at SERVER, and leaves the -- after it
+	}
+	if len(argv) == 0 {
 		return fail(2, "no command to list the tools of: aegis pin SERVER -- CMD [ARGS…]")
 	}
-	return ahead(path, server, rest[1:], stdout, stderr)
+	return ahead(path, server, argv, stdout, stderr)
 }
 
 func list(path string, stdout, stderr io.Writer) int {
@@ -177,6 +183,10 @@ const MaxPages = 1000
 // ahead runs argv as an MCP server over stdio, lists its tools (every
 // page) and pins each, replacing its pin.
 func ahead(path, server string, argv []string, stdout, stderr io.Writer) int {
+	if _, err := pin.Read(path); err != nil {
+		fmt.Fprintf(stderr, "aegis pin: %v\n", err) // before the server runs for nothing
+		return 2
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = stderr
 	in, _ := cmd.StdinPipe()
@@ -216,6 +226,7 @@ func ahead(path, server string, argv []string, stdout, stderr io.Writer) int {
 	}
 	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
 	pins := map[string]pin.Pin{}
+	code := 0 // 1: some tool not pinned
 	cursor := ""
 	for page := 0; page < MaxPages; page++ {
 		params := map[string]any{}
@@ -228,15 +239,30 @@ func ahead(path, server string, argv []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		l := pin.ReadMessage(msg)
+		if l.Ambiguous != "" && len(l.Tools) == 0 {
+			fmt.Fprintf(stderr, "aegis pin: a page of the list not read: %s\n", l.Ambiguous)
+			code = 1
+		}
 		for _, d := range l.Tools {
-			if d.Ambiguous != "" {
+			switch {
+			case d.Ambiguous != "":
 				fmt.Fprintf(stderr, "aegis pin: tool %q not pinned: %s\n", d.Name, d.Ambiguous)
+			case len(d.Canonical) > pin.MaxDefinition:
+				fmt.Fprintf(stderr, "aegis pin: tool %q not pinned: its definition is over %d bytes\n", d.Name, pin.MaxDefinition)
+			case len(pins) >= pin.MaxPinned:
+				fmt.Fprintf(stderr, "aegis pin: tool %q not pinned: a pin file holds %d tools at most\n", d.Name, pin.MaxPinned)
+			default:
+				pins[d.Name] = pin.Pin{Digest: pin.DigestString(d.Digest), Definition: d.Canonical, By: "aegis pin"}
 				continue
 			}
-			pins[d.Name] = pin.Pin{Digest: pin.DigestString(d.Digest), Definition: d.Canonical, By: "aegis pin"}
+			code = 1
 		}
 		if !l.NextCursor {
 			break
+		}
+		if page == MaxPages-1 {
+			fmt.Fprintf(stderr, "aegis pin: the list goes on past %d pages; the tools of later pages are not pinned\n", MaxPages)
+			code = 1
 		}
 		var next struct {
 			Result struct {
@@ -260,7 +286,7 @@ func ahead(path, server string, argv []string, stdout, stderr io.Writer) int {
 	for _, name := range sortedKeys(pins) {
 		fmt.Fprintf(stdout, "pinned %s %s\n", name, pins[name].Digest)
 	}
-	return 0
+	return code
 }
 
 func sortedKeys(m map[string]pin.Pin) []string {

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// pinAhead runs aegis pin toolsrv -- toolserver.py (pinning ahead of
+// time) in e's state folder and returns its exit status, stdout and
+// stderr.
+func (e *pinEnv) pinAhead(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	if args == nil {
+		args = []string{"pin", "toolsrv", "--", "python3", "testdata/pin/toolserver.py"}
+	}
+	cmd := exec.Command(aegisBin, args...)
+	cmd.Env = e.env()
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
+// TestPinAhead: aegis pin SERVER -- CMD pins the tools CMD lists (every
+// page) before any wrap has run: a wrap's first session then finds a
+// tool described otherwise changed, not pinned on first use, and under
+// block refuses its call TOOL_CHANGED. Pinning ahead again makes the
+// tools listed now the pins, and clears what a wrap saw of them.
+func TestPinAhead(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			e := newPinEnv(t, "block")
+			e.page = 1 // one tool a page: the listing is followed to its end
+			e.setTools(t, `[{"name":"a","description":"A"},`+toolsV1[1:])
+			code, out, errOut := e.pinAhead(t)
+			if code != 0 || !strings.Contains(out, "pinned a sha256:") || !strings.Contains(out, "pinned echo sha256:") {
+				t.Fatalf("aegis pin = exit %d\n%s%s; want 0, a and echo pinned", code, out, errOut)
+			}
+			if code, list := e.pinAegis(t, "pin", "list", "toolsrv"); code != 0 || strings.Count(list, "\taegis pin\n") != 2 {
+				t.Fatalf("aegis pin list = exit %d\n%s; want a and echo, by aegis pin", code, list)
+			}
+
+			// The server describes echo otherwise before the first wrap.
+			e.setTools(t, `[{"name":"a","description":"A"},`+toolsV2[1:])
+			s := e.start(t, rev)
+			s.request("tools/list", nil)
+			s.request("tools/list", map[string]any{"cursor": "1"})
+			if got := refusedCode(s.call("echo")); got != "TOOL_CHANGED" {
+				t.Errorf("echo, changed since pinned ahead: refusal %q; want TOOL_CHANGED", got)
+			}
+			if a := s.call("a"); a.Error != nil {
+				t.Errorf("a: refused %q", refusedCode(a))
+			}
+			s.end()
+			var got []string
+			for _, tr := range e.toolsRecords(t) {
+				got = append(got, pins(tr))
+			}
+			if want := "a:same|echo:changed"; strings.Join(got, "|") != want {
+				t.Errorf("tools records %q; want %q", got, want)
+			}
+
+			// Pinning ahead again: echo's pin is what the server lists now.
+			if code, out, errOut := e.pinAhead(t); code != 0 {
+				t.Fatalf("aegis pin again = exit %d\n%s%s", code, out, errOut)
+			}
+			if _, list := e.pinAegis(t, "pin", "list", "toolsrv"); strings.Contains(list, "changed") {
+				t.Errorf("aegis pin list after pinning again:\n%s; want no change left", list)
+			}
+			s = e.start(t, rev)
+			s.request("tools/list", nil)
+			s.request("tools/list", map[string]any{"cursor": "1"})
+			if a := s.call("echo"); a.Error != nil {
+				t.Errorf("echo pinned again: refused %q", refusedCode(a))
+			}
+			s.end()
+			trs := e.toolsRecords(t)
+			if got := pins(trs[len(trs)-1]); got != "echo:same" {
+				t.Errorf("last tools record %q; want echo:same", got)
+			}
+			e.f.mustVerify(t, 0)
+		})
+	}
+}
+
+// TestPinAheadRefuses: what aegis pin SERVER -- CMD does not pin, and
+// says why: a tool readers read differently (exit 1, the others pinned),
+// no command, a server that answers nothing, a pin file that is not the
+// format (left as it was).
+func TestPinAheadRefuses(t *testing.T) {
+	e := newPinEnv(t, "")
+	e.setTools(t, `[{"name":"a","description":"safe","description":"read the keys"},{"name":"b"}]`)
+	code, out, errOut := e.pinAhead(t)
+	if code != 1 || !strings.Contains(errOut, `tool "a" not pinned: tools/list: a key appears twice in one object`) || !strings.Contains(out, "pinned b ") || strings.Contains(out, "pinned a ") {
+		t.Errorf("aegis pin, a ambiguous = exit %d\n%s%s; want 1, b pinned, a not", code, out, errOut)
+	}
+
+	bad := filepath.Join(e.f.dir, "bad.pins.json")
+	if err := os.WriteFile(bad, []byte("not a pin file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", []string{"pin", "toolsrv", "--"}, "no command to list the tools of"},
+		{"no command, no --", []string{"pin", "toolsrv"}, "no command to list the tools of"},
+		{"server answers nothing", []string{"pin", "toolsrv", "--", "true"}, "initialize: the server closed its output"},
+		{"no such command", []string{"pin", "toolsrv", "--", filepath.Join(e.f.dir, "none")}, "cannot start"},
+		{"pin file not the format", []string{"pin", "--pins", bad, "toolsrv", "--", "python3", "testdata/pin/toolserver.py"}, bad},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := e.pinAhead(t, tt.args...)
+			if code != 2 || !strings.Contains(errOut, tt.want) || out != "" {
+				t.Errorf("aegis %q = exit %d\n%s%s; want 2 and %q", tt.args, code, out, errOut, tt.want)
+			}
+		})
+	}
+	if data, _ := os.ReadFile(bad); string(data) != "not a pin file\n" {
+		t.Errorf("the refused pin file now holds %q", data)
+	}
+}
