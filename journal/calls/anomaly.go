@@ -31,6 +31,12 @@ const (
 	ApprovalReused                        // an intent parked under an approval id an earlier intent of its session holds
 	ApprovalGrant                         // an approval record whose grant is not the one its decision mints
 	ApprovalSkipped                       // a parked call's outcome its decision does not allow
+	EgressUngranted                       // an egress record in a session whose session_start grants no egress
+	EgressReused                          // an egress record whose conn an earlier one opened or ended
+	EgressUnopened                        // a closing egress record whose conn no opening record of its session opened
+	EgressMismatch                        // a closing egress record that does not match its opening record
+	EgressInFlight                        // an egress record's in_flight naming no intent of a call of its session
+	EgressUnclosed                        // an egress connection opened and not closed at its session's session_end
 )
 
 // Anomaly is a place where the records break the rules of sessions and

@@ -108,6 +108,8 @@ type Session[S, C any] struct {
 	// Approvals (approvals.go), each made when first needed.
 	parked      map[uint64]*parked // calls parked for approval, by intent seq, until their outcome
 	approvalIDs map[string]uint64  // the approval ids its intents parked calls under: the intent's seq
+
+	egress *egress // its egress connections (egress.go), made when first needed
 }
 
 // Live reports whether s is live: opened and not yet closed.
@@ -237,6 +239,7 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 		if body.Call.Type == record.IDNull {
 			break
 		}
+		s.noteIntent(r.Seq)
 		if body.Approval != nil { // a first round or a retry
 			b.park(s, r, body)
 		}
@@ -289,6 +292,10 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 		b.answerRequest(s, r, body)
 	case *record.Approval:
 		b.decide(s, r, body)
+	case *record.Egress:
+		b.connect(s, r, body)
+	case *record.SessionStart:
+		s.grantEgress(body)
 	case *record.Protocol:
 		s.Revision = body.Revision.String()
 	case *record.SessionEnd:
@@ -303,6 +310,7 @@ func (b *Book[S, C]) Count(r *record.Record, c C) (answered *Call[C]) {
 			}
 		}
 		b.endTasks(s, r)
+		b.endEgress(s, r)
 	}
 	return nil
 }
@@ -352,6 +360,7 @@ func (b *Book[S, C]) retire(s *Session[S, C], how How) {
 	// an anomaly already (after its end, or outside its session).
 	s.awaiting, s.claimed, s.tasks, s.requests, s.taskIDs = nil, nil, nil, nil, nil
 	s.parked, s.approvalIDs = nil, nil
+	s.egress = nil
 	if !s.Ended {
 		b.anomaly(Anomaly{Kind: NoEnd, Cut: true, Seq: s.LastSeq, HasSeq: true,
 			Msg: fmt.Sprintf("session %s has no session_end (aegis stopped without closing it, or its tail was cut); %d intents without outcome", hex.EncodeToString(s.SID[:]), len(s.open))})

@@ -51,7 +51,8 @@ func newSessionBook(pinned ed25519.PublicKey, rep *Report, sigs *sigChecker, out
 		}
 		out.invalid(a.Rec, "%s", a.Msg)
 	}
-	b.calls.OnClose = func(s *calls.Session[*SessionReport, struct{}], _ calls.How) {
+	b.calls.OnClose = func(s *calls.Session[*SessionReport, struct{}], how calls.How) {
+		noteUnclosed(rep, s, how)
 		if rs := s.Data; rs.Unsigned > 0 {
 			b.unattested(s.LastSeq, rs, out)
 		}
