@@ -215,17 +215,8 @@ func appendInputResponses(dst []byte, rs []InputResponse, extra int) []byte {
 // MaxListEntries: the encoder writes no more, and a longer list fails the
 // canonical check anyway), each as a getter.
 func (g *getter) objects(name string) []*fastjson.Object {
-	v := g.get(name)
-	if v == nil {
-		return nil
-	}
-	a, err := v.Array()
-	if err != nil {
-		g.fail("field %q is not an array", name)
-		return nil
-	}
-	if len(a) > MaxListEntries {
-		g.fail("field %q holds %d entries, more than %d", name, len(a), MaxListEntries)
+	a, ok := g.array(name, MaxListEntries)
+	if !ok {
 		return nil
 	}
 	out := make([]*fastjson.Object, 0, len(a))
@@ -238,6 +229,26 @@ func (g *getter) objects(name string) []*fastjson.Object {
 		out = append(out, o)
 	}
 	return out
+}
+
+// array returns the array field name, and false when it is absent or g
+// fails because it is not an array or holds more than max entries (the
+// encoders write no more).
+func (g *getter) array(name string, max int) ([]*fastjson.Value, bool) {
+	v := g.get(name)
+	if v == nil {
+		return nil, false
+	}
+	a, err := v.Array()
+	if err != nil {
+		g.fail("field %q is not an array", name)
+		return nil, false
+	}
+	if len(a) > max {
+		g.fail("field %q holds %d entries, more than %d", name, len(a), max)
+		return nil, false
+	}
+	return a, true
 }
 
 // more reads the "more" that may follow a list.

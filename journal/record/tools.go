@@ -145,7 +145,8 @@ func (t *Tools) decodeFields(g *getter) error {
 	}
 	t.Call = g.call()
 	t.ResponseDigest = g.digest("response_digest")
-	for _, v := range g.array("tools") {
+	toolsList, _ := g.array("tools", MaxTools)
+	for _, v := range toolsList {
 		o, err := v.Object()
 		if err != nil {
 			g.fail("field \"tools\" holds a non-object")
@@ -162,7 +163,8 @@ func (t *Tools) decodeFields(g *getter) error {
 	}
 	t.More = g.more()
 	t.NextCursor = g.bool("next_cursor")
-	for _, v := range g.array("removed") {
+	removedList, _ := g.array("removed", MaxTools)
+	for _, v := range removedList {
 		if v.Type() == fastjson.TypeString {
 			s, _ := v.StringBytes()
 			t.Removed = append(t.Removed, Bounded{Text: append([]byte(nil), s...)})
@@ -186,22 +188,4 @@ func (t *Tools) decodeFields(g *getter) error {
 		t.RemovedMore = int(n)
 	}
 	return nil
-}
-
-// array returns the array field name, at most MaxTools long.
-func (g *getter) array(name string) []*fastjson.Value {
-	v := g.get(name)
-	if v == nil {
-		return nil
-	}
-	a, err := v.Array()
-	if err != nil {
-		g.fail("field %q is not an array", name)
-		return nil
-	}
-	if len(a) > MaxTools {
-		g.fail("field %q holds %d entries, more than %d", name, len(a), MaxTools)
-		return nil
-	}
-	return a
 }
