@@ -87,6 +87,21 @@
 // (ReasonApprovalEnded). A session keeps the ids of its parked calls
 // until it closes.
 //
+// # Egress
+//
+// A session that grants egress (its session_start's confine names
+// --allow-egress grants) may hold egress records (record.Egress). One
+// with a conn is the opening record of that connection ("open":true),
+// its closing record (allowed, after its opening one, with the same
+// host, port, method, address, grant, sni and in_flight), or a refused
+// connection's one record; a conn is opened once and ended once. The
+// in_flight of each names intents of calls of its session (such a
+// session keeps their seqs until it closes). A connection open at its
+// session's session_end is an anomaly (aegis ends every connection
+// first); one open when the session is cut is what the crash left
+// (Session.Unclosed). Records without conn, from logs before opening
+// records, are one per connection and are not paired.
+//
 // # Anomalies
 //
 // An anomaly is reported once, where it is found (Anomaly.Rec), in log
