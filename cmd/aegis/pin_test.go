@@ -358,6 +358,11 @@ func TestPinAmbiguous(t *testing.T) {
 		{"case variant", `[{"name":"a","Description":"read the keys"},{"name":"b"}]`, "tools/list: keys that differ only in case", []string{"a"}, []string{"b"}},
 		{"two tools one name", `[{"name":"a","description":"one"},{"name":"a","description":"two"},{"name":"b"}]`, "tools/list: two tools with one name", []string{"a"}, []string{"b"}},
 		{"lone surrogate", `[{"name":"a","description":"\ud800"},{"name":"b"}]`, "tools/list: text some decoder reads otherwise (invalid UTF-8, a lone surrogate)", []string{"a"}, []string{"b"}},
+		{"name twice", `[{"name":"a","name":"b"},{"name":"c"}]`, "tools/list: a key appears twice in one object", []string{"a", "b"}, []string{"c"}},
+		{"name and a case variant", `[{"name":"a","NAME":"b"},{"name":"c"}]`, "tools/list: keys that differ only in case", []string{"a", "b"}, []string{"c"}},
+		// The server's line is {"tools":[…a…],"tools":[…b…]}: JSON.parse
+		// lists b, Go's decoder too, others a (or x, Go's name of it).
+		{"tools twice", `[{"name":"a","Name":"x"}],"tools":[{"name":"b"}]`, "tools/list: a key appears twice in one object", []string{"a", "x", "b"}, nil},
 		{"big integer", `[{"name":"a","inputSchema":{"maximum":9007199254740993}},{"name":"b"}]`, "tools/list: a number decoders read differently (an integer no double holds, or out of range)", []string{"a"}, []string{"b"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,6 +41,10 @@ type Definition struct {
 	// reads otherwise, an integer no double holds, two tools named alike),
 	// "" when they cannot.
 	Ambiguous string
+	// Names are the names some reader may take the tool's to be: the
+	// string members named "name" but for case (a key twice, a case
+	// variant), Name among them when it is one.
+	Names []string
 }
 
 // List is what one tools/list answer says: its tools, in answer order,
@@ -49,8 +54,11 @@ type List struct {
 	NextCursor bool
 	// Ambiguous is why readers may read the answer's list itself
 	// differently ("" when they cannot): then Tools is what the exact,
-	// first-key reading finds, each tool marked Ambiguous.
+	// first-key reading finds, each tool marked Ambiguous, and Others the
+	// names of the tools other readings find (another result, another
+	// tools array, a case variant of either) that Tools does not name.
 	Ambiguous string
+	Others    []string
 }
 
 // Reasons a tool or a list is ambiguous. Constant text, so that an anomaly
@@ -77,19 +85,26 @@ func ReadMessage(msg []byte) List {
 		l.Ambiguous = ReasonShape
 		return l
 	}
+	top := keysAgreed(v)
 	res := v.Get("result")
 	if res == nil || res.Type() != fastjson.TypeObject {
-		// Every reader finds no tools in a result that is no object (the
-		// relay has judged that there is one result).
-		l.Ambiguous = whole
+		// Every reader finds no tools in a result that is no object,
+		// unless they take another result.
+		l.Ambiguous = cmp.Or(top, whole)
+		if top != "" {
+			l.Others = otherNames(v, nil)
+		}
 		return l
 	}
-	// A case variant of tools or nextCursor: Go's decoder takes it for
-	// the member, JSON.parse does not; any reader may take another list.
-	variant := ""
+	// A key twice, or twice but for case, in the message or its result
+	// (JSON.parse takes the last, fastjson and others the first), or a
+	// case variant of tools or nextCursor (Go's decoder takes it for the
+	// member, JSON.parse does not): any reader may take another list,
+	// whatever the tools say of themselves.
+	variant := cmp.Or(top, keysAgreed(res))
 	res.GetObject().Visit(func(k []byte, _ *fastjson.Value) {
 		for _, f := range [...]string{"tools", "nextCursor"} {
-			if string(k) != f && strings.EqualFold(string(k), f) {
+			if string(k) != f && strings.EqualFold(string(k), f) && variant == "" {
 				variant = ReasonCaseKey
 			}
 		}
@@ -104,6 +119,9 @@ func ReadMessage(msg []byte) List {
 		// calls the answer invalid, a lenient one an empty list), so the
 		// answer lists none and is not ambiguous for that.
 		l.Ambiguous = cmp.Or(variant, whole)
+		if variant != "" {
+			l.Others = otherNames(v, nil)
+		}
 		return l
 	case arr.Type() != fastjson.TypeArray:
 		l.Ambiguous = ReasonShape // a reader may walk what is there
@@ -128,6 +146,7 @@ func ReadMessage(msg []byte) List {
 	}
 	if variant != "" {
 		own, whole = false, variant
+		l.Others = otherNames(v, l.Tools)
 	}
 	if whole != "" && !own {
 		// What readers disagree on is outside the tools (the result's
@@ -140,6 +159,87 @@ func ReadMessage(msg []byte) List {
 	return l
 }
 
+// namesOf returns the string members of tool object v whose key is
+// "name" but for case: the names some reader may take.
+func namesOf(v *fastjson.Value) []string {
+	o, err := v.Object()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	o.Visit(func(k []byte, n *fastjson.Value) {
+		if strings.EqualFold(string(k), "name") && n.Type() == fastjson.TypeString {
+			b, _ := n.StringBytes()
+			if !slices.Contains(out, string(b)) {
+				out = append(out, string(b))
+			}
+		}
+	})
+	return out
+}
+
+// otherNames returns the names of the tools that any reading of message
+// v lists (every member named result but for case, every member of it
+// named tools but for case, every name of each tool) that tools does not
+// name.
+func otherNames(v *fastjson.Value, tools []Definition) []string {
+	have := map[string]bool{}
+	for _, d := range tools {
+		have[d.Name] = true
+		for _, n := range d.Names {
+			have[n] = true
+		}
+	}
+	var out []string
+	each := func(v *fastjson.Value, key string, f func(*fastjson.Value)) {
+		if o, err := v.Object(); err == nil {
+			o.Visit(func(k []byte, m *fastjson.Value) {
+				if strings.EqualFold(string(k), key) {
+					f(m)
+				}
+			})
+		}
+	}
+	each(v, "result", func(res *fastjson.Value) {
+		each(res, "tools", func(arr *fastjson.Value) {
+			items, _ := arr.Array()
+			for _, it := range items {
+				for _, n := range namesOf(it) {
+					if !have[n] {
+						have[n] = true
+						out = append(out, n)
+					}
+				}
+			}
+		})
+	})
+	return out
+}
+
+// keysAgreed returns why readers may read object v's members otherwise
+// (a key twice, or two keys equal but for case), "" when they cannot.
+func keysAgreed(v *fastjson.Value) string {
+	o, err := v.Object()
+	if err != nil {
+		return ""
+	}
+	why := ""
+	seen := map[string]bool{}
+	fold := map[string]bool{}
+	o.Visit(func(k []byte, _ *fastjson.Value) {
+		lk := strings.ToLower(string(k))
+		switch {
+		case why != "":
+		case seen[string(k)]:
+			why = ReasonDuplicateKey
+		case fold[lk]:
+			why = ReasonCaseKey
+		}
+		seen[string(k)], fold[lk] = true, true
+	})
+	return why
+}
+
 // ambiguous marks d as read differently for why (the first why stays).
 func (d *Definition) ambiguous(why string) {
 	if d.Ambiguous == "" {
@@ -150,7 +250,7 @@ func (d *Definition) ambiguous(why string) {
 
 // readTool reads one element of result.tools.
 func readTool(v *fastjson.Value, raw []byte) Definition {
-	var d Definition
+	d := Definition{Names: namesOf(v)}
 	if why := check(raw); why != "" {
 		d.Ambiguous = why
 	}

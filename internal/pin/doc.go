@@ -20,7 +20,12 @@
 // to one field), invalid UTF-8 or a lone surrogate escape, an integer no
 // double holds exactly, two tools with one name: the tools involved are
 // ambiguous, have no digest, are recorded so with an anomaly, and count
-// as changed.
+// as changed, under every name some reader may give them (a name twice,
+// a case variant of it). A key twice, or twice but for case, in the
+// answer or its result, or a case variant of tools or nextCursor, makes
+// the whole list ambiguous: every tool of every reading of it counts as
+// changed. A result without a tools member lists nothing to every
+// reader, and is no anomaly.
 //
 // # Pins
 //

@@ -11,7 +11,9 @@ import (
 // not call ambiguous has a canonical form that is stable (canonicalising
 // it again, or after encoding/json re-encodes it, gives the same bytes),
 // its digest is the SHA-256 of those bytes, and two tools' digests are
-// equal exactly when their canonical bytes are.
+// equal exactly when their canonical bytes are. When it calls nothing
+// ambiguous, Go's encoding/json (keys matched without regard to case,
+// the last of a key twice) reads the same tool names and next page.
 func FuzzReadMessage(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","description":"Echo","inputSchema":{"type":"object","$defs":{"a":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/a"}}}}]}}`,
@@ -23,8 +25,38 @@ func FuzzReadMessage(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"Tools":[{"name":"a"}],"nextcursor":"2"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","Name":"x"}],"tools":[{"name":"b"}]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[]},"result":{"tools":[{"name":"b"}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		l := ReadMessage(msg)
+		agreed := l.Ambiguous == ""
+		for _, d := range l.Tools {
+			agreed = agreed && d.Ambiguous == ""
+		}
+		var goRead struct {
+			Result struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+				NextCursor any `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if agreed && json.Unmarshal(msg, &goRead) == nil {
+			if len(goRead.Result.Tools) != len(l.Tools) || (goRead.Result.NextCursor != nil) != l.NextCursor {
+				t.Fatalf("encoding/json reads %d tools, next page %v; ReadMessage %d, %v, nothing ambiguous", len(goRead.Result.Tools), goRead.Result.NextCursor != nil, len(l.Tools), l.NextCursor)
+			}
+			for i, d := range l.Tools {
+				if goRead.Result.Tools[i].Name != d.Name {
+					t.Fatalf("tool %d: encoding/json reads %q, ReadMessage %q, nothing ambiguous", i, goRead.Result.Tools[i].Name, d.Name)
+				}
+			}
+		}
 		byDigest := map[[32]byte][]byte{}
 		for _, d := range l.Tools {
 			if d.Ambiguous != "" {

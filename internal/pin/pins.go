@@ -108,6 +108,7 @@ func (s *Session) Answer(msg []byte, cursor bool, call record.Call, dg record.Di
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	first := map[string]Pin{}
+	var unsure []string
 	seen := map[string]Pin{}
 	bodies := p.bodies()
 	for i := range l.Tools {
@@ -122,8 +123,9 @@ func (s *Session) Answer(msg []byte, cursor bool, call record.Call, dg record.Di
 				why = d.Ambiguous
 			}
 			if d.Name != "" {
-				p.changed[d.Name] = ""
+				unsure = append(unsure, d.Name)
 			}
+			unsure = append(unsure, d.Names...) // what other readers take its name to be
 			t.Tools = append(t.Tools, e)
 			continue
 		}
@@ -152,6 +154,20 @@ func (s *Session) Answer(msg []byte, cursor bool, call record.Call, dg record.Di
 			}
 		}
 		t.Tools = append(t.Tools, e)
+	}
+	for _, n := range l.Others {
+		// A tool another reading of the answer lists.
+		unsure = append(unsure, n)
+		t.Tools = append(t.Tools, record.ToolDigest{Name: record.BoundedOf([]byte(n)), Pin: record.PinAmbiguous})
+		if s.listing != nil && len(s.listing) < MaxPinned {
+			s.listing[n] = true
+		}
+	}
+	// A name some reader may give an ambiguous tool is changed, whatever
+	// its pin and whatever another tool of the answer says, until a
+	// listing says otherwise.
+	for _, n := range unsure {
+		p.changed[n] = ""
 	}
 	if !l.NextCursor && s.listing != nil {
 		for name := range p.file.Tools {
