@@ -96,7 +96,7 @@ func (r *Relay) park(line []byte, start, end int, st *upstream, last uint64, n i
 	tab := r.cfg.Approvals
 	terms := record.ApprovalTerms{ID: id, Server: r.cfg.Server, Caller: r.cfg.Caller.Principal,
 		TimeoutMS: int64((tab.Timeout() + time.Millisecond - 1) / time.Millisecond)}
-	url := r.elicitURL(st, id)
+	url := r.elicitURL(st, line, id)
 	terms.Elicit = url != ""
 	st.in.Verdict, st.in.Rule, st.in.Set, st.in.Refused = record.VerdictPendingApproval, d.Rule, d.Set, false
 	st.in.RuleLine, st.in.PolicyReason, st.in.Approval = d.Line, d.Reason, &terms

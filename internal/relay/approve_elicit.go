@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/valyala/fastjson"
+
 	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/internal/approval"
 	"github.com/aegisrelay/aegis/journal/record"
@@ -47,17 +49,42 @@ type asked struct {
 const elicitRevision = "2026-07-28"
 
 // elicitURL is the address the elicitation of approval id points to, or
-// "" when the call in st is not asked inside the protocol: no
-// Config.ApprovalURL, or a request that declares no revision from
-// elicitRevision on (a 2025-11-25 client is never sent one), or one with
-// no match digest for its retry to present. r.mu is held.
-func (r *Relay) elicitURL(st *upstream, id string) string {
+// "" when the call in st (its line, one request) is not asked inside the
+// protocol: no Config.ApprovalURL, or a request that declares no
+// revision from elicitRevision on (a 2025-11-25 client is never sent
+// one), or whose client capabilities do not declare URL-mode
+// elicitation (urlElicitation), or one with no match digest for its
+// retry to present. Such a call waits for the approver. r.mu is held.
+func (r *Relay) elicitURL(st *upstream, line []byte, id string) string {
 	m := &st.f.Msgs[0]
 	if r.cfg.ApprovalURL == nil || !m.HasRevision || string(m.Revision) < elicitRevision ||
-		len(m.Revision) != len(elicitRevision) || len(st.sums.match) == 0 || st.sums.match[0] == ([32]byte{}) {
+		len(m.Revision) != len(elicitRevision) || len(st.sums.match) == 0 || st.sums.match[0] == ([32]byte{}) ||
+		!urlElicitation(line) {
 		return ""
 	}
 	return r.cfg.ApprovalURL(id)
+}
+
+// clientCapabilities is the params._meta key under which a 2026-07-28
+// request declares its client's capabilities.
+const clientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+
+// urlElicitation reports whether the request line declares URL-mode
+// elicitation: params._meta[clientCapabilities].elicitation.url is an
+// object (a server must not send a mode the client does not declare; an
+// elicitation without url declares form mode only). Each of those keys
+// must be present once and in no other case, as readers that keep the
+// first or last duplicate, or fold case, would read another answer; any
+// doubt is "not declared", which costs the client nothing but the
+// option. The line is parsed only here, as a call parks.
+func urlElicitation(line []byte) bool {
+	var p fastjson.Parser
+	v, err := p.ParseBytes(line)
+	if err != nil {
+		return false
+	}
+	url := only(only(only(only(only(v, "params"), "_meta"), clientCapabilities), "elicitation"), "url")
+	return url != nil && url.Type() == fastjson.TypeObject
 }
 
 // elicit answers the parked call p (its intent just appended) with the

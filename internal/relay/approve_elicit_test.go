@@ -54,7 +54,7 @@ func (l *lineChan) next(t *testing.T, what string) string {
 // approval's: it is asked under a new id, or parks unanswered as without
 // the option.
 func TestApprovalElicitation(t *testing.T) {
-	const call = `{"jsonrpc":"2.0","id":%ID%,"method":"tools/call","params":{"name":"write_file","arguments":{"p":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"%REV%"}%RESP%}}`
+	const call = `{"jsonrpc":"2.0","id":%ID%,"method":"tools/call","params":{"name":"write_file","arguments":{"p":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"%REV%","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}}}}%RESP%}}`
 	line := func(id, rev, key string) string {
 		resp := ""
 		if key != "" {
@@ -138,6 +138,77 @@ func TestApprovalElicitation(t *testing.T) {
 			}
 			if !strings.HasPrefix(got, wantKinds) {
 				t.Errorf("records %s; want them to begin %s", got, wantKinds)
+			}
+		})
+	}
+}
+
+// TestApprovalElicitationCapability: a 2026-07-28 call is asked inside
+// the protocol only when its params._meta clientCapabilities declare
+// elicitation.url, an object, each key on the way once and in no other
+// case; any other call waits for the approver as without the option: the
+// client's first line is the approver's refusal, not an elicitation.
+func TestApprovalElicitationCapability(t *testing.T) {
+	const rev = `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+	const caps = `"io.modelcontextprotocol/clientCapabilities"`
+	for _, tc := range []struct {
+		name, meta string
+		asked      bool
+	}{
+		{"declared", rev + `,` + caps + `:{"elicitation":{"url":{}}}`, true},
+		{"declared with form", rev + `,` + caps + `:{"elicitation":{"form":{},"url":{"x":1}}}`, true},
+		{"declared escaped", rev + `,` + caps + `:{"elicitation":{"\u0075rl":{}}}`, true},
+		{"absent", rev, false},
+		{"no elicitation", rev + `,` + caps + `:{}`, false},
+		{"elicitation without url", rev + `,` + caps + `:{"elicitation":{}}`, false},
+		{"form only", rev + `,` + caps + `:{"elicitation":{"form":{}}}`, false},
+		{"url not an object", rev + `,` + caps + `:{"elicitation":{"url":true}}`, false},
+		{"url null", rev + `,` + caps + `:{"elicitation":{"url":null}}`, false},
+		{"url twice", rev + `,` + caps + `:{"elicitation":{"url":{},"url":{}}}`, false},
+		{"elicitation twice", rev + `,` + caps + `:{"elicitation":{"url":{}},"elicitation":{}}`, false},
+		{"capabilities twice", rev + `,` + caps + `:{"elicitation":{"url":{}}},` + caps + `:{}`, false},
+		{"url case variant", rev + `,` + caps + `:{"elicitation":{"URL":{}}}`, false},
+		{"url and a case variant", rev + `,` + caps + `:{"elicitation":{"url":{},"Url":{}}}`, false},
+		{"elicitation case variant", rev + `,` + caps + `:{"Elicitation":{"url":{}}}`, false},
+		{"capabilities case variant", rev + `,"io.modelcontextprotocol/clientcapabilities":{"elicitation":{"url":{}}}`, false},
+		{"capabilities not an object", rev + `,` + caps + `:[{"elicitation":{"url":{}}}]`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j, _ := testJournal(t)
+			tab := approval.NewTable(time.Hour)
+			client, child := newLineChan(), newLineChan()
+			r := relay.New(relay.Config{Journal: j, Gate: policy.NewGate(mustPolicy(t, "version: 1\ndefault: allow\nrules:\n  - tool: write_file\n    action: approve\n")),
+				Client: client, Approvals: tab, Server: "s", Caller: gate.Caller{Principal: "uid:7"},
+				ApprovalURL: func(id string) string { return "http://127.0.0.1:1/approvals/#id=" + id }})
+			pr, pw := io.Pipe()
+			go r.Upstream(pr, child)
+			defer func() {
+				pw.Close()
+				r.End(record.EndClientEOF, "")
+			}()
+			line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"p":1},"_meta":{` + tc.meta + `}}}`
+			io.WriteString(pw, line+"\n")
+			if tc.asked {
+				if got := client.next(t, "asking"); !strings.Contains(got, `"resultType":"input_required"`) || !strings.Contains(got, `"mode":"url"`) {
+					t.Fatalf("the client got %s; want the URL-mode elicitation", got)
+				}
+				return
+			}
+			// The call waits parked, unanswered, until the approver
+			// decides: the client's first line is the refusal.
+			io.WriteString(pw, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`+"\n")
+			if got := child.next(t, "of the allowed call"); !strings.Contains(got, `"id":2`) {
+				t.Fatalf("the child got %s; want the allowed call, the parked one held", got)
+			}
+			ps := tab.List()
+			if len(ps) != 1 {
+				t.Fatalf("%d approvals pending; want 1", len(ps))
+			}
+			if err := tab.Decide(ps[0].ID, approval.Decision{Verdict: record.ApprovalDenied, HasBy: true, UID: 7, Reason: "no"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := client.next(t, "refusing the call"); !strings.Contains(got, `"id":1`) || !strings.Contains(got, "APPROVAL_DENIED") {
+				t.Fatalf("the client got %s first; want the call refused APPROVAL_DENIED, never asked", got)
 			}
 		})
 	}

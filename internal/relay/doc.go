@@ -310,15 +310,18 @@
 // refused PENDING_APPROVAL as a whole, as without approvals.
 //
 // With Config.ApprovalURL too, a parked call whose request declares
-// revision 2026-07-28 is asked inside the protocol (approve_elicit.go):
+// revision 2026-07-28 and URL-mode elicitation in its client capabilities
+// (params._meta, each key once and in no other case) is asked inside the
+// protocol (approve_elicit.go):
 // the relay answers it at once, resultType input_required with one
 // URL-mode elicitation keyed "aegis-approval-<id>" (its outcome, status
 // input_required, is its intent's, durable before the answer moves), and
 // the client's retry, linked by match to that outcome and presenting the
 // key, parks under the same id and moves as the approval decides, before
 // it came or after: byte for byte to the child, or refused as above. Such
-// an approval names the first intent. A 2025-11-25 request is never
-// asked so; a retry that does not qualify parks under an id of its own.
+// an approval names the first intent. A 2025-11-25 request, or one that
+// does not declare URL-mode elicitation, is never asked so: it waits for
+// the approver; a retry that does not qualify parks under an id of its own.
 //
 // # Memory
 //
