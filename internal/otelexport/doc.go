@@ -66,6 +66,28 @@
 // client's trace continues through aegis; any other call starts a trace
 // of its own.
 //
+// # Metrics
+//
+// The same goroutine that builds the spans records, with the Go SDK's
+// metrics, what the lines say: mcp.server.operation.duration (a
+// histogram in seconds of each done call, from its first intent's ts to
+// its final record's, by mcp.method.name, gen_ai.tool.name and
+// error.type, as the MCP conventions name it), aegis.calls (done calls
+// by aegis.status), aegis.refusals (refused calls by aegis.refusal.code,
+// the code of the refusal frame the client got, read back from the
+// intent's verdict and the outcome's reason) and
+// aegis.journal.commit.lines (a histogram of the lines of each group the
+// journal wrote at once; Tap notes the count, at most 4096 groups
+// waiting). Neither fsync latency nor bytes relayed are in the log's
+// lines, and so neither is a metric. Each instrument keeps at most
+// MaxSeries attribute sets (tool names come from peers). The metrics
+// are exported with the OTLP metric exporter over HTTP, which reads the
+// OTEL_EXPORTER_OTLP_* variables (and their METRICS variants, and
+// OTEL_METRIC_EXPORT_INTERVAL), when the exporter runs and
+// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is
+// set, unless OTEL_METRICS_EXPORTER=none; Close makes the last reading,
+// and says through Config.Logf when the collector did not take it.
+//
 // An Exporter's methods are safe for concurrent use; Tap is called by
 // the journal's writer alone.
 package otelexport

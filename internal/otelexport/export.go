@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -53,6 +54,9 @@ type Config struct {
 	// Exporter, when set, is used instead of the OTLP exporter the
 	// environment configures (tests).
 	Exporter sdktrace.SpanExporter
+	// MetricReader, when set, reads the metrics instead of the OTLP
+	// metric exporter the environment configures (tests).
+	MetricReader sdkmetric.Reader
 	// Logf says what is not exported. Default: discard.
 	Logf func(format string, args ...any)
 }
@@ -70,6 +74,10 @@ func Enabled(getenv func(string) string) bool {
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
+// maxSizes bounds the group sizes waiting for the metrics; a group
+// past it is not counted in the commit group histogram.
+const maxSizes = 4096
+
 // Exporter exports the calls of the lines Tap is given. A nil *Exporter
 // exports nothing.
 type Exporter struct {
@@ -77,10 +85,12 @@ type Exporter struct {
 	tp   *sdktrace.TracerProvider
 	proc *processor
 	b    *builder
+	m    *meters // nil: metrics off
 
 	mu      sync.Mutex
 	buf     []byte // lines waiting to be read
 	dropped uint64 // records dropped with the line queue full
+	sizes   []int  // lines per tapped group, for the metrics; at most maxSizes
 	closed  bool
 	wake    chan struct{}
 	done    chan struct{}
@@ -136,10 +146,15 @@ func Start(cfg Config) (*Exporter, error) {
 		return nil, fmt.Errorf("otelexport: %w", err)
 	}
 	e := &Exporter{cfg: cfg, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if cfg.MetricReader != nil || (cfg.Exporter == nil && metricsEnabled(cfg.Getenv)) {
+		if e.m, err = newMeters(cfg, res); err != nil {
+			return nil, err
+		}
+	}
 	e.proc = newProcessor(exp, cfg.QueueSpans, cfg.Batch, cfg.Logf)
 	e.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSpanProcessor(e.proc),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()))
-	e.b = newBuilder(e.tp.Tracer("github.com/aegisrelay/aegis/internal/otelexport"), cfg.Origin)
+	e.b = newBuilder(e.tp.Tracer("github.com/aegisrelay/aegis/internal/otelexport"), cfg.Origin, e.m)
 	go e.run()
 	return e, nil
 }
@@ -158,6 +173,9 @@ func (e *Exporter) TapFunc() func([]byte) {
 // never blocks on anything but the queue's lock.
 func (e *Exporter) Tap(lines []byte) {
 	e.mu.Lock()
+	if e.m != nil && len(e.sizes) < maxSizes && !e.closed {
+		e.sizes = append(e.sizes, bytes.Count(lines, []byte{'\n'}))
+	}
 	if e.closed || len(e.buf)+len(lines) > e.cfg.QueueBytes {
 		e.dropped += uint64(bytes.Count(lines, []byte{'\n'}))
 		e.mu.Unlock()
@@ -175,14 +193,16 @@ func (e *Exporter) Tap(lines []byte) {
 func (e *Exporter) run() {
 	defer close(e.done)
 	var spare []byte
+	var spareSizes []int
 	for {
 		<-e.wake
 		e.mu.Lock()
-		buf, closed := e.buf, e.closed
-		e.buf = spare[:0]
+		buf, closed, sizes := e.buf, e.closed, e.sizes
+		e.buf, e.sizes = spare[:0], spareSizes[:0]
 		e.mu.Unlock()
+		e.m.groups(sizes)
 		e.b.lines(buf)
-		spare = buf
+		spare, spareSizes = buf, sizes
 		if closed {
 			e.b.close()
 			return
@@ -233,6 +253,14 @@ func (e *Exporter) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CloseTimeout)
 	defer cancel()
 	err := e.tp.Shutdown(ctx)
+	if e.m != nil {
+		// The last reading: what the calls of this run add up to.
+		// A collector that does not take them is said, as for spans,
+		// and is no error of the run's.
+		if merr := e.m.mp.Shutdown(ctx); merr != nil {
+			e.cfg.Logf("telemetry: metrics not exported: %v", merr)
+		}
+	}
 	s := e.Stats()
 	if lost := s.Spans - s.Exported; lost > 0 || s.RecordsDropped > 0 {
 		why := ""

@@ -62,22 +62,23 @@ type taskEvent struct {
 // callData is what the spans of one call are built from (the model's
 // Call.Data).
 type callData struct {
-	tool       string
-	id         string
-	hasID      bool
-	verdict    string
-	rule       string
-	set        string
-	principal  string
-	revision   string
-	rounds     []round
-	roundsMore int
-	taskID     string
-	taskStart  mark // the outcome that made the task
-	events     []taskEvent
-	eventsMore int
-	emitted    bool
-	parent     context.Context // the client's trace context; nil: none
+	tool         string
+	id           string
+	hasID        bool
+	verdict      string
+	rule         string
+	set          string
+	policyReason string
+	principal    string
+	revision     string
+	rounds       []round
+	roundsMore   int
+	taskID       string
+	taskStart    mark // the outcome that made the task
+	events       []taskEvent
+	eventsMore   int
+	emitted      bool
+	parent       context.Context // the client's trace context; nil: none
 }
 
 // builder follows the calls of the lines it reads and builds their
@@ -87,10 +88,11 @@ type builder struct {
 	origin string
 	dec    record.Decoder
 	book   *calls.Book[*session, *callData]
+	meters *meters // nil: no metrics
 }
 
-func newBuilder(t trace.Tracer, origin string) *builder {
-	b := &builder{tracer: t, origin: origin}
+func newBuilder(t trace.Tracer, origin string, m *meters) *builder {
+	b := &builder{tracer: t, origin: origin, meters: m}
 	// Partial: the records before this run are not read, and a group
 	// the queue dropped is missing.
 	b.book = calls.New[*session, *callData](calls.Options{Partial: true})
@@ -175,7 +177,7 @@ func (b *builder) line(line []byte) {
 }
 
 func newCallData(in *record.Intent, m mark) *callData {
-	d := &callData{verdict: in.Verdict, rule: in.Rule, set: in.Set, principal: in.Principal,
+	d := &callData{verdict: in.Verdict, rule: in.Rule, set: in.Set, policyReason: in.PolicyReason, principal: in.Principal,
 		rounds: []round{{intent: m, n: 1}}}
 	if d.verdict == "" {
 		d.verdict = record.VerdictPassThrough
@@ -310,6 +312,7 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 		b.taskSpan(ctx, name, d)
 	}
 	span.End(trace.WithTimestamp(end))
+	b.meters.call(d, c, end.Sub(first.ts))
 }
 
 // roundSpan is one round's child span.

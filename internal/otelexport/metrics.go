@@ -1,0 +1,165 @@
+package otelexport
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/aegisrelay/aegis/internal/gate"
+	"github.com/aegisrelay/aegis/journal/calls"
+	"github.com/aegisrelay/aegis/journal/record"
+)
+
+// MaxSeries bounds the attribute sets one instrument keeps: tool names
+// come from peers, and past the bound the SDK folds new sets into one
+// series marked otel.metric.overflow.
+const MaxSeries = 2000
+
+// The metrics' names.
+const (
+	MetricDuration = "mcp.server.operation.duration" // histogram, s
+	MetricCalls    = "aegis.calls"                   // counter, by aegis.status
+	MetricRefusals = "aegis.refusals"                // counter, by aegis.refusal.code
+	MetricGroup    = "aegis.journal.commit.lines"    // histogram, lines per written group
+)
+
+// Reasons the log gives to refusals that are not the intent's verdict;
+// spelled as internal/relay and internal/pin write them.
+const (
+	reasonSibling         = "not executed: sibling call in this batch was refused"
+	reasonApprovalDenied  = "not executed: approval denied"
+	reasonApprovalExpired = "not executed: approval expired"
+	reasonToolChanged     = "tool definition differs from its pin (on_tool_change: block): aegis pin accept"
+)
+
+// meters are an Exporter's instruments, recorded by its reading
+// goroutine alone.
+type meters struct {
+	mp       *sdkmetric.MeterProvider
+	duration metric.Float64Histogram
+	calls    metric.Int64Counter
+	refusals metric.Int64Counter
+	group    metric.Int64Histogram
+}
+
+// metricsEnabled reports whether the environment, which asks for spans,
+// asks for metrics too: an endpoint for both, or for metrics, is set,
+// and OTEL_METRICS_EXPORTER is not none.
+func metricsEnabled(getenv func(string) string) bool {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_METRICS_EXPORTER")), "none") {
+		return false
+	}
+	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
+}
+
+// newMeters builds the instruments over reader, or, when reader is nil,
+// over the OTLP metric exporter the environment configures, read on the
+// SDK's interval (OTEL_METRIC_EXPORT_INTERVAL) and once more at Close.
+func newMeters(cfg Config, res *resource.Resource) (*meters, error) {
+	reader := cfg.MetricReader
+	if reader == nil {
+		proto := cfg.Getenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
+		if proto == "" {
+			proto = cfg.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+		}
+		if proto != "" && proto != "http/protobuf" {
+			return nil, fmt.Errorf("%w %q: this build exports with http/protobuf", ErrProtocol, proto)
+		}
+		exp, err := otlpmetrichttp.New(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("otelexport: %w", err)
+		}
+		reader = sdkmetric.NewPeriodicReader(exp)
+	}
+	m := &meters{mp: sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader),
+		sdkmetric.WithCardinalityLimit(MaxSeries))}
+	meter := m.mp.Meter("github.com/aegisrelay/aegis/internal/otelexport")
+	var err error
+	if m.duration, err = meter.Float64Histogram(MetricDuration, metric.WithUnit("s"),
+		metric.WithDescription("Duration of a tools/call, from its first intent to its final record"),
+		// The MCP semantic conventions' advised buckets.
+		metric.WithExplicitBucketBoundaries(0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)); err != nil {
+		return nil, fmt.Errorf("otelexport: %w", err)
+	}
+	if m.calls, err = meter.Int64Counter(MetricCalls, metric.WithUnit("{call}"),
+		metric.WithDescription("Calls the log records done, by aegis.status")); err != nil {
+		return nil, fmt.Errorf("otelexport: %w", err)
+	}
+	if m.refusals, err = meter.Int64Counter(MetricRefusals, metric.WithUnit("{call}"),
+		metric.WithDescription("Calls aegis refused, by the refusal frame's code")); err != nil {
+		return nil, fmt.Errorf("otelexport: %w", err)
+	}
+	if m.group, err = meter.Int64Histogram(MetricGroup, metric.WithUnit("{line}"),
+		metric.WithDescription("Lines per group the journal wrote (and synced) at once"),
+		metric.WithExplicitBucketBoundaries(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)); err != nil {
+		return nil, fmt.Errorf("otelexport: %w", err)
+	}
+	return m, nil
+}
+
+// call records one done call.
+func (m *meters) call(d *callData, c *calls.Call[*callData], dur time.Duration) {
+	if m == nil {
+		return
+	}
+	ctx := context.Background()
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", Method)}
+	if d.tool != "" {
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", d.tool))
+	}
+	if et := errorType(c.Status); et != "" {
+		attrs = append(attrs, attribute.String("error.type", et))
+	}
+	m.duration.Record(ctx, dur.Seconds(), metric.WithAttributes(attrs...))
+	m.calls.Add(ctx, 1, metric.WithAttributes(attribute.String("aegis.status", c.Status)))
+	if code := refusalCode(d, c); code != "" {
+		m.refusals.Add(ctx, 1, metric.WithAttributes(attribute.String("aegis.refusal.code", code)))
+	}
+}
+
+// groups records the sizes of written groups.
+func (m *meters) groups(sizes []int) {
+	if m == nil {
+		return
+	}
+	for _, n := range sizes {
+		m.group.Record(context.Background(), int64(n))
+	}
+}
+
+// refusalCode is the code of the refusal frame aegis answered a call
+// with, as its records say it, or "" for a call aegis did not refuse.
+func refusalCode(d *callData, c *calls.Call[*callData]) string {
+	if c.Status != record.StatusHostDenied {
+		return ""
+	}
+	switch c.Reason {
+	case reasonSibling:
+		return gate.CodeHostDenied
+	case reasonApprovalDenied:
+		return gate.CodeApprovalDenied
+	case reasonApprovalExpired:
+		return gate.CodeApprovalTimeout
+	case calls.ReasonApprovalEnded:
+		return "" // its session ended: no one was answered
+	}
+	switch d.verdict {
+	case record.VerdictRateLimited:
+		return gate.CodeRateLimited
+	case record.VerdictPendingApproval:
+		return gate.CodePendingApproval
+	case record.VerdictDenied:
+		if d.policyReason == reasonToolChanged {
+			return gate.CodeToolChanged
+		}
+		return gate.CodePolicyDenied
+	}
+	return ""
+}

@@ -1,0 +1,205 @@
+package otelexport
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/aegisrelay/aegis/internal/gate"
+	"github.com/aegisrelay/aegis/internal/pin"
+	"github.com/aegisrelay/aegis/internal/relay"
+	"github.com/aegisrelay/aegis/journal/calls"
+	"github.com/aegisrelay/aegis/journal/record"
+)
+
+// tapMetrics feeds a golden log to an Exporter, group lines a group,
+// and returns what its metrics read after Close.
+func tapMetrics(t *testing.T, name string, group int) (metricdata.ResourceMetrics, int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "journal", "record", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := &memMetrics{}
+	// A periodic reader that never ticks within the test: Close's
+	// shutdown makes the one reading, as it makes the last one of a run.
+	reader := sdkmetric.NewPeriodicReader(mem, sdkmetric.WithInterval(time.Hour))
+	e, err := Start(Config{Exporter: tracetest.NewInMemoryExporter(), MetricReader: reader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	groups := 0
+	for i := 0; i < len(lines); i += group {
+		e.Tap(bytes.Join(lines[i:min(i+group, len(lines))], nil))
+		groups++
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(mem.got) != 1 {
+		t.Fatalf("%d exports; want 1, at Close", len(mem.got))
+	}
+	rm := mem.got[0]
+	return rm, groups
+}
+
+// memMetrics keeps what it is given to export.
+type memMetrics struct {
+	mu  sync.Mutex
+	got []metricdata.ResourceMetrics
+}
+
+func (m *memMetrics) Temporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
+	return sdkmetric.DefaultTemporalitySelector(k)
+}
+
+func (m *memMetrics) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
+	return sdkmetric.DefaultAggregationSelector(k)
+}
+
+func (m *memMetrics) Export(_ context.Context, rm *metricdata.ResourceMetrics) error {
+	m.mu.Lock()
+	m.got = append(m.got, *rm)
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *memMetrics) ForceFlush(context.Context) error { return nil }
+func (m *memMetrics) Shutdown(context.Context) error   { return nil }
+
+func find(rm metricdata.ResourceMetrics, name string) metricdata.Aggregation {
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				return m.Data
+			}
+		}
+	}
+	return nil
+}
+
+func sumsBy(t *testing.T, rm metricdata.ResourceMetrics, name string, key attribute.Key) map[string]int64 {
+	t.Helper()
+	got := map[string]int64{}
+	a := find(rm, name)
+	if a == nil {
+		return got
+	}
+	s, ok := a.(metricdata.Sum[int64])
+	if !ok {
+		t.Fatalf("%s is a %T; want a Sum[int64]", name, a)
+	}
+	for _, dp := range s.DataPoints {
+		v, _ := dp.Attributes.Value(key)
+		got[v.AsString()] += dp.Value
+	}
+	return got
+}
+
+// TestMetrics: the call duration histogram counts every done call once,
+// under the MCP conventions' attributes; calls are counted by status,
+// refusals by the code the client was answered with; the commit group
+// histogram counts every tapped group and its lines.
+func TestMetrics(t *testing.T) {
+	for _, tc := range []struct {
+		file     string
+		group    int
+		calls    map[string]int64 // by aegis.status
+		refusals map[string]int64 // by aegis.refusal.code
+		byTool   map[string]uint64
+	}{
+		{"decided.jsonl", 2, map[string]int64{"ok": 1, "host_denied": 2}, map[string]int64{"POLICY_DENIED": 2},
+			map[string]uint64{"read_file": 3}},
+		{"rounds.jsonl", 3, map[string]int64{"ok": 1, "other": 1, "tool_error": 1, "cancelled": 2, "unfinished": 1}, map[string]int64{},
+			map[string]uint64{"book": 2, "render": 2, "slow": 2}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			rm, groups := tapMetrics(t, tc.file, tc.group)
+			h, ok := find(rm, MetricDuration).(metricdata.Histogram[float64])
+			if !ok {
+				t.Fatalf("%s missing or not a float histogram", MetricDuration)
+			}
+			byTool := map[string]uint64{}
+			for _, dp := range h.DataPoints {
+				if v, _ := dp.Attributes.Value("mcp.method.name"); v.AsString() != Method {
+					t.Errorf("duration point %v: mcp.method.name %q", dp.Attributes, v.AsString())
+				}
+				tool, _ := dp.Attributes.Value("gen_ai.tool.name")
+				byTool[tool.AsString()] += dp.Count
+			}
+			if !mapsEqual(byTool, tc.byTool) {
+				t.Errorf("duration counts by tool = %v; want %v", byTool, tc.byTool)
+			}
+			if got := sumsBy(t, rm, MetricCalls, "aegis.status"); !mapsEqual(got, tc.calls) {
+				t.Errorf("calls by status = %v; want %v", got, tc.calls)
+			}
+			if got := sumsBy(t, rm, MetricRefusals, "aegis.refusal.code"); !mapsEqual(got, tc.refusals) {
+				t.Errorf("refusals by code = %v; want %v", got, tc.refusals)
+			}
+			g, ok := find(rm, MetricGroup).(metricdata.Histogram[int64])
+			if !ok || len(g.DataPoints) != 1 {
+				t.Fatalf("%s: %+v", MetricGroup, g)
+			}
+			b, _ := os.ReadFile(filepath.Join("..", "..", "journal", "record", "testdata", tc.file))
+			if dp := g.DataPoints[0]; dp.Count != uint64(groups) || dp.Sum != int64(bytes.Count(b, []byte("\n"))) {
+				t.Errorf("group histogram: count %d sum %d; want %d groups of %d lines", dp.Count, dp.Sum, groups, bytes.Count(b, []byte("\n")))
+			}
+		})
+	}
+}
+
+func mapsEqual[V comparable](a, b map[string]V) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRefusalCode: every code a refusal frame carries is read back from
+// what the log records of the call, with the reasons spelled as the
+// relay and pin write them.
+func TestRefusalCode(t *testing.T) {
+	if reasonSibling != relay.ReasonSibling || reasonApprovalDenied != relay.ReasonApprovalDenied ||
+		reasonApprovalExpired != relay.ReasonApprovalExpired || reasonToolChanged != pin.ReasonChanged {
+		t.Fatal("a refusal reason is spelled otherwise than the relay or pin writes it")
+	}
+	for _, tc := range []struct {
+		verdict, policyReason, status, reason, want string
+	}{
+		{record.VerdictDenied, "", record.StatusHostDenied, relay.ReasonNotExecuted, gate.CodePolicyDenied},
+		{record.VerdictDenied, pin.ReasonChanged, record.StatusHostDenied, relay.ReasonNotExecuted, gate.CodeToolChanged},
+		{record.VerdictRateLimited, "", record.StatusHostDenied, relay.ReasonNotExecuted, gate.CodeRateLimited},
+		{record.VerdictPendingApproval, "", record.StatusHostDenied, relay.ReasonNotExecuted, gate.CodePendingApproval},
+		{record.VerdictPendingApproval, "", record.StatusHostDenied, relay.ReasonApprovalDenied, gate.CodeApprovalDenied},
+		{record.VerdictPendingApproval, "", record.StatusHostDenied, relay.ReasonApprovalExpired, gate.CodeApprovalTimeout},
+		{record.VerdictPendingApproval, "", record.StatusHostDenied, calls.ReasonApprovalEnded, ""},
+		{record.VerdictAllowed, "", record.StatusHostDenied, relay.ReasonSibling, gate.CodeHostDenied},
+		{record.VerdictAllowed, "", record.StatusOK, "", ""},
+		{record.VerdictPendingApproval, "", record.StatusOK, "", ""}, // approved, then run
+		{record.VerdictAllowed, "", record.StatusTimeout, "", ""},
+	} {
+		d := &callData{verdict: tc.verdict, policyReason: tc.policyReason}
+		c := &calls.Call[*callData]{Status: tc.status, Reason: tc.reason}
+		if got := refusalCode(d, c); got != tc.want {
+			t.Errorf("refusalCode(%+v) = %q; want %q", tc, got, tc.want)
+		}
+	}
+}
