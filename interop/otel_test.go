@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,6 +70,9 @@ exporters:
   file:
     path: %s
     flush_interval: 100ms
+  file/metrics:
+    path: %s
+    flush_interval: 100ms
 service:
   telemetry:
     metrics:
@@ -77,7 +81,10 @@ service:
     traces:
       receivers: [otlp]
       exporters: [file]
-`, port, out)
+    metrics:
+      receivers: [otlp]
+      exporters: [file/metrics]
+`, port, out, metricsPath(out))
 	cfgPath := filepath.Join(dir, "otelcol.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -102,6 +109,74 @@ service:
 		time.Sleep(50 * time.Millisecond) // polling a port being opened
 	}
 	return "http://" + addr
+}
+
+// metricsPath is where the collector writing spans to out writes the
+// metrics it receives.
+func metricsPath(out string) string { return strings.TrimSuffix(out, ".json") + ".metrics.json" }
+
+// otlpPoint is the part of an OTLP JSON data point the test reads.
+type otlpPoint struct {
+	Count      string `json:"count"` // histograms
+	AsInt      string `json:"asInt"` // sums
+	Attributes []struct {
+		Key   string `json:"key"`
+		Value struct {
+			String *string `json:"stringValue"`
+		} `json:"value"`
+	} `json:"attributes"`
+}
+
+func (p otlpPoint) attr(k string) string {
+	for _, a := range p.Attributes {
+		if a.Key == k && a.Value.String != nil {
+			return *a.Value.String
+		}
+	}
+	return ""
+}
+
+// readOTLPMetrics reads the data points of each metric the collector's
+// file exporter wrote, from the last export that has the metric (the
+// SDK's metrics are cumulative).
+func readOTLPMetrics(t *testing.T, path string) map[string][]otlpPoint {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	got := map[string][]otlpPoint{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var req struct {
+			ResourceMetrics []struct {
+				ScopeMetrics []struct {
+					Metrics []struct {
+						Name      string                            `json:"name"`
+						Histogram *struct{ DataPoints []otlpPoint } `json:"histogram"`
+						Sum       *struct{ DataPoints []otlpPoint } `json:"sum"`
+					} `json:"metrics"`
+				} `json:"scopeMetrics"`
+			} `json:"resourceMetrics"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			continue // a line being written
+		}
+		for _, rm := range req.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					switch {
+					case m.Histogram != nil:
+						got[m.Name] = m.Histogram.DataPoints
+					case m.Sum != nil:
+						got[m.Name] = m.Sum.DataPoints
+					}
+				}
+			}
+		}
+	}
+	return got
 }
 
 // otlpSpan is the part of an OTLP JSON span the test reads.
@@ -211,9 +286,11 @@ type otelLogRow struct {
 // client made (allowed, denied, held for approval and refused, rate
 // limited) with the MCP conventions' attributes, and each span joins
 // aegis log --json's line of its call and the log's own lines: seq,
-// outcome seq, status and the SHA-256 of the records' lines. With the
-// collector stopped, the calls go as before and aegis says what was not
-// exported.
+// outcome seq, status and the SHA-256 of the records' lines. The
+// collector also receives the metrics: the duration histogram counts
+// every call, and the refusals by code are those the client was
+// answered with. With the collector stopped, the calls go as before and
+// aegis says what was not exported.
 func TestOTelCollector(t *testing.T) {
 	dir := t.TempDir()
 	col := buildCollector(t, dir)
@@ -304,6 +381,45 @@ func TestOTelCollector(t *testing.T) {
 		if (s.Status.Code == 2) != (wantErr != "") {
 			t.Errorf("span of seq %d: status code %d; want error %v", r.Seq, s.Status.Code, wantErr != "")
 		}
+	}
+
+	// The metrics: aegis's last reading at exit.
+	wantRefusals := map[string]int{}
+	for _, c := range policyCalls {
+		if c.code != "" {
+			wantRefusals[c.code]++
+		}
+	}
+	var metrics map[string][]otlpPoint
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		metrics = readOTLPMetrics(t, metricsPath(out))
+		if len(metrics["mcp.server.operation.duration"]) > 0 && len(metrics["aegis.refusals"]) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // the exporter's flush interval
+	}
+	durations, byTool := 0, map[string]int{}
+	for _, p := range metrics["mcp.server.operation.duration"] {
+		n, _ := strconv.Atoi(p.Count)
+		durations += n
+		byTool[p.attr("gen_ai.tool.name")] += n
+		if p.attr("mcp.method.name") != "tools/call" {
+			t.Errorf("duration point of %s: mcp.method.name %q", p.attr("gen_ai.tool.name"), p.attr("mcp.method.name"))
+		}
+	}
+	if durations != len(policyCalls) {
+		t.Errorf("the duration histogram counts %d calls (%v); want %d", durations, byTool, len(policyCalls))
+	}
+	refusals := map[string]int{}
+	for _, p := range metrics["aegis.refusals"] {
+		n, _ := strconv.Atoi(p.AsInt)
+		refusals[p.attr("aegis.refusal.code")] += n
+	}
+	if fmt.Sprint(refusals) != fmt.Sprint(wantRefusals) {
+		t.Errorf("refusals by code = %v; want %v", refusals, wantRefusals)
+	}
+	if len(metrics["aegis.journal.commit.lines"]) == 0 {
+		t.Errorf("no commit group histogram: %v", metrics)
 	}
 
 	// The collector gone: nothing listens at the endpoint.
