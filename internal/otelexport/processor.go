@@ -60,12 +60,18 @@ func (p *processor) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 }
 
-// run exports the queue in batches: whatever is queued, up to batch,
-// as soon as it is there, so that a quiet wrap's spans leave at once
+// linger is how long run gathers spans after the first of a batch: one
+// export per span would cost more than the call it describes.
+const linger = 200 * time.Millisecond
+
+// run exports the queue in batches: a batch leaves when it is full or
+// linger after its first span, so that a quiet wrap's spans leave soon
 // and a busy one's leave in full batches.
 func (p *processor) run() {
 	defer close(p.done)
 	buf := make([]sdktrace.ReadOnlySpan, 0, p.batch)
+	timer := time.NewTimer(linger)
+	timer.Stop()
 	for {
 		select {
 		case s := <-p.q:
@@ -74,15 +80,22 @@ func (p *processor) run() {
 			p.drain(buf[:0])
 			return
 		}
+		timer.Reset(linger)
 	more:
 		for len(buf) < p.batch {
 			select {
 			case s := <-p.q:
 				buf = append(buf, s)
-			default:
+			case <-timer.C:
 				break more
+			case <-p.stop:
+				timer.Stop()
+				p.export(buf)
+				p.drain(buf[:0])
+				return
 			}
 		}
+		timer.Stop()
 		p.export(buf)
 	}
 }
