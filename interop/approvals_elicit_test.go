@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -24,27 +25,34 @@ import (
 // as round 2 linked by match under the same approval id, its outcome;
 // aegis verify says VALID. The SDK v1 client (2025-11-25) is never sent
 // the elicitation: its call parks as without the option. Without the
-// option, the 2026-07-28 call parks unanswered as before.
+// option, the 2026-07-28 call parks unanswered as before. A 2026-07-28
+// client whose capabilities declare form-mode elicitation only, or none,
+// is never sent it either: its call waits for the approver. With a short
+// --approval-timeout (expired), both approvals expire: one before the
+// retry comes, one while the retry waits; the client gets
+// APPROVAL_TIMEOUT each time.
 func TestApprovalsElicitation(t *testing.T) {
 	for _, c := range []struct {
-		name, revision string
-		option         bool
+		name, revision, mode string
+		option               bool
 	}{
-		{"2026-07-28", "2026-07-28", true},
-		{"2025-11-25", "2025-11-25", true},
-		{"2026-07-28-without-option", "2026-07-28", false},
+		{"2026-07-28", "2026-07-28", "", true},
+		{"2025-11-25", "2025-11-25", "", true},
+		{"2026-07-28-without-option", "2026-07-28", "list", false},
+		{"2026-07-28-form-only", "2026-07-28", "form", true},
+		{"2026-07-28-no-elicitation", "2026-07-28", "none", true},
 	} {
-		t.Run(c.name, func(t *testing.T) { testApprovalsElicitation(t, c.revision, c.option) })
+		t.Run(c.name, func(t *testing.T) { testApprovalsElicitation(t, c.revision, c.mode, c.option) })
 	}
+	t.Run("expired", testApprovalsElicitationExpired)
 }
 
-func testApprovalsElicitation(t *testing.T, revision string, option bool) {
+func testApprovalsElicitation(t *testing.T, revision, mode string, option bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*sessionTimeout)
 	defer cancel()
 	var extra []string
-	mode := "list"
 	if option {
-		extra, mode = []string{"--approval-elicitation"}, ""
+		extra = []string{"--approval-elicitation"}
 	}
 	f, aegis, audit, pub, page, approverToken, clientToken := startApprovalsFront(t, ctx, extra...)
 	node := everythingArgv(t)[0]
@@ -59,24 +67,7 @@ func testApprovalsElicitation(t *testing.T, revision string, option bool) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	steps := map[string]json.RawMessage{}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var s struct {
-			Step string `json:"step"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			t.Fatalf("approvals_elicit.mjs printed %q", sc.Text())
-		}
-		steps[s.Step] = append(json.RawMessage(nil), sc.Bytes()...)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("approvals_elicit.mjs: %v\nstderr:\n%s\nwrap:\n%s", err, stderr.String(), f.stderr.String())
-	}
-	for k, v := range steps {
-		t.Logf("%s: %s", k, v)
-	}
+	steps := elicitSteps(t, cmd, stdout, &stderr, f)
 	type elicitation struct{ Mode, Message, URL string }
 	var res struct {
 		Result *struct {
@@ -92,7 +83,7 @@ func testApprovalsElicitation(t *testing.T, revision string, option bool) {
 	if res.Error != nil || res.Result == nil || len(res.Result.Content) != 1 || !strings.Contains(res.Result.Content[0].Text, "run me") {
 		t.Errorf("approved: the client got %s; want echo's answer", steps["approved"])
 	}
-	wantElicit := option && revision == "2026-07-28"
+	wantElicit := option && revision == "2026-07-28" && mode == ""
 	var ids []string
 	if !wantElicit && len(res.Elicitations) != 0 {
 		t.Errorf("the client was sent elicitations %+v; want none", res.Elicitations)
@@ -165,5 +156,136 @@ func testApprovalsElicitation(t *testing.T, revision string, option bool) {
 	}
 	if n := strings.Count(log, `"elicitation":true`); n != 4 {
 		t.Errorf("%d intents parked with elicitation terms; want 4 (two calls, each with its retry)", n)
+	}
+}
+
+// elicitSteps reads approvals_elicit.mjs's steps, each by its name, until
+// it exits.
+func elicitSteps(t *testing.T, cmd *exec.Cmd, stdout io.Reader, stderr *syncBuffer, f *listenFront) map[string]json.RawMessage {
+	t.Helper()
+	steps := map[string]json.RawMessage{}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var s struct {
+			Step string `json:"step"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			t.Fatalf("approvals_elicit.mjs printed %q", sc.Text())
+		}
+		steps[s.Step] = append(json.RawMessage(nil), sc.Bytes()...)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("approvals_elicit.mjs: %v\nstderr:\n%s\nwrap:\n%s", err, stderr.String(), f.stderr.String())
+	}
+	for k, v := range steps {
+		t.Logf("%s: %s", k, v)
+	}
+	return steps
+}
+
+// testApprovalsElicitationExpired: wrap --approval-elicitation
+// --approval-timeout 3s; the SDK v2 client (2026-07-28, URL elicitation
+// declared) is asked twice and no one decides. The first handler answers
+// once the log holds the expired approval, so the retry comes after the
+// expiry; the second at once, so the retry waits parked until it. Both
+// calls get -32042 APPROVAL_TIMEOUT; the log holds, for each approval,
+// the expired approval record and the retry (round 2 by match, under the
+// same id) refused host_denied as expired, in the order the case says;
+// echo never runs; aegis verify says VALID.
+func testApprovalsElicitationExpired(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*sessionTimeout)
+	defer cancel()
+	f, aegis, audit, pub, _, approverToken, clientToken := startApprovalsFront(t, ctx, "--approval-elicitation", "--approval-timeout", "3s")
+	cmd := exec.CommandContext(ctx, everythingArgv(t)[0], "approvals_elicit.mjs", f.url, clientToken, approverToken, "2026-07-28", "expire", audit)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	steps := elicitSteps(t, cmd, stdout, &stderr, f)
+	var ids []string
+	for i, step := range []string{"expired-before", "expired-after"} {
+		var res struct {
+			Error *struct {
+				Code int             `json:"code"`
+				Data json.RawMessage `json:"data"`
+			} `json:"error"`
+			Elicitations []struct{ URL string }
+		}
+		json.Unmarshal(steps[step], &res)
+		if res.Error == nil || res.Error.Code != -32042 {
+			t.Errorf("%s: the client got %s; want -32042 APPROVAL_TIMEOUT", step, steps[step])
+		} else {
+			checkRefusalData(t, step, res.Error.Data, "APPROVAL_TIMEOUT")
+		}
+		if len(res.Elicitations) != i+1 {
+			t.Fatalf("%s: %d elicitations in all; want %d", step, len(res.Elicitations), i+1)
+		}
+		_, id, _ := strings.Cut(res.Elicitations[i].URL, "#id=")
+		ids = append(ids, id)
+	}
+
+	f.stop(t)
+	if out, err := exec.Command(aegis, "verify", "--key", pub, audit).CombinedOutput(); err != nil || !strings.Contains(string(out), "VALID") {
+		t.Fatalf("aegis verify: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rec struct {
+		Seq       uint64          `json:"seq"`
+		Kind      string          `json:"kind"`
+		Approval  json.RawMessage `json:"approval"`
+		Decision  string          `json:"decision"`
+		Intent    uint64          `json:"intent"`
+		Round     *struct{ By string }
+		Execution *struct {
+			Status string
+			Reason *string
+		}
+	}
+	var recs []rec
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r rec
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		recs = append(recs, r)
+		if r.Execution != nil && r.Execution.Status == "ok" {
+			t.Errorf("a call ran: %s", l)
+		}
+	}
+	for i, id := range ids {
+		var decided, retry, refused uint64
+		for _, r := range recs {
+			var terms struct{ ID string }
+			switch {
+			case r.Kind == "approval" && string(r.Approval) == `"`+id+`"`:
+				if r.Decision != "expired" {
+					t.Errorf("approval %s decided %s; want expired", id, r.Decision)
+				}
+				decided = r.Seq
+			case r.Kind == "intent" && r.Round != nil && r.Round.By == "match" && json.Unmarshal(r.Approval, &terms) == nil && terms.ID == id:
+				retry = r.Seq
+			case r.Kind == "outcome" && retry != 0 && r.Intent == retry:
+				refused = r.Seq
+				if r.Execution == nil || r.Execution.Status != "host_denied" || r.Execution.Reason == nil || *r.Execution.Reason != "not executed: approval expired" {
+					t.Errorf("the retry of %s: outcome %+v; want host_denied, approval expired", id, r.Execution)
+				}
+			}
+		}
+		if decided == 0 || retry == 0 || refused == 0 {
+			t.Fatalf("approval %s: expired record at %d, retry at %d, its outcome at %d; want all:\n%s", id, decided, retry, refused, data)
+		}
+		if before := decided < retry; before != (i == 0) {
+			t.Errorf("approval %s: expired at seq %d, its retry at seq %d; want the %s", id, decided, retry, []string{"expiry first", "retry first"}[i])
+		}
 	}
 }

@@ -172,8 +172,13 @@ func (r *Relay) Resolve(id string, d approval.Decision) error {
 	if p.asked != nil {
 		p.asked.decided, p.asked.decision = true, d
 		if p.line == nil {
-			// No retry yet: the decision waits for it (parkRetry).
+			// No retry yet: the decision waits for it (parkRetry), and
+			// its record is written now rather than with the next one
+			// waited for, which may never come.
 			r.mu.Unlock()
+			if err := r.j.Wait(seq, journal.BeforeResponse); err != nil {
+				return err
+			}
 			return voided
 		}
 	}
