@@ -185,7 +185,8 @@ func elicitSteps(t *testing.T, cmd *exec.Cmd, stdout io.Reader, stderr *syncBuff
 }
 
 // testApprovalsElicitationExpired: wrap --approval-elicitation
-// --approval-timeout 3s; the SDK v2 client (2026-07-28, URL elicitation
+// --approval-timeout 10s (a loaded machine still gets the retry in
+// before it); the SDK v2 client (2026-07-28, URL elicitation
 // declared) is asked twice and no one decides. The first handler answers
 // once the log holds the expired approval, so the retry comes after the
 // expiry; the second at once, so the retry waits parked until it. Both
@@ -196,7 +197,7 @@ func elicitSteps(t *testing.T, cmd *exec.Cmd, stdout io.Reader, stderr *syncBuff
 func testApprovalsElicitationExpired(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*sessionTimeout)
 	defer cancel()
-	f, aegis, audit, pub, _, approverToken, clientToken := startApprovalsFront(t, ctx, "--approval-elicitation", "--approval-timeout", "3s")
+	f, aegis, audit, pub, _, approverToken, clientToken := startApprovalsFront(t, ctx, "--approval-elicitation", "--approval-timeout", "10s")
 	cmd := exec.CommandContext(ctx, everythingArgv(t)[0], "approvals_elicit.mjs", f.url, clientToken, approverToken, "2026-07-28", "expire", audit)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
