@@ -31,7 +31,11 @@ func printPolicyError(w io.Writer, what string, err error) {
 		for _, d := range perr.Diags {
 			fmt.Fprintf(w, "aegis: %s\n", d)
 		}
-		fmt.Fprintf(w, "aegis: %s: %s is not a valid policy (%d problems)\n", what, perr.Diags[0].File, len(perr.Diags))
+		problems := "1 problem"
+		if n := len(perr.Diags); n != 1 {
+			problems = fmt.Sprintf("%d problems", n)
+		}
+		fmt.Fprintf(w, "aegis: %s: %s is not a valid policy (%s)\n", what, perr.Diags[0].File, problems)
 		return
 	}
 	fmt.Fprintf(w, "aegis: %s: %v\n", what, err)
