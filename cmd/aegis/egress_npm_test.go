@@ -2,7 +2,6 @@ package main
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha1"
@@ -182,26 +181,10 @@ func TestConfineEgressNPX(t *testing.T) {
 			cmd.Env = append(os.Environ(), "HOME="+filepath.Join(work, "home"), "TMPDIR="+filepath.Join(work, "tmp"),
 				"npm_config_cache="+filepath.Join(work, "cache"), "npm_config_update_notifier=false",
 				"npm_config_audit=false", "npm_config_fund=false", "npm_config_userconfig="+filepath.Join(work, "home", ".npmrc"))
-			s := &mcpSession{t: t, cmd: cmd, rev: rev}
-			cmd.Stderr = &s.stderr
-			in, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			s.in, s.out = in, bufio.NewReader(out)
+			s := startSession(t, cmd, rev)
 			watchdog := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
 			defer watchdog.Stop()
-			if rev == "2025-11-25" {
-				s.request("initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "npx-test", "version": "1"}})
-				in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-			}
+			s.initialize("npx-test")
 			s.request("tools/list", nil)
 			a := s.call("hello")
 			var res struct{ Content []struct{ Text string } }

@@ -88,6 +88,15 @@ func (e *pinEnv) start(t *testing.T, rev string) *mcpSession {
 	t.Helper()
 	cmd := e.f.wrapCmd([]string{"--name", "toolsrv", "--policy", e.policy}, "python3", "testdata/pin/toolserver.py")
 	cmd.Env = e.env()
+	s := startSession(t, cmd, rev)
+	s.initialize("pin-test")
+	return s
+}
+
+// startSession starts cmd (an aegis wrap) with its stdin and stdout as
+// the session's pipes, and kills it when the test ends.
+func startSession(t *testing.T, cmd *exec.Cmd, rev string) *mcpSession {
+	t.Helper()
 	s := &mcpSession{t: t, cmd: cmd, rev: rev}
 	cmd.Stderr = &s.stderr
 	in, err := cmd.StdinPipe()
@@ -103,11 +112,16 @@ func (e *pinEnv) start(t *testing.T, rev string) *mcpSession {
 	}
 	s.in, s.out = in, bufio.NewReader(out)
 	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
-	if rev == "2025-11-25" {
-		s.request("initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "pin-test", "version": "1"}})
-		io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	}
 	return s
+}
+
+// initialize opens a 2025-11-25 session as client; a 2026-07-28 one
+// needs none.
+func (s *mcpSession) initialize(client string) {
+	if s.rev == "2025-11-25" {
+		s.request("initialize", map[string]any{"protocolVersion": s.rev, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": client, "version": "1"}})
+		io.WriteString(s.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	}
 }
 
 type pinAnswer struct {
