@@ -67,7 +67,7 @@ func testApprovalsElicitation(t *testing.T, revision, mode string, option bool) 
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	steps := elicitSteps(t, cmd, stdout, &stderr, f)
+	steps := scriptSteps(t, "approvals_elicit.mjs", cmd, stdout, &stderr, f)
 	type elicitation struct{ Mode, Message, URL string }
 	var res struct {
 		Result *struct {
@@ -159,9 +159,9 @@ func testApprovalsElicitation(t *testing.T, revision, mode string, option bool) 
 	}
 }
 
-// elicitSteps reads approvals_elicit.mjs's steps, each by its name, until
-// it exits.
-func elicitSteps(t *testing.T, cmd *exec.Cmd, stdout io.Reader, stderr *syncBuffer, f *listenFront) map[string]json.RawMessage {
+// scriptSteps reads the steps a Node script (name) prints, one JSON
+// object a line, each by its "step", until it exits.
+func scriptSteps(t *testing.T, name string, cmd *exec.Cmd, stdout io.Reader, stderr *syncBuffer, f *listenFront) map[string]json.RawMessage {
 	t.Helper()
 	steps := map[string]json.RawMessage{}
 	sc := bufio.NewScanner(stdout)
@@ -171,12 +171,12 @@ func elicitSteps(t *testing.T, cmd *exec.Cmd, stdout io.Reader, stderr *syncBuff
 			Step string `json:"step"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			t.Fatalf("approvals_elicit.mjs printed %q", sc.Text())
+			t.Fatalf("%s printed %q", name, sc.Text())
 		}
 		steps[s.Step] = append(json.RawMessage(nil), sc.Bytes()...)
 	}
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("approvals_elicit.mjs: %v\nstderr:\n%s\nwrap:\n%s", err, stderr.String(), f.stderr.String())
+		t.Fatalf("%s: %v\nstderr:\n%s\nwrap:\n%s", name, err, stderr.String(), f.stderr.String())
 	}
 	for k, v := range steps {
 		t.Logf("%s: %s", k, v)
@@ -209,7 +209,7 @@ func testApprovalsElicitationExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	steps := elicitSteps(t, cmd, stdout, &stderr, f)
+	steps := scriptSteps(t, "approvals_elicit.mjs", cmd, stdout, &stderr, f)
 	var ids []string
 	for i, step := range []string{"expired-before", "expired-after"} {
 		var res struct {

@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -98,25 +97,7 @@ func testApprovalsPage(t *testing.T, revision string) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	steps := map[string]json.RawMessage{}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var s struct {
-			Step string `json:"step"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			t.Fatalf("approvals_page.mjs printed %q", sc.Text())
-		}
-		steps[s.Step] = append(json.RawMessage(nil), sc.Bytes()...)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("approvals_page.mjs: %v\nstderr:\n%s\nwrap:\n%s", err, stderr.String(), f.stderr.String())
-	}
-
-	for k, v := range steps {
-		t.Logf("%s: %s", k, v)
-	}
+	steps := scriptSteps(t, "approvals_page.mjs", cmd, stdout, &stderr, f)
 	var shown struct {
 		Tool, Args, Address string
 		Imgs                int
