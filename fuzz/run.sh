@@ -23,7 +23,8 @@
 # and the command that reproduces it. Full logs are kept in DIR (-l; default a new temporary
 # directory). Exits 1 if any target failed: go test failed, a new failing
 # input appeared in testdata/fuzz/<FuzzXxx>/, or the target never fuzzed
-# (no execution after its seed corpus's baseline coverage).
+# (no execution after its seed corpus's baseline coverage; a baseline
+# that outlasts DURATION with progress to measure runs once more, longer).
 #
 #   -j JOBS      targets run at once (default: the core count)
 #   -p WORKERS   worker processes per target (default: cores / JOBS, at least 1)
@@ -108,22 +109,19 @@ if [ "$(awk -v s="$(secs "$minimize")" 'BEGIN { print (s == 0) }')" = 1 ] && [[ 
 fi
 echo "fuzz: ${n} targets, ${duration} each, ${jobs} at a time with ${workers} worker(s) each, ${mintext}; logs in ${logs}"
 
-# run PKG TARGET: fuzz one target, write its log, a marker of the cache
-# entries that existed before, and its verdict.
-run() {
-	local pkg=$1 target=$2 dir=${cache}/$1/$2
+# attempt PKG TARGET FUZZTIME: one go test -fuzz of the target for
+# FUZZTIME into its log; sets rc to its verdict (0 a pass, 1 a failure)
+# and nofuzz to 1 when the run never got past its seed corpus.
+attempt() {
+	local pkg=$1 target=$2 fuzztime=$3
 	local rel=./${pkg#"$module"/}
 	local log=$logs/$target.log
 	local seeds=$rel/testdata/fuzz/$target
-	mkdir -p "$dir"
-	ls "$dir" >"$logs/$target.before"
-	ls "$seeds" 2>/dev/null >"$logs/$target.seeds" || true
-	echo "fuzz: start $target ($rel)"
-	local rc=0
+	rc=0 nofuzz=0
 	# fuzzdebug=1 makes the coordinator log, with timestamps, when it
 	# sends an input to be minimised and when the result comes back:
 	# the report's "minimizing" column.
-	GODEBUG=fuzzdebug=1${GODEBUG:+,$GODEBUG} "$gocmd" test -run '^$' -fuzz "^${target}\$" -fuzztime "$duration" -fuzzminimizetime "$minimize" \
+	GODEBUG=fuzzdebug=1${GODEBUG:+,$GODEBUG} "$gocmd" test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" \
 		-parallel "$workers" "$rel" >"$log" 2>&1 || rc=$?
 	# Go's fuzzing coordinator can report its own -fuzztime deadline as
 	# a failure ("context deadline exceeded", no input written) when a
@@ -134,7 +132,7 @@ run() {
 	# is written after that same message.
 	if [ $rc != 0 ] && [ $minoff = 1 ] && ! grep -q 'Failing input written' "$log" &&
 		[ "$(grep -v ' DEBUG ' "$log" | grep -A1 -E '^--- FAIL' | sed -n '2p' | tr -d '[:space:]')" = contextdeadlineexceeded ] &&
-		[ "$(grep -cE '^--- FAIL' "$log")" = 1 ] && [[ $duration != *x ]]; then
+		[ "$(grep -cE '^--- FAIL' "$log")" = 1 ] && [[ $fuzztime != *x ]]; then
 		touch "$logs/$target.deadline"
 		rc=0
 	fi
@@ -147,8 +145,58 @@ run() {
 	# A run that never got past its seed corpus (baseline coverage) did
 	# not fuzz: it checked the seeds, which go test does anyway.
 	if [ $rc = 0 ] && ! grep -qE '^fuzz: elapsed: .*execs: [1-9]' "$log"; then
-		touch "$logs/$target.nofuzz"
+		nofuzz=1
 		rc=1
+	fi
+}
+
+# baseline_budget LOG: seconds enough for the baseline a run cut short
+# in LOG ("fuzz: elapsed: 8s, gathering baseline coverage: 272/284
+# completed"): twice the time its rate so far would take for them all,
+# or 0 when the log shows no progress to extrapolate from.
+baseline_budget() {
+	grep -E '^fuzz: elapsed: .*gathering baseline coverage: [0-9]+/[0-9]+' "$1" | tail -1 |
+		sed -nE 's/^fuzz: elapsed: ([^,]+), gathering baseline coverage: ([0-9]+)\/([0-9]+).*/\1 \2 \3/p' |
+		while read -r elapsed done total; do
+			awk -v s="$(secs "$elapsed")" -v d="$done" -v t="$total" 'BEGIN { if (d > 0 && s > 0) { b = 2 * s * t / d; printf "%d", (b == int(b)) ? b : int(b) + 1 } else print 0 }'
+		done
+}
+
+# run PKG TARGET: fuzz one target, write its log, a marker of the cache
+# entries that existed before, and its verdict. Go counts the seed
+# corpus's baseline (the testdata seeds, the f.Add seeds and every
+# input the fuzz cache kept from earlier runs) inside -fuzztime, and the
+# cache grows with each run on a machine: a run whose baseline outlasted
+# DURATION runs once more, for DURATION beyond twice its baseline's
+# pace, and the report says so. A target that fuzzes then passes; one
+# whose baseline outlasts that too, or that made no progress to measure,
+# never fuzzed and fails.
+run() {
+	local pkg=$1 target=$2 dir=${cache}/$1/$2
+	local rel=./${pkg#"$module"/}
+	local seeds=$rel/testdata/fuzz/$target
+	mkdir -p "$dir"
+	ls "$dir" >"$logs/$target.before"
+	ls "$seeds" 2>/dev/null >"$logs/$target.seeds" || true
+	echo "fuzz: start $target ($rel)"
+	local rc nofuzz
+	attempt "$pkg" "$target" "$duration"
+	if [ $nofuzz = 1 ] && [[ $duration != *x ]]; then
+		local base
+		base=$(baseline_budget "$logs/$target.log")
+		if [ -n "$base" ] && [ "$base" != 0 ]; then
+			local again
+			again=$(awk -v b="$base" -v d="$(secs "$duration")" 'BEGIN { d = (d == int(d)) ? d : int(d) + 1; printf "%ds", b + d }')
+			cp "$logs/$target.log" "$logs/$target.first.log"
+			grep -E '^fuzz: elapsed: .*gathering baseline coverage' "$logs/$target.first.log" | tail -1 |
+				sed -E 's/^fuzz: elapsed: ([^,]+), gathering baseline coverage: ([0-9]+\/[0-9]+).*/\2 \1/' >"$logs/$target.again"
+			echo "$again" >>"$logs/$target.again"
+			echo "fuzz: again $target for $again (its baseline outlasted $duration)"
+			attempt "$pkg" "$target" "$again"
+		fi
+	fi
+	if [ $nofuzz = 1 ]; then
+		touch "$logs/$target.nofuzz"
 	fi
 	echo $rc >"$logs/$target.rc"
 	echo "fuzz: done  $target (exit $rc)"
@@ -207,6 +255,10 @@ for t in "${targets[@]}"; do
 			copied=$((copied + 1))
 		done
 		echo "    saved $copied new entries to $dst"
+	fi
+	if [ -e "$logs/$target.again" ]; then
+		{ read -r progress at; read -r again; } <"$logs/$target.again"
+		echo "    its baseline outlasted $duration ($progress inputs by $at, the fuzz cache's inputs included); ran again for $again: $logs/$target.first.log"
 	fi
 	if [ -e "$logs/$target.deadline" ]; then
 		echo "    stopped by Go's own deadline race (go.dev/issue/75804), not by an input: $log"

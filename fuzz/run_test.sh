@@ -6,7 +6,11 @@
 #   - FuzzCrash fails on any input of two bytes or more: a failure that
 #     names the failing input Go wrote;
 #   - FuzzSlowSeeds takes longer over its seed corpus than the budget
-#     allows: it never fuzzes, a failure;
+#     allows, with no seed done to measure its pace by: it never fuzzes,
+#     a failure;
+#   - a baseline cut short with progress to measure, from a scripted go
+#     command: run again for longer, a pass when that run fuzzes, a
+#     failure ("never fuzzed") when it does not;
 #   - Go's deadline race (go.dev/issue/75804) from a scripted go command:
 #     a pass with minimisation off and no input written, a failure when a
 #     failing input appeared (a crasher being minimised as time ran out).
@@ -59,7 +63,7 @@ func FuzzSlowSeeds(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		time.Sleep(2 * time.Second)
+		time.Sleep(4 * time.Second)
 	})
 }
 EOF
@@ -101,6 +105,35 @@ expect fine 0 '^FuzzFine +demo +[1-9]' -- -j 1 -p 1 -t '^FuzzFine$' 3s
 expect crash 1 'FAILED' 'new failing input: demo/testdata/fuzz/FuzzCrash/' -- -j 1 -p 1 -t '^FuzzCrash$' 10s
 rm -rf "$mod/demo/testdata"
 expect never-fuzzed 1 'never fuzzed' -- -j 1 -p 1 -t '^FuzzSlowSeeds$' 3s
+
+# A baseline cut short at 272 of 284 inputs in 8s, scripted: run.sh runs
+# the target again for 8s beyond twice that pace (ceil(16.7) + 8 = 25s);
+# the second run fuzzes (BASELINE_AGAIN=fuzz) or is cut short again.
+cat >"$tmp/go-baseline" <<'EOF2'
+#!/usr/bin/env bash
+if [ "$1" != test ]; then exec go "$@"; fi
+n=$(cat "$BASELINE_COUNT" 2>/dev/null || echo 0)
+echo $((n + 1)) >"$BASELINE_COUNT"
+for a; do case $a in -fuzztime) next=1 ;; *) if [ -n "${next:-}" ]; then echo "$a" >>"$BASELINE_COUNT.times"; next=; fi ;; esac; done
+echo "fuzz: elapsed: 0s, gathering baseline coverage: 0/284 completed"
+if [ "$n" -ge 1 ] && [ "$BASELINE_AGAIN" = fuzz ]; then
+	echo "fuzz: elapsed: 9s, gathering baseline coverage: 284/284 completed, now fuzzing with 1 workers"
+	echo "fuzz: elapsed: 12s, execs: 4242 (1414/sec), new interesting: 0 (total: 284)"
+else
+	echo "fuzz: elapsed: 8s, gathering baseline coverage: 272/284 completed"
+fi
+echo PASS
+EOF2
+chmod +x "$tmp/go-baseline"
+export BASELINE_COUNT=$tmp/baseline-count
+rm -f "$BASELINE_COUNT" "$BASELINE_COUNT.times"
+FUZZ_GO=$tmp/go-baseline BASELINE_AGAIN=fuzz expect baseline-again 0 'its baseline outlasted 8s \(272/284 inputs by 8s, .*\); ran again for 25s' '^FuzzFine +demo +4242' -- -j 1 -p 1 -t '^FuzzFine$' 8s
+if [ "$(tr '\n' ' ' <"$BASELINE_COUNT.times")" != "8s 25s " ]; then
+	echo "FAIL baseline-again: go test ran with -fuzztime $(tr '\n' ' ' <"$BASELINE_COUNT.times"); want 8s then 25s"
+	bad=1
+fi
+rm -f "$BASELINE_COUNT" "$BASELINE_COUNT.times"
+FUZZ_GO=$tmp/go-baseline BASELINE_AGAIN=no expect baseline-never 1 'ran again for 25s' 'never fuzzed' -- -j 1 -p 1 -t '^FuzzFine$' 8s
 
 # Go's deadline race, scripted: the go command prints what Go 1.26 prints
 # then, and with DEADLINE_WRITES set also writes a failing input, as the
