@@ -19,6 +19,7 @@ import (
 // Config.CallTimeout, the late answers to calls that timed out are not
 // written (timeout.go).
 func (r *Relay) Downstream(src io.Reader, dst io.Writer) error {
+	spareProc(dst, false) // procs.go
 	// werr is the first write error. The reader writes (a run without
 	// records) only while the forwarder holds nothing, and fw.mu orders
 	// their turns.

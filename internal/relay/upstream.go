@@ -67,6 +67,7 @@ func appendDrop(drops [][2]int, start, end int) [][2]int {
 // session from learning that the journal failed. That goroutine records
 // and writes nothing more, and ends when the read returns.
 func (r *Relay) Upstream(src io.Reader, dst io.Writer) error {
+	spareProc(src, true) // procs.go
 	r.mu.Lock()
 	r.child = dst
 	r.mu.Unlock()
