@@ -34,12 +34,15 @@
 //
 // The harness plays the client itself, except in two sections. start
 // spawns the echo child, directly and through wrap, and times spawn to
-// initialize answered. clients runs the official TypeScript SDK client
-// (interop/bench_client.mjs, with interop/'s pinned npm packages: run npm
-// ci there first) and Go SDK client (aegis-bench-child goclient) against
-// the pinned server-everything on Node, directly and through wrap at none
-// and strict, each client process a session of its own, rounds rotating
-// the targets.
+// initialize answered. clients runs the official TypeScript SDK v1 client
+// (interop/bench_client.mjs), v2 client (node/client_v2.mjs) and Go SDK
+// client (aegis-bench-child goclient) against the pinned server-everything
+// on Node, directly, through the C floor relay placed where wrap is
+// (direct + a relay's two hops), and through wrap at none and strict, each
+// client process a session of its own, rounds rotating the targets. The
+// Node programs use interop/'s pinned npm packages (run npm ci there
+// first); the harness writes node/*.mjs into its temporary directory
+// beside a link to interop/node_modules, from which Node resolves them.
 //
 // Otherwise the harness plays the client itself. It builds, from the module, aegis
 // (CGO_ENABLED=0, as released; or takes -aegis) and its helper program,
@@ -64,13 +67,18 @@
 // where gcc is missing says so and leaves the rows it floors unmeasured.
 //
 // The http section (http.go) is the harness as an HTTP client (net/http,
-// sending what a conforming MCP client sends) of three fronts to the echo
+// sending what a conforming MCP client sends) of four fronts to the echo
 // child, alive together and interleaved: httpfloor, aegis wrap --listen
-// (with its default bearer token; unrecorded pings, and tools/call at
-// every durability level) and supergateway's Streamable HTTP mode
-// (interop's pinned npm package, on Node); then each front alone with 64
-// sessions at once, for memory per session and latency under load. It
-// runs in a full run, and with -quick only when named (-only http).
+// (with its default bearer token; unrecorded requests, and tools/call at
+// every durability level), supergateway's Streamable HTTP mode
+// (interop's pinned npm package, on Node) and the TypeScript SDK v2's own
+// Streamable HTTP transport handing each message to the child through the
+// SDK's stdio transport (node/v2front.mjs). The unrecorded request is a
+// ping in a 2025-11-25 session, and a stateless 2026-07-28 resources/list
+// (that revision has no ping) to every front but supergateway, which
+// serves no 2026-07-28 request. Then each front alone with 64 sessions at
+// once, for memory per session and latency under load. It runs in a full
+// run, and with -quick only when named (-only http).
 //
 // The client side of the process under test is either two pipes (what Go
 // and Python MCP clients hand a server) or two UNIX socketpairs (what

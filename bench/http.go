@@ -9,19 +9,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
 
 // HTTPResult is the Streamable HTTP front (aegis wrap --listen) beside
-// its floor (package httpfloor: net/http and a pipe, nothing else) and
-// supergateway's Streamable HTTP mode, all in front of the same echo
-// child, in the same run.
+// its floor (package httpfloor: net/http and a pipe, nothing else),
+// supergateway's Streamable HTTP mode and the official TypeScript SDK
+// v2's own Streamable HTTP transport (bench/node/v2front.mjs), all in
+// front of the same echo child, in the same run.
 type HTTPResult struct {
 	Supergateway string `json:"supergateway"` // the version run
-	// LockStep and Pipelined are the unrecorded round trip (a ping).
-	LockStep  HTTPRow `json:"lock_step"`
-	Pipelined HTTPRow `json:"pipelined"`
+	V2           string `json:"ts_sdk_v2"`    // @modelcontextprotocol/server's version run
+	// LockStep and Pipelined are the unrecorded round trip of revision
+	// 2025-11-25 (a ping in a session); Modern and ModernPipelined of
+	// revision 2026-07-28 (a stateless resources/list, the revision
+	// having no ping), where supergateway, which serves no 2026-07-28
+	// request, has no figures.
+	LockStep        HTTPRow `json:"lock_step"`
+	Pipelined       HTTPRow `json:"pipelined"`
+	Modern          HTTPRow `json:"lock_step_2026"`
+	ModernPipelined HTTPRow `json:"pipelined_2026"`
 	// Levels are the recorded tools/call, lock-step, at each durability
 	// level, in the lock-step rounds.
 	Levels []HTTPLevel `json:"levels"`
@@ -31,29 +40,34 @@ type HTTPResult struct {
 	samples map[string][]time.Duration // lock-step, for the plot
 }
 
-// HTTPRow is one mode of the unrecorded round trip: straight to the echo
-// child over pipes (direct), and over HTTP through the floor, aegis and
-// supergateway.
+// HTTPRow is one mode of the unrecorded round trip at one revision:
+// straight to the echo child over pipes (direct), and over HTTP through
+// the floor, aegis, supergateway and the TypeScript SDK v2's handler.
 type HTTPRow struct {
 	Mode         string `json:"mode"`
+	Revision     string `json:"revision"`
 	Window       int    `json:"window"` // requests in flight, pipelined
 	Direct       Stats  `json:"direct"`
 	Floor        Stats  `json:"floor"`
 	Aegis        Stats  `json:"aegis"`
 	Supergateway Stats  `json:"supergateway"`
-	// Overheads are differences of medians with Direct, ns.
-	FloorOverhead        float64 `json:"floor_overhead_ns"`
-	AegisOverhead        float64 `json:"aegis_overhead_ns"`
-	SupergatewayOverhead float64 `json:"supergateway_overhead_ns"`
-	// Ratio is AegisOverhead ÷ FloorOverhead: ≤ 1.2 lock-step, ≤ 1.5
-	// pipelined.
+	V2           Stats  `json:"ts_sdk_v2"`
+	// Overheads are differences of medians with Direct, ns (NaN for a
+	// target not run).
+	FloorOverhead        Num `json:"floor_overhead_ns"`
+	AegisOverhead        Num `json:"aegis_overhead_ns"`
+	SupergatewayOverhead Num `json:"supergateway_overhead_ns"`
+	V2Overhead           Num `json:"ts_sdk_v2_overhead_ns"`
+	// Ratio is AegisOverhead ÷ FloorOverhead: ≤ 1.1.
 	Ratio Ratio `json:"ratio"`
-	// VsSupergateway is AegisOverhead ÷ SupergatewayOverhead.
+	// VsSupergateway and VsV2 are AegisOverhead ÷ each one's overhead.
 	VsSupergateway Ratio `json:"vs_supergateway"`
+	VsV2           Ratio `json:"vs_ts_sdk_v2"`
 	// CPU time per message of each serving process (not its children), ns.
 	FloorCPU        Num `json:"floor_cpu_ns"`
 	AegisCPU        Num `json:"aegis_cpu_ns"`
 	SupergatewayCPU Num `json:"supergateway_cpu_ns"`
+	V2CPU           Num `json:"ts_sdk_v2_cpu_ns"`
 }
 
 // HTTPLevel is a recorded tools/call through aegis wrap --listen at one
@@ -104,15 +118,20 @@ func (h *harness) httpSessions() int {
 const supergatewayEntry = "interop/node_modules/supergateway/dist/index.js"
 
 // httpSection measures the Streamable HTTP front: the unrecorded round
-// trip lock-step and pipelined, the recorded call at each level, against
-// the floor and supergateway in the same rounds; then many sessions.
+// trip lock-step and pipelined at both revisions, the recorded call at
+// each level, against the floor, supergateway and the TypeScript SDK
+// v2's handler in the same rounds; then many sessions.
 func (h *harness) httpSection(ctx context.Context) error {
 	sg, sgVersion, err := h.supergateway()
 	if err != nil {
 		return err
 	}
-	r := &HTTPResult{Supergateway: sgVersion, samples: map[string][]time.Duration{}}
-	if err := h.httpRoundTrips(ctx, r, sg); err != nil {
+	v2, v2Version, err := h.v2Front()
+	if err != nil {
+		return err
+	}
+	r := &HTTPResult{Supergateway: sgVersion, V2: v2Version, samples: map[string][]time.Duration{}}
+	if err := h.httpRoundTrips(ctx, r, sg, v2); err != nil {
 		return err
 	}
 	if err := h.httpManySessions(ctx, r, sg); err != nil {
@@ -133,22 +152,46 @@ func (h *harness) supergateway() (argv []string, version string, err error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("node is not on PATH: the http section runs supergateway on Node.js 20 or later")
 	}
+	return []string{node, entry, "--outputTransport", "streamableHttp", "--stateful", "--logLevel", "none", "--port"}, npmVersion(filepath.Dir(filepath.Dir(entry))), nil
+}
+
+// v2Front is the command line that starts the TypeScript SDK v2's
+// Streamable HTTP handler in front of a stdio child (node/v2front.mjs),
+// to which the port and the child's argv are appended, and the version
+// of @modelcontextprotocol/server it runs.
+func (h *harness) v2Front() (argv []string, version string, err error) {
+	script, err := h.nodeScript("v2front.mjs")
+	if err != nil {
+		return nil, "", err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, "", fmt.Errorf("node is not on PATH: the http section runs the TypeScript SDK v2 on Node.js 20 or later")
+	}
+	return []string{node, script}, npmVersion(filepath.Join(h.root, "interop", "node_modules", "@modelcontextprotocol", "server")), nil
+}
+
+// npmVersion is the version in an installed npm package's package.json,
+// "" when unreadable.
+func npmVersion(dir string) string {
 	var pkg struct{ Version string }
-	if data, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(entry)), "package.json")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(dir, "package.json")); err == nil {
 		json.Unmarshal(data, &pkg)
 	}
-	return []string{node, entry, "--outputTransport", "streamableHttp", "--stateful", "--logLevel", "none", "--port"}, pkg.Version, nil
+	return pkg.Version
 }
 
 // httpStarter starts the HTTP targets of a run.
 type httpStarter struct {
-	h  *harness
-	sg []string
+	h      *harness
+	sg, v2 []string
 }
 
 // start starts one target in front of an echo child: "floor", "aegis"
 // (wrap --listen with the default bearer token, at durability d, writing
-// audit) or "supergateway" (stateful, a child per session).
+// audit), "supergateway" (stateful, a child per session) or "v2" (the
+// TypeScript SDK v2's handler: a child per session, one for every
+// stateless request).
 func (s httpStarter) start(ctx context.Context, kind, d, audit string) (*httpTarget, error) {
 	h := s.h
 	port, err := freePort()
@@ -170,6 +213,9 @@ func (s httpStarter) start(ctx context.Context, kind, d, audit string) (*httpTar
 		// Its own process group, signalled as one: supergateway's
 		// children (a shell and an echo child per session) end with it.
 		return startHTTPTarget(ctx, "supergateway", argv, port, "", true, true)
+	case "v2":
+		argv := append(append(append([]string{}, s.v2...), fmt.Sprint(port)), echo...)
+		return startHTTPTarget(ctx, "ts-sdk-v2", argv, port, "", true, true)
 	}
 	return nil, fmt.Errorf("unknown HTTP target %q", kind)
 }
@@ -186,22 +232,37 @@ func shellJoin(argv []string) string {
 	return s
 }
 
+// httpKind is one serving process of the round trips: its target kind,
+// the durability level of an aegis, and whether its clients speak
+// revision 2026-07-28.
+type httpKind struct {
+	name, kind, level string
+	modern            bool
+}
+
+// httpUnrecorded are the processes the unrecorded round trips go to, in
+// the order of the rows' columns: floor, aegis, supergateway, v2 at
+// 2025-11-25, then floor, aegis, v2 at 2026-07-28. Each has a process of
+// its own, so that each process's CPU time belongs to one kind of
+// request.
+var httpUnrecorded = []httpKind{
+	{"floor", "floor", "", false}, {"aegis", "aegis", "strict", false}, {"supergateway", "supergateway", "", false}, {"v2", "v2", "", false},
+	{"floor 2026", "floor", "", true}, {"aegis 2026", "aegis", "strict", true}, {"v2 2026", "v2", "", true},
+}
+
 // httpRoundTrips runs the lock-step and pipelined rounds: every target
 // alive together, interleaved in blocks, the order rotating.
-func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg []string) error {
-	st := httpStarter{h, sg}
+func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg, v2 []string) error {
+	st := httpStarter{h, sg, v2}
 	direct, err := h.startTarget(ctx, "direct", Pipes, "", "", echoOpts{})
 	if err != nil {
 		return err
 	}
 	defer direct.stop()
-	// The unrecorded pings go to an aegis of their own, so that each
-	// process's CPU time belongs to one kind of request.
-	kinds := []struct{ name, kind, level string }{
-		{"floor", "floor", ""}, {"aegis", "aegis", "strict"}, {"supergateway", "supergateway", ""},
-	}
+	kinds := append([]httpKind{}, httpUnrecorded...)
+	unrec := len(kinds)
 	for _, lv := range levels {
-		kinds = append(kinds, struct{ name, kind, level string }{lv.name, "aegis", lv.name})
+		kinds = append(kinds, httpKind{lv.name, "aegis", lv.name, false})
 	}
 	targets := make([]*httpTarget, len(kinds))
 	audits := make([]string, len(kinds))
@@ -213,18 +274,18 @@ func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg []string
 	workers := make([]*httpWorker, len(kinds))
 	for i, k := range kinds {
 		if k.kind == "aegis" {
-			audits[i] = h.newAudit("http-" + k.name)
+			audits[i] = h.newAudit("http-" + strings.ReplaceAll(k.name, " ", "-"))
 		}
 		t, err := st.start(ctx, k.kind, k.level, audits[i])
 		if err != nil {
 			return err
 		}
 		targets[i] = t
-		if workers[i], err = t.worker(); err != nil {
+		if workers[i], err = t.worker(k.modern); err != nil {
 			return err
 		}
 		for range h.it.warm(200) {
-			if _, err := workers[i].roundTrip(pingReq); err != nil {
+			if _, err := workers[i].roundTrip(unrecordedReq(k.modern)); err != nil {
 				return err
 			}
 		}
@@ -233,9 +294,10 @@ func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg []string
 		return err
 	}
 
-	// Lock-step: slot 0 is the direct ping, slot i+1 target i.
+	// Lock-step: slot 0 is the direct ping, slot 1 the direct 2026-07-28
+	// request, slot i+2 target i.
 	n := max(10, h.it.rtLock/4)
-	lock := make([]samples, len(kinds)+1)
+	lock := make([]samples, len(kinds)+2)
 	meters := make([]*cpuMeter, len(kinds))
 	for i, t := range targets {
 		meters[i] = meter(t.p)
@@ -248,12 +310,12 @@ func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg []string
 				var d time.Duration
 				var err error
 				switch {
-				case i == 0:
-					d, _, err = direct.roundTrip(pingReq)
-				case kinds[i-1].kind == "aegis" && kinds[i-1].name != "aegis":
-					d, err = workers[i-1].roundTrip(callReq)
+				case i < 2:
+					d, _, err = direct.roundTrip(unrecordedReq(i == 1).line)
+				case i-2 >= unrec:
+					d, err = workers[i-2].roundTrip(httpCall)
 				default:
-					d, err = workers[i-1].roundTrip(pingReq)
+					d, err = workers[i-2].roundTrip(unrecordedReq(kinds[i-2].modern))
 				}
 				if err != nil {
 					return err
@@ -264,41 +326,47 @@ func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg []string
 	}
 	cpu := make([]Num, len(kinds))
 	for i, m := range meters {
-		cpu[i] = Num(m.per(lock[i+1].n()))
+		cpu[i] = Num(m.per(lock[i+2].n()))
 	}
-	r.LockStep = httpRow("lock-step", 1, lock[0], lock[1], lock[2], lock[3])
-	r.LockStep.FloorCPU, r.LockStep.AegisCPU, r.LockStep.SupergatewayCPU = cpu[0], cpu[1], cpu[2]
+	var none samples
+	r.LockStep = httpRow("lock-step", "2025-11-25", 1, lock[0], lock[2:6], cpu[0:4])
+	r.Modern = httpRow("lock-step", modernRevision, 1, lock[1], []samples{lock[6], lock[7], none, lock[8]}, []Num{cpu[4], cpu[5], Num(math.NaN()), cpu[6]})
 	r.samples["direct (stdio), ping"] = lock[0].d
-	for i, name := range []string{"HTTP floor, ping", "aegis, ping (unrecorded)", "supergateway, ping"} {
-		r.samples[name] = lock[i+1].d
+	for i, name := range []string{"HTTP floor, ping", "aegis, ping (unrecorded)", "supergateway, ping", "TS SDK v2, ping"} {
+		r.samples[name] = lock[i+2].d
 	}
-	h.logf("   lock-step ping: direct %s, floor %s, aegis %s, supergateway %s; overhead ratio %.2f (≤ 1.2), ÷ supergateway's %.2f; CPU/msg floor %s, aegis %s, supergateway %s",
-		us(r.LockStep.Direct.Median), us(r.LockStep.Floor.Median), us(r.LockStep.Aegis.Median), us(r.LockStep.Supergateway.Median),
-		r.LockStep.Ratio, r.LockStep.VsSupergateway, us(float64(cpu[0])), us(float64(cpu[1])), us(float64(cpu[2])))
+	for _, row := range []HTTPRow{r.LockStep, r.Modern} {
+		h.logf("   lock-step %s: direct %s, floor %s, aegis %s, supergateway %s, TS SDK v2 %s; overhead ratio %.2f (≤ 1.1), ÷ supergateway's %.2f, ÷ v2's %.2f; CPU/msg floor %s, aegis %s, supergateway %s, v2 %s",
+			row.Revision, us(row.Direct.Median), us(row.Floor.Median), us(row.Aegis.Median), us(row.Supergateway.Median), us(row.V2.Median),
+			row.Ratio, row.VsSupergateway, row.VsV2, us(float64(row.FloorCPU)), us(float64(row.AegisCPU)), us(float64(row.SupergatewayCPU)), us(float64(row.V2CPU)))
+	}
 
 	// Pipelined: the unrecorded targets, window requests in flight.
 	window := h.it.rtWindow
 	rounds := h.it.httpRounds
 	per := max(h.it.rtPipe/20, 2*window) // messages per round and target
-	pool := make([][]*httpWorker, 3)
+	pool := make([][]*httpWorker, unrec)
 	for i := range pool {
 		pool[i] = make([]*httpWorker, window)
 		for j := range pool[i] {
 			// One session, as one client pipelining its requests.
-			pool[i][j] = targets[i].join(workers[i].sid)
+			pool[i][j] = targets[i].join(workers[i].sid, kinds[i].modern)
 		}
 	}
-	pipe := make([]samples, 4)
-	meters = []*cpuMeter{meter(targets[0].p), meter(targets[1].p), meter(targets[2].p)}
+	pipe := make([]samples, unrec+2)
+	meters = meters[:unrec]
+	for i := range meters {
+		meters[i] = meter(targets[i].p)
+	}
 	for round := 0; round < rounds && ctx.Err() == nil; round++ {
 		for k := range pipe {
 			i := (round + k) % len(pipe)
 			var d time.Duration
 			var err error
-			if i == 0 {
-				d, err = direct.pipeline(pingReq, per, window, nil)
+			if i < 2 {
+				d, err = direct.pipeline(unrecordedReq(i == 1).line, per, window, nil)
 			} else {
-				d, err = targets[i-1].pipeline(pool[i-1], pingReq, per)
+				d, err = targets[i-2].pipeline(pool[i-2], unrecordedReq(kinds[i-2].modern), per)
 			}
 			if err != nil {
 				return err
@@ -306,13 +374,17 @@ func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg []string
 			pipe[i].add(d / time.Duration(per))
 		}
 	}
-	r.Pipelined = httpRow("pipelined", window, pipe[0], pipe[1], pipe[2], pipe[3])
-	r.Pipelined.FloorCPU = Num(meters[0].per(pipe[1].n() * per))
-	r.Pipelined.AegisCPU = Num(meters[1].per(pipe[2].n() * per))
-	r.Pipelined.SupergatewayCPU = Num(meters[2].per(pipe[3].n() * per))
-	h.logf("   pipelined ×%d ping: direct %s/msg, floor %s, aegis %s, supergateway %s; overhead ratio %.2f (≤ 1.5), ÷ supergateway's %.2f",
-		window, us(r.Pipelined.Direct.Median), us(r.Pipelined.Floor.Median), us(r.Pipelined.Aegis.Median), us(r.Pipelined.Supergateway.Median),
-		r.Pipelined.Ratio, r.Pipelined.VsSupergateway)
+	pcpu := make([]Num, unrec)
+	for i, m := range meters {
+		pcpu[i] = Num(m.per(pipe[i+2].n() * per))
+	}
+	r.Pipelined = httpRow("pipelined", "2025-11-25", window, pipe[0], pipe[2:6], pcpu[0:4])
+	r.ModernPipelined = httpRow("pipelined", modernRevision, window, pipe[1], []samples{pipe[6], pipe[7], none, pipe[8]}, []Num{pcpu[4], pcpu[5], Num(math.NaN()), pcpu[6]})
+	for _, row := range []HTTPRow{r.Pipelined, r.ModernPipelined} {
+		h.logf("   pipelined ×%d %s: direct %s/msg, floor %s, aegis %s, supergateway %s, TS SDK v2 %s; overhead ratio %.2f (≤ 1.1), ÷ supergateway's %.2f, ÷ v2's %.2f",
+			window, row.Revision, us(row.Direct.Median), us(row.Floor.Median), us(row.Aegis.Median), us(row.Supergateway.Median), us(row.V2.Median),
+			row.Ratio, row.VsSupergateway, row.VsV2)
+	}
 
 	var errs []error
 	for i, t := range targets {
@@ -322,37 +394,51 @@ func (h *harness) httpRoundTrips(ctx context.Context, r *HTTPResult, sg []string
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	for i, k := range kinds[3:] {
-		i += 3
+	for i, k := range kinds[unrec:] {
+		i += unrec
 		c, err := h.verifyLog(ctx, audits[i])
 		if err != nil {
 			return err
 		}
-		calls := lock[i+1].n()
+		calls := lock[i+2].n()
 		if c.Intents != calls || c.Outcomes != calls {
 			return fmt.Errorf("http %s log holds %d intents, %d outcomes; want %d of each", k.name, c.Intents, c.Outcomes, calls)
 		}
-		s := lock[i+1].stats()
+		s := lock[i+2].stats()
 		lv := HTTPLevel{Level: k.name, Call: s, Overhead: s.Median - r.LockStep.Direct.Median, OverUnrecorded: s.Median - r.LockStep.Aegis.Median, CPU: cpu[i], Log: c}
-		lv.Ratio = ratio(lv.Overhead, r.LockStep.FloorOverhead)
+		lv.Ratio = ratio(lv.Overhead, float64(r.LockStep.FloorOverhead))
 		r.Levels = append(r.Levels, lv)
-		r.samples["aegis, tools/call at "+k.name] = lock[i+1].d
+		r.samples["aegis, tools/call at "+k.name] = lock[i+2].d
 		h.logf("   tools/call at %-8s median %s p99 %s; overhead ÷ floor's %.2f; over unrecorded %s; CPU/call %s",
 			k.name, us(s.Median), us(s.P99), lv.Ratio, us(lv.OverUnrecorded), us(float64(lv.CPU)))
 	}
-	if _, err := h.verifyLog(ctx, audits[1]); err != nil {
-		return err
+	for i, k := range kinds[:unrec] {
+		if k.kind == "aegis" {
+			if _, err := h.verifyLog(ctx, audits[i]); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-func httpRow(mode string, window int, direct, floor, aegis, sg samples) HTTPRow {
-	r := HTTPRow{Mode: mode, Window: window, Direct: direct.stats(), Floor: floor.stats(), Aegis: aegis.stats(), Supergateway: sg.stats()}
-	r.FloorOverhead = r.Floor.Median - r.Direct.Median
-	r.AegisOverhead = r.Aegis.Median - r.Direct.Median
-	r.SupergatewayOverhead = r.Supergateway.Median - r.Direct.Median
-	r.Ratio = ratio(r.AegisOverhead, r.FloorOverhead)
-	r.VsSupergateway = ratio(r.AegisOverhead, r.SupergatewayOverhead)
+// httpRow makes a row from the direct samples and the floor's, aegis's,
+// supergateway's and v2's (in that order) with each one's CPU per
+// message; a target without samples has NaN figures.
+func httpRow(mode, revision string, window int, direct samples, fronts []samples, cpu []Num) HTTPRow {
+	r := HTTPRow{Mode: mode, Revision: revision, Window: window, Direct: direct.stats(),
+		Floor: fronts[0].stats(), Aegis: fronts[1].stats(), Supergateway: fronts[2].stats(), V2: fronts[3].stats(),
+		FloorCPU: cpu[0], AegisCPU: cpu[1], SupergatewayCPU: cpu[2], V2CPU: cpu[3]}
+	over := func(s Stats) float64 {
+		if s.N == 0 {
+			return math.NaN()
+		}
+		return s.Median - r.Direct.Median
+	}
+	r.FloorOverhead, r.AegisOverhead, r.SupergatewayOverhead, r.V2Overhead = Num(over(r.Floor)), Num(over(r.Aegis)), Num(over(r.Supergateway)), Num(over(r.V2))
+	r.Ratio = ratio(float64(r.AegisOverhead), float64(r.FloorOverhead))
+	r.VsSupergateway = ratio(float64(r.AegisOverhead), float64(r.SupergatewayOverhead))
+	r.VsV2 = ratio(float64(r.AegisOverhead), float64(r.V2Overhead))
 	return r
 }
 
@@ -361,7 +447,7 @@ func httpRow(mode string, window int, direct, floor, aegis, sg samples) HTTPRow 
 // floor (its one child serving every client; no sessions to count),
 // aegis at none and at strict, and supergateway.
 func (h *harness) httpManySessions(ctx context.Context, r *HTTPResult, sg []string) error {
-	st := httpStarter{h, sg}
+	st := httpStarter{h: h, sg: sg}
 	calls := max(5, h.it.rtLock/80) // per session
 	for _, k := range []struct{ name, kind, level string }{
 		{"floor", "floor", ""}, {"aegis none", "aegis", "none"}, {"aegis strict", "aegis", "strict"}, {"supergateway", "supergateway", ""},
@@ -419,8 +505,8 @@ func (h *harness) httpSessionsOf(ctx context.Context, st httpStarter, kind, leve
 	errs := make([]error, n)
 	for i := range ws {
 		wg.Go(func() {
-			if ws[i], errs[i] = t.worker(); errs[i] == nil {
-				_, errs[i] = ws[i].roundTrip(callReq)
+			if ws[i], errs[i] = t.worker(false); errs[i] == nil {
+				_, errs[i] = ws[i].roundTrip(httpCall)
 			}
 		})
 	}
@@ -441,7 +527,7 @@ func (h *harness) httpSessionsOf(ctx context.Context, st httpStarter, kind, leve
 	for i, w := range ws {
 		wg.Go(func() {
 			for range calls {
-				d, err := w.roundTrip(callReq)
+				d, err := w.roundTrip(httpCall)
 				if err != nil {
 					errs[i] = err
 					return

@@ -12,7 +12,9 @@ import (
 
 // TestHTTPSection runs the http section alone (-only http) with a tiny
 // iteration count, to keep it from rotting: the real aegis wrap --listen,
-// the HTTP floor and the pinned supergateway each serve the echo child,
+// the HTTP floor, the pinned supergateway and the pinned TypeScript SDK
+// v2's handler each serve the echo child, at both revisions (all but
+// supergateway at 2026-07-28),
 // every row and table is filled, the logs aegis wrote verify (the
 // section checks that itself), and the plot is written. It asserts
 // nothing about the figures themselves. It runs beside TestQuickRun, on
@@ -34,10 +36,19 @@ func TestHTTPSection(t *testing.T) {
 	if hr.Supergateway == "" {
 		t.Errorf("supergateway version = %q; want the pinned one", hr.Supergateway)
 	}
-	for _, row := range []HTTPRow{hr.LockStep, hr.Pipelined} {
-		for name, s := range map[string]Stats{"direct": row.Direct, "floor": row.Floor, "aegis": row.Aegis, "supergateway": row.Supergateway} {
+	if hr.V2 == "" {
+		t.Errorf("TypeScript SDK v2 version = %q; want the pinned one", hr.V2)
+	}
+	for _, row := range hr.rows() {
+		targets := map[string]Stats{"direct": row.Direct, "floor": row.Floor, "aegis": row.Aegis, "TS SDK v2": row.V2}
+		if row.Revision == "2025-11-25" {
+			targets["supergateway"] = row.Supergateway
+		} else if row.Revision != modernRevision || row.Supergateway.N != 0 {
+			t.Errorf("%s row: revision %q, supergateway %d samples; want 2025-11-25, or 2026-07-28 without supergateway", row.Mode, row.Revision, row.Supergateway.N)
+		}
+		for name, s := range targets {
 			if s.N == 0 || s.Median <= 0 {
-				t.Errorf("%s %s = %+v; want samples", row.Mode, name, s)
+				t.Errorf("%s %s %s = %+v; want samples", row.Mode, row.Revision, name, s)
 			}
 		}
 	}
@@ -66,8 +77,8 @@ func TestHTTPSection(t *testing.T) {
 			}
 		}
 	}
-	if rows != 3 {
-		t.Errorf("http target rows = %d; want 3 (lock-step, pipelined, beside supergateway)", rows)
+	if rows != 7 {
+		t.Errorf("http target rows = %d; want 7 (lock-step and pipelined at each revision; beside supergateway, and the TypeScript SDK v2 at each revision)", rows)
 	}
 	for _, name := range []string{"results.json", "results.md", "http_cdf.png"} {
 		if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Size() == 0 {

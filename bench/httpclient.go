@@ -116,24 +116,65 @@ func (t *httpTarget) stopChecked(strict bool) error {
 
 func (t *httpTarget) stop() error { return t.stopChecked(false) }
 
+// modernRevision is the MCP revision whose requests are stateless: no
+// initialize, no session id, the revision and the client's capabilities
+// in every request's params._meta, the method (and a tools/call's name)
+// mirrored in headers.
+const modernRevision = "2026-07-28"
+
+// modernMeta is params._meta of a 2026-07-28 request.
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// httpReq is a request an HTTP client sends: its line split where the id
+// goes (as pingReq), and for 2026-07-28 what its Mcp-Method and Mcp-Name
+// headers mirror.
+type httpReq struct {
+	line         [2]string
+	method, name string
+}
+
+var (
+	// httpPing and httpCall are revision 2025-11-25's unrecorded and
+	// recorded requests.
+	httpPing = httpReq{line: pingReq}
+	httpCall = httpReq{line: callReq}
+	// modernList is the unrecorded request of revision 2026-07-28, which
+	// has no ping: resources/list, which the echo child answers as it
+	// answers ping, with an empty result.
+	modernList = httpReq{line: [2]string{`{"jsonrpc":"2.0","id":`, `,"method":"resources/list","params":{` + modernMeta + `}}` + "\n"}, method: "resources/list"}
+)
+
+// unrecordedReq is the unrecorded request of a revision: 2026-07-28's
+// when modern.
+func unrecordedReq(modern bool) httpReq {
+	if modern {
+		return modernList
+	}
+	return httpPing
+}
+
 // httpWorker is one client of a target: a session (when the target has
-// them) and the buffers of its requests. Not safe for concurrent use.
+// them and the client speaks 2025-11-25) and the buffers of its
+// requests. Not safe for concurrent use.
 type httpWorker struct {
-	t    *httpTarget
-	sid  string
-	body []byte
-	br   *bufio.Reader
+	t      *httpTarget
+	modern bool // speaks 2026-07-28: stateless
+	sid    string
+	body   []byte
+	br     *bufio.Reader
 }
 
 // worker returns a client of t, with a session of its own started when
-// t has sessions (initialize answered, notifications/initialized sent).
-func (t *httpTarget) worker() (*httpWorker, error) {
-	w := t.join("")
-	if !t.sessions {
+// t has sessions and the client speaks 2025-11-25 (initialize answered,
+// notifications/initialized sent); a 2026-07-28 client (modern) starts
+// none.
+func (t *httpTarget) worker(modern bool) (*httpWorker, error) {
+	w := t.join("", modern)
+	if !t.sessions || modern {
 		return w, nil
 	}
 	init := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"aegis-bench","version":"1"}}}`)
-	resp, err := w.post(init)
+	resp, err := w.post(init, httpReq{})
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +184,7 @@ func (t *httpTarget) worker() (*httpWorker, error) {
 	if w.sid = resp.Header.Get("Mcp-Session-Id"); w.sid == "" {
 		return nil, t.p.errorf("initialize answered without Mcp-Session-Id")
 	}
-	resp, err = w.post([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	resp, err = w.post([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), httpReq{})
 	if err != nil {
 		return nil, err
 	}
@@ -155,30 +196,39 @@ func (t *httpTarget) worker() (*httpWorker, error) {
 	return w, nil
 }
 
-// join returns a client of t in the session sid (none: "").
-func (t *httpTarget) join(sid string) *httpWorker {
-	return &httpWorker{t: t, sid: sid, br: bufio.NewReaderSize(nil, 16<<10)}
+// join returns a client of t in the session sid (none: ""), speaking
+// 2026-07-28 when modern.
+func (t *httpTarget) join(sid string, modern bool) *httpWorker {
+	return &httpWorker{t: t, modern: modern, sid: sid, br: bufio.NewReaderSize(nil, 16<<10)}
 }
 
-// post sends one message as a conforming client does: Accept takes JSON
-// and SSE.
-func (w *httpWorker) post(body []byte) (*http.Response, error) {
-	req, err := http.NewRequest(http.MethodPost, w.t.url, bytes.NewReader(body))
+// post sends one message, req's, as a conforming client does: Accept
+// takes JSON and SSE; at 2026-07-28 the revision, method and name in
+// headers.
+func (w *httpWorker) post(body []byte, req httpReq) (*http.Response, error) {
+	r, err := http.NewRequest(http.MethodPost, w.t.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if w.t.sessions {
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	switch {
+	case w.modern:
+		r.Header.Set("MCP-Protocol-Version", modernRevision)
+		r.Header.Set("Mcp-Method", req.method)
+		if req.name != "" {
+			r.Header.Set("Mcp-Name", req.name)
+		}
+	case w.t.sessions:
+		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	}
 	if w.sid != "" {
-		req.Header.Set("Mcp-Session-Id", w.sid)
+		r.Header.Set("Mcp-Session-Id", w.sid)
 	}
 	if w.t.token != "" {
-		req.Header.Set("Authorization", "Bearer "+w.t.token)
+		r.Header.Set("Authorization", "Bearer "+w.t.token)
 	}
-	resp, err := w.t.client.Do(req)
+	resp, err := w.t.client.Do(r)
 	if err != nil {
 		return nil, w.t.p.errorf("POST: %w", err)
 	}
@@ -232,11 +282,11 @@ func answers(msg []byte, id int) bool {
 
 // roundTrip sends one request with a fresh id and reads its answer: the
 // time from before the POST to the end of the response.
-func (w *httpWorker) roundTrip(req [2]string) (time.Duration, error) {
+func (w *httpWorker) roundTrip(req httpReq) (time.Duration, error) {
 	id := int(w.t.ids.Add(1))
-	w.body = append(strconv.AppendInt(append(w.body[:0], req[0]...), int64(id), 10), strings.TrimSuffix(req[1], "\n")...)
+	w.body = append(strconv.AppendInt(append(w.body[:0], req.line[0]...), int64(id), 10), strings.TrimSuffix(req.line[1], "\n")...)
 	t0 := time.Now()
-	resp, err := w.post(w.body)
+	resp, err := w.post(w.body, req)
 	if err != nil {
 		return 0, err
 	}
@@ -246,7 +296,7 @@ func (w *httpWorker) roundTrip(req [2]string) (time.Duration, error) {
 
 // pipeline sends n requests from window workers at once, each lock-step
 // on a connection of its own, and returns the elapsed time.
-func (t *httpTarget) pipeline(ws []*httpWorker, req [2]string, n int) (time.Duration, error) {
+func (t *httpTarget) pipeline(ws []*httpWorker, req httpReq, n int) (time.Duration, error) {
 	var next atomic.Int64
 	errs := make(chan error, len(ws))
 	t0 := time.Now()

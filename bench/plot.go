@@ -273,6 +273,9 @@ func plotClients(res *Results, dir string) error {
 	for ci, c := range res.Clients {
 		for ti, t := range clientTargets {
 			key := clientKey(c.Client, t.name)
+			if len(res.clientSamples[key]) == 0 {
+				continue // the C relay, not built
+			}
 			l, err := plotter.NewLine(cdfXYs(res.clientSamples[key]))
 			if err != nil {
 				return fmt.Errorf("%s: %w", key, err)

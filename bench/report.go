@@ -156,10 +156,10 @@ func (res *Results) WriteMarkdown(w io.Writer) {
 	}
 
 	if len(res.Clients) > 0 {
-		p("\n## Real clients (lock-step tools/call to server-everything on Node)\n\nEach call's round trip as the official SDK's call returns it, pooled over rounds that rotate the targets.\n\n| client | direct | wrap none | overhead | wrap strict | overhead |\n|---|---:|---:|---:|---:|---:|\n")
+		p("\n## Real clients (lock-step tools/call to server-everything on Node)\n\nEach call's round trip as the official SDK's call returns it, pooled over rounds that rotate the targets; the C relay (bench/crelay/relay.c) is placed where wrap is, so that its call is direct + a relay's two hops and nothing else.\n\n| client | revision | direct | C relay | overhead | wrap none | overhead | none ÷ C relay | wrap strict | overhead |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range res.Clients {
-			p("| %s | %s / %s | %s / %s | %s | %s / %s | %s |\n", c.Client, us(c.Direct.Median), us(c.Direct.P99),
-				us(c.None.Median), us(c.None.P99), us(c.NoneOverhead), us(c.Strict.Median), us(c.Strict.P99), us(c.StrictOverhead))
+			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Client, c.Revision, mp(c.Direct), mpOr(c.CRelay), us(float64(c.CRelayOverhead)),
+				mp(c.None), us(c.NoneOverhead), fx(c.NoneVsCRelay), mp(c.Strict), us(c.StrictOverhead))
 		}
 	}
 

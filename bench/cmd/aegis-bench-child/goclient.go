@@ -14,8 +14,8 @@ import (
 
 // goClient is the official Go SDK's client driving the server argv over
 // stdio: warm lock-step tools/call echo calls, then n timed ones. It
-// prints {"ns":[…]}, each call's round trip as the client's CallTool
-// returns it.
+// prints {"ns":[…],"revision":"…"}, each call's round trip as the
+// client's CallTool returns it, and the revision the session speaks.
 func goClient(n, warm int, argv []string) int {
 	if len(argv) == 0 {
 		fmt.Fprintln(os.Stderr, "aegis-bench-child goclient: no server command")
@@ -51,7 +51,14 @@ func goClient(n, warm int, argv []string) int {
 			ns = append(ns, d.Nanoseconds())
 		}
 	}
-	b, _ := json.Marshal(map[string][]int64{"ns": ns})
+	revision := ""
+	if r := cs.InitializeResult(); r != nil {
+		revision = r.ProtocolVersion
+	}
+	b, _ := json.Marshal(struct {
+		NS       []int64 `json:"ns"`
+		Revision string  `json:"revision"`
+	}{ns, revision})
 	fmt.Println(string(b))
 	return 0
 }
