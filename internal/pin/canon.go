@@ -26,6 +26,11 @@ var Fields = [...]string{"name", "title", "description", "inputSchema", "outputS
 const (
 	// MaxDepth bounds the nesting of a tool list's JSON, as checked.
 	MaxDepth = 128
+	// MaxListed bounds the tools of one answer that are read (their
+	// definitions put in canonical form and digested); those past it
+	// are named only, Ambiguous for ReasonListBound, so that they count
+	// as changed.
+	MaxListed = 4096
 )
 
 // Definition is one tool of a tools/list answer, as read.
@@ -71,6 +76,10 @@ const (
 	ReasonTwoNames     = "tools/list: two tools with one name"
 	ReasonShape        = "tools/list: not a result with a tools array of objects with string names"
 	ReasonDepth        = "tools/list: nested too deeply"
+	// A bound met, rather than readers' disagreement: the tools involved
+	// are not pinned and count as changed.
+	ReasonListBound = "tools/list: more tools in one answer than aegis reads (4096): those past them count as changed"
+	ReasonPinBound  = "tools/list: tools past what a pin file holds or the changed tools a wrap keeps: not pinned, counted as changed"
 )
 
 // ReadMessage reads a tools/list answer: msg is the whole JSON-RPC
@@ -130,10 +139,14 @@ func ReadMessage(msg []byte) List {
 	items, _ := arr.Array()
 	own := false // some tool is ambiguous in itself
 	names := make(map[string]int, len(items))
-	for _, it := range items {
-		raw := it.MarshalTo(nil)
-		d := readTool(it, raw)
-		own = own || d.Ambiguous != ""
+	for i, it := range items {
+		var d Definition
+		if i < MaxListed {
+			d = readTool(it, it.MarshalTo(nil))
+			own = own || d.Ambiguous != ""
+		} else {
+			d = nameOnly(it)
+		}
 		if d.Name != "" {
 			if k, ok := names[d.Name]; ok {
 				l.Tools[k].ambiguous(ReasonTwoNames)
@@ -157,6 +170,16 @@ func ReadMessage(msg []byte) List {
 		}
 	}
 	return l
+}
+
+// nameOnly is a tool past MaxListed: its names, and no definition.
+func nameOnly(v *fastjson.Value) Definition {
+	d := Definition{Names: namesOf(v), Ambiguous: ReasonListBound}
+	if n := v.Get("name"); n != nil && n.Type() == fastjson.TypeString {
+		b, _ := n.StringBytes()
+		d.Name = string(b)
+	}
+	return d
 }
 
 // namesOf returns the string members of tool object v whose key is

@@ -17,14 +17,23 @@ import (
 	"github.com/aegisrelay/aegis/internal/userfiles"
 )
 
-// MaxFileSize bounds a pin file read: a pin file holds at most MaxPinned
-// definitions of at most MaxDefinition bytes each, and a wrong path (a
-// log, a device) is not read whole.
+// Bounds of a pin file. MaxFileSize bounds a pin file read, so that a
+// wrong path (a log, a device) is not read whole, and written: no writer
+// (Update) writes a file Read would refuse. A pin file holds at most
+// MaxPinned pins and MaxPinned seen definitions, each of at most
+// MaxDefinition bytes in canonical form, and no more than fits in
+// MaxFileSize as Marshal lays them out (Room, EntryBytes): a definition
+// indented one member a line may take many times its canonical bytes.
 const (
 	MaxFileSize   = 64 << 20
 	MaxDefinition = 256 << 10
 	MaxPinned     = 4096
 )
+
+// roomLeft is what a writer that adds pins (a wrap, aegis pin) keeps free
+// below MaxFileSize, so that accepting changes (which adds who accepted)
+// still fits.
+const roomLeft = 1 << 20
 
 // Version is the pin file format's version.
 const Version = 1
@@ -145,36 +154,64 @@ func (pf *File) Marshal() []byte {
 	return append(b, '\n')
 }
 
+// Size is the bytes of the file as Marshal lays it out.
+func (pf *File) Size() int { return len(pf.Marshal()) }
+
+// Room is how many bytes of pins (EntryBytes) a writer may still add to
+// a file of size bytes (File.Size).
+func Room(size int) int { return MaxFileSize - roomLeft - size }
+
+// EntryBytes is at least what the pin p of tool name adds to the file's
+// bytes as Marshal lays it out, in tools or in seen: its definition
+// indented one member a line.
+func EntryBytes(name string, p Pin) int {
+	b, _ := json.MarshalIndent(p, "    ", "  ")
+	k, _ := json.Marshal(name)
+	return len(b) + len(k) + len(`    : ,`+"\n")
+}
+
 // Update changes the pin file at path under an exclusive lock (a lock
 // file beside it, NAME.pins.json.lock), so that a wrap pinning and a
 // person accepting never lose each other's change: it reads the file
 // afresh, calls change, and writes the result atomically
 // (internal/atomicfile) if change reports it changed something. A file
-// Read refuses is neither changed nor replaced.
+// Read refuses is neither changed nor replaced, and a change that would
+// make the file one Read refuses (over MaxFileSize) is not written.
 func Update(path string, change func(*File) (bool, error)) (*File, error) {
+	pf, _, err := update(path, change)
+	return pf, err
+}
+
+// update is Update, which also returns the file's size as written (0
+// when change changed nothing).
+func update(path string, change func(*File) (bool, error)) (*File, int, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFile, err)
+		return nil, 0, fmt.Errorf("%w: %v", ErrFile, err)
 	}
 	lk, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("%w: lock: %v", ErrFile, err)
+		return nil, 0, fmt.Errorf("%w: lock: %v", ErrFile, err)
 	}
 	defer lk.Close()
 	if err := syscall.Flock(int(lk.Fd()), syscall.LOCK_EX); err != nil {
-		return nil, fmt.Errorf("%w: lock: %v", ErrFile, err)
+		return nil, 0, fmt.Errorf("%w: lock: %v", ErrFile, err)
 	}
 	pf, err := Read(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	changed, err := change(pf)
 	if err != nil || !changed {
-		return pf, err
+		return pf, 0, err
 	}
-	if err := atomicfile.WriteFile(path, pf.Marshal(), 0o600); err != nil {
-		return nil, fmt.Errorf("%w: write %s: %v", ErrFile, path, err)
+	data := pf.Marshal()
+	if len(data) > MaxFileSize {
+		return nil, 0, fmt.Errorf("%w: %s would be over %d bytes; not written", ErrFile, path, MaxFileSize)
 	}
-	return pf, nil
+	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
+		return nil, 0, fmt.Errorf("%w: write %s: %v", ErrFile, path, err)
+	}
+	return pf, len(data), nil
 }
 
 // PathFor is the pin file: file when given, else server's default (Path).
