@@ -92,9 +92,17 @@ type Exporter struct {
 	dropped uint64 // records dropped with the line queue full
 	sizes   []int  // lines per tapped group, for the metrics; at most maxSizes
 	closed  bool
-	wake    chan struct{}
+	wake    chan struct{} // the first group into an empty queue, and Close
+	full    chan struct{} // the queue past half of QueueBytes, and Close
 	done    chan struct{}
 }
+
+// linger is how long run gathers groups after the first one into an
+// empty queue before it reads them: waking a goroutine for each group
+// (a call or two) costs more CPU than building the call's span, so the
+// reading goroutine wakes at most twice per linger (the first group, the
+// timer) however busy the log is, and not at all while it is idle.
+const linger = 200 * time.Millisecond
 
 // Start returns the Exporter the environment asks for, running, or nil
 // when it asks for none (Enabled).
@@ -145,7 +153,7 @@ func Start(cfg Config) (*Exporter, error) {
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("otelexport: %w", err)
 	}
-	e := &Exporter{cfg: cfg, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	e := &Exporter{cfg: cfg, wake: make(chan struct{}, 1), full: make(chan struct{}, 1), done: make(chan struct{})}
 	if cfg.MetricReader != nil || (cfg.Exporter == nil && metricsEnabled(cfg.Getenv)) {
 		if e.m, err = newMeters(cfg, res); err != nil {
 			return nil, err
@@ -170,41 +178,68 @@ func (e *Exporter) TapFunc() func([]byte) {
 
 // Tap queues a group of whole lines the journal wrote: a copy, or, if
 // the queue cannot take it, nothing (its records counted as dropped). It
-// never blocks on anything but the queue's lock.
+// never blocks on anything but the queue's lock, and wakes the reading
+// goroutine only for the first group into an empty queue and when the
+// queue passes half its bound.
 func (e *Exporter) Tap(lines []byte) {
 	e.mu.Lock()
-	if e.m != nil && len(e.sizes) < maxSizes && !e.closed {
-		e.sizes = append(e.sizes, bytes.Count(lines, []byte{'\n'}))
-	}
 	if e.closed || len(e.buf)+len(lines) > e.cfg.QueueBytes {
 		e.dropped += uint64(bytes.Count(lines, []byte{'\n'}))
 		e.mu.Unlock()
 		return
 	}
+	if e.m != nil && len(e.sizes) < maxSizes {
+		e.sizes = append(e.sizes, bytes.Count(lines, []byte{'\n'}))
+	}
+	was := len(e.buf)
 	e.buf = append(e.buf, lines...)
+	half := e.cfg.QueueBytes / 2
 	e.mu.Unlock()
+	switch {
+	case was == 0:
+		signal(e.wake)
+	case was <= half && was+len(lines) > half:
+		signal(e.full)
+	}
+}
+
+// signal wakes the goroutine waiting on c, if it is not woken already.
+func signal(c chan struct{}) {
 	select {
-	case e.wake <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
 }
 
-// run reads the queued lines until Close, then what is left.
+// run reads the queued lines, linger after the first of a run of groups
+// (or at once when the queue is half full), until Close, then what is
+// left; it hands the spans of each reading to the processor at once.
 func (e *Exporter) run() {
 	defer close(e.done)
 	var spare []byte
 	var spareSizes []int
+	timer := time.NewTimer(linger)
+	timer.Stop()
 	for {
 		<-e.wake
+		timer.Reset(linger)
+		select {
+		case <-timer.C:
+		case <-e.full:
+			timer.Stop()
+		}
 		e.mu.Lock()
 		buf, closed, sizes := e.buf, e.closed, e.sizes
 		e.buf, e.sizes = spare[:0], spareSizes[:0]
 		e.mu.Unlock()
 		e.m.groups(sizes)
 		e.b.lines(buf)
-		spare, spareSizes = buf, sizes
 		if closed {
 			e.b.close()
+		}
+		e.proc.kick()
+		spare, spareSizes = buf, sizes
+		if closed {
 			return
 		}
 	}
@@ -245,10 +280,8 @@ func (e *Exporter) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
+	signal(e.wake)
+	signal(e.full)
 	<-e.done
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CloseTimeout)
 	defer cancel()

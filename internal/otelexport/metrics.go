@@ -47,6 +47,30 @@ type meters struct {
 	calls    metric.Int64Counter
 	refusals metric.Int64Counter
 	group    metric.Int64Histogram
+	// sets caches the attribute sets the calls are recorded under, by
+	// their values, at most MaxSeries of them: building a set sorts and
+	// allocates, and a log's calls repeat a few tools and statuses.
+	sets map[setKey]metric.MeasurementOption
+}
+
+// setKey names one attribute set of meters.sets: which instrument's
+// (kind) and its values.
+type setKey struct {
+	kind     byte // 'd' duration, 'c' calls, 'r' refusals
+	tool, et string
+}
+
+// opt returns the cached option of k's attribute set, making it with
+// attrs the first time.
+func (m *meters) opt(k setKey, attrs func() []attribute.KeyValue) metric.MeasurementOption {
+	if o, ok := m.sets[k]; ok {
+		return o
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(attrs()...))
+	if len(m.sets) < 3*MaxSeries {
+		m.sets[k] = o
+	}
+	return o
 }
 
 // metricsEnabled reports whether the environment, which asks for spans,
@@ -78,7 +102,7 @@ func newMeters(cfg Config, res *resource.Resource) (*meters, error) {
 		}
 		reader = sdkmetric.NewPeriodicReader(exp)
 	}
-	m := &meters{mp: sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader),
+	m := &meters{sets: map[setKey]metric.MeasurementOption{}, mp: sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader),
 		sdkmetric.WithCardinalityLimit(MaxSeries))}
 	meter := m.mp.Meter("github.com/aegisrelay/aegis/internal/otelexport")
 	var err error
@@ -110,17 +134,24 @@ func (m *meters) call(d *callData, c *calls.Call[*callData], dur time.Duration) 
 		return
 	}
 	ctx := context.Background()
-	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", Method)}
-	if d.tool != "" {
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", d.tool))
-	}
-	if et := errorType(c.Status); et != "" {
-		attrs = append(attrs, attribute.String("error.type", et))
-	}
-	m.duration.Record(ctx, dur.Seconds(), metric.WithAttributes(attrs...))
-	m.calls.Add(ctx, 1, metric.WithAttributes(attribute.String("aegis.status", c.Status)))
+	et := errorType(c.Status)
+	m.duration.Record(ctx, dur.Seconds(), m.opt(setKey{'d', d.tool, et}, func() []attribute.KeyValue {
+		attrs := []attribute.KeyValue{attribute.String("mcp.method.name", Method)}
+		if d.tool != "" {
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", d.tool))
+		}
+		if et != "" {
+			attrs = append(attrs, attribute.String("error.type", et))
+		}
+		return attrs
+	}))
+	m.calls.Add(ctx, 1, m.opt(setKey{'c', "", c.Status}, func() []attribute.KeyValue {
+		return []attribute.KeyValue{attribute.String("aegis.status", c.Status)}
+	}))
 	if code := refusalCode(d, c); code != "" {
-		m.refusals.Add(ctx, 1, metric.WithAttributes(attribute.String("aegis.refusal.code", code)))
+		m.refusals.Add(ctx, 1, m.opt(setKey{'r', "", code}, func() []attribute.KeyValue {
+			return []attribute.KeyValue{attribute.String("aegis.refusal.code", code)}
+		}))
 	}
 }
 

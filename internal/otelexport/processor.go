@@ -15,17 +15,21 @@ const exportTimeout = 10 * time.Second
 // processor is the SDK's span processor of an Exporter: a bounded queue
 // of finished spans, exported in batches by one goroutine. Unlike the
 // SDK's batch processor it counts what it drops and what the collector
-// does not take, for Close to say.
+// does not take, for Close to say, and its goroutine wakes only when the
+// Exporter's reading goroutine has built a reading's spans (kick) or a
+// batch's worth is queued: never once per span.
 type processor struct {
 	exp   sdktrace.SpanExporter
-	q     chan sdktrace.ReadOnlySpan
+	max   int // spans queued at most
 	batch int
 	logf  func(string, ...any)
+	wake  chan struct{}
 	stop  chan struct{} // closed by Shutdown: drain and return
 	done  chan struct{}
 	once  sync.Once
 
 	mu       sync.Mutex
+	q        []sdktrace.ReadOnlySpan // spans waiting to be exported
 	spans    uint64
 	exported uint64
 	dropped  uint64
@@ -37,8 +41,8 @@ type processor struct {
 }
 
 func newProcessor(exp sdktrace.SpanExporter, queue, batch int, logf func(string, ...any)) *processor {
-	p := &processor{exp: exp, q: make(chan sdktrace.ReadOnlySpan, queue), batch: batch, logf: logf,
-		stop: make(chan struct{}), done: make(chan struct{})}
+	p := &processor{exp: exp, max: queue, batch: batch, logf: logf,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	go p.run()
 	return p
@@ -46,78 +50,56 @@ func newProcessor(exp sdktrace.SpanExporter, queue, batch int, logf func(string,
 
 func (p *processor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
-// OnEnd queues s, or drops it if the queue is full.
+// OnEnd queues s, or drops it if the queue is full; a batch's worth
+// queued wakes the exporting goroutine.
 func (p *processor) OnEnd(s sdktrace.ReadOnlySpan) {
 	p.mu.Lock()
 	p.spans++
-	p.mu.Unlock()
-	select {
-	case p.q <- s:
-	default:
-		p.mu.Lock()
+	if len(p.q) >= p.max {
 		p.dropped++
 		p.mu.Unlock()
+		return
+	}
+	p.q = append(p.q, s)
+	n := len(p.q)
+	p.mu.Unlock()
+	if n == p.batch {
+		signal(p.wake)
 	}
 }
 
-// linger is how long run gathers spans after the first of a batch: one
-// export per span would cost more than the call it describes.
-const linger = 200 * time.Millisecond
+// kick wakes the exporting goroutine for what is queued.
+func (p *processor) kick() { signal(p.wake) }
 
-// run exports the queue in batches: a batch leaves when it is full or
-// linger after its first span, so that a quiet wrap's spans leave soon
-// and a busy one's leave in full batches.
+// run exports the queue, in batches, each time it is woken, until
+// Shutdown; then what is left, while Shutdown's context allows.
 func (p *processor) run() {
 	defer close(p.done)
-	buf := make([]sdktrace.ReadOnlySpan, 0, p.batch)
-	timer := time.NewTimer(linger)
-	timer.Stop()
+	var spare []sdktrace.ReadOnlySpan
 	for {
 		select {
-		case s := <-p.q:
-			buf = append(buf[:0], s)
+		case <-p.wake:
 		case <-p.stop:
-			p.drain(buf[:0])
-			return
 		}
-		timer.Reset(linger)
-	more:
-		for len(buf) < p.batch {
-			select {
-			case s := <-p.q:
-				buf = append(buf, s)
-			case <-timer.C:
-				break more
-			case <-p.stop:
-				timer.Stop()
-				p.export(buf)
-				p.drain(buf[:0])
+		p.mu.Lock()
+		q := p.q
+		p.q = spare[:0]
+		p.mu.Unlock()
+		for i := 0; i < len(q) && p.ctx.Err() == nil; i += p.batch {
+			p.export(q[i:min(i+p.batch, len(q))])
+		}
+		clear(q)
+		spare = q
+		select {
+		case <-p.stop:
+			p.mu.Lock()
+			left := len(p.q)
+			p.mu.Unlock()
+			if left == 0 || p.ctx.Err() != nil {
 				return
 			}
+		default:
 		}
-		timer.Stop()
-		p.export(buf)
-	}
-}
-
-// drain exports what is queued, in batches, until the queue is empty or
-// Shutdown's context is done.
-func (p *processor) drain(buf []sdktrace.ReadOnlySpan) {
-	for p.ctx.Err() == nil {
-		buf = buf[:0]
-	more:
-		for len(buf) < p.batch {
-			select {
-			case s := <-p.q:
-				buf = append(buf, s)
-			default:
-				break more
-			}
-		}
-		if len(buf) == 0 {
-			return
-		}
-		p.export(buf)
 	}
 }
 
@@ -126,7 +108,6 @@ func (p *processor) export(buf []sdktrace.ReadOnlySpan) {
 	ctx, cancel := context.WithTimeout(p.ctx, exportTimeout)
 	err := p.exp.ExportSpans(ctx, buf)
 	cancel()
-	clear(buf)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err == nil {
@@ -145,7 +126,7 @@ func (p *processor) export(buf []sdktrace.ReadOnlySpan) {
 	}
 }
 
-// Shutdown drains the queue, exporting until ctx is done, then shuts the
+// Shutdown exports what is queued until ctx is done, then shuts the
 // exporter down.
 func (p *processor) Shutdown(ctx context.Context) error {
 	p.once.Do(func() {
@@ -157,8 +138,11 @@ func (p *processor) Shutdown(ctx context.Context) error {
 	return p.exp.Shutdown(ctx)
 }
 
-// ForceFlush does nothing: run exports as soon as spans are queued.
-func (p *processor) ForceFlush(context.Context) error { return nil }
+// ForceFlush wakes the exporting goroutine.
+func (p *processor) ForceFlush(context.Context) error {
+	p.kick()
+	return nil
+}
 
 func (p *processor) stats() Stats {
 	p.mu.Lock()

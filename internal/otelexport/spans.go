@@ -32,6 +32,7 @@ type session struct {
 	principal  string
 	durability string
 	name       string
+	sid        string // aegis.session: the sid in hex, made once
 }
 
 // mark is one record a span names: its seq, ts and the SHA-256 of its
@@ -87,8 +88,10 @@ type builder struct {
 	tracer trace.Tracer
 	origin string
 	dec    record.Decoder
+	slot   record.Slot // each line decodes into it: no allocation for intents and outcomes
 	book   *calls.Book[*session, *callData]
-	meters *meters // nil: no metrics
+	meters *meters              // nil: no metrics
+	attrs  []attribute.KeyValue // a span's attributes, reused: the SDK copies them
 }
 
 func newBuilder(t trace.Tracer, origin string, m *meters) *builder {
@@ -124,10 +127,12 @@ func (b *builder) close() { b.book.Close() }
 
 // line counts one record and emits the spans of the call it finishes.
 func (b *builder) line(line []byte) {
-	r, err := b.dec.Decode(line)
-	if err != nil {
+	// The record aliases line and the slot until the next line: what a
+	// call keeps is copied out (newCallData; the model copies its ids).
+	if err := b.dec.DecodeInto(&b.slot, line); err != nil {
 		return // the journal's own line: it decodes
 	}
+	r := b.slot.Record()
 	m := mark{seq: r.Seq, ts: r.TS, digest: sha256.Sum256(line), ok: true}
 	if r.Seq == 0 && b.origin == "" {
 		b.origin = tlog.Origin(line)
@@ -141,7 +146,8 @@ func (b *builder) line(line []byte) {
 		return
 	}
 	if st, ok := r.Body.(*record.SessionStart); ok {
-		s.Data = &session{transport: st.Transport, principal: st.Principal, durability: st.Durability, name: st.Name}
+		s.Data = &session{transport: st.Transport, principal: st.Principal, durability: st.Durability, name: st.Name,
+			sid: hex.EncodeToString(s.SID[:])}
 	}
 	c := b.book.Count(r, data)
 	if c != nil && c.Data != nil {
@@ -233,15 +239,21 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 	if d.tool != "" {
 		name += " " + d.tool
 	}
-	attrs := []attribute.KeyValue{
+	sid := ""
+	if s.Data != nil {
+		sid = s.Data.sid
+	} else {
+		sid = hex.EncodeToString(s.SID[:])
+	}
+	attrs := append(b.attrs[:0],
 		attribute.String("mcp.method.name", Method),
 		attribute.String("gen_ai.operation.name", "execute_tool"),
-		attribute.String("aegis.session", hex.EncodeToString(s.SID[:])),
+		attribute.String("aegis.session", sid),
 		attribute.Int64("aegis.record.seq", int64(first.seq)),
 		attribute.String("aegis.record.digest", first.digestText()),
 		attribute.String("aegis.status", c.Status),
 		attribute.String("aegis.policy.verdict", d.verdict),
-	}
+	)
 	if d.tool != "" {
 		attrs = append(attrs, attribute.String("gen_ai.tool.name", d.tool))
 	}
@@ -300,6 +312,7 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 	}
 	ctx, span := b.tracer.Start(parent, name, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithTimestamp(first.ts), trace.WithAttributes(attrs...))
+	b.attrs = attrs[:0]
 	if et != "" {
 		span.SetStatus(codes.Error, c.Status)
 	}
