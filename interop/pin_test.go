@@ -187,7 +187,8 @@ func TestPinTypeScriptSDKv2(t *testing.T) {
 				t.Errorf("%d intents give the pin as the reason; want 1", n)
 			}
 			logOut, err := exec.Command(aegis, "log", audit).CombinedOutput()
-			if err != nil || strings.Count(string(logOut), "host_denied (not executed)") != 1 || !strings.Contains(string(logOut), "tool echo accepted (sha256:") {
+			if err != nil || strings.Count(string(logOut), "host_denied (not executed)") != 1 || !strings.Contains(string(logOut), "tool echo accepted (sha256:") ||
+				!strings.Contains(string(logOut), "denied TOOL_CHANGED (the tool changed since it was pinned: aegis pin diff pinned echo; aegis pin accept pinned echo)") {
 				t.Errorf("aegis log: %v; want one refused call and the acceptance\n%s", err, logOut)
 			}
 		})

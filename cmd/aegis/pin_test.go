@@ -32,6 +32,7 @@ type pinEnv struct {
 	f                    *fixture
 	state, tools, policy string
 	page                 int
+	era                  string // toolserver.py's $ERA
 }
 
 func newPinEnv(t *testing.T, onChange string) *pinEnv {
@@ -60,7 +61,7 @@ func (e *pinEnv) env() []string { return append(os.Environ(), e.vars()...) }
 
 // vars are the variables e sets: the state folder, the server's tools.
 func (e *pinEnv) vars() []string {
-	return []string{"XDG_STATE_HOME=" + e.state, "TOOLS=" + e.tools, fmt.Sprintf("PAGE=%d", e.page)}
+	return []string{"XDG_STATE_HOME=" + e.state, "TOOLS=" + e.tools, fmt.Sprintf("PAGE=%d", e.page), "ERA=" + e.era}
 }
 
 // pinAegis runs aegis with args in e's state folder.
@@ -285,6 +286,10 @@ func TestPinBlockAccept(t *testing.T) {
 				if got := pins(trs[i]); got != want {
 					t.Errorf("tools record %d = %q; want %q", i, got, want)
 				}
+			}
+			// aegis log says why the call was refused, and what to run.
+			if code, out := e.pinAegis(t, "log", e.f.audit); code != 0 || !strings.Contains(out, "denied TOOL_CHANGED (the tool changed since it was pinned: aegis pin diff toolsrv echo; aegis pin accept toolsrv echo)") {
+				t.Errorf("aegis log = exit %d\n%s; want the refusal's code and the commands", code, out)
 			}
 			if a := trs[2]; a.Event != record.ToolsAccept || a.Tool.String() != "echo" || a.Digest != trs[1].Tools[0].Digest || a.UID != uint64(os.Getuid()) {
 				t.Errorf("accept record = %+v; want echo's changed digest, by uid %d", a, os.Getuid())

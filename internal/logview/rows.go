@@ -38,6 +38,11 @@ type Call struct {
 	ResultType string `json:"result_type,omitempty"`
 	LatencyNS  *int64 `json:"latency_ns"`
 
+	// Code is the refusal's code where the verdict does not say it
+	// (TOOL_CHANGED), and Hint what a person runs about it (tools.go).
+	Code string `json:"code,omitempty"`
+	Hint string `json:"hint,omitempty"`
+
 	// An abbreviated id or tool name (record.MaxValueBytes): Call or Tool
 	// shows its prefix and length, these its digest.
 	CallSHA256 string `json:"call_sha256,omitempty"`
@@ -125,6 +130,7 @@ func intentCall(r *record.Record, b *record.Intent) *Call {
 	if b.Approval != nil {
 		c.Approval = &Approval{ID: b.Approval.ID}
 	}
+	c.Code = refusalCode(b)
 	return c
 }
 
@@ -207,6 +213,7 @@ func (c *Call) Cells(expand bool) [][]string {
 	if c.Rule != "" {
 		verdict += " (" + c.Rule + ")"
 	}
+	verdict += c.codeWords()
 	rows := [][]string{{FormatTime(c.TS), c.SID[:8], c.Seqs(), c.Call, tool, status, latency(c.LatencyNS), verdict}}
 	if !expand {
 		return rows

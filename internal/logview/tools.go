@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aegisrelay/aegis/internal/gate"
+	"github.com/aegisrelay/aegis/internal/pin"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -52,4 +54,49 @@ func toolsLine(r *record.Record, b *record.Tools) *Session {
 		Text: text,
 		TS:   ts,
 	}
+}
+
+// refusalCode is the code a refusal gave the client that the intent's
+// verdict does not say: TOOL_CHANGED, for a call refused because its
+// tool changed since it was pinned (its policy reason is the pin's).
+func refusalCode(b *record.Intent) string {
+	if b.Verdict == record.VerdictDenied && b.PolicyReason == pin.ReasonChanged {
+		return gate.CodeToolChanged
+	}
+	return ""
+}
+
+// hint says what a person runs about c's refusal: for TOOL_CHANGED, to
+// see the change and accept it, with server the session's server's name
+// (wrap's --name; SERVER when the log does not say).
+func (c *Call) hint(server string) {
+	if c.Code != gate.CodeToolChanged || c.Tool == nil || c.ToolSHA256 != "" {
+		return
+	}
+	if server == "" {
+		server = "SERVER"
+	}
+	c.Hint = "aegis pin diff " + shellWord(server) + " " + shellWord(*c.Tool) + "; aegis pin accept " + shellWord(server) + " " + shellWord(*c.Tool)
+}
+
+// codeWords is what the table's POLICY column adds for c's Code and Hint.
+func (c *Call) codeWords() string {
+	switch {
+	case c.Code == gate.CodeToolChanged && c.Hint != "":
+		return " " + c.Code + " (the tool changed since it was pinned: " + c.Hint + ")"
+	case c.Code == gate.CodeToolChanged:
+		return " " + c.Code + " (the tool changed since it was pinned: aegis pin diff, aegis pin accept)"
+	case c.Code != "":
+		return " " + c.Code
+	}
+	return ""
+}
+
+// shellWord is s as one word a POSIX shell reads back as s: as it is
+// when it holds only letters, digits and ._-/:@, else single-quoted.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -42,8 +42,8 @@ func (it Item) done() bool { return it.Call == nil || it.Call.done }
 type View struct {
 	opts  Options
 	show  func(Item)
-	book  *calls.Book[struct{}, *Call] // the sessions and calls of the log being read
-	order []Item                       // lines not yet shown, in the order of their records
+	book  *calls.Book[string, *Call] // the sessions (each its server's name) and calls of the log being read
+	order []Item                     // lines not yet shown, in the order of their records
 	// parked: the lines of calls parked for approval, by their intent's
 	// seq, until their outcome is read.
 	parked map[uint64]*Call
@@ -64,7 +64,7 @@ func New(opts Options, show func(Item)) *View {
 // first segments (Partial): a call whose session began there is still
 // shown.
 func (v *View) newLog() {
-	v.book = calls.New[struct{}, *Call](calls.Options{Exclusive: true, Partial: true})
+	v.book = calls.New[string, *Call](calls.Options{Exclusive: true, Partial: true})
 	v.book.OnClose = v.closed
 	v.parked = map[uint64]*Call{}
 }
@@ -78,6 +78,9 @@ func (v *View) Record(r *record.Record) {
 	s, c := v.book.Add(r, row)
 	switch b := r.Body.(type) {
 	case *record.SessionStart:
+		if s != nil {
+			s.Data = b.Name
+		}
 		v.order = append(v.order, Item{Session: startLine(r, b)})
 	case *record.Protocol:
 		v.order = append(v.order, Item{Session: protocolLine(r, b)})
@@ -106,6 +109,9 @@ func (v *View) Record(r *record.Record) {
 		}
 		if row.Revision == "" && s != nil {
 			row.Revision = s.Revision
+		}
+		if s != nil {
+			row.hint(s.Data)
 		}
 		// Shown even outside its session: log shows what it can read.
 		v.order = append(v.order, Item{Call: row})
@@ -138,7 +144,7 @@ func (v *View) Record(r *record.Record) {
 // off without its session_end, those in flight are "no outcome" (a
 // session's outcomes come before its end, so none will follow), and a
 // session whose start was read gets a line saying so.
-func (v *View) closed(s *calls.Session[struct{}, *Call], how calls.How) {
+func (v *View) closed(s *calls.Session[string, *Call], how calls.How) {
 	s.EachPending(func(c *calls.Call[*Call]) { c.Data.update(c) })
 	if how == calls.Ended {
 		return
