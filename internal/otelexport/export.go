@@ -82,7 +82,6 @@ const maxSizes = 4096
 // exports nothing.
 type Exporter struct {
 	cfg  Config
-	tp   *sdktrace.TracerProvider
 	proc *processor
 	b    *builder
 	m    *meters // nil: metrics off
@@ -160,9 +159,7 @@ func Start(cfg Config) (*Exporter, error) {
 		}
 	}
 	e.proc = newProcessor(exp, cfg.QueueSpans, cfg.Batch, cfg.Logf)
-	e.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSpanProcessor(e.proc),
-		sdktrace.WithSampler(sdktrace.AlwaysSample()))
-	e.b = newBuilder(e.tp.Tracer("github.com/aegisrelay/aegis/internal/otelexport"), cfg.Origin, e.m)
+	e.b = newBuilder(res, e.proc.OnEnd, cfg.Origin, e.m)
 	go e.run()
 	return e, nil
 }
@@ -285,7 +282,7 @@ func (e *Exporter) Close() error {
 	<-e.done
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CloseTimeout)
 	defer cancel()
-	err := e.tp.Shutdown(ctx)
+	err := e.proc.Shutdown(ctx)
 	if e.m != nil {
 		// The last reading: what the calls of this run add up to.
 		// A collector that does not take them is said, as for spans,

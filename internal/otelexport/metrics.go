@@ -104,7 +104,7 @@ func newMeters(cfg Config, res *resource.Resource) (*meters, error) {
 	}
 	m := &meters{sets: map[setKey]metric.MeasurementOption{}, mp: sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader),
 		sdkmetric.WithCardinalityLimit(MaxSeries))}
-	meter := m.mp.Meter("github.com/aegisrelay/aegis/internal/otelexport")
+	meter := m.mp.Meter(scopeName)
 	var err error
 	if m.duration, err = meter.Float64Histogram(MetricDuration, metric.WithUnit("s"),
 		metric.WithDescription("Duration of a tools/call, from its first intent to its final record"),

@@ -12,8 +12,8 @@ import (
 // the batch, which is counted, and the next batch is tried.
 const exportTimeout = 10 * time.Second
 
-// processor is the SDK's span processor of an Exporter: a bounded queue
-// of finished spans, exported in batches by one goroutine. Unlike the
+// processor is an Exporter's queue of finished spans, exported in
+// batches by one goroutine with the SDK's span exporter. Unlike the
 // SDK's batch processor it counts what it drops and what the collector
 // does not take, for Close to say, and its goroutine wakes only when the
 // Exporter's reading goroutine has built a reading's spans (kick) or a
@@ -47,8 +47,6 @@ func newProcessor(exp sdktrace.SpanExporter, queue, batch int, logf func(string,
 	go p.run()
 	return p
 }
-
-func (p *processor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
 // OnEnd queues s, or drops it if the queue is full; a batch's worth
 // queued wakes the exporting goroutine.
@@ -136,12 +134,6 @@ func (p *processor) Shutdown(ctx context.Context) error {
 		<-p.done
 	})
 	return p.exp.Shutdown(ctx)
-}
-
-// ForceFlush wakes the exporting goroutine.
-func (p *processor) ForceFlush(context.Context) error {
-	p.kick()
-	return nil
 }
 
 func (p *processor) stats() Stats {

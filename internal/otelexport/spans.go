@@ -3,14 +3,21 @@ package otelexport
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/aegisrelay/aegis/journal/calls"
@@ -79,23 +86,38 @@ type callData struct {
 	events       []taskEvent
 	eventsMore   int
 	emitted      bool
-	parent       context.Context // the client's trace context; nil: none
+	parent       trace.SpanContext // the client's span; not valid: none
 }
 
 // builder follows the calls of the lines it reads and builds their
 // spans. Used by one goroutine.
+//
+// A span is built whole once its call is done, from the times the log
+// recorded, and handed to the processor as the SDK's read-only span
+// (tracetest.SpanStub's snapshot): a tracer would keep a live span,
+// lock it, sample it, copy and deduplicate its attributes and snapshot
+// it at its end, which is work without purpose for a span that is
+// never live and costs more than the rest of its export.
 type builder struct {
-	tracer trace.Tracer
+	res    *resource.Resource
+	scope  instrumentation.Scope
+	out    func(sdktrace.ReadOnlySpan)
+	ids    *rand.ChaCha8
 	origin string
 	dec    record.Decoder
 	slot   record.Slot // each line decodes into it: no allocation for intents and outcomes
 	book   *calls.Book[*session, *callData]
-	meters *meters              // nil: no metrics
-	attrs  []attribute.KeyValue // a span's attributes, reused: the SDK copies them
+	meters *meters // nil: no metrics
 }
 
-func newBuilder(t trace.Tracer, origin string, m *meters) *builder {
-	b := &builder{tracer: t, origin: origin, meters: m}
+// scopeName is the instrumentation scope of every span and metric.
+const scopeName = "github.com/aegisrelay/aegis/internal/otelexport"
+
+func newBuilder(res *resource.Resource, out func(sdktrace.ReadOnlySpan), origin string, m *meters) *builder {
+	var seed [32]byte
+	crand.Read(seed[:]) // never fails (crypto/rand)
+	b := &builder{res: res, scope: instrumentation.Scope{Name: scopeName}, out: out, ids: rand.NewChaCha8(seed),
+		origin: origin, meters: m}
 	// Partial: the records before this run are not read, and a group
 	// the queue dropped is missing.
 	b.book = calls.New[*session, *callData](calls.Options{Partial: true})
@@ -205,7 +227,7 @@ func newCallData(in *record.Intent, m mark) *callData {
 		if in.Trace.State != nil {
 			carrier["tracestate"] = string(in.Trace.State)
 		}
-		d.parent = propagation.TraceContext{}.Extract(context.Background(), carrier)
+		d.parent = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), carrier))
 	}
 	switch in.Call.Type {
 	case record.IDNumber, record.IDString:
@@ -245,7 +267,7 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 	} else {
 		sid = hex.EncodeToString(s.SID[:])
 	}
-	attrs := append(b.attrs[:0],
+	attrs := append(make([]attribute.KeyValue, 0, 24),
 		attribute.String("mcp.method.name", Method),
 		attribute.String("gen_ai.operation.name", "execute_tool"),
 		attribute.String("aegis.session", sid),
@@ -306,30 +328,54 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 	if et != "" {
 		attrs = append(attrs, attribute.String("error.type", et))
 	}
-	parent := d.parent
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, span := b.tracer.Start(parent, name, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithTimestamp(first.ts), trace.WithAttributes(attrs...))
-	b.attrs = attrs[:0]
-	if et != "" {
-		span.SetStatus(codes.Error, c.Status)
-	}
+	sc := b.spanContext(d.parent)
+	children := 0
 	if len(d.rounds) > 1 {
 		for _, r := range d.rounds {
-			b.roundSpan(ctx, name, r)
+			b.roundSpan(sc, name, r)
+			children++
 		}
 	}
 	if d.taskID != "" {
-		b.taskSpan(ctx, name, d)
+		b.taskSpan(sc, name, d)
+		children++
 	}
-	span.End(trace.WithTimestamp(end))
+	b.out(tracetest.SpanStub{Name: name, SpanContext: sc, Parent: d.parent, SpanKind: trace.SpanKindServer,
+		StartTime: first.ts, EndTime: end, Attributes: attrs, Status: spanStatus(et, c.Status),
+		ChildSpanCount: children, Resource: b.res, InstrumentationScope: b.scope}.Snapshot())
 	b.meters.call(d, c, end.Sub(first.ts))
 }
 
-// roundSpan is one round's child span.
-func (b *builder) roundSpan(ctx context.Context, name string, r round) {
+// spanContext is a new span's: a child's of parent when it is valid
+// (the client's trace, its trace state kept), else the root of a new
+// trace. The ids are random, as the SDK's are (W3C Trace Context's
+// randomness), from a generator seeded by crypto/rand.
+func (b *builder) spanContext(parent trace.SpanContext) trace.SpanContext {
+	cfg := trace.SpanContextConfig{TraceFlags: trace.FlagsSampled}
+	if parent.IsValid() {
+		cfg.TraceID, cfg.TraceState = parent.TraceID(), parent.TraceState()
+	} else {
+		for !cfg.TraceID.IsValid() {
+			binary.LittleEndian.PutUint64(cfg.TraceID[:8], b.ids.Uint64())
+			binary.LittleEndian.PutUint64(cfg.TraceID[8:], b.ids.Uint64())
+		}
+	}
+	for !cfg.SpanID.IsValid() {
+		binary.LittleEndian.PutUint64(cfg.SpanID[:], b.ids.Uint64())
+	}
+	return trace.NewSpanContext(cfg)
+}
+
+// spanStatus is the status of a span whose error.type is et.
+func spanStatus(et, status string) sdktrace.Status {
+	if et == "" {
+		return sdktrace.Status{}
+	}
+	return sdktrace.Status{Code: codes.Error, Description: status}
+}
+
+// roundSpan is one round's child span of the call's span parent.
+func (b *builder) roundSpan(parent trace.SpanContext, name string, r round) {
 	attrs := []attribute.KeyValue{
 		attribute.Int("aegis.round.n", r.n),
 		attribute.Int64("aegis.record.seq", int64(r.intent.seq)),
@@ -344,18 +390,18 @@ func (b *builder) roundSpan(ctx context.Context, name string, r round) {
 		attrs = append(attrs, attribute.Int64("aegis.outcome.seq", int64(r.outcome.seq)),
 			attribute.String("aegis.outcome.digest", r.outcome.digestText()), attribute.String("aegis.status", r.status))
 	}
-	_, span := b.tracer.Start(ctx, name+" round "+strconv.Itoa(r.n), trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithTimestamp(r.intent.ts), trace.WithAttributes(attrs...))
-	if et := errorType(r.status); et != "" {
-		span.SetAttributes(attribute.String("error.type", et))
-		span.SetStatus(codes.Error, r.status)
+	et := errorType(r.status)
+	if et != "" {
+		attrs = append(attrs, attribute.String("error.type", et))
 	}
-	span.End(trace.WithTimestamp(end))
+	b.out(tracetest.SpanStub{Name: name + " round " + strconv.Itoa(r.n), SpanContext: b.spanContext(parent), Parent: parent,
+		SpanKind: trace.SpanKindInternal, StartTime: r.intent.ts, EndTime: end, Attributes: attrs,
+		Status: spanStatus(et, r.status), Resource: b.res, InstrumentationScope: b.scope}.Snapshot())
 }
 
 // taskSpan is the child span of the task a call became, from the
 // outcome that made it to its end, an event per task record.
-func (b *builder) taskSpan(ctx context.Context, name string, d *callData) {
+func (b *builder) taskSpan(parent trace.SpanContext, name string, d *callData) {
 	attrs := []attribute.KeyValue{
 		attribute.String("aegis.task.id", d.taskID),
 		attribute.Int64("aegis.record.seq", int64(d.taskStart.seq)),
@@ -372,8 +418,7 @@ func (b *builder) taskSpan(ctx context.Context, name string, d *callData) {
 	if d.eventsMore > 0 {
 		attrs = append(attrs, attribute.Int("aegis.task.events.more", d.eventsMore))
 	}
-	_, span := b.tracer.Start(ctx, "task "+name, trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithTimestamp(d.taskStart.ts), trace.WithAttributes(attrs...))
+	events := make([]sdktrace.Event, 0, len(d.events))
 	for _, e := range d.events {
 		ea := []attribute.KeyValue{attribute.Int64("aegis.record.seq", int64(e.seq)), attribute.String("aegis.record.digest", e.digestText())}
 		if e.via != "" {
@@ -382,13 +427,15 @@ func (b *builder) taskSpan(ctx context.Context, name string, d *callData) {
 		if e.status != "" {
 			ea = append(ea, attribute.String("aegis.status", e.status))
 		}
-		span.AddEvent(e.event, trace.WithTimestamp(e.ts), trace.WithAttributes(ea...))
+		events = append(events, sdktrace.Event{Name: e.event, Time: e.ts, Attributes: ea})
 	}
-	if et := errorType(status); et != "" {
-		span.SetAttributes(attribute.String("error.type", et))
-		span.SetStatus(codes.Error, status)
+	et := errorType(status)
+	if et != "" {
+		attrs = append(attrs, attribute.String("error.type", et))
 	}
-	span.End(trace.WithTimestamp(end))
+	b.out(tracetest.SpanStub{Name: "task " + name, SpanContext: b.spanContext(parent), Parent: parent,
+		SpanKind: trace.SpanKindInternal, StartTime: d.taskStart.ts, EndTime: end, Attributes: attrs, Events: events,
+		Status: spanStatus(et, status), Resource: b.res, InstrumentationScope: b.scope}.Snapshot())
 }
 
 // errorType is error.type of a call of status: none for ok and the
