@@ -8,9 +8,10 @@ package journaltest
 import (
 	"crypto/ed25519"
 	"crypto/sha256"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -45,15 +46,25 @@ var FuzzPub = FuzzKey.Public().(ed25519.PublicKey)
 // every record kind, signed by FuzzKey, with a torn line between them.
 func Genuine(tb testing.TB) []byte {
 	tb.Helper()
-	_, here, _, ok := runtime.Caller(0)
-	if !ok {
-		tb.Fatal("journaltest: no caller information to find testdata by")
-	}
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "..", "journal", "record", "testdata", "genuine.jsonl"))
+	// A test runs in its package's folder, somewhere under the module's
+	// root: the file is found from there, not from this file's compiled-in
+	// path, which -trimpath makes a module path.
+	rel := filepath.Join("journal", "record", "testdata", "genuine.jsonl")
+	dir, err := os.Getwd()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return data
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, rel))
+		if err == nil {
+			return data
+		}
+		parent := filepath.Dir(dir)
+		if !errors.Is(err, fs.ErrNotExist) || parent == dir {
+			tb.Fatalf("journaltest: no %s above the test's folder: %v", rel, err)
+		}
+		dir = parent
+	}
 }
 
 // Calls builds the records of recorded tools/calls as the relay does: an
