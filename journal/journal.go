@@ -74,6 +74,10 @@ type Options struct {
 	// (package otelexport reads the calls it exports from them). A torn
 	// line's ending '\n' may come before the group. Default: none.
 	Tap func(lines []byte)
+	// TapSync, when set, is given how long each fdatasync of a group
+	// took, on the writer's path, before Tap is given the group; like
+	// Tap it returns at once (otelexport's fsync latency). Default: none.
+	TapSync func(time.Duration)
 
 	// onStep, set only by tests, is called at each step of sealing and
 	// compressing (rotate.go's step names): the crash tests SIGKILL their
@@ -160,6 +164,8 @@ type log struct {
 	rot   *rotator     // nil unless Options.MaxSize or Options.Compress
 	heads *headWriter  // nil unless Options.HeadFile
 
+	tapSync func(time.Duration) // Options.TapSync; called by the leader only
+
 	// Checkpoints (checkpoint.go), nil unless Options.Checkpoint.File:
 	// the tree of every record written (owned by the leader) and the
 	// log's origin, set once seq 0 is written; cpSince is the records
@@ -245,6 +251,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		now:  opts.Now,
 		tap:  opts.Tap,
 	}}
+	j.tapSync = opts.TapSync
 	hex.Encode(j.sid[:], opts.SID[:])
 	j.cond.L = &j.mu
 	live, err := segment.ReadTail(f, path, true)
@@ -493,6 +500,9 @@ func (j *Journal) flush(sync bool) {
 			j.syncCost = d
 		} else {
 			j.syncCost += (d - j.syncCost) / 8
+		}
+		if j.tapSync != nil && err == nil {
+			j.tapSync(time.Since(t))
 		}
 	}
 	if err == nil && j.tap != nil && n > 0 {
