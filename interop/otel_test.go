@@ -55,16 +55,29 @@ func freeOTelPort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startCollector runs the collector receiving OTLP/HTTP on a loopback
-// port and writing what it receives to out, and returns the endpoint
-// once it accepts connections.
+// startCollector runs the collector receiving OTLP/HTTP and OTLP/gRPC
+// on loopback ports and writing what it receives to out, and returns
+// the OTLP/HTTP endpoint once it accepts connections.
 func startCollector(t *testing.T, bin, dir, out string) string {
 	t.Helper()
-	port := freeOTelPort(t)
+	endpoint, _ := startCollectors(t, bin, dir, out)
+	return endpoint
+}
+
+// startCollectors is startCollector returning both endpoints: OTLP/HTTP's
+// and OTLP/gRPC's.
+func startCollectors(t *testing.T, bin, dir, out string) (httpEndpoint, grpcEndpoint string) {
+	t.Helper()
+	port, grpcPort := freeOTelPort(t), freeOTelPort(t)
+	for grpcPort == port {
+		grpcPort = freeOTelPort(t)
+	}
 	cfg := fmt.Sprintf(`receivers:
   otlp:
     protocols:
       http:
+        endpoint: 127.0.0.1:%d
+      grpc:
         endpoint: 127.0.0.1:%d
 exporters:
   file:
@@ -84,7 +97,7 @@ service:
     metrics:
       receivers: [otlp]
       exporters: [file/metrics]
-`, port, out, metricsPath(out))
+`, port, grpcPort, out, metricsPath(out))
 	cfgPath := filepath.Join(dir, "otelcol.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -96,19 +109,21 @@ service:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(time.Minute); ; {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			break
+	for _, p := range []int{port, grpcPort} {
+		addr := fmt.Sprintf("127.0.0.1:%d", p)
+		for deadline := time.Now().Add(time.Minute); ; {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the collector does not listen on %s: %v\n%s", addr, err, stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond) // polling a port being opened
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the collector does not listen on %s: %v\n%s", addr, err, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond) // polling a port being opened
 	}
-	return "http://" + addr
+	return fmt.Sprintf("http://127.0.0.1:%d", port), fmt.Sprintf("http://127.0.0.1:%d", grpcPort)
 }
 
 // metricsPath is where the collector writing spans to out writes the
@@ -291,13 +306,25 @@ type otelLogRow struct {
 // every call, and the refusals by code are those the client was
 // answered with. With the collector stopped, the calls go as before and
 // aegis says what was not exported.
-func TestOTelCollector(t *testing.T) {
+func TestOTelCollector(t *testing.T) { testOTelCollector(t, "http/protobuf") }
+
+// TestOTelCollectorGRPC is TestOTelCollector over OTLP/gRPC, chosen by
+// OTEL_EXPORTER_OTLP_PROTOCOL=grpc: the SDK's gRPC exporters send the
+// spans and the metrics to the collector's gRPC receiver.
+func TestOTelCollectorGRPC(t *testing.T) { testOTelCollector(t, "grpc") }
+
+func testOTelCollector(t *testing.T, protocol string) {
 	dir := t.TempDir()
 	col := buildCollector(t, dir)
 	out := filepath.Join(dir, "spans.json")
-	endpoint := startCollector(t, col, dir, out)
+	httpEndpoint, grpcEndpoint := startCollectors(t, col, dir, out)
+	endpoint := httpEndpoint
+	if protocol == "grpc" {
+		endpoint = grpcEndpoint
+	}
+	proto := "OTEL_EXPORTER_OTLP_PROTOCOL=" + protocol
 	argv, aegis, audit := wrapWithPolicy(t)
-	stderr := runPolicyCalls(t, argv, "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint, "OTEL_SERVICE_NAME=aegis-interop")
+	stderr := runPolicyCalls(t, argv, "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint, proto, "OTEL_SERVICE_NAME=aegis-interop")
 	if strings.Contains(stderr, "telemetry:") {
 		t.Errorf("aegis said, with the collector up:\n%s", stderr)
 	}
@@ -425,7 +452,7 @@ func TestOTelCollector(t *testing.T) {
 	// The collector gone: nothing listens at the endpoint.
 	argv2, _, audit2 := wrapWithPolicy(t)
 	dead := fmt.Sprintf("http://127.0.0.1:%d", freeOTelPort(t))
-	stderr = runPolicyCalls(t, argv2, "OTEL_EXPORTER_OTLP_ENDPOINT="+dead)
+	stderr = runPolicyCalls(t, argv2, "OTEL_EXPORTER_OTLP_ENDPOINT="+dead, proto)
 	if !strings.Contains(stderr, "telemetry:") || !strings.Contains(stderr, "not exported") {
 		t.Errorf("aegis said nothing of the spans not exported:\n%s", stderr)
 	}

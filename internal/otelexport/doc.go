@@ -31,12 +31,16 @@
 // OTEL_EXPORTER_OTLP_ENDPOINT nor OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 // set, or with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none, it
 // returns a nil *Exporter, whose Tap is nil and whose Close does
-// nothing: no goroutine, no queue, no exporter is made. The exporter
-// itself is the OpenTelemetry Go SDK's OTLP exporter over HTTP
-// (http/protobuf, the default of OTEL_EXPORTER_OTLP_PROTOCOL), which
-// reads the endpoint, headers, timeout, compression and TLS settings
-// from the same variables; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
-// name the resource (service.name aegis by default).
+// nothing: no goroutine, no queue, no exporter is made. The exporters
+// themselves are the OpenTelemetry Go SDK's OTLP exporters, over
+// OTLP/HTTP (http/protobuf, the specification's default) or OTLP/gRPC
+// (grpc), as OTEL_EXPORTER_OTLP_TRACES_PROTOCOL and
+// OTEL_EXPORTER_OTLP_METRICS_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
+// say for each signal (any other value fails Start with ErrProtocol);
+// they read the endpoint, headers, timeout, compression and TLS
+// settings from the same variables; OTEL_SERVICE_NAME and
+// OTEL_RESOURCE_ATTRIBUTES name the resource (service.name aegis by
+// default).
 //
 // # Spans
 //
@@ -81,7 +85,7 @@
 // waiting). Neither fsync latency nor bytes relayed are in the log's
 // lines, and so neither is a metric. Each instrument keeps at most
 // MaxSeries attribute sets (tool names come from peers). The metrics
-// are exported with the OTLP metric exporter over HTTP, which reads the
+// are exported with the OTLP metric exporter of their protocol, which reads the
 // OTEL_EXPORTER_OTLP_* variables (and their METRICS variants, and
 // OTEL_METRIC_EXPORT_INTERVAL), when the exporter runs and
 // OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is

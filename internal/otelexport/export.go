@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -19,8 +20,9 @@ import (
 
 // Errors Start returns.
 var (
-	// ErrProtocol: OTEL_EXPORTER_OTLP_PROTOCOL (or its traces variant)
-	// names a protocol this build does not export with.
+	// ErrProtocol: OTEL_EXPORTER_OTLP_PROTOCOL (or its traces or metrics
+	// variant) names a protocol this build does not export with (it
+	// exports with grpc and http/protobuf).
 	ErrProtocol = errors.New("otelexport: unsupported OTLP protocol")
 )
 
@@ -72,6 +74,29 @@ func Enabled(getenv func(string) string) bool {
 		return false
 	}
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// The OTLP protocols Start exports with.
+const (
+	ProtocolGRPC = "grpc"
+	ProtocolHTTP = "http/protobuf" // the default
+)
+
+// protocol is the OTLP protocol of signal (TRACES or METRICS): its own
+// OTEL_EXPORTER_OTLP_{signal}_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
+// else http/protobuf, the specification's default.
+func protocol(getenv func(string) string, signal string) (string, error) {
+	p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL"))
+	if p == "" {
+		p = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+	}
+	switch p {
+	case "", ProtocolHTTP:
+		return ProtocolHTTP, nil
+	case ProtocolGRPC:
+		return ProtocolGRPC, nil
+	}
+	return "", fmt.Errorf("%w %q: this build exports with %s or %s", ErrProtocol, p, ProtocolGRPC, ProtocolHTTP)
 }
 
 // maxSizes bounds the group sizes waiting for the metrics; a group
@@ -129,18 +154,19 @@ func Start(cfg Config) (*Exporter, error) {
 	}
 	exp := cfg.Exporter
 	if exp == nil {
-		proto := cfg.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-		if proto == "" {
-			proto = cfg.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+		proto, err := protocol(cfg.Getenv, "TRACES")
+		if err != nil {
+			return nil, err
 		}
-		if proto != "" && proto != "http/protobuf" {
-			return nil, fmt.Errorf("%w %q: this build exports with http/protobuf", ErrProtocol, proto)
-		}
-		var err error
 		// The OTLP exporter reads its endpoint, headers, timeout,
 		// compression and TLS from the OTEL_EXPORTER_OTLP_* variables;
 		// it dials nothing until the first export.
-		if exp, err = otlptracehttp.New(context.Background()); err != nil {
+		if proto == ProtocolGRPC {
+			exp, err = otlptracegrpc.New(context.Background())
+		} else {
+			exp, err = otlptracehttp.New(context.Background())
+		}
+		if err != nil {
 			return nil, fmt.Errorf("otelexport: %w", err)
 		}
 	}

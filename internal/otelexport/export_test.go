@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -267,9 +268,50 @@ func TestDisabled(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Start(Config{Getenv: func(k string) string {
-		return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}[k]
-	}}); err == nil {
-		t.Fatal("Start with protocol grpc: no error")
+}
+
+// TestProtocol: each signal's protocol is its own variable's, else the
+// general one's, else http/protobuf; grpc and http/protobuf start, any
+// other fails Start with ErrProtocol.
+func TestProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		env             map[string]string
+		traces, metrics string
+		err             bool
+	}{
+		{"default", nil, ProtocolHTTP, ProtocolHTTP, false},
+		{"grpc", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, ProtocolGRPC, ProtocolGRPC, false},
+		{"http", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, ProtocolHTTP, ProtocolHTTP, false},
+		{"traces grpc", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}, ProtocolGRPC, ProtocolHTTP, false},
+		{"metrics grpc", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "grpc"}, ProtocolHTTP, ProtocolGRPC, false},
+		{"traces over general", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, ProtocolHTTP, ProtocolGRPC, false},
+		{"json", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "", "", true},
+		{"metrics json", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json"}, ProtocolHTTP, "", true},
+		{"case variant", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "GRPC"}, "", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv := func(k string) string { return tc.env[k] }
+			tr, terr := protocol(getenv, "TRACES")
+			me, merr := protocol(getenv, "METRICS")
+			if tr != tc.traces || me != tc.metrics || (terr != nil || merr != nil) != tc.err {
+				t.Fatalf("protocols %q (%v), %q (%v); want %q, %q, error %v", tr, terr, me, merr, tc.traces, tc.metrics, tc.err)
+			}
+			env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			e, err := Start(Config{Getenv: func(k string) string { return env[k] }, CloseTimeout: time.Millisecond})
+			if tc.err {
+				if !errors.Is(err, ErrProtocol) || e != nil {
+					t.Fatalf("Start = %v, %v; want ErrProtocol", e, err)
+				}
+				return
+			}
+			if err != nil || e == nil {
+				t.Fatalf("Start = %v, %v", e, err)
+			}
+			e.Close()
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -89,14 +90,16 @@ func metricsEnabled(getenv func(string) string) bool {
 func newMeters(cfg Config, res *resource.Resource) (*meters, error) {
 	reader := cfg.MetricReader
 	if reader == nil {
-		proto := cfg.Getenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
-		if proto == "" {
-			proto = cfg.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+		proto, err := protocol(cfg.Getenv, "METRICS")
+		if err != nil {
+			return nil, err
 		}
-		if proto != "" && proto != "http/protobuf" {
-			return nil, fmt.Errorf("%w %q: this build exports with http/protobuf", ErrProtocol, proto)
+		var exp sdkmetric.Exporter
+		if proto == ProtocolGRPC {
+			exp, err = otlpmetricgrpc.New(context.Background())
+		} else {
+			exp, err = otlpmetrichttp.New(context.Background())
 		}
-		exp, err := otlpmetrichttp.New(context.Background())
 		if err != nil {
 			return nil, fmt.Errorf("otelexport: %w", err)
 		}
