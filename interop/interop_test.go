@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -61,18 +62,57 @@ func TestEverythingThroughWrap(t *testing.T) {
 	checkAudit(t, audit, pub, wrapped)
 }
 
-// buildAegis builds the aegis binary into dir, as a release is built.
+// TestMain removes the aegis binary the tests share (built).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built is the aegis binary, built once per test binary, as a release is
+// built; out is the build's output when it failed.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	out      []byte
+	err      error
+}
+
+// buildAegis puts the aegis binary at dir/aegis (a hard link to the one
+// built for every test, or a copy where a link cannot be made) and
+// returns its path.
 func buildAegis(t *testing.T, dir string) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go is not on PATH: %v", err)
+	built.once.Do(func() {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			built.err = fmt.Errorf("go is not on PATH: %w", err)
+			return
+		}
+		if built.dir, built.err = os.MkdirTemp("", "aegis-interop-bin-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "aegis")
+		cmd := exec.Command(goBin, "build", "-o", built.bin, "github.com/aegisrelay/aegis/cmd/aegis")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if built.out, built.err = cmd.CombinedOutput(); built.err != nil {
+			built.err = fmt.Errorf("go build cmd/aegis: %w", built.err)
+		}
+	})
+	if built.err != nil {
+		t.Fatalf("%v\n%s", built.err, built.out)
 	}
 	bin := filepath.Join(dir, "aegis")
-	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/aegisrelay/aegis/cmd/aegis")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build cmd/aegis: %v\n%s", err, out)
+	if err := os.Link(built.bin, bin); err != nil {
+		data, err := os.ReadFile(built.bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return bin
 }
