@@ -183,7 +183,7 @@ func runWrap(args []string) int {
 		return fail(exitcode.Usage, "wrap: telemetry: %v", err)
 	}
 	defer tel.Close()
-	jopts.Tap = tel.TapFunc()
+	jopts.Tap, jopts.TapSync = tel.TapFunc(), tel.TapSyncFunc()
 
 	// Signals: SIGINT/SIGTERM/SIGHUP go to the child. SIGPIPE is caught so
 	// that a client gone away shows up as EPIPE on write, not as aegis's
