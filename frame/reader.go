@@ -136,6 +136,7 @@ type Reader struct {
 	spilled      int  // bytes in spill[1:]
 	spillScanned int  // of which scanned for '\n'
 	mapped       bool // long is a mapping, from mappedBufs
+	short        bool // the last read returned less than it had room for
 }
 
 // NewReader returns a Reader of r. size is the buffer size, max the longest
@@ -390,6 +391,7 @@ func (r *Reader) read(p []byte, end *int) {
 			return
 		}
 		*end += n
+		r.short = n < len(p)
 		if err != nil {
 			r.err = err
 			return
@@ -400,6 +402,12 @@ func (r *Reader) read(p []byte, end *int) {
 	}
 	r.err = io.ErrNoProgress
 }
+
+// Short reports whether the last read of the source returned fewer bytes
+// than the Reader had room for. A pipe or a socket returns what it holds,
+// so after a short read it held nothing more at that moment; bytes may
+// have arrived since.
+func (r *Reader) Short() bool { return r.short }
 
 // NextLine splits the first line off chunk: line runs up to and including
 // the first '\n', or is all of chunk if it has none (a final line at EOF);

@@ -528,3 +528,29 @@ func TestReaderPairProperty(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderShort: Short says whether the read behind the lines Next
+// returned had more room than the source filled.
+func TestReaderShort(t *testing.T) {
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
+	for _, tc := range []struct {
+		name string
+		src  []byte
+		size int
+		want bool
+	}{
+		{"one line, room for more", line, 4096, true},
+		{"lines filling the buffer", bytes.Repeat(line, 8), 2 * len(line), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rd := NewReader(bytes.NewReader(tc.src), tc.size, 0)
+			chunk, err := rd.Next()
+			if err != nil || len(chunk) == 0 {
+				t.Fatalf("Next = %q, %v", chunk, err)
+			}
+			if got := rd.Short(); got != tc.want {
+				t.Errorf("Short() = %v; want %v", got, tc.want)
+			}
+		})
+	}
+}

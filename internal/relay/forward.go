@@ -359,6 +359,25 @@ type pumpSide interface {
 	reset()
 }
 
+// syncs reports whether a run that waits for barrier b waits for an
+// fdatasync (journal.Durability: strict before either side, reply before
+// the client). A lone run is held back for the bytes already waiting
+// behind it, so that their records share its group: its sync, or without
+// one its write(2). Without a sync, the probe for waiting bytes (a system
+// call) is made only when the read that brought the run filled the
+// Reader's room (frame.Reader.Short): after a short read the source was
+// empty, and a lone lock-step call would otherwise pay a system call on
+// its path to save none.
+func (r *Relay) syncs(b journal.Barrier) bool {
+	switch r.j.Durability().Level {
+	case journal.Strict:
+		return true
+	case journal.Reply:
+		return b == journal.BeforeResponse
+	}
+	return false
+}
+
 // readRuns is both pumps' reader: it reads and records runs of lines from
 // src and relays each itself or hands it to fw, until the end of src or
 // an error. A run that has nothing ahead of it and no other call in
@@ -389,7 +408,7 @@ func (r *Relay) readRuns(src io.Reader, fw *forwarder, p pumpSide) {
 			}
 			long := len(chunk) > readSize
 			switch {
-			case fw.idle() && (rn.n == 0 || r.alone(len(rn.calls)) && (more == nil || !more())):
+			case fw.idle() && (rn.n == 0 || r.alone(len(rn.calls)) && (more == nil || !r.syncs(rn.barrier) && rd.Short() || !more())):
 				if err := r.release(rn.n, rn.last, rn.barrier, rn.calls, rn.answers); err != nil {
 					fw.abortWith(err)
 					return
