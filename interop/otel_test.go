@@ -199,6 +199,7 @@ type otlpSpan struct {
 	Name         string `json:"name"`
 	Kind         int    `json:"kind"`
 	TraceID      string `json:"traceId"`
+	TraceState   string `json:"traceState"`
 	ParentSpanID string `json:"parentSpanId"`
 	Attributes   []struct {
 		Key   string `json:"key"`
@@ -448,6 +449,10 @@ func testOTelCollector(t *testing.T, protocol string) {
 	if len(metrics["aegis.journal.commit.lines"]) == 0 {
 		t.Errorf("no commit group histogram: %v", metrics)
 	}
+	// wrap's default durability syncs every call's groups.
+	if syncs := metrics["aegis.journal.fsync.duration"]; len(syncs) != 1 || syncs[0].Count == "" || syncs[0].Count == "0" {
+		t.Errorf("fsync latency histogram: %+v; want one series counting the syncs", syncs)
+	}
 
 	// The collector gone: nothing listens at the endpoint.
 	argv2, _, audit2 := wrapWithPolicy(t)
@@ -566,6 +571,7 @@ func TestOTelCollectorHTTP(t *testing.T) {
 					{"network.transport", s.attr("network.transport"), "tcp"},
 					{"traceId", strings.ToLower(s.TraceID), traceID},
 					{"parentSpanId", strings.ToLower(s.ParentSpanID), parentID},
+					{"traceState", s.TraceState, "rojo=00f067aa0ba902b7"},
 				}
 				if r.OutcomeSeq != nil {
 					checks = append(checks, struct{ key, got, want string }{"aegis.outcome.seq", s.attr("aegis.outcome.seq"), fmt.Sprint(*r.OutcomeSeq)})

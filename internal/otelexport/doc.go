@@ -10,12 +10,17 @@
 // so that a span says only what the log holds, after the log holds it.
 // Tap copies the group into a queue of at most Config.QueueBytes and
 // returns; a group that does not fit is dropped whole, its records
-// counted. One goroutine reads the queue: it decodes the lines, follows
-// the calls with the one model of calls (package calls, Partial: the
-// records before this run, and any dropped, are missing), and builds a
-// span for each call once it is done. Finished spans go to a second
-// queue of at most Config.QueueSpans spans, which one goroutine exports
-// in batches; a span that does not fit is dropped, and a batch the
+// counted. One goroutine reads the queue, 200ms after the first group
+// into an empty queue (or at once when it is half full), so that it
+// wakes at most twice per 200ms however busy the log, and never while
+// it is idle: it decodes the lines, follows the calls with the one
+// model of calls (package calls, Partial: the records before this run,
+// and any dropped, are missing), and builds a span for each call once
+// it is done, whole, from the times the log recorded (the SDK's
+// read-only span; no tracer keeps it live). Finished spans go to a
+// second queue of at most Config.QueueSpans spans, which one goroutine,
+// woken once per reading, exports in batches of Config.Batch with the
+// SDK's exporter; a span that does not fit is dropped, and a batch the
 // collector does not take is counted as failed. Nothing a peer or a
 // collector does makes a call wait or fail, or makes the exporter hold
 // more than those two bounds and the calls the model holds (which the
@@ -79,18 +84,24 @@
 // error.type, as the MCP conventions name it), aegis.calls (done calls
 // by aegis.status), aegis.refusals (refused calls by aegis.refusal.code,
 // the code of the refusal frame the client got, read back from the
-// intent's verdict and the outcome's reason) and
+// intent's verdict and the outcome's reason),
 // aegis.journal.commit.lines (a histogram of the lines of each group the
-// journal wrote at once; Tap notes the count, at most 4096 groups
-// waiting). Neither fsync latency nor bytes relayed are in the log's
-// lines, and so neither is a metric. Each instrument keeps at most
+// journal wrote at once; Tap notes the count) and
+// aegis.journal.fsync.duration (a histogram in seconds of each group's
+// fdatasync, which the journal hands to TapSync; journal.Options.TapSync).
+// At most 4096 group sizes and as many sync times wait to be recorded;
+// past that they are dropped and counted. Bytes relayed are not in the
+// log's lines, and so not a metric. Each instrument keeps at most
 // MaxSeries attribute sets (tool names come from peers). The metrics
 // are exported with the OTLP metric exporter of their protocol, which reads the
 // OTEL_EXPORTER_OTLP_* variables (and their METRICS variants, and
 // OTEL_METRIC_EXPORT_INTERVAL), when the exporter runs and
 // OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is
-// set, unless OTEL_METRICS_EXPORTER=none; Close makes the last reading,
-// and says through Config.Logf when the collector did not take it.
+// set, unless OTEL_METRICS_EXPORTER=none; Close makes the last reading.
+// What the metrics lose is counted and said, as for spans: the first of
+// a run of readings the collector does not take at once, and at Close
+// how many readings it did not take and how many measurements were
+// dropped (Stats).
 //
 // An Exporter's methods are safe for concurrent use; Tap is called by
 // the journal's writer alone.

@@ -112,13 +112,17 @@ type Exporter struct {
 	m    *meters // nil: metrics off
 
 	mu      sync.Mutex
-	buf     []byte // lines waiting to be read
-	dropped uint64 // records dropped with the line queue full
-	sizes   []int  // lines per tapped group, for the metrics; at most maxSizes
-	closed  bool
-	wake    chan struct{} // the first group into an empty queue, and Close
-	full    chan struct{} // the queue past half of QueueBytes, and Close
-	done    chan struct{}
+	buf     []byte          // lines waiting to be read
+	dropped uint64          // records dropped with the line queue full
+	sizes   []int           // lines per tapped group, for the metrics; at most maxSizes
+	syncs   []time.Duration // fdatasync times (TapSync), for the metrics; at most maxSizes
+	// pointsDropped counts group sizes and sync times not recorded, with
+	// maxSizes of them waiting.
+	pointsDropped uint64
+	closed        bool
+	wake          chan struct{} // the first group into an empty queue, and Close
+	full          chan struct{} // the queue past half of QueueBytes, and Close
+	done          chan struct{}
 }
 
 // linger is how long run gathers groups after the first one into an
@@ -211,8 +215,12 @@ func (e *Exporter) Tap(lines []byte) {
 		e.mu.Unlock()
 		return
 	}
-	if e.m != nil && len(e.sizes) < maxSizes {
-		e.sizes = append(e.sizes, bytes.Count(lines, []byte{'\n'}))
+	if e.m != nil {
+		if len(e.sizes) < maxSizes {
+			e.sizes = append(e.sizes, bytes.Count(lines, []byte{'\n'}))
+		} else {
+			e.pointsDropped++
+		}
 	}
 	was := len(e.buf)
 	e.buf = append(e.buf, lines...)
@@ -224,6 +232,28 @@ func (e *Exporter) Tap(lines []byte) {
 	case was <= half && was+len(lines) > half:
 		signal(e.full)
 	}
+}
+
+// TapSyncFunc returns e.TapSync, or nil when e records no metrics: what
+// journal.Options.TapSync takes.
+func (e *Exporter) TapSyncFunc() func(time.Duration) {
+	if e == nil || e.m == nil {
+		return nil
+	}
+	return e.TapSync
+}
+
+// TapSync notes how long one fdatasync of a group took, for the fsync
+// latency histogram, or counts it as dropped with maxSizes waiting. The
+// group's Tap, which follows, wakes the reading goroutine.
+func (e *Exporter) TapSync(d time.Duration) {
+	e.mu.Lock()
+	if !e.closed && len(e.syncs) < maxSizes {
+		e.syncs = append(e.syncs, d)
+	} else {
+		e.pointsDropped++
+	}
+	e.mu.Unlock()
 }
 
 // signal wakes the goroutine waiting on c, if it is not woken already.
@@ -241,6 +271,7 @@ func (e *Exporter) run() {
 	defer close(e.done)
 	var spare []byte
 	var spareSizes []int
+	var spareSyncs []time.Duration
 	timer := time.NewTimer(linger)
 	timer.Stop()
 	for {
@@ -252,16 +283,16 @@ func (e *Exporter) run() {
 			timer.Stop()
 		}
 		e.mu.Lock()
-		buf, closed, sizes := e.buf, e.closed, e.sizes
-		e.buf, e.sizes = spare[:0], spareSizes[:0]
+		buf, closed, sizes, syncs := e.buf, e.closed, e.sizes, e.syncs
+		e.buf, e.sizes, e.syncs = spare[:0], spareSizes[:0], spareSyncs[:0]
 		e.mu.Unlock()
-		e.m.groups(sizes)
+		e.m.groups(sizes, syncs)
 		e.b.lines(buf)
 		if closed {
 			e.b.close()
 		}
 		e.proc.kick()
-		spare, spareSizes = buf, sizes
+		spare, spareSizes, spareSyncs = buf, sizes, syncs
 		if closed {
 			return
 		}
@@ -277,15 +308,22 @@ type Stats struct {
 	// full; Failed spans in batches the collector did not take.
 	RecordsDropped, SpansDropped, Failed uint64
 	LastErr                              error // the last export's error
+	// MetricExports counts the metric readings exported, MetricFailed
+	// those the collector did not take; PointsDropped counts group sizes
+	// and sync times not recorded, with too many waiting.
+	MetricExports, MetricFailed, PointsDropped uint64
 }
 
 // Stats returns e's counts so far.
 func (e *Exporter) Stats() Stats {
 	e.mu.Lock()
-	dropped := e.dropped
+	dropped, points := e.dropped, e.pointsDropped
 	e.mu.Unlock()
 	s := e.proc.stats()
-	s.RecordsDropped = dropped
+	s.RecordsDropped, s.PointsDropped = dropped, points
+	if e.m != nil && e.m.exp != nil {
+		s.MetricExports, s.MetricFailed = e.m.exp.counts()
+	}
 	return s
 }
 
@@ -318,6 +356,10 @@ func (e *Exporter) Close() error {
 		}
 	}
 	s := e.Stats()
+	if s.MetricFailed > 0 || s.PointsDropped > 0 {
+		e.cfg.Logf("telemetry: %d of %d metric readings not taken by the collector, %d measurements dropped with the queue full",
+			s.MetricFailed, s.MetricExports, s.PointsDropped)
+	}
 	if lost := s.Spans - s.Exported; lost > 0 || s.RecordsDropped > 0 {
 		why := ""
 		if s.LastErr != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/aegisrelay/aegis/internal/gate"
@@ -29,6 +31,7 @@ const (
 	MetricCalls    = "aegis.calls"                   // counter, by aegis.status
 	MetricRefusals = "aegis.refusals"                // counter, by aegis.refusal.code
 	MetricGroup    = "aegis.journal.commit.lines"    // histogram, lines per written group
+	MetricFsync    = "aegis.journal.fsync.duration"  // histogram, s, per group synced
 )
 
 // Reasons the log gives to refusals that are not the intent's verdict;
@@ -48,6 +51,8 @@ type meters struct {
 	calls    metric.Int64Counter
 	refusals metric.Int64Counter
 	group    metric.Int64Histogram
+	fsync    metric.Float64Histogram
+	exp      *countingExporter // the OTLP exporter; nil with Config.MetricReader
 	// sets caches the attribute sets the calls are recorded under, by
 	// their values, at most MaxSeries of them: building a set sorts and
 	// allocates, and a log's calls repeat a few tools and statuses.
@@ -89,6 +94,7 @@ func metricsEnabled(getenv func(string) string) bool {
 // SDK's interval (OTEL_METRIC_EXPORT_INTERVAL) and once more at Close.
 func newMeters(cfg Config, res *resource.Resource) (*meters, error) {
 	reader := cfg.MetricReader
+	var cexp *countingExporter
 	if reader == nil {
 		proto, err := protocol(cfg.Getenv, "METRICS")
 		if err != nil {
@@ -103,9 +109,10 @@ func newMeters(cfg Config, res *resource.Resource) (*meters, error) {
 		if err != nil {
 			return nil, fmt.Errorf("otelexport: %w", err)
 		}
-		reader = sdkmetric.NewPeriodicReader(exp)
+		cexp = &countingExporter{Exporter: exp, logf: cfg.Logf}
+		reader = sdkmetric.NewPeriodicReader(cexp)
 	}
-	m := &meters{sets: map[setKey]metric.MeasurementOption{}, mp: sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader),
+	m := &meters{exp: cexp, sets: map[setKey]metric.MeasurementOption{}, mp: sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader),
 		sdkmetric.WithCardinalityLimit(MaxSeries))}
 	meter := m.mp.Meter(scopeName)
 	var err error
@@ -126,6 +133,11 @@ func newMeters(cfg Config, res *resource.Resource) (*meters, error) {
 	if m.group, err = meter.Int64Histogram(MetricGroup, metric.WithUnit("{line}"),
 		metric.WithDescription("Lines per group the journal wrote (and synced) at once"),
 		metric.WithExplicitBucketBoundaries(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)); err != nil {
+		return nil, fmt.Errorf("otelexport: %w", err)
+	}
+	if m.fsync, err = meter.Float64Histogram(MetricFsync, metric.WithUnit("s"),
+		metric.WithDescription("Time each fdatasync of a group the journal wrote took"),
+		metric.WithExplicitBucketBoundaries(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1)); err != nil {
 		return nil, fmt.Errorf("otelexport: %w", err)
 	}
 	return m, nil
@@ -158,14 +170,53 @@ func (m *meters) call(d *callData, c *calls.Call[*callData], dur time.Duration) 
 	}
 }
 
-// groups records the sizes of written groups.
-func (m *meters) groups(sizes []int) {
+// groups records the sizes of written groups and the times of their
+// syncs.
+func (m *meters) groups(sizes []int, syncs []time.Duration) {
 	if m == nil {
 		return
 	}
 	for _, n := range sizes {
 		m.group.Record(context.Background(), int64(n))
 	}
+	for _, d := range syncs {
+		m.fsync.Record(context.Background(), d.Seconds())
+	}
+}
+
+// countingExporter is the OTLP metric exporter, counting the readings it
+// exports and those the collector does not take, and saying the first
+// of a run of failures (Close says the count).
+type countingExporter struct {
+	sdkmetric.Exporter
+	logf func(string, ...any)
+
+	mu              sync.Mutex
+	exports, failed uint64
+	failing         bool
+}
+
+func (c *countingExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	err := c.Exporter.Export(ctx, rm)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.exports++
+	if err == nil {
+		c.failing = false
+		return nil
+	}
+	c.failed++
+	if !c.failing {
+		c.failing = true
+		c.logf("telemetry: the collector did not take a metric reading: %v; readings are counted while it fails", err)
+	}
+	return err
+}
+
+func (c *countingExporter) counts() (exports, failed uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exports, c.failed
 }
 
 // refusalCode is the code of the refusal frame aegis answered a call

@@ -3,8 +3,11 @@ package otelexport
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +46,8 @@ func tapMetrics(t *testing.T, name string, group int) (metricdata.ResourceMetric
 	}
 	groups := 0
 	for i := 0; i < len(lines); i += group {
+		// As the journal does: the group's sync time, then the group.
+		e.TapSync(time.Duration(groups+1) * time.Millisecond)
 		e.Tap(bytes.Join(lines[i:min(i+group, len(lines))], nil))
 		groups++
 	}
@@ -157,6 +162,14 @@ func TestMetrics(t *testing.T) {
 			if dp := g.DataPoints[0]; dp.Count != uint64(groups) || dp.Sum != int64(bytes.Count(b, []byte("\n"))) {
 				t.Errorf("group histogram: count %d sum %d; want %d groups of %d lines", dp.Count, dp.Sum, groups, bytes.Count(b, []byte("\n")))
 			}
+			// The fsync histogram: one point per sync, 1ms, 2ms, ...
+			f, ok := find(rm, MetricFsync).(metricdata.Histogram[float64])
+			if !ok || len(f.DataPoints) != 1 {
+				t.Fatalf("%s: %+v", MetricFsync, f)
+			}
+			if dp, want := f.DataPoints[0], float64(groups*(groups+1)/2)/1000; dp.Count != uint64(groups) || dp.Sum < want-1e-9 || dp.Sum > want+1e-9 {
+				t.Errorf("fsync histogram: count %d sum %v; want %d syncs summing to %vs", dp.Count, dp.Sum, groups, want)
+			}
 		})
 	}
 }
@@ -200,6 +213,55 @@ func TestRefusalCode(t *testing.T) {
 		c := &calls.Call[*callData]{Status: tc.status, Reason: tc.reason}
 		if got := refusalCode(d, c); got != tc.want {
 			t.Errorf("refusalCode(%+v) = %q; want %q", tc, got, tc.want)
+		}
+	}
+}
+
+// failingMetrics is a metric exporter the collector never answers.
+type failingMetrics struct{ memMetrics }
+
+func (*failingMetrics) Export(context.Context, *metricdata.ResourceMetrics) error {
+	return errors.New("connection refused")
+}
+
+// TestMetricsNotTaken: a reading the collector does not take is counted
+// and said, the first of a run at once and the count at Close, as for
+// spans; so are measurements dropped with too many waiting.
+func TestMetricsNotTaken(t *testing.T) {
+	var mu sync.Mutex
+	var said []string
+	logf := func(f string, a ...any) {
+		mu.Lock()
+		said = append(said, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}
+	m, err := newMeters(Config{Logf: logf, Getenv: func(string) string { return "" }}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.mp.Shutdown(context.Background())
+	// newMeters made the OTLP exporter, wrapped: swap in one that fails.
+	m.exp.Exporter = &failingMetrics{}
+	e, err := Start(Config{Exporter: tracetest.NewInMemoryExporter(), Logf: logf,
+		MetricReader: sdkmetric.NewPeriodicReader(m.exp, sdkmetric.WithInterval(time.Hour))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m.exp = m.exp
+	for range maxSizes + 3 {
+		e.TapSync(time.Millisecond)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := e.Stats()
+	if s.MetricExports != 1 || s.MetricFailed != 1 || s.PointsDropped != 3 {
+		t.Fatalf("Stats = %+v; want 1 reading, not taken, and 3 measurements dropped", s)
+	}
+	all := strings.Join(said, "\n")
+	for _, want := range []string{"did not take a metric reading: connection refused", "1 of 1 metric readings not taken", "3 measurements dropped"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("said %q; want %q", all, want)
 		}
 	}
 }
