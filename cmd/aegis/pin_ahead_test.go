@@ -109,7 +109,7 @@ func TestPinAheadRefuses(t *testing.T) {
 	}{
 		{"no command", []string{"pin", "toolsrv", "--"}, "no command to list the tools of"},
 		{"no command, no --", []string{"pin", "toolsrv"}, "no command to list the tools of"},
-		{"server answers nothing", []string{"pin", "toolsrv", "--", "true"}, "initialize: the server closed its output"},
+		{"server answers nothing", []string{"pin", "toolsrv", "--", "true"}, "server/discover: the server closed its"},
 		{"no such command", []string{"pin", "toolsrv", "--", filepath.Join(e.f.dir, "none")}, "cannot start"},
 		{"pin file not the format", []string{"pin", "--pins", bad, "toolsrv", "--", "python3", "testdata/pin/toolserver.py"}, bad},
 	} {
@@ -122,5 +122,46 @@ func TestPinAheadRefuses(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(bad); string(data) != "not a pin file\n" {
 		t.Errorf("the refused pin file now holds %q", data)
+	}
+}
+
+// TestPinAheadProtocol: aegis pin SERVER -- CMD asks the server which
+// revision it speaks (server/discover) and lists its tools over
+// 2026-07-28 when it names it, its _meta on every request: a server that
+// speaks only 2026-07-28 (it refuses initialize) is pinned. A server that
+// refuses server/discover, answers it without 2026-07-28, or never
+// answers it, is listed after initialize, over 2025-11-25. --protocol
+// chooses without asking. The first line says which it used, and why.
+func TestPinAheadProtocol(t *testing.T) {
+	for _, tt := range []struct {
+		era, protocol string
+		code          int
+		want          string
+	}{
+		{"modern", "", 0, "protocol 2026-07-28 (the server's answer to server/discover)\n"},
+		{"modern", "2026-07-28", 0, "protocol 2026-07-28 (--protocol)\n"},
+		{"modern", "2025-11-25", 2, "initialize: error -32022: Unsupported protocol version"},
+		{"legacy", "", 0, "protocol 2025-11-25 (server/discover refused (-32601): initialize)\n"},
+		{"", "", 0, "protocol 2025-11-25 (server/discover answered without 2026-07-28: initialize)\n"},
+		{"silent", "", 0, "protocol 2025-11-25 (no answer to server/discover in 5s: initialize)\n"},
+		{"", "2025-11-25", 0, "protocol 2025-11-25 (--protocol)\n"},
+		{"", "1999-01-01", 2, `--protocol "1999-01-01": aegis pin speaks 2026-07-28 and 2025-11-25`},
+	} {
+		t.Run(tt.era+"/"+tt.protocol, func(t *testing.T) {
+			e := newPinEnv(t, "")
+			e.era = tt.era
+			e.setTools(t, toolsV1)
+			args := []string{"pin", "toolsrv", "--", "python3", "testdata/pin/toolserver.py"}
+			if tt.protocol != "" {
+				args = []string{"pin", "--protocol", tt.protocol, "toolsrv", "--", "python3", "testdata/pin/toolserver.py"}
+			}
+			code, out, errOut := e.pinAhead(t, args...)
+			if code != tt.code || !strings.Contains(out+errOut, tt.want) {
+				t.Fatalf("aegis %q = exit %d\n%s%s; want %d and %q", args, code, out, errOut, tt.code, tt.want)
+			}
+			if code == 0 && (!strings.HasPrefix(out, tt.want) || !strings.Contains(out, "\npinned echo sha256:")) {
+				t.Errorf("stdout %q; want the protocol, then echo pinned", out)
+			}
+		})
 	}
 }

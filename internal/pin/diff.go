@@ -27,8 +27,7 @@ func indent(c []byte) string {
 	}
 	var out bytes.Buffer
 	if json.Indent(&out, c, "", "  ") != nil {
-		return string(c) + "\n"
+		return string(c)
 	}
-	out.WriteByte('\n')
-	return out.String()
+	return out.String() // SplitLines ends the last line
 }
