@@ -39,6 +39,23 @@
 // under a lock (Update); a file that does not read as the format is
 // refused and never written over.
 //
+// # Bounds
+//
+// What a server's answers can make a wrap hold is bounded, and past each
+// bound a tool is never passed as pinned: it counts as changed (refused
+// under block), is recorded with pin "ambiguous", the answer gets an
+// anomaly record (ReasonListBound, ReasonPinBound), and stderr says so
+// in a line, not a line a tool. One answer's tools are read up to
+// MaxListed; those past it are named only. A pin file holds MaxPinned
+// pins and MaxPinned seen definitions of at most MaxDefinition canonical
+// bytes, within MaxFileSize as laid out (EntryBytes: a definition
+// indented one member a line may take many times its canonical bytes);
+// a changed tool whose definition is not kept is still changed, but aegis
+// pin diff and accept do not know it. The table of changed tools holds
+// every pinned name and MaxChanged others; once full, every tool without
+// a pin counts as changed and none is pinned on first use until the wrap
+// restarts. No writer writes a pin file Read refuses.
+//
 // # Decisions
 //
 // The policy's on_tool_change (package policy) says what a call to a
