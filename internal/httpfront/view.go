@@ -102,6 +102,11 @@ func members(obj []byte, keys []string) (map[string]json.RawMessage, error) {
 	}
 	found := map[string]json.RawMessage{}
 	seen := map[string]bool{}
+	// Each name is folded once: the keys wanted here, and each key read.
+	folded := make([]string, len(keys))
+	for i, want := range keys {
+		folded[i] = fold(want)
+	}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -112,8 +117,9 @@ func members(obj []byte, keys []string) (map[string]json.RawMessage, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return nil, err
 		}
-		for _, want := range keys {
-			if !sameName(k, want) {
+		fk := fold(k)
+		for i, want := range keys {
+			if fk != folded[i] {
 				continue
 			}
 			if k != want || seen[want] || !utf8.ValidString(k) {
@@ -126,28 +132,26 @@ func members(obj []byte, keys []string) (map[string]json.RawMessage, error) {
 	return found, nil
 }
 
-// sameName reports whether a decoder may bind key to the member want:
-// equal under Unicode simple case folding, '_' and '-' ignored, or once a
-// C decoder has cut it at U+0000 or a decoder has dropped U+FFFD (which
-// invalid UTF-8 decodes to).
-func sameName(key, want string) bool {
-	strip := func(s string) string {
-		if i := strings.IndexByte(s, 0); i >= 0 {
-			s = s[:i]
-		}
-		return strings.Map(func(r rune) rune {
-			if r == '_' || r == '-' || r == utf8.RuneError {
-				return -1
-			}
-			// The smallest rune of r's folding orbit: one for every case.
-			m := r
-			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-				m = min(m, f)
-			}
-			return m
-		}, s)
+// fold is a key as decoders may bind it: a decoder may bind key to the
+// member want when fold(key) == fold(want), equal under Unicode simple
+// case folding, '_' and '-' ignored, or once a C decoder has cut it at
+// U+0000 or a decoder has dropped U+FFFD (which invalid UTF-8 decodes
+// to).
+func fold(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
 	}
-	return strip(key) == strip(want)
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r == utf8.RuneError {
+			return -1
+		}
+		// The smallest rune of r's folding orbit: one for every case.
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		return m
+	}, s)
 }
 
 // str decodes raw as a string that every decoder reads alike: ok false
