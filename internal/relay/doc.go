@@ -357,4 +357,11 @@
 // that calls it and one more that it starts to read. With a CallTimeout,
 // one timer (time.AfterFunc) answers the calls that time out, on its own
 // goroutine; End stops it.
+//
+// A pump whose source (Upstream) or destination (Downstream) is an
+// *os.File in blocking mode, as wrap's stdin and stdout usually are, adds
+// one to GOMAXPROCS, once per direction in a process, unless the
+// environment sets GOMAXPROCS: a thread blocked in that read or write
+// keeps its scheduler slot, and without a spare one the runtime takes it
+// away and wakes its monitor every 20 µs while messages flow (procs.go).
 package relay
