@@ -588,3 +588,104 @@ func TestOTelCollectorHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestOTelBaggage: trace context in a call's params._meta (traceparent,
+// tracestate and baggage, as the Go SDK client sends them) reaches the
+// server as the client sent it, baggage included, while the call's span
+// continues the client's trace: its trace id and parent the
+// traceparent's, its trace state the tracestate; on both revisions.
+// Baggage is context for the services downstream, not span data
+// (OpenTelemetry keeps it out of spans), and the log does not record
+// it: it is carried by being relayed unchanged.
+func TestOTelBaggage(t *testing.T) {
+	dir := t.TempDir()
+	col := buildCollector(t, dir)
+	out := filepath.Join(dir, "spans.json")
+	endpoint := startCollector(t, col, dir, out)
+	aegis := buildAegis(t, dir)
+	key := filepath.Join(dir, "key")
+	keygen(t, aegis, key)
+	const traceID, parentID = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	want := map[string]string{
+		"traceparent": "00-" + traceID + "-" + parentID + "-01",
+		"tracestate":  "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
+		// W3C Baggage: members with properties and percent-encoding.
+		"baggage": "userId=alice,serverNode=DF%2028,isProduction=false;ttl=60",
+	}
+	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(rev, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+			defer cancel()
+			audit := filepath.Join(t.TempDir(), "audit.jsonl")
+			var stderr syncBuffer
+			cmd := exec.Command(aegis, "wrap", "--audit", audit, "--signing-key", key, "--", "/usr/bin/python3", filepath.Join("testdata", "otel", "meta_server.py"))
+			cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
+			cmd.Stderr = &stderr
+			client := mcp.NewClient(&mcp.Implementation{Name: "aegis-otel-baggage", Version: "1.0.0"}, nil)
+			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second},
+				&mcp.ClientSessionOptions{ProtocolVersion: rev})
+			if err != nil {
+				t.Fatalf("connect: %v\n%s", err, stderr.String())
+			}
+			// A map of its own: the SDK adds its keys to it (2026-07-28).
+			meta := mcp.Meta{}
+			for k, v := range want {
+				meta[k] = v
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "meta", Arguments: map[string]any{}, Meta: meta})
+			if err != nil || len(res.Content) != 1 {
+				t.Fatalf("tools/call meta = %+v, %v\n%s", res, err, stderr.String())
+			}
+			cs.Close()
+			text, ok := res.Content[0].(*mcp.TextContent)
+			if !ok {
+				t.Fatalf("tools/call meta answered %T", res.Content[0])
+			}
+			var got struct {
+				Params struct {
+					Meta map[string]any `json:"_meta"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal([]byte(text.Text), &got); err != nil {
+				t.Fatalf("the server's line %q: %v", text.Text, err)
+			}
+			for k, v := range want {
+				if got.Params.Meta[k] != v {
+					t.Errorf("the server received _meta.%s %q; the client sent %q (line %s)", k, got.Params.Meta[k], v, text.Text)
+				}
+			}
+			if strings.Contains(stderr.String(), "telemetry:") {
+				t.Errorf("aegis said, with the collector up:\n%s", stderr.String())
+			}
+
+			// The collector's file holds every run's spans: this one's is
+			// the span of this revision.
+			var span *otlpSpan
+			for deadline := time.Now().Add(30 * time.Second); span == nil; {
+				for _, s := range readOTLPSpans(t, out) {
+					if s.attr("mcp.protocol.version") == rev {
+						span = &s
+					}
+				}
+				if span != nil || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond) // the exporter's flush interval
+			}
+			if span == nil {
+				t.Fatalf("the collector received no span of a %s call: %+v", rev, readOTLPSpans(t, out))
+			}
+			for _, c := range []struct{ key, got, want string }{
+				{"name", span.Name, "tools/call meta"},
+				{"traceId", strings.ToLower(span.TraceID), traceID},
+				{"parentSpanId", strings.ToLower(span.ParentSpanID), parentID},
+				{"traceState", span.TraceState, "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"},
+				{"aegis.status", span.attr("aegis.status"), "ok"},
+			} {
+				if c.got != c.want {
+					t.Errorf("span: %s = %q; want %q", c.key, c.got, c.want)
+				}
+			}
+		})
+	}
+}
