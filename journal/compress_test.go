@@ -37,51 +37,55 @@ func TestCompressFaults(t *testing.T) {
 		{"the plain segment cannot be removed", errorfs.Fail(errorfs.And(errorfs.Kind(errorfs.OpRemove), plain), errorfs.EROFS)},
 	}
 	for _, tt := range tests {
-		fsys, in := faultOS(tt.rule)
-		dir := t.TempDir()
-		path := filepath.Join(dir, "audit.jsonl")
-		var mu sync.Mutex
-		var logs []string
-		logf := func(format string, args ...any) {
-			mu.Lock()
-			logs = append(logs, fmt.Sprintf(format, args...))
-			mu.Unlock()
-		}
-		const calls = 20
-		opts := Options{Durability: mustDurability(t, "strict"), FS: fsys, MaxSize: 2048, Compress: true, Logf: logf}
-		rotSession(t, path, key, opts, calls) // fails the test on any error
-		if in.Injected() == 0 {
-			t.Fatalf("%s: no fault injected (files %v)", tt.name, dirNames(t, dir))
-		}
-		if len(logs) == 0 || !strings.Contains(logs[0], "compressing") {
-			t.Errorf("%s: Logf got %q; want what failed in compressing", tt.name, logs)
-		}
-		plains := 0
-		for _, n := range dirNames(t, dir) {
-			if strings.HasSuffix(n, segment.TmpExt) {
-				t.Errorf("%s: %s left behind", tt.name, n)
+		// Each fault has a log of its own: the cases run at once.
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fsys, in := faultOS(tt.rule)
+			dir := t.TempDir()
+			path := filepath.Join(dir, "audit.jsonl")
+			var mu sync.Mutex
+			var logs []string
+			logf := func(format string, args ...any) {
+				mu.Lock()
+				logs = append(logs, fmt.Sprintf(format, args...))
+				mu.Unlock()
 			}
-			if strings.HasSuffix(n, segment.Ext) && n != "audit.jsonl" {
-				plains++
+			const calls = 20
+			opts := Options{Durability: mustDurability(t, "strict"), FS: fsys, MaxSize: 2048, Compress: true, Logf: logf}
+			rotSession(t, path, key, opts, calls) // fails the test on any error
+			if in.Injected() == 0 {
+				t.Fatalf("%s: no fault injected (files %v)", tt.name, dirNames(t, dir))
 			}
-		}
-		if plains == 0 {
-			t.Errorf("%s: no plain segment left (files %v); want the one that failed to compress kept", tt.name, dirNames(t, dir))
-		}
-		rep := verifySetPath(t, path, verify.Options{Key: pub})
-		if rep.Status != verify.Valid || rep.Records != 2+2*calls {
-			t.Errorf("%s: VerifySet = %v, %d records, %v; want valid, %d", tt.name, rep.Status, rep.Records, rep.Problems, 2+2*calls)
-		}
+			if len(logs) == 0 || !strings.Contains(logs[0], "compressing") {
+				t.Errorf("%s: Logf got %q; want what failed in compressing", tt.name, logs)
+			}
+			plains := 0
+			for _, n := range dirNames(t, dir) {
+				if strings.HasSuffix(n, segment.TmpExt) {
+					t.Errorf("%s: %s left behind", tt.name, n)
+				}
+				if strings.HasSuffix(n, segment.Ext) && n != "audit.jsonl" {
+					plains++
+				}
+			}
+			if plains == 0 {
+				t.Errorf("%s: no plain segment left (files %v); want the one that failed to compress kept", tt.name, dirNames(t, dir))
+			}
+			rep := verifySetPath(t, path, verify.Options{Key: pub})
+			if rep.Status != verify.Valid || rep.Records != 2+2*calls {
+				t.Errorf("%s: VerifySet = %v, %d records, %v; want valid, %d", tt.name, rep.Status, rep.Records, rep.Problems, 2+2*calls)
+			}
 
-		// The next session, without faults, compresses what was left.
-		rotSession(t, path, key, Options{Durability: mustDurability(t, "strict"), MaxSize: 2048, Compress: true}, 1)
-		for _, n := range dirNames(t, dir) {
-			if strings.HasSuffix(n, segment.Ext) && n != "audit.jsonl" {
-				t.Errorf("%s: %s still uncompressed after a session without faults", tt.name, n)
+			// The next session, without faults, compresses what was left.
+			rotSession(t, path, key, Options{Durability: mustDurability(t, "strict"), MaxSize: 2048, Compress: true}, 1)
+			for _, n := range dirNames(t, dir) {
+				if strings.HasSuffix(n, segment.Ext) && n != "audit.jsonl" {
+					t.Errorf("%s: %s still uncompressed after a session without faults", tt.name, n)
+				}
 			}
-		}
-		if rep := verifySetPath(t, path, verify.Options{Key: pub}); rep.Status != verify.Valid || len(rep.Sessions) != 2 {
-			t.Errorf("%s, reopened: VerifySet = %v, %d sessions, %v; want valid, 2", tt.name, rep.Status, len(rep.Sessions), rep.Problems)
-		}
+			if rep := verifySetPath(t, path, verify.Options{Key: pub}); rep.Status != verify.Valid || len(rep.Sessions) != 2 {
+				t.Errorf("%s, reopened: VerifySet = %v, %d sessions, %v; want valid, 2", tt.name, rep.Status, len(rep.Sessions), rep.Problems)
+			}
+		})
 	}
 }

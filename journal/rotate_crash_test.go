@@ -220,46 +220,50 @@ func TestRotateCrashSteps(t *testing.T) {
 			}
 			for _, nth := range nths {
 				name := fmt.Sprintf("%s/%s#%d", durability, step, nth)
-				path := filepath.Join(t.TempDir(), "audit.jsonl")
-				acked, unreached := runRotateChild(t, path, pemBytes, durability, step, nth, 0)
-				if unreached {
-					t.Fatalf("%s: the step was never reached", name)
-				}
-				if len(acked) == 0 {
-					t.Fatalf("%s: nothing acknowledged before the crash", name)
-				}
-				t.Logf("%s: %d acknowledged; left %v", name, len(acked), dirNames(t, filepath.Dir(path)))
-				checkSet(t, name+" after the crash", path, pub, acked)
-
-				// The next Open finishes what the crash interrupted, with or
-				// without rotation; one with compression compresses what is
-				// left.
-				session(t, path, key, 3)
-				j, err := Open(path, Options{Durability: mustDurability(t, "none"), Key: key, MaxSize: 2048, Compress: true})
-				if err != nil {
-					t.Fatalf("%s: Open after the crash: %v", name, err)
-				}
-				seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
-				for range 20 {
-					seq, _ = j.Append(&record.Intent{RequestDigest: record.Digest{7}})
-					j.Wait(seq, BeforeRequest)
-				}
-				seq, _ = j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 20}})
-				if err := j.Wait(seq, BeforeResponse); err != nil {
-					t.Fatal(err)
-				}
-				if err := j.Close(); err != nil {
-					t.Fatalf("%s: Close: %v", name, err)
-				}
-				rep := checkSet(t, name+" after recovery", path, pub, acked)
-				if len(rep.Gaps) != 1 || !strings.Contains(rep.Gaps[0].Msg, "no session_end") {
-					t.Errorf("%s: gaps %v; want only the killed session's missing session_end", name, rep.Gaps)
-				}
-				for _, n := range dirNames(t, filepath.Dir(path)) {
-					if strings.HasSuffix(n, segment.SpareExt) || strings.HasSuffix(n, segment.TmpExt) || strings.HasSuffix(n, ".jsonl") && n != "audit.jsonl" {
-						t.Errorf("%s: %s left after recovery and Close (files %v)", name, n, dirNames(t, filepath.Dir(path)))
+				// Each step's crash has a log of its own: the children run at once.
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					path := filepath.Join(t.TempDir(), "audit.jsonl")
+					acked, unreached := runRotateChild(t, path, pemBytes, durability, step, nth, 0)
+					if unreached {
+						t.Fatalf("%s: the step was never reached", name)
 					}
-				}
+					if len(acked) == 0 {
+						t.Fatalf("%s: nothing acknowledged before the crash", name)
+					}
+					t.Logf("%s: %d acknowledged; left %v", name, len(acked), dirNames(t, filepath.Dir(path)))
+					checkSet(t, name+" after the crash", path, pub, acked)
+
+					// The next Open finishes what the crash interrupted, with or
+					// without rotation; one with compression compresses what is
+					// left.
+					session(t, path, key, 3)
+					j, err := Open(path, Options{Durability: mustDurability(t, "none"), Key: key, MaxSize: 2048, Compress: true})
+					if err != nil {
+						t.Fatalf("%s: Open after the crash: %v", name, err)
+					}
+					seq, _ := j.Append(&record.SessionStart{Aegis: "t", Durability: "none", PolicySet: record.PassThroughSet})
+					for range 20 {
+						seq, _ = j.Append(&record.Intent{RequestDigest: record.Digest{7}})
+						j.Wait(seq, BeforeRequest)
+					}
+					seq, _ = j.Append(&record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 20}})
+					if err := j.Wait(seq, BeforeResponse); err != nil {
+						t.Fatal(err)
+					}
+					if err := j.Close(); err != nil {
+						t.Fatalf("%s: Close: %v", name, err)
+					}
+					rep := checkSet(t, name+" after recovery", path, pub, acked)
+					if len(rep.Gaps) != 1 || !strings.Contains(rep.Gaps[0].Msg, "no session_end") {
+						t.Errorf("%s: gaps %v; want only the killed session's missing session_end", name, rep.Gaps)
+					}
+					for _, n := range dirNames(t, filepath.Dir(path)) {
+						if strings.HasSuffix(n, segment.SpareExt) || strings.HasSuffix(n, segment.TmpExt) || strings.HasSuffix(n, ".jsonl") && n != "audit.jsonl" {
+							t.Errorf("%s: %s left after recovery and Close (files %v)", name, n, dirNames(t, filepath.Dir(path)))
+						}
+					}
+				})
 			}
 		}
 	}

@@ -233,113 +233,117 @@ func TestRotate(t *testing.T) {
 			if compress {
 				name += "+zst"
 			}
-			dir := t.TempDir()
-			path := filepath.Join(dir, "audit.jsonl")
-			opts := Options{Durability: mustDurability(t, level), MaxSize: 4096, Compress: compress}
-			rotSession(t, path, key, opts, 40)
-			// A second session from 8 appenders: groups of several records.
-			opts.Key = key
-			j, err := Open(path, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			appendWait(t, j, &record.SessionStart{Aegis: "t", Durability: level, PolicySet: record.PassThroughSet}, BeforeRequest)
-			var wg sync.WaitGroup
-			for w := range 8 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := range 25 {
-						id := record.Call{Type: record.IDNumber, Text: []byte(strconv.Itoa(w*100 + i))}
-						in, err := j.Append(&record.Intent{Call: id, RequestDigest: record.Digest{byte(w)}})
-						if err == nil {
-							err = j.Wait(in, BeforeRequest)
-						}
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						out, err := j.Append(&record.Outcome{Call: id, Intent: in, Status: record.StatusOK})
-						if err == nil {
-							err = j.Wait(out, BeforeResponse)
-						}
-						if err != nil {
-							t.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			appendWait(t, j, &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 200, Outcomes: 200}}, BeforeResponse)
-			head := closeHead(t, j)
-
-			names := dirNames(t, dir)
-			var segs []segment.Info
-			for _, n := range names {
-				if s, ok := segment.ParseName(filepath.Join(dir, n)); ok {
-					segs = append(segs, s)
-					if s.Compressed != compress {
-						t.Errorf("%s: segment %s; want compressed %v", name, n, compress)
-					}
-				} else if n != "audit.jsonl" {
-					t.Errorf("%s: %s left beside the log", name, n)
-				}
-			}
-			// Pre-zeroed space is never sealed (nor compressed), and a
-			// closed live file holds none.
-			for _, n := range names {
-				rc, err := segment.Open(filepath.Join(dir, n), nil)
+			// Each level has a log of its own: the cases run at once.
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				path := filepath.Join(dir, "audit.jsonl")
+				opts := Options{Durability: mustDurability(t, level), MaxSize: 4096, Compress: compress}
+				rotSession(t, path, key, opts, 40)
+				// A second session from 8 appenders: groups of several records.
+				opts.Key = key
+				j, err := Open(path, opts)
 				if err != nil {
 					t.Fatal(err)
 				}
-				data, err := io.ReadAll(rc)
-				rc.Close()
-				if err != nil || bytes.IndexByte(data, 0) >= 0 || len(data) > 0 && data[len(data)-1] != '\n' {
-					t.Errorf("%s: %s holds NULs or does not end with a line end (%v)", name, n, err)
+				appendWait(t, j, &record.SessionStart{Aegis: "t", Durability: level, PolicySet: record.PassThroughSet}, BeforeRequest)
+				var wg sync.WaitGroup
+				for w := range 8 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := range 25 {
+							id := record.Call{Type: record.IDNumber, Text: []byte(strconv.Itoa(w*100 + i))}
+							in, err := j.Append(&record.Intent{Call: id, RequestDigest: record.Digest{byte(w)}})
+							if err == nil {
+								err = j.Wait(in, BeforeRequest)
+							}
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							out, err := j.Append(&record.Outcome{Call: id, Intent: in, Status: record.StatusOK})
+							if err == nil {
+								err = j.Wait(out, BeforeResponse)
+							}
+							if err != nil {
+								t.Error(err)
+								return
+							}
+						}
+					}()
 				}
-			}
-			// A segment grows past MaxSize while the previous seal is still
-			// running (rotation never waits), so count loosely.
-			if len(segs) < 3 {
-				t.Fatalf("%s: %d segments of 4 KiB for ~%d records; want rotation", name, len(segs), 2*240+4)
-			}
-			lines := setLines(t, path)
-			if uint64(len(lines)) != head.Seq+1 {
-				t.Fatalf("%s: %d lines; want %d", name, len(lines), head.Seq+1)
-			}
-			slices.SortFunc(segs, func(a, b segment.Info) int { return cmp.Compare(a.First, b.First) })
-			for i, s := range segs {
-				if i > 0 && s.First != segs[i-1].Last+1 {
-					t.Errorf("%s: segment %d-%d follows %d-%d", name, s.First, s.Last, segs[i-1].First, segs[i-1].Last)
+				wg.Wait()
+				appendWait(t, j, &record.SessionEnd{Reason: record.EndClientEOF, Counts: record.Counts{Intents: 200, Outcomes: 200}}, BeforeResponse)
+				head := closeHead(t, j)
+
+				names := dirNames(t, dir)
+				var segs []segment.Info
+				for _, n := range names {
+					if s, ok := segment.ParseName(filepath.Join(dir, n)); ok {
+						segs = append(segs, s)
+						if s.Compressed != compress {
+							t.Errorf("%s: segment %s; want compressed %v", name, n, compress)
+						}
+					} else if n != "audit.jsonl" {
+						t.Errorf("%s: %s left beside the log", name, n)
+					}
 				}
-				var d record.Decoder
-				first, err := d.Decode(lines[s.First])
-				if err != nil || first.Seq != s.First {
-					t.Fatalf("%s: line %d = seq %v, %v; want %d", name, s.First, first, err, s.First)
+				// Pre-zeroed space is never sealed (nor compressed), and a
+				// closed live file holds none.
+				for _, n := range names {
+					rc, err := segment.Open(filepath.Join(dir, n), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					data, err := io.ReadAll(rc)
+					rc.Close()
+					if err != nil || bytes.IndexByte(data, 0) >= 0 || len(data) > 0 && data[len(data)-1] != '\n' {
+						t.Errorf("%s: %s holds NULs or does not end with a line end (%v)", name, n, err)
+					}
 				}
-				if s.First > 0 && first.Prev != sha256.Sum256(lines[s.First-1]) {
-					t.Errorf("%s: segment %d-%d: its first record does not chain to seq %d", name, s.First, s.Last, s.First-1)
+				// A segment grows past MaxSize while the previous seal is still
+				// running (rotation never waits), so count loosely.
+				if len(segs) < 3 {
+					t.Fatalf("%s: %d segments of 4 KiB for ~%d records; want rotation", name, len(segs), 2*240+4)
 				}
-				// Sealed at a group's end: a signature covers the last
-				// record, its own or a later record's attestation.
-				if !coveredLater(lines, s.Last) {
-					t.Errorf("%s: segment %d-%d ends with a record no signature covers", name, s.First, s.Last)
+				lines := setLines(t, path)
+				if uint64(len(lines)) != head.Seq+1 {
+					t.Fatalf("%s: %d lines; want %d", name, len(lines), head.Seq+1)
 				}
-			}
-			rep := verifySetPath(t, path, verify.Options{Key: pub, Head: &head})
-			if rep.Status != verify.Valid || rep.Records != head.Seq+1 || len(rep.Sessions) != 2 {
-				t.Fatalf("%s: VerifySet = %v, %d records, %d sessions, %v %v; want valid, %d, 2", name, rep.Status, rep.Records, len(rep.Sessions), rep.Problems, rep.Gaps, head.Seq+1)
-			}
-			// Any order, live file included or not.
-			all := []string{}
-			for _, n := range names {
-				all = append(all, filepath.Join(dir, n))
-			}
-			rand.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-			if rep := verifyPaths(t, all, verify.Options{Key: pub}); rep.Status != verify.Valid {
-				t.Errorf("%s: VerifySet(shuffled) = %v %v", name, rep.Status, rep.Problems)
-			}
+				slices.SortFunc(segs, func(a, b segment.Info) int { return cmp.Compare(a.First, b.First) })
+				for i, s := range segs {
+					if i > 0 && s.First != segs[i-1].Last+1 {
+						t.Errorf("%s: segment %d-%d follows %d-%d", name, s.First, s.Last, segs[i-1].First, segs[i-1].Last)
+					}
+					var d record.Decoder
+					first, err := d.Decode(lines[s.First])
+					if err != nil || first.Seq != s.First {
+						t.Fatalf("%s: line %d = seq %v, %v; want %d", name, s.First, first, err, s.First)
+					}
+					if s.First > 0 && first.Prev != sha256.Sum256(lines[s.First-1]) {
+						t.Errorf("%s: segment %d-%d: its first record does not chain to seq %d", name, s.First, s.Last, s.First-1)
+					}
+					// Sealed at a group's end: a signature covers the last
+					// record, its own or a later record's attestation.
+					if !coveredLater(lines, s.Last) {
+						t.Errorf("%s: segment %d-%d ends with a record no signature covers", name, s.First, s.Last)
+					}
+				}
+				rep := verifySetPath(t, path, verify.Options{Key: pub, Head: &head})
+				if rep.Status != verify.Valid || rep.Records != head.Seq+1 || len(rep.Sessions) != 2 {
+					t.Fatalf("%s: VerifySet = %v, %d records, %d sessions, %v %v; want valid, %d, 2", name, rep.Status, rep.Records, len(rep.Sessions), rep.Problems, rep.Gaps, head.Seq+1)
+				}
+				// Any order, live file included or not.
+				all := []string{}
+				for _, n := range names {
+					all = append(all, filepath.Join(dir, n))
+				}
+				rand.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+				if rep := verifyPaths(t, all, verify.Options{Key: pub}); rep.Status != verify.Valid {
+					t.Errorf("%s: VerifySet(shuffled) = %v %v", name, rep.Status, rep.Problems)
+				}
+			})
 		}
 	}
 }
