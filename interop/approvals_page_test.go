@@ -70,6 +70,7 @@ func startApprovalsFront(t *testing.T, ctx context.Context, extra ...string) (f 
 // requests (2026-07-28, whose two clients share one principal's session:
 // the approval is still bound to its one call).
 func TestApprovalsPageBrowser(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	for _, revision := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(revision, func(t *testing.T) { testApprovalsPage(t, revision) })
 	}

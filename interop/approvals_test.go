@@ -20,6 +20,7 @@ import (
 // APPROVAL_DENIED and the approver's reason; an allowed call after it is
 // answered; the log verifies.
 func TestApprovalsTypeScriptSDK(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	argv, aegis, audit := wrapWithPolicy(t)
 	for i, a := range argv {
 		if a == "--approval-timeout" {

@@ -24,6 +24,7 @@ import (
 // verify then read the logs wrap chose by default, under HOME. aegis
 // config unwrap gives back the file as it was.
 func TestConfigNewUser(t *testing.T) {
+	t.Parallel()              // it waits on Node and the children more than it runs
 	argv := everythingArgv(t) // node …/server-everything/dist/index.js stdio
 	node := argv[0]
 	u := startNewUser(t)

@@ -50,6 +50,7 @@ const everythingServerPkg = "github.com/modelcontextprotocol/go-sdk/conformance/
 // localhost to be answered 2xx, so aegis runs with --auth none, which it
 // allows on loopback only.
 func TestConformanceThroughListen(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	suite := conformanceArgv(t)
 	dir := t.TempDir()
 	aegis := buildAegis(t, dir)

@@ -218,6 +218,7 @@ func goScriptCalls() int { return len(everythingScript()) - 1 + len(burstScript(
 // the log holds the session's calls, and the stateless session of the
 // client's server/discover probe, and verifies.
 func TestEverythingOverHTTPGoSDK(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	argv := everythingArgv(t)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	direct := goScript(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second})
@@ -240,6 +241,7 @@ func TestEverythingOverHTTPGoSDK(t *testing.T) {
 // aegis every answer it gets over stdio, progress included, and the
 // session it ends (DELETE) is recorded whole.
 func TestEverythingOverHTTPTypeScriptSDK(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	argv := everythingArgv(t)
 	run := func(args ...string) []string {
 		t.Helper()

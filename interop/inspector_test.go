@@ -58,6 +58,7 @@ func runInspectorEnv(t *testing.T, env []string, args ...string) string {
 // Inspector extends with its own flags. Each call is answered as it is
 // without aegis, and recorded.
 func TestInspectorCLI(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	argv := everythingArgv(t)
 	dir := t.TempDir()
 	aegis := buildAegis(t, dir)

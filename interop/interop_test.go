@@ -20,6 +20,7 @@ import (
 // transcript is stable from run to run, which is what makes the comparison
 // through wrap meaningful.
 func TestEverythingDirect(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	argv := everythingArgv(t)
 	first := runEverything(t, argv)
 	second := runEverything(t, argv)
@@ -38,6 +39,7 @@ func TestEverythingDirect(t *testing.T) {
 // sent and nothing else about the traffic, and `aegis verify` must accept
 // the log against the key made for it.
 func TestEverythingThroughWrap(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	argv := everythingArgv(t)
 	dir := t.TempDir()
 	aegis := buildAegis(t, dir)

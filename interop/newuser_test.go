@@ -123,6 +123,7 @@ var seqRow = regexp.MustCompile(`(?m)^\S+ \S+\s+([0-9a-f]{8})\s+(\d+)→(\d+)\s+
 // (13); --listen of a command that does not exist exits 127 with stdio's
 // sentence (14).
 func TestNewUser(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	u := startNewUser(t)
 	argv := everythingArgv(t) // node …/server-everything/dist/index.js stdio
 	state := filepath.Join(u.home, ".local", "state", "aegis")
@@ -275,6 +276,7 @@ func TestNewUser(t *testing.T) {
 // wrap reads it as 128+9, honest that it saw a status, with the OOM hint,
 // and aegis log's end line says so too (issue 26 point 9).
 func TestNewUserNpxKilled(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	u := startNewUser(t)
 	pkg := filepath.Join(u.project, "node_modules", "killed-server")
 	bin := filepath.Join(u.project, "node_modules", ".bin")

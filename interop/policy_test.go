@@ -109,6 +109,7 @@ func checkRefusalData(t *testing.T, what string, data json.RawMessage, code stri
 // -32042 and data.aegis.code, not as a URL elicitation (its elicitation
 // handler is never called), and the session goes on.
 func TestPolicyRefusalGoSDK(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	argv, aegis, audit := wrapWithPolicy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
 	defer cancel()
@@ -152,6 +153,7 @@ func TestPolicyRefusalGoSDK(t *testing.T) {
 // not as UrlElicitationRequiredError, which it makes of -32042 only when
 // the data has elicitations — and the session goes on.
 func TestPolicyRefusalTypeScriptSDK(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	argv, aegis, audit := wrapWithPolicy(t)
 	node := argv[len(argv)-3] // …-- node server-everything stdio
 	script, err := filepath.Abs("policy_client.mjs")

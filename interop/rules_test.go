@@ -86,6 +86,7 @@ func readAudit(t *testing.T, path string) []auditIntent {
 // condition errors (a missing key) is refused by its own rule, and the
 // record says why. The log verifies.
 func TestRulesTypeScriptSDKv2(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	dir := t.TempDir()
 	aegis := buildAegis(t, dir)
 	key := filepath.Join(dir, "key")

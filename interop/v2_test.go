@@ -20,6 +20,7 @@ import (
 // the log records each call with its verdict and status and verifies
 // against the key.
 func TestTypeScriptSDKv2BothRevisions(t *testing.T) {
+	t.Parallel() // it waits on Node and the children more than it runs
 	dir := t.TempDir()
 	aegis := buildAegis(t, dir)
 	key := filepath.Join(dir, "key")
