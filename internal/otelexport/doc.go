@@ -103,6 +103,6 @@
 // how many readings it did not take and how many measurements were
 // dropped (Stats).
 //
-// An Exporter's methods are safe for concurrent use; Tap is called by
-// the journal's writer alone.
+// An Exporter's methods are safe for concurrent use; Tap and TapSync
+// are called by the journal's writer alone.
 package otelexport
