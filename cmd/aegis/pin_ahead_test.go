@@ -152,7 +152,10 @@ func TestPinAheadProtocol(t *testing.T) {
 			e.era = tt.era
 			e.setTools(t, toolsV1)
 			args := []string{"pin", "toolsrv", "--", "python3", "testdata/pin/toolserver.py"}
-			if tt.protocol != "" {
+			switch {
+			case tt.protocol != "" && tt.era == "modern": // the flag after SERVER
+				args = []string{"pin", "toolsrv", "--protocol", tt.protocol, "--", "python3", "testdata/pin/toolserver.py"}
+			case tt.protocol != "":
 				args = []string{"pin", "--protocol", tt.protocol, "toolsrv", "--", "python3", "testdata/pin/toolserver.py"}
 			}
 			code, out, errOut := e.pinAhead(t, args...)

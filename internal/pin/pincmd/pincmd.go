@@ -88,6 +88,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		args = fs.Args()
+		if sub == "" && len(rest) == 1 && len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && args[0] != "--" {
+			continue // flags between SERVER and -- CMD
+		}
 		if len(args) == 0 || (sub == "" && len(rest) == 1) {
 			rest = append(rest, args...)
 			break
