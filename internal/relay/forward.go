@@ -2,8 +2,10 @@ package relay
 
 import (
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/aegisrelay/aegis/frame"
 	"github.com/aegisrelay/aegis/journal"
@@ -359,6 +361,16 @@ type pumpSide interface {
 	reset()
 }
 
+// yieldEvery is how often a pump's reader yields its scheduler slot.
+// The runtime's monitor (sysmon) preempts a goroutine that has held one
+// slot for 10 ms without being rescheduled; a reader blocked in read(2) on
+// a blocking descriptor (procs.go) cannot be preempted, never parks, and
+// so is never rescheduled: at each such preemption its slot is taken
+// from its thread, and the monitor goes back to waking every 20 µs for a
+// millisecond or more. Yielding well inside those 10 ms keeps the
+// monitor asleep, for a scheduling pass (no system call) every 5 ms.
+const yieldEvery = 5 * time.Millisecond
+
 // syncs reports whether a run that waits for barrier b waits for an
 // fdatasync (journal.Durability: strict before either side, reply before
 // the client). A lone run is held back for the bytes already waiting
@@ -395,7 +407,12 @@ func (r *Relay) readRuns(src io.Reader, fw *forwarder, p pumpSide) {
 	// failed). A long line's mapping goes back for another session's.
 	defer rd.Release()
 	more := readable(src)
+	yielded := time.Now()
 	for {
+		if now := time.Now(); now.Sub(yielded) > yieldEvery {
+			runtime.Gosched()
+			yielded = now
+		}
 		chunk, err := rd.Next()
 		if fw.stopped() {
 			return
