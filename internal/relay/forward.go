@@ -368,7 +368,8 @@ type pumpSide interface {
 // so is never rescheduled: at each such preemption its slot is taken
 // from its thread, and the monitor goes back to waking every 20 µs for a
 // millisecond or more. Yielding well inside those 10 ms keeps the
-// monitor asleep, for a scheduling pass (no system call) every 5 ms.
+// monitor asleep: a pass through the scheduler every 5 ms (which may wake
+// an idle thread) instead of the monitor's 50 wake-ups a millisecond.
 const yieldEvery = 5 * time.Millisecond
 
 // syncs reports whether a run that waits for barrier b waits for an
