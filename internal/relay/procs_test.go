@@ -22,7 +22,7 @@ import (
 func blockingPipe(t *testing.T) (r, w *os.File) {
 	t.Helper()
 	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+	if err := unix.Pipe(p[:]); err != nil {
 		t.Fatal(err)
 	}
 	r, w = os.NewFile(uintptr(p[0]), "r"), os.NewFile(uintptr(p[1]), "w")
