@@ -39,55 +39,73 @@ const (
 )
 
 // readView reads the members of line (one JSON object, as the frame
-// classifier found) that headers mirror.
+// classifier found) that headers mirror, in one pass over its bytes and
+// without allocating but for the strings it gives. Its verdicts are those
+// of reading the top level, params and params._meta each with
+// encoding/json's Decoder (members): the first of its member errors at
+// the top level, then method's text, then params' first member error,
+// then the text of name, uri and taskId, then _meta's first member error,
+// then the revision's text. A line that is not one JSON object (trailing
+// data included) is ambiguous.
 func readView(line []byte) view {
+	var r viewReader
+	r.b = line
+	i := skipWS(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return view{ambiguous: "not an object"}
+	}
+	if i = r.object(i, 1, lvTop); i < 0 {
+		return view{ambiguous: r.syntax}
+	}
+	if r.err[lvTop] == 0 && skipWS(line, i) != len(line) {
+		return view{ambiguous: "data after the object"}
+	}
 	var v view
-	top, err := members(line, []string{"method", "params"})
-	if err != nil {
-		v.ambiguous = err.Error()
+	var err error
+	if e := r.err[lvTop]; e != 0 {
+		v.ambiguous = dupError(e - 1)
 		return v
 	}
-	if raw := top["method"]; raw != nil {
+	if raw := r.val[wMethod]; raw != nil {
 		if v.method, v.hasMethod, err = str(raw, "method"); err != nil {
 			v.ambiguous = err.Error()
 			return v
 		}
 	}
-	params := top["params"]
-	if params == nil || params[0] != '{' {
+	if params := r.val[wParams]; params == nil || params[0] != '{' {
 		return v
 	}
-	p, err := members(params, []string{"name", "uri", "taskId", "_meta", "arguments"})
-	if err != nil {
-		v.ambiguous = "params: " + err.Error()
+	if e := r.err[lvParams]; e != 0 {
+		v.ambiguous = "params: " + dupError(e-1)
 		return v
 	}
-	for _, f := range []struct {
-		key string
-		s   *string
-		has *bool
-	}{{"name", &v.name, &v.hasName}, {"uri", &v.uri, &v.hasURI}, {"taskId", &v.taskID, &v.hasTaskID}} {
-		if raw := p[f.key]; raw != nil {
-			if *f.s, *f.has, err = str(raw, "params."+f.key); err != nil {
+	for _, f := range [...]struct {
+		w    int
+		what string
+		s    *string
+		has  *bool
+	}{{wName, "params.name", &v.name, &v.hasName}, {wURI, "params.uri", &v.uri, &v.hasURI}, {wTaskID, "params.taskId", &v.taskID, &v.hasTaskID}} {
+		if raw := r.val[f.w]; raw != nil {
+			if *f.s, *f.has, err = str(raw, f.what); err != nil {
 				v.ambiguous = err.Error()
 				return v
 			}
 		}
 	}
-	v.args = p["arguments"]
-	if meta := p["_meta"]; meta != nil && meta[0] == '{' {
-		mm, err := members(meta, []string{revisionKey, capsKey})
-		if err != nil {
-			v.ambiguous = "params._meta: " + err.Error()
+	v.args = r.val[wArguments]
+	if meta := r.val[wMeta]; meta != nil && meta[0] == '{' {
+		if e := r.err[lvMeta]; e != 0 {
+			v.ambiguous = "params._meta: " + dupError(e-1)
 			return v
 		}
-		if raw := mm[revisionKey]; raw != nil {
+		if raw := r.val[wRevision]; raw != nil {
 			if v.revision, v.hasRevision, err = str(raw, "params._meta.protocolVersion"); err != nil {
 				v.ambiguous = err.Error()
 				return v
 			}
 		}
-		v.hasCaps = len(mm[capsKey]) > 0 && mm[capsKey][0] == '{'
+		caps := r.val[wCaps]
+		v.hasCaps = len(caps) > 0 && caps[0] == '{'
 	}
 	return v
 }
@@ -154,21 +172,31 @@ func fold(s string) string {
 	}, s)
 }
 
-// str decodes raw as a string that every decoder reads alike: ok false
-// when raw is not a string (null included); an error when its text is
-// read differently (invalid UTF-8, which decoders replace, keep or
-// refuse; U+0000, where C decoders cut; U+FFFD, which a replacement
-// makes).
-func str(raw json.RawMessage, what string) (string, bool, error) {
+// str decodes raw (a validated JSON value) as a string that every
+// decoder reads alike: ok false when raw is not a string (null
+// included); an error when its text is read differently (invalid UTF-8,
+// which decoders replace, keep or refuse; U+0000, where C decoders cut;
+// U+FFFD, which a replacement makes).
+func str(raw []byte, what string) (string, bool, error) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false, nil
 	}
 	if !utf8.Valid(raw) {
 		return "", false, errors.New(what + ": invalid UTF-8")
 	}
+	in := raw[1 : len(raw)-1]
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false, errors.New(what + ": " + err.Error())
+	if bytes.IndexByte(in, '\\') < 0 {
+		s = string(in)
+	} else {
+		var buf [64]byte
+		d := buf[:0]
+		for i := 0; i < len(in); {
+			var r rune
+			r, i = nextRune(in, i)
+			d = utf8.AppendRune(d, r)
+		}
+		s = string(d)
 	}
 	if strings.ContainsRune(s, 0) || strings.ContainsRune(s, utf8.RuneError) {
 		return "", false, errors.New(what + ": U+0000 or U+FFFD")
