@@ -275,6 +275,12 @@ var viewSeeds = []string{
 	`{"method":01}`,
 	`{"method":1.}`,
 	`{"method":tru}`,
+}
+
+// deepSeeds are bodies at encoding/json's nesting limit and one past it,
+// in arguments and inside params._meta (not fuzz seeds: the fuzzer's
+// time goes to short bodies).
+var deepSeeds = []string{
 	`{"a":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
 	`{"a":` + strings.Repeat("[", 9998) + strings.Repeat("]", 9998) + `,"method":"m"}`,
 	`{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `,"method":"m"}`,
@@ -284,7 +290,7 @@ var viewSeeds = []string{
 
 // TestReadViewSame: readView reads each seed as refReadView does.
 func TestReadViewSame(t *testing.T) {
-	for _, s := range viewSeeds {
+	for _, s := range append(viewSeeds, deepSeeds...) {
 		checkSame(t, []byte(s))
 	}
 }
@@ -298,4 +304,24 @@ func FuzzReadViewSame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line string) {
 		checkSame(t, []byte(line))
 	})
+}
+
+// BenchmarkReadView reads the stateless tools/call of BenchmarkRoundTrip:
+// readView ("one-pass") beside refReadView ("decoders"), in one binary.
+func BenchmarkReadView(b *testing.B) {
+	body := []byte(benchCallModern)
+	for _, r := range []struct {
+		name string
+		read func([]byte) view
+	}{{"one-pass", readView}, {"decoders", refReadView}} {
+		b.Run(r.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for range b.N {
+				if v := r.read(body); v.ambiguous != "" || !v.hasRevision {
+					b.Fatalf("view %+v", v)
+				}
+			}
+		})
+	}
 }
