@@ -112,7 +112,9 @@ func readView(line []byte) view {
 
 // members returns the values of obj's members named by keys, or an error
 // naming the first of keys that some decoder binds to more than one
-// member, or to a member whose key is not exactly it.
+// member, or to a member whose key is not exactly it. valueAt reads a
+// tool's arguments with it; readView's one pass (view_scan.go) gives the
+// verdicts it gives.
 func members(obj []byte, keys []string) (map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
