@@ -9,12 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -258,19 +260,39 @@ func readOTLPSpans(t *testing.T, path string) []otlpSpan {
 }
 
 // runPolicyCalls runs policyCalls through aegis wrap --policy with env
-// added, with the Go SDK client, and returns aegis's stderr.
-func runPolicyCalls(t *testing.T, argv []string, env ...string) string {
+// added, with the Go SDK client, and returns aegis's stderr and the bytes
+// the client wrote to aegis and read from it, every one of them (the
+// client reads until aegis exits).
+func runPolicyCalls(t *testing.T, argv []string, env ...string) (stderr string, wire *clientWire) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "aegis-otel", Version: "1.0.0"}, nil)
-	var stderr syncBuffer
+	var errBuf syncBuffer
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = &stderr
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	cmd.Stderr = &errBuf
+	inR, inW, err := os.Pipe()
 	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	inR.Close()
+	outW.Close()
+	wire = &clientWire{in: inW, out: outR}
+	defer outR.Close()
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: wireReader{wire}, Writer: wireWriter{wire}}, nil)
+	if err != nil {
+		inW.Close()
+		cmd.Wait()
+		t.Fatalf("connect: %v\n%s", err, errBuf.String())
 	}
 	for _, c := range policyCalls {
 		start := time.Now()
@@ -282,8 +304,74 @@ func runPolicyCalls(t *testing.T, argv []string, env ...string) string {
 			t.Errorf("tools/call %s took %v", c.tool, d)
 		}
 	}
-	cs.Close()
-	return stderr.String()
+	cs.Close() // closes aegis's stdin
+	cmd.Wait()
+	// aegis has exited: what the client has not read of its stdout is
+	// read here, to the pipe's end (a read the client is in finishes
+	// first: wireReader's lock).
+	if _, err := io.Copy(io.Discard, wireReader{wire}); err != nil {
+		t.Fatal(err)
+	}
+	return errBuf.String(), wire
+}
+
+// clientWire is the client's end of aegis's stdin and stdout, keeping
+// every byte written and read.
+type clientWire struct {
+	in             *os.File
+	out            *os.File
+	sent, received syncBuffer
+	mu             sync.Mutex // held across a read of out and its keeping
+}
+
+type wireWriter struct{ w *clientWire }
+
+func (w wireWriter) Write(p []byte) (int, error) {
+	n, err := w.w.in.Write(p)
+	w.w.sent.Write(p[:n])
+	return n, err
+}
+
+func (w wireWriter) Close() error { return w.w.in.Close() }
+
+type wireReader struct{ w *clientWire }
+
+func (r wireReader) Read(p []byte) (int, error) {
+	r.w.mu.Lock()
+	defer r.w.mu.Unlock()
+	n, err := r.w.out.Read(p)
+	r.w.received.Write(p[:n])
+	return n, err
+}
+
+// Close leaves out open, so that nothing aegis relays to the client is
+// lost to a closed pipe: runPolicyCalls reads it to its end.
+func (r wireReader) Close() error { return nil }
+
+// relayedBytes is what aegis relayed each way, as the client saw it: the
+// bytes it wrote, and the bytes it read but for aegis's own refusals
+// (error responses with data.aegis: the server sent none of them).
+func (w *clientWire) relayedBytes(t *testing.T) (clientToServer, serverToClient int) {
+	t.Helper()
+	for _, line := range strings.SplitAfter(w.received.String(), "\n") {
+		var m struct {
+			Error *struct {
+				Data struct {
+					Aegis json.RawMessage `json:"aegis"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		if line == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("a line aegis wrote to the client: %v: %q", err, line)
+		}
+		if m.Error == nil || m.Error.Data.Aegis == nil {
+			serverToClient += len(line)
+		}
+	}
+	return len(w.sent.String()), serverToClient
 }
 
 // otelLogRow is the part of aegis log --json's call line the test reads.
@@ -325,7 +413,7 @@ func testOTelCollector(t *testing.T, protocol string) {
 	}
 	proto := "OTEL_EXPORTER_OTLP_PROTOCOL=" + protocol
 	argv, aegis, audit := wrapWithPolicy(t)
-	stderr := runPolicyCalls(t, argv, "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint, proto, "OTEL_SERVICE_NAME=aegis-interop")
+	stderr, wire := runPolicyCalls(t, argv, "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint, proto, "OTEL_SERVICE_NAME=aegis-interop")
 	if strings.Contains(stderr, "telemetry:") {
 		t.Errorf("aegis said, with the collector up:\n%s", stderr)
 	}
@@ -453,11 +541,21 @@ func testOTelCollector(t *testing.T, protocol string) {
 	if syncs := metrics["aegis.journal.fsync.duration"]; len(syncs) != 1 || syncs[0].Count == "" || syncs[0].Count == "0" {
 		t.Errorf("fsync latency histogram: %+v; want one series counting the syncs", syncs)
 	}
+	// Bytes relayed: all the client sent, and all it read but aegis's own
+	// refusals, each way.
+	up, down := wire.relayedBytes(t)
+	relayed := map[string]string{}
+	for _, p := range metrics["aegis.relay.bytes"] {
+		relayed[p.attr("aegis.relay.direction")] = p.AsInt
+	}
+	if want := map[string]string{"client_to_server": fmt.Sprint(up), "server_to_client": fmt.Sprint(down)}; fmt.Sprint(relayed) != fmt.Sprint(want) {
+		t.Errorf("aegis.relay.bytes = %v; want %v", relayed, want)
+	}
 
 	// The collector gone: nothing listens at the endpoint.
 	argv2, _, audit2 := wrapWithPolicy(t)
 	dead := fmt.Sprintf("http://127.0.0.1:%d", freeOTelPort(t))
-	stderr = runPolicyCalls(t, argv2, "OTEL_EXPORTER_OTLP_ENDPOINT="+dead, proto)
+	stderr, _ = runPolicyCalls(t, argv2, "OTEL_EXPORTER_OTLP_ENDPOINT="+dead, proto)
 	if !strings.Contains(stderr, "telemetry:") || !strings.Contains(stderr, "not exported") {
 		t.Errorf("aegis said nothing of the spans not exported:\n%s", stderr)
 	}

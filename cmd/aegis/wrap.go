@@ -178,7 +178,7 @@ func runWrap(args []string) int {
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: %v", err)
 	}
-	tel, err := otelexport.Start(otelexport.Config{Server: *name, Logf: logf}) // nil: no OTLP endpoint set
+	tel, err := otelexport.Start(otelexport.Config{Server: *name, Logf: logf, Relayed: relay.Relayed}) // nil: no OTLP endpoint set
 	if err != nil {
 		return fail(exitcode.Usage, "wrap: telemetry: %v", err)
 	}

@@ -91,7 +91,16 @@
 // fdatasync, which the journal hands to TapSync; journal.Options.TapSync).
 // At most 4096 group sizes and as many sync times wait to be recorded;
 // past that they are dropped and counted. Bytes relayed are not in the
-// log's lines, and so not a metric. Each instrument keeps at most
+// log's lines: aegis.relay.bytes (a counter in By, asynchronous) is read
+// from the relays themselves at each reading, through Config.Relayed
+// (relay.Relayed: the bytes every session of the process read from its
+// client and from its server, sessions that ended included; a pump adds
+// each chunk it reads to its direction's sum, and nothing else runs until
+// a reading asks). Its attribute is aegis.relay.direction,
+// client_to_server or server_to_client, which peer sent the bytes: the
+// conventions' network.io.direction says transmit or receive from one
+// end's view, and aegis, in the middle, both receives and transmits
+// every byte. Each instrument keeps at most
 // MaxSeries attribute sets (tool names come from peers). The metrics
 // are exported with the OTLP metric exporter of their protocol, which reads the
 // OTEL_EXPORTER_OTLP_* variables (and their METRICS variants, and

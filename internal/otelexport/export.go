@@ -59,6 +59,10 @@ type Config struct {
 	// MetricReader, when set, reads the metrics instead of the OTLP
 	// metric exporter the environment configures (tests).
 	MetricReader sdkmetric.Reader
+	// Relayed, when set, returns the bytes relayed so far from clients to
+	// servers and back (relay.Relayed), read at each metric reading as
+	// aegis.relay.bytes.
+	Relayed func() (clientToServer, serverToClient uint64)
 	// Logf says what is not exported. Default: discard.
 	Logf func(format string, args ...any)
 }

@@ -32,6 +32,13 @@ const (
 	MetricRefusals = "aegis.refusals"                // counter, by aegis.refusal.code
 	MetricGroup    = "aegis.journal.commit.lines"    // histogram, lines per written group
 	MetricFsync    = "aegis.journal.fsync.duration"  // histogram, s, per group synced
+	MetricBytes    = "aegis.relay.bytes"             // observable counter, By, by aegis.relay.direction
+)
+
+// The values of aegis.relay.direction: which peer sent the bytes.
+const (
+	ClientToServer = "client_to_server"
+	ServerToClient = "server_to_client"
 )
 
 // Reasons the log gives to refusals that are not the intent's verdict;
@@ -140,7 +147,31 @@ func newMeters(cfg Config, res *resource.Resource) (*meters, error) {
 		metric.WithExplicitBucketBoundaries(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1)); err != nil {
 		return nil, fmt.Errorf("otelexport: %w", err)
 	}
+	if cfg.Relayed != nil {
+		if err := observeRelayed(meter, cfg.Relayed); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
+}
+
+// observeRelayed registers aegis.relay.bytes, whose reading calls relayed
+// for the sums the relays keep: nothing is recorded between readings.
+func observeRelayed(meter metric.Meter, relayed func() (clientToServer, serverToClient uint64)) error {
+	up := metric.WithAttributeSet(attribute.NewSet(attribute.String("aegis.relay.direction", ClientToServer)))
+	down := metric.WithAttributeSet(attribute.NewSet(attribute.String("aegis.relay.direction", ServerToClient)))
+	_, err := meter.Int64ObservableCounter(MetricBytes, metric.WithUnit("By"),
+		metric.WithDescription("Bytes aegis read from clients and from servers, by aegis.relay.direction"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			c, s := relayed()
+			o.Observe(int64(c), up) // 2^63 bytes are not relayed in a run
+			o.Observe(int64(s), down)
+			return nil
+		}))
+	if err != nil {
+		return fmt.Errorf("otelexport: %w", err)
+	}
+	return nil
 }
 
 // call records one done call.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -263,5 +264,49 @@ func TestMetricsNotTaken(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("said %q; want %q", all, want)
 		}
+	}
+}
+
+// TestRelayedBytes: each reading of the metrics carries, as
+// aegis.relay.bytes by aegis.relay.direction, the sums Config.Relayed
+// returns at that reading; without Config.Relayed there is no such metric.
+func TestRelayedBytes(t *testing.T) {
+	var up, down atomic.Uint64
+	reader := sdkmetric.NewManualReader()
+	e, err := Start(Config{Exporter: tracetest.NewInMemoryExporter(), MetricReader: reader,
+		Relayed: func() (uint64, uint64) { return up.Load(), down.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, step := range []struct{ up, down uint64 }{{0, 0}, {123, 4567}, {1 << 40, 4568}} {
+		up.Store(step.up)
+		down.Store(step.down)
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(context.Background(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		got := sumsBy(t, rm, MetricBytes, "aegis.relay.direction")
+		want := map[string]int64{ClientToServer: int64(step.up), ServerToClient: int64(step.down)}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("aegis.relay.bytes = %v; want %v", got, want)
+		}
+		if s, ok := find(rm, MetricBytes).(metricdata.Sum[int64]); !ok || !s.IsMonotonic || s.Temporality != metricdata.CumulativeTemporality {
+			t.Errorf("aegis.relay.bytes is %+v; want a cumulative monotonic sum", find(rm, MetricBytes))
+		}
+	}
+
+	reader = sdkmetric.NewManualReader()
+	e2, err := Start(Config{Exporter: tracetest.NewInMemoryExporter(), MetricReader: reader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	if a := find(rm, MetricBytes); a != nil {
+		t.Errorf("without Config.Relayed, aegis.relay.bytes = %+v; want none", a)
 	}
 }

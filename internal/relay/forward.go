@@ -409,6 +409,7 @@ func (r *Relay) readRuns(src io.Reader, fw *forwarder, p pumpSide) {
 	defer rd.Release()
 	more := readable(src)
 	yielded := time.Now()
+	counted := relayedBy(p) // bytes.go
 	for {
 		if now := time.Now(); now.Sub(yielded) > yieldEvery {
 			runtime.Gosched()
@@ -419,6 +420,7 @@ func (r *Relay) readRuns(src io.Reader, fw *forwarder, p pumpSide) {
 			return
 		}
 		if len(chunk) > 0 {
+			counted.Add(uint64(len(chunk)))
 			rn, rerr := p.record(chunk)
 			if rerr != nil {
 				fw.abortWith(rerr)
