@@ -579,12 +579,15 @@ func TestOTelCollectorHTTP(t *testing.T) {
 	out := filepath.Join(dir, "spans.json")
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", startCollector(t, col, dir, out))
 	t.Setenv("OTEL_SERVICE_NAME", "aegis-interop-http")
+	// No periodic metric reading within the test: each run's one reading
+	// is the last, at exit.
+	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "3600000")
 	aegis := buildAegis(t, dir)
 	key := filepath.Join(dir, "key")
 	keygen(t, aegis, key)
 	node := lookPath(t, "node")
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	for _, mode := range []string{"v1", "2026-07-28"} {
+	for run, mode := range []string{"v1", "2026-07-28"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
 			defer cancel()
@@ -683,8 +686,67 @@ func TestOTelCollectorHTTP(t *testing.T) {
 					}
 				}
 			}
+			// Bytes relayed over HTTP: this run's reading at exit (the
+			// run-th with the metric in the collector's file) counts the
+			// sessions' bytes each way.
+			var readings [][]otlpPoint
+			for deadline := time.Now().Add(30 * time.Second); ; {
+				if readings = relayedReadings(t, metricsPath(out)); len(readings) > run || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond) // the exporter's flush interval
+			}
+			if len(readings) != run+1 {
+				t.Fatalf("%d readings of aegis.relay.bytes; want %d, one per run", len(readings), run+1)
+			}
+			relayed := map[string]int{}
+			for _, p := range readings[run] {
+				relayed[p.attr("aegis.relay.direction")], _ = strconv.Atoi(p.AsInt)
+			}
+			if len(relayed) != 2 || relayed["client_to_server"] <= 0 || relayed["server_to_client"] <= 0 {
+				t.Errorf("aegis.relay.bytes = %v; want bytes both ways", relayed)
+			}
 		})
 	}
+}
+
+// relayedReadings returns the aegis.relay.bytes points of each export
+// the collector's file exporter wrote that has them, in order.
+func relayedReadings(t *testing.T, path string) [][]otlpPoint {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var got [][]otlpPoint
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if !bytes.Contains(line, []byte(`"aegis.relay.bytes"`)) {
+			continue
+		}
+		var req struct {
+			ResourceMetrics []struct {
+				ScopeMetrics []struct {
+					Metrics []struct {
+						Name string                           `json:"name"`
+						Sum  struct{ DataPoints []otlpPoint } `json:"sum"`
+					} `json:"metrics"`
+				} `json:"scopeMetrics"`
+			} `json:"resourceMetrics"`
+		}
+		if json.Unmarshal(line, &req) != nil {
+			continue // a line being written
+		}
+		for _, rm := range req.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					if m.Name == "aegis.relay.bytes" {
+						got = append(got, m.Sum.DataPoints)
+					}
+				}
+			}
+		}
+	}
+	return got
 }
 
 // TestOTelBaggage: trace context in a call's params._meta (traceparent,
