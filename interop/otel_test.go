@@ -305,7 +305,15 @@ func runPolicyCalls(t *testing.T, argv []string, env ...string) (stderr string, 
 		}
 	}
 	cs.Close() // closes aegis's stdin
-	cmd.Wait()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("aegis did not exit once its stdin closed:\n%s", errBuf.String())
+	}
 	// aegis has exited: what the client has not read of its stdout is
 	// read here, to the pipe's end (a read the client is in finishes
 	// first: wireReader's lock).
