@@ -28,7 +28,12 @@ func TestDeps(t *testing.T) {
 			"github.com/aegisrelay/aegis/internal/exitcode", "github.com/landlock-lsm", "os/exec",
 		}},
 	}
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	// The go on PATH, as the other tests find it: a test binary built with
+	// -trimpath (CI's) has no GOROOT of its own to look in.
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.pkg), func(t *testing.T) {
 			out, err := exec.Command(gobin, "list", "-deps", tt.pkg).Output()
