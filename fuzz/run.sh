@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuzz/run.sh — run every fuzz target of aegis for a given time each.
 #
-#   fuzz/run.sh [-j JOBS] [-p WORKERS] [-m MINIMIZE] [-t REGEXP] [-s] [-l DIR] DURATION
+#   fuzz/run.sh [-j JOBS] [-p WORKERS] [-m MINIMIZE] [-t REGEXP] [-f] [-s] [-l DIR] DURATION
 #
 # DURATION is a go test -fuzztime: 30s, 10m, 12h, or 100000x (executions).
 # Every FuzzXxx in the module (found in the test files go list names) is run with
@@ -31,6 +31,12 @@
 #   -m MINIMIZE  -fuzzminimizetime for new inputs and crashers (default:
 #                0, off, for a DURATION under a minute; 10s otherwise)
 #   -t REGEXP    only targets whose name matches (default: all)
+#   -f           fresh: each target starts from its seed corpus alone (testdata/fuzz/
+#                and its f.Add seeds), not the fuzz cache, whose inputs Go would
+#                otherwise read first within DURATION; what the run finds
+#                stays in DIR/cache/<FuzzXxx>/ (-s copies it into testdata),
+#                so that the cache, and a run's time, do not grow with the
+#                runs a machine has made (CI's)
 #   -s           copy the new corpus entries into testdata/fuzz/
 #   -l DIR       keep the logs in DIR
 set -euo pipefail
@@ -40,14 +46,15 @@ export PATH=/usr/local/go/bin:$PATH
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
 # The go command that fuzzes (fuzz/run_test.sh puts a scripted one here).
 gocmd=${FUZZ_GO:-go}
-jobs="" workers="" minimize="" only="." save=0 logs=""
+jobs="" workers="" minimize="" only="." save=0 logs="" fresh=0
 usage() { sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
-while getopts "j:p:m:t:sl:h" opt; do
+while getopts "j:p:m:t:fsl:h" opt; do
 	case $opt in
 	j) jobs=$OPTARG ;;
 	p) workers=$OPTARG ;;
 	m) minimize=$OPTARG ;;
 	t) only=$OPTARG ;;
+	f) fresh=1 ;;
 	s) save=1 ;;
 	l) logs=$OPTARG ;;
 	*) usage ;;
@@ -107,7 +114,9 @@ mintext="minimising new inputs for up to ${minimize} each" minoff=0
 if [ "$(awk -v s="$(secs "$minimize")" 'BEGIN { print (s == 0) }')" = 1 ] && [[ $minimize != *x ]] || [ "$minimize" = 0x ]; then
 	mintext="not minimising" minoff=1
 fi
-echo "fuzz: ${n} targets, ${duration} each, ${jobs} at a time with ${workers} worker(s) each, ${mintext}; logs in ${logs}"
+fromtext=""
+if [ "$fresh" = 1 ]; then fromtext=", each from its seed corpus alone"; fi
+echo "fuzz: ${n} targets, ${duration} each${fromtext}, ${jobs} at a time with ${workers} worker(s) each, ${mintext}; logs in ${logs}"
 
 # attempt PKG TARGET FUZZTIME: one go test -fuzz of the target for
 # FUZZTIME into its log; sets rc to its verdict (0 a pass, 1 a failure)
@@ -118,11 +127,18 @@ attempt() {
 	local log=$logs/$target.log
 	local seeds=$rel/testdata/fuzz/$target
 	rc=0 nofuzz=0
+	# -f: the test binary reads and writes a cache folder of this run's
+	# own (the go command passes its -test.fuzzcachedir first; the binary
+	# takes the last one given).
+	local fresh_args=()
+	if [ "$fresh" = 1 ]; then
+		fresh_args=(-args "-test.fuzzcachedir=$logs/cache")
+	fi
 	# fuzzdebug=1 makes the coordinator log, with timestamps, when it
 	# sends an input to be minimised and when the result comes back:
 	# the report's "minimizing" column.
 	GODEBUG=fuzzdebug=1${GODEBUG:+,$GODEBUG} "$gocmd" test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" \
-		-parallel "$workers" "$rel" >"$log" 2>&1 || rc=$?
+		-parallel "$workers" "$rel" ${fresh_args[@]+"${fresh_args[@]}"} >"$log" 2>&1 || rc=$?
 	# Go's fuzzing coordinator can report its own -fuzztime deadline as
 	# a failure ("context deadline exceeded", no input written) when a
 	# worker is mid-execution as the time runs out: go.dev/issue/75804.
@@ -246,11 +262,12 @@ for t in "${targets[@]}"; do
 			printf "%.1fs", busy }' "$log")
 	printf '%-20s %-15s %10s %10s %8s %11s %6s %7s\n' "$target" "${rel#./}" "${execs:--}" "$rate" "${elapsed:--}" "$minimizing" "${new:--}" "${total:--}"
 	if [ "$save" = 1 ]; then
-		dir=$cache/$pkg/$target
+		dir=$cache/$pkg/$target before=$logs/$target.before
+		if [ "$fresh" = 1 ]; then dir=$logs/cache/$target before=/dev/null; fi
 		dst=${rel#./}/testdata/fuzz/$target
 		mkdir -p "$dst"
 		copied=0
-		for f in $(ls "$dir" | comm -13 "$logs/$target.before" -); do
+		for f in $(ls "$dir" 2>/dev/null | comm -13 "$before" -); do
 			cp "$dir/$f" "$dst/$f"
 			copied=$((copied + 1))
 		done

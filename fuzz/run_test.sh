@@ -11,6 +11,8 @@
 #   - a baseline cut short with progress to measure, from a scripted go
 #     command: run again for longer, a pass when that run fuzzes, a
 #     failure ("never fuzzed") when it does not;
+#   - -f: a target reads its seed corpus alone, not the inputs the fuzz
+#     cache holds, and leaves the cache as it was;
 #   - Go's deadline race (go.dev/issue/75804) from a scripted go command:
 #     a pass with minimisation off and no input written, a failure when a
 #     failing input appeared (a crasher being minimised as time ran out).
@@ -105,6 +107,26 @@ expect fine 0 '^FuzzFine +demo +[1-9]' -- -j 1 -p 1 -t '^FuzzFine$' 3s
 expect crash 1 'FAILED' 'new failing input: demo/testdata/fuzz/FuzzCrash/' -- -j 1 -p 1 -t '^FuzzCrash$' 10s
 rm -rf "$mod/demo/testdata"
 expect never-fuzzed 1 'never fuzzed' -- -j 1 -p 1 -t '^FuzzSlowSeeds$' 3s
+
+# -f: FuzzFine's cache holds three inputs; a run reads them first, a
+# fresh run its one seed alone, and leaves the cache as it was.
+fine_cache=$(go env GOCACHE)/fuzz/example.com/fuzzdemo/demo/FuzzFine
+mkdir -p "$fine_cache"
+for i in 1 2 3; do printf 'go test fuzz v1\n[]byte("cached %d")\n' $i >"$fine_cache/cached$i"; done
+expect warm 0 '^FuzzFine +demo +[1-9]' -- -j 1 -p 1 -t '^FuzzFine$' -l "$tmp/warm" 3s
+if ! grep -q 'gathering baseline coverage: 0/4 completed' "$tmp/warm/FuzzFine.log"; then
+	echo "FAIL warm: the run did not read the cache's three inputs and the seed first"; bad=1
+fi
+rm -f "$fine_cache"/*
+for i in 1 2 3; do printf 'go test fuzz v1\n[]byte("cached %d")\n' $i >"$fine_cache/cached$i"; done
+expect fresh 0 '^FuzzFine +demo +[1-9]' 'each from its seed corpus alone' -- -j 1 -p 1 -t '^FuzzFine$' -f -l "$tmp/fresh" 3s
+if ! grep -q 'gathering baseline coverage: 0/1 completed' "$tmp/fresh/FuzzFine.log"; then
+	echo "FAIL fresh: the run read more than its one seed first"; bad=1
+fi
+if [ "$(ls "$fine_cache" | tr '\n' ' ')" != "cached1 cached2 cached3 " ]; then
+	echo "FAIL fresh: the cache changed: $(ls "$fine_cache" | tr '\n' ' ')"; bad=1
+fi
+rm -rf "$fine_cache"
 
 # A baseline cut short at 272 of 284 inputs in 8s, scripted: run.sh runs
 # the target again for 8s beyond twice that pace (ceil(16.7) + 8 = 25s);
