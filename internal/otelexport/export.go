@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // Errors Start returns.
@@ -53,9 +53,11 @@ type Config struct {
 	// CloseTimeout bounds what Close waits for the collector (default
 	// DefaultCloseTimeout).
 	CloseTimeout time.Duration
-	// Exporter, when set, is used instead of the OTLP exporter the
-	// environment configures (tests).
-	Exporter sdktrace.SpanExporter
+	// Client, when set, sends the spans instead of the OTLP client the
+	// environment configures (tests). It is started by Start and
+	// stopped by Close; the spans it is given are reused once
+	// UploadTraces returns.
+	Client otlptrace.Client
 	// MetricReader, when set, reads the metrics instead of the OTLP
 	// metric exporter the environment configures (tests).
 	MetricReader sdkmetric.Reader
@@ -142,7 +144,7 @@ func Start(cfg Config) (*Exporter, error) {
 	if cfg.Getenv == nil {
 		cfg.Getenv = os.Getenv
 	}
-	if cfg.Exporter == nil && !Enabled(cfg.Getenv) {
+	if cfg.Client == nil && !Enabled(cfg.Getenv) {
 		return nil, nil
 	}
 	if cfg.QueueBytes <= 0 {
@@ -160,23 +162,24 @@ func Start(cfg Config) (*Exporter, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	exp := cfg.Exporter
-	if exp == nil {
+	client := cfg.Client
+	if client == nil {
 		proto, err := protocol(cfg.Getenv, "TRACES")
 		if err != nil {
 			return nil, err
 		}
-		// The OTLP exporter reads its endpoint, headers, timeout,
-		// compression and TLS from the OTEL_EXPORTER_OTLP_* variables;
-		// it dials nothing until the first export.
+		// The OTLP exporters' clients read their endpoint, headers,
+		// timeout, compression, retry and TLS settings from the
+		// OTEL_EXPORTER_OTLP_* variables; they dial nothing until the
+		// first export.
 		if proto == ProtocolGRPC {
-			exp, err = otlptracegrpc.New(context.Background())
+			client = otlptracegrpc.NewClient()
 		} else {
-			exp, err = otlptracehttp.New(context.Background())
+			client = otlptracehttp.NewClient()
 		}
-		if err != nil {
-			return nil, fmt.Errorf("otelexport: %w", err)
-		}
+	}
+	if err := client.Start(context.Background()); err != nil {
+		return nil, fmt.Errorf("otelexport: %w", err)
 	}
 	res, err := resource.New(context.Background(),
 		resource.WithAttributes(attribute.String("service.name", "aegis")),
@@ -184,16 +187,17 @@ func Start(cfg Config) (*Exporter, error) {
 		resource.WithFromEnv(),
 		resource.WithAttributes(attribute.String("aegis.server", cfg.Server)))
 	if err != nil && res == nil {
+		client.Stop(context.Background())
 		return nil, fmt.Errorf("otelexport: %w", err)
 	}
 	e := &Exporter{cfg: cfg, wake: make(chan struct{}, 1), full: make(chan struct{}, 1), done: make(chan struct{})}
-	if cfg.MetricReader != nil || (cfg.Exporter == nil && metricsEnabled(cfg.Getenv)) {
+	if cfg.MetricReader != nil || (cfg.Client == nil && metricsEnabled(cfg.Getenv)) {
 		if e.m, err = newMeters(cfg, res); err != nil {
 			return nil, err
 		}
 	}
-	e.proc = newProcessor(exp, cfg.QueueSpans, cfg.Batch, cfg.Logf)
-	e.b = newBuilder(res, e.proc.OnEnd, cfg.Origin, e.m)
+	e.proc = newProcessor(client, resourceProto(res), res.SchemaURL(), cfg.QueueSpans, cfg.Batch, cfg.Logf)
+	e.b = newBuilder(e.proc, cfg.Origin, e.m)
 	go e.run()
 	return e, nil
 }

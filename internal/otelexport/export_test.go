@@ -12,26 +12,24 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // tapFile feeds the lines of a golden log to a fresh Exporter, a few
 // lines a group as the journal's groups come, and returns the spans it
 // exported and the file's lines.
-func tapFile(t *testing.T, name string) ([]sdktrace.ReadOnlySpan, [][]byte) {
+func tapFile(t *testing.T, name string) ([]*tracepb.Span, [][]byte) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "journal", "record", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := tracetest.NewInMemoryExporter()
-	var spans []sdktrace.ReadOnlySpan
-	rec := &recorder{SpanExporter: mem, got: &spans}
-	e, err := Start(Config{Exporter: rec, Server: "test"})
+	rec := &recorder{}
+	// A batch of one span: each span is built in storage a span sent
+	// before used.
+	e, err := Start(Config{Client: rec, Server: "test", Batch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,27 +49,47 @@ func tapFile(t *testing.T, name string) ([]sdktrace.ReadOnlySpan, [][]byte) {
 			trimmed = append(trimmed, l)
 		}
 	}
-	return spans, trimmed
+	return rec.got, trimmed
 }
 
-// recorder keeps the spans exported, for they outlive the in-memory
-// exporter's Shutdown, which forgets them.
+// nopClient is a collector that takes everything.
+type nopClient struct{}
+
+func (nopClient) Start(context.Context) error                                  { return nil }
+func (nopClient) Stop(context.Context) error                                   { return nil }
+func (nopClient) UploadTraces(context.Context, []*tracepb.ResourceSpans) error { return nil }
+
+// recorder is a collector that keeps what it takes: the wire bytes,
+// decoded, as a collector reads them (the spans it is given are reused
+// once it returns).
 type recorder struct {
-	sdktrace.SpanExporter
+	nopClient
 	mu  sync.Mutex
-	got *[]sdktrace.ReadOnlySpan
+	got []*tracepb.Span
 }
 
-func (r *recorder) ExportSpans(ctx context.Context, s []sdktrace.ReadOnlySpan) error {
-	r.mu.Lock()
-	*r.got = append(*r.got, s...)
-	r.mu.Unlock()
+func (r *recorder) UploadTraces(_ context.Context, rss []*tracepb.ResourceSpans) error {
+	for _, rs := range rss {
+		b, err := proto.Marshal(rs)
+		if err != nil {
+			return err
+		}
+		var got tracepb.ResourceSpans
+		if err := proto.Unmarshal(b, &got); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		for _, ss := range got.ScopeSpans {
+			r.got = append(r.got, ss.Spans...)
+		}
+		r.mu.Unlock()
+	}
 	return nil
 }
 
-func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
-	m := map[attribute.Key]attribute.Value{}
-	for _, kv := range s.Attributes() {
+func attrs(s *tracepb.Span) map[string]*commonpb.AnyValue {
+	m := map[string]*commonpb.AnyValue{}
+	for _, kv := range s.Attributes {
 		m[kv.Key] = kv.Value
 	}
 	return m
@@ -119,14 +137,14 @@ func TestSpans(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			spans, lines := tapFile(t, tc.file)
-			bySeq := map[int64]sdktrace.ReadOnlySpan{}
-			children := map[trace.SpanID][]sdktrace.ReadOnlySpan{}
+			bySeq := map[int64]*tracepb.Span{}
+			children := map[string][]*tracepb.Span{}
 			for _, s := range spans {
-				if s.Parent().IsValid() {
-					children[s.Parent().SpanID()] = append(children[s.Parent().SpanID()], s)
+				if len(s.ParentSpanId) > 0 {
+					children[string(s.ParentSpanId)] = append(children[string(s.ParentSpanId)], s)
 					continue
 				}
-				bySeq[attrs(s)["aegis.record.seq"].AsInt64()] = s
+				bySeq[attrs(s)["aegis.record.seq"].GetIntValue()] = s
 			}
 			if len(bySeq) != len(tc.calls) {
 				t.Fatalf("%d call spans; want %d", len(bySeq), len(tc.calls))
@@ -137,13 +155,13 @@ func TestSpans(t *testing.T) {
 					t.Fatalf("no span of the call at seq %d", w.seq)
 				}
 				a := attrs(s)
-				got := callWant{seq: w.seq, name: s.Name(), status: a["aegis.status"].AsString(), errorType: a["error.type"].AsString(),
-					outcome: a["aegis.outcome.seq"].AsInt64(), verdict: a["aegis.policy.verdict"].AsString(), revision: a["mcp.protocol.version"].AsString()}
-				for _, c := range children[s.SpanContext().SpanID()] {
-					if ca := attrs(c); ca["aegis.round.n"].Type() != attribute.INVALID {
+				got := callWant{seq: w.seq, name: s.Name, status: a["aegis.status"].GetStringValue(), errorType: a["error.type"].GetStringValue(),
+					outcome: a["aegis.outcome.seq"].GetIntValue(), verdict: a["aegis.policy.verdict"].GetStringValue(), revision: a["mcp.protocol.version"].GetStringValue()}
+				for _, c := range children[string(s.SpanId)] {
+					if ca := attrs(c); ca["aegis.round.n"] != nil {
 						got.rounds++
 					} else {
-						for _, ev := range c.Events() {
+						for _, ev := range c.Events {
 							got.task = append(got.task, ev.Name)
 						}
 					}
@@ -152,22 +170,22 @@ func TestSpans(t *testing.T) {
 					t.Errorf("span of seq %d = %+v; want %+v", w.seq, got, w)
 				}
 				// Joined to the evidence: the digests are the lines'.
-				if d := a["aegis.record.digest"].AsString(); d != digest(lines[w.seq]) {
+				if d := a["aegis.record.digest"].GetStringValue(); d != digest(lines[w.seq]) {
 					t.Errorf("seq %d: aegis.record.digest = %s; want %s", w.seq, d, digest(lines[w.seq]))
 				}
-				if d := a["aegis.outcome.digest"].AsString(); d != digest(lines[w.outcome]) {
+				if d := a["aegis.outcome.digest"].GetStringValue(); d != digest(lines[w.outcome]) {
 					t.Errorf("seq %d: aegis.outcome.digest = %s; want %s", w.seq, d, digest(lines[w.outcome]))
 				}
-				if s.SpanKind() != trace.SpanKindServer || a["mcp.method.name"].AsString() != "tools/call" ||
-					a["gen_ai.operation.name"].AsString() != "execute_tool" || a["gen_ai.tool.name"].AsString() == "" ||
-					a["jsonrpc.request.id"].AsString() == "" || a["aegis.session"].AsString() == "" || a["aegis.log.origin"].AsString() == "" {
-					t.Errorf("seq %d: kind %v, attributes %v: want the conventions' and aegis's", w.seq, s.SpanKind(), a)
+				if s.Kind != tracepb.Span_SPAN_KIND_SERVER || a["mcp.method.name"].GetStringValue() != "tools/call" ||
+					a["gen_ai.operation.name"].GetStringValue() != "execute_tool" || a["gen_ai.tool.name"].GetStringValue() == "" ||
+					a["jsonrpc.request.id"].GetStringValue() == "" || a["aegis.session"].GetStringValue() == "" || a["aegis.log.origin"].GetStringValue() == "" {
+					t.Errorf("seq %d: kind %v, attributes %v: want the conventions' and aegis's", w.seq, s.Kind, a)
 				}
-				if wantErr := w.errorType != ""; (s.Status().Code == codes.Error) != wantErr {
-					t.Errorf("seq %d: status %v; want error %v", w.seq, s.Status(), wantErr)
+				if wantErr := w.errorType != ""; (s.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR) != wantErr {
+					t.Errorf("seq %d: status %v; want error %v", w.seq, s.Status, wantErr)
 				}
-				if !s.StartTime().Before(s.EndTime()) {
-					t.Errorf("seq %d: span from %v to %v", w.seq, s.StartTime(), s.EndTime())
+				if s.StartTimeUnixNano >= s.EndTimeUnixNano {
+					t.Errorf("seq %d: span from %v to %v", w.seq, s.StartTimeUnixNano, s.EndTimeUnixNano)
 				}
 			}
 		})
@@ -190,11 +208,11 @@ func equalWant(a, b callWant) bool {
 
 // stuck is a collector that takes nothing until released.
 type stuck struct {
-	sdktrace.SpanExporter
+	nopClient
 	release chan struct{}
 }
 
-func (s *stuck) ExportSpans(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+func (s *stuck) UploadTraces(ctx context.Context, _ []*tracepb.ResourceSpans) error {
 	select {
 	case <-s.release:
 		return nil
@@ -211,10 +229,10 @@ func TestStuckCollector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &stuck{SpanExporter: tracetest.NewInMemoryExporter(), release: make(chan struct{})}
+	st := &stuck{release: make(chan struct{})}
 	var said []string
 	var mu sync.Mutex
-	e, err := Start(Config{Exporter: st, QueueBytes: 3 * len(b), QueueSpans: 2, Batch: 1, CloseTimeout: 50 * time.Millisecond,
+	e, err := Start(Config{Client: st, QueueBytes: 3 * len(b), QueueSpans: 2, Batch: 1, CloseTimeout: 50 * time.Millisecond,
 		Logf: func(f string, args ...any) { mu.Lock(); said = append(said, f); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/aegisrelay/aegis/internal/gate"
 	"github.com/aegisrelay/aegis/internal/pin"
@@ -37,7 +36,7 @@ func tapMetrics(t *testing.T, name string, group int) (metricdata.ResourceMetric
 	// A periodic reader that never ticks within the test: Close's
 	// shutdown makes the one reading, as it makes the last one of a run.
 	reader := sdkmetric.NewPeriodicReader(mem, sdkmetric.WithInterval(time.Hour))
-	e, err := Start(Config{Exporter: tracetest.NewInMemoryExporter(), MetricReader: reader})
+	e, err := Start(Config{Client: nopClient{}, MetricReader: reader})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +242,7 @@ func TestMetricsNotTaken(t *testing.T) {
 	defer m.mp.Shutdown(context.Background())
 	// newMeters made the OTLP exporter, wrapped: swap in one that fails.
 	m.exp.Exporter = &failingMetrics{}
-	e, err := Start(Config{Exporter: tracetest.NewInMemoryExporter(), Logf: logf,
+	e, err := Start(Config{Client: nopClient{}, Logf: logf,
 		MetricReader: sdkmetric.NewPeriodicReader(m.exp, sdkmetric.WithInterval(time.Hour))})
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +272,7 @@ func TestMetricsNotTaken(t *testing.T) {
 func TestRelayedBytes(t *testing.T) {
 	var up, down atomic.Uint64
 	reader := sdkmetric.NewManualReader()
-	e, err := Start(Config{Exporter: tracetest.NewInMemoryExporter(), MetricReader: reader,
+	e, err := Start(Config{Client: nopClient{}, MetricReader: reader,
 		Relayed: func() (uint64, uint64) { return up.Load(), down.Load() }})
 	if err != nil {
 		t.Fatal(err)
@@ -297,7 +296,7 @@ func TestRelayedBytes(t *testing.T) {
 	}
 
 	reader = sdkmetric.NewManualReader()
-	e2, err := Start(Config{Exporter: tracetest.NewInMemoryExporter(), MetricReader: reader})
+	e2, err := Start(Config{Client: nopClient{}, MetricReader: reader})
 	if err != nil {
 		t.Fatal(err)
 	}

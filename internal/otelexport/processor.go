@@ -5,7 +5,10 @@ import (
 	"sync"
 	"time"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
 // exportTimeout bounds one export: a collector that takes longer fails
@@ -13,23 +16,31 @@ import (
 const exportTimeout = 10 * time.Second
 
 // processor is an Exporter's queue of finished spans, exported in
-// batches by one goroutine with the SDK's span exporter. Unlike the
-// SDK's batch processor it counts what it drops and what the collector
-// does not take, for Close to say, and its goroutine wakes only when the
+// batches by one goroutine with the SDK's OTLP client (otlptrace.Client:
+// the transport, retries and OTEL_* configuration of the SDK's
+// exporters, given the spans in OTLP's types). Unlike the SDK's batch
+// processor it counts what it drops and what the collector does not
+// take, for Close to say, and its goroutine wakes only when the
 // Exporter's reading goroutine has built a reading's spans (kick) or a
-// batch's worth is queued: never once per span.
+// batch's worth is queued: never once per span. The spans of a batch
+// sent are kept, at most 2*batch of them, for the next spans built.
 type processor struct {
-	exp   sdktrace.SpanExporter
-	max   int // spans queued at most
-	batch int
-	logf  func(string, ...any)
-	wake  chan struct{}
-	stop  chan struct{} // closed by Shutdown: drain and return
-	done  chan struct{}
-	once  sync.Once
+	client otlptrace.Client
+	max    int // spans queued at most
+	batch  int
+	logf   func(string, ...any)
+	wake   chan struct{}
+	stop   chan struct{} // closed by Shutdown: drain and return
+	done   chan struct{}
+	once   sync.Once
+	// rs is every export's request: the resource and scope, and the
+	// batch's spans (the goroutine's alone).
+	rs  []*tracepb.ResourceSpans
+	out []*tracepb.Span
 
 	mu       sync.Mutex
-	q        []sdktrace.ReadOnlySpan // spans waiting to be exported
+	q        []*pspan // spans waiting to be exported
+	free     []*pspan // spans sent, to build again
 	spans    uint64
 	exported uint64
 	dropped  uint64
@@ -40,21 +51,37 @@ type processor struct {
 	cancel   context.CancelFunc
 }
 
-func newProcessor(exp sdktrace.SpanExporter, queue, batch int, logf func(string, ...any)) *processor {
-	p := &processor{exp: exp, max: queue, batch: batch, logf: logf,
+func newProcessor(client otlptrace.Client, res *resourcepb.Resource, schemaURL string, queue, batch int, logf func(string, ...any)) *processor {
+	p := &processor{client: client, max: queue, batch: batch, logf: logf,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	p.rs = []*tracepb.ResourceSpans{{Resource: res, SchemaUrl: schemaURL,
+		ScopeSpans: []*tracepb.ScopeSpans{{Scope: &commonpb.InstrumentationScope{Name: scopeName}}}}}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	go p.run()
 	return p
 }
 
-// OnEnd queues s, or drops it if the queue is full; a batch's worth
-// queued wakes the exporting goroutine.
-func (p *processor) OnEnd(s sdktrace.ReadOnlySpan) {
+// get returns a pspan to build a span in: one sent before, or a new
+// one.
+func (p *processor) get() *pspan {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		s := p.free[n-1]
+		p.free = p.free[:n-1]
+		return s
+	}
+	return &pspan{}
+}
+
+// OnEnd queues s, built, or drops it if the queue is full; a batch's
+// worth queued wakes the exporting goroutine.
+func (p *processor) OnEnd(s *pspan) {
 	p.mu.Lock()
 	p.spans++
 	if len(p.q) >= p.max {
 		p.dropped++
+		p.keep(s)
 		p.mu.Unlock()
 		return
 	}
@@ -73,7 +100,7 @@ func (p *processor) kick() { signal(p.wake) }
 // Shutdown; then what is left, while Shutdown's context allows.
 func (p *processor) run() {
 	defer close(p.done)
-	var spare []sdktrace.ReadOnlySpan
+	var spare []*pspan
 	for {
 		select {
 		case <-p.wake:
@@ -86,6 +113,11 @@ func (p *processor) run() {
 		for i := 0; i < len(q) && p.ctx.Err() == nil; i += p.batch {
 			p.export(q[i:min(i+p.batch, len(q))])
 		}
+		p.mu.Lock()
+		for _, s := range q {
+			p.keep(s)
+		}
+		p.mu.Unlock()
 		clear(q)
 		spare = q
 		select {
@@ -101,11 +133,26 @@ func (p *processor) run() {
 	}
 }
 
+// keep keeps s, sent or dropped, to build again, unless 2*batch are
+// kept. Called with mu held.
+func (p *processor) keep(s *pspan) {
+	if len(p.free) < 2*p.batch {
+		p.free = append(p.free, s)
+	}
+}
+
 // export sends one batch, counting it as exported or failed.
-func (p *processor) export(buf []sdktrace.ReadOnlySpan) {
+func (p *processor) export(buf []*pspan) {
+	p.out = p.out[:0]
+	for _, s := range buf {
+		p.out = append(p.out, &s.s)
+	}
+	p.rs[0].ScopeSpans[0].Spans = p.out
 	ctx, cancel := context.WithTimeout(p.ctx, exportTimeout)
-	err := p.exp.ExportSpans(ctx, buf)
+	err := p.client.UploadTraces(ctx, p.rs)
 	cancel()
+	p.rs[0].ScopeSpans[0].Spans = nil
+	clear(p.out)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err == nil {
@@ -133,7 +180,7 @@ func (p *processor) Shutdown(ctx context.Context) error {
 		close(p.stop)
 		<-p.done
 	})
-	return p.exp.Shutdown(ctx)
+	return p.client.Stop(ctx)
 }
 
 func (p *processor) stats() Stats {

@@ -12,13 +12,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/aegisrelay/aegis/journal/calls"
 	"github.com/aegisrelay/aegis/journal/record"
@@ -93,15 +89,16 @@ type callData struct {
 // spans. Used by one goroutine.
 //
 // A span is built whole once its call is done, from the times the log
-// recorded, and handed to the processor as the SDK's read-only span
-// (tracetest.SpanStub's snapshot): a tracer would keep a live span,
-// lock it, sample it, copy and deduplicate its attributes and snapshot
-// it at its end, which is work without purpose for a span that is
-// never live and costs more than the rest of its export.
+// recorded, in OTLP's own types (pspan), in storage the processor hands
+// back once it is sent: a tracer would keep a live span, lock it,
+// sample it, copy and deduplicate its attributes and snapshot it at its
+// end, and the SDK's exporter would convert the snapshot into fresh
+// messages, which is work and garbage without purpose for a span that
+// is never live.
 type builder struct {
-	res    *resource.Resource
-	scope  instrumentation.Scope
-	out    func(sdktrace.ReadOnlySpan)
+	proc   *processor
+	names  map[string]string // span names by tool, at most maxNames
+	hex    []byte            // digests' text, reused
 	ids    *rand.ChaCha8
 	origin string
 	dec    record.Decoder
@@ -113,11 +110,10 @@ type builder struct {
 // scopeName is the instrumentation scope of every span and metric.
 const scopeName = "github.com/aegisrelay/aegis/internal/otelexport"
 
-func newBuilder(res *resource.Resource, out func(sdktrace.ReadOnlySpan), origin string, m *meters) *builder {
+func newBuilder(proc *processor, origin string, m *meters) *builder {
 	var seed [32]byte
 	crand.Read(seed[:]) // never fails (crypto/rand)
-	b := &builder{res: res, scope: instrumentation.Scope{Name: scopeName}, out: out, ids: rand.NewChaCha8(seed),
-		origin: origin, meters: m}
+	b := &builder{proc: proc, names: map[string]string{}, ids: rand.NewChaCha8(seed), origin: origin, meters: m}
 	// Partial: the records before this run are not read, and a group
 	// the queue dropped is missing.
 	b.book = calls.New[*session, *callData](calls.Options{Partial: true})
@@ -257,9 +253,15 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 	if n := len(d.events); n > 0 && d.events[n-1].event == record.TaskEnd {
 		end = d.events[n-1].ts
 	}
-	name := Method
-	if d.tool != "" {
-		name += " " + d.tool
+	name := b.spanName(d.tool)
+	sc := b.spanContext(d.parent)
+	if len(d.rounds) > 1 {
+		for _, r := range d.rounds {
+			b.roundSpan(sc, name, r)
+		}
+	}
+	if d.taskID != "" {
+		b.taskSpan(sc, name, d)
 	}
 	sid := ""
 	if s.Data != nil {
@@ -267,83 +269,105 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 	} else {
 		sid = hex.EncodeToString(s.SID[:])
 	}
-	attrs := append(make([]attribute.KeyValue, 0, 24),
-		attribute.String("mcp.method.name", Method),
-		attribute.String("gen_ai.operation.name", "execute_tool"),
-		attribute.String("aegis.session", sid),
-		attribute.Int64("aegis.record.seq", int64(first.seq)),
-		attribute.String("aegis.record.digest", first.digestText()),
-		attribute.String("aegis.status", c.Status),
-		attribute.String("aegis.policy.verdict", d.verdict),
-	)
+	firstDigest, finalDigest := b.digests(first, final)
+	p := b.proc.get()
+	p.begin(sc, d.parent, tracepb.Span_SPAN_KIND_SERVER, name, first.ts.UnixNano(), end.UnixNano())
+	p.str("mcp.method.name", Method)
+	p.str("gen_ai.operation.name", "execute_tool")
+	p.str("aegis.session", sid)
+	p.int("aegis.record.seq", int64(first.seq))
+	p.str("aegis.record.digest", firstDigest)
+	p.str("aegis.status", c.Status)
+	p.str("aegis.policy.verdict", d.verdict)
 	if d.tool != "" {
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", d.tool))
+		p.str("gen_ai.tool.name", d.tool)
 	}
 	if d.hasID {
-		attrs = append(attrs, attribute.String("jsonrpc.request.id", d.id))
+		p.str("jsonrpc.request.id", d.id)
 	}
 	rev := d.revision
 	if rev == "" {
 		rev = s.Revision
 	}
 	if rev != "" {
-		attrs = append(attrs, attribute.String("mcp.protocol.version", rev))
+		p.str("mcp.protocol.version", rev)
 	}
 	if final.ok {
-		attrs = append(attrs, attribute.Int64("aegis.outcome.seq", int64(final.seq)), attribute.String("aegis.outcome.digest", final.digestText()))
+		p.int("aegis.outcome.seq", int64(final.seq))
+		p.str("aegis.outcome.digest", finalDigest)
 	}
 	if c.Reason != "" {
-		attrs = append(attrs, attribute.String("aegis.reason", c.Reason))
+		p.str("aegis.reason", c.Reason)
 	}
 	if d.rule != "" {
-		attrs = append(attrs, attribute.String("aegis.policy.rule", d.rule))
+		p.str("aegis.policy.rule", d.rule)
 	}
 	if d.set != "" {
-		attrs = append(attrs, attribute.String("aegis.policy.set", d.set))
+		p.str("aegis.policy.set", d.set)
 	}
 	if b.origin != "" {
-		attrs = append(attrs, attribute.String("aegis.log.origin", b.origin))
+		p.str("aegis.log.origin", b.origin)
 	}
 	if ss := s.Data; ss != nil {
 		transport := "pipe"
 		if ss.transport == record.TransportHTTP {
 			transport = "tcp"
-			attrs = append(attrs, attribute.String("network.protocol.name", "http"))
+			p.str("network.protocol.name", "http")
 		}
-		attrs = append(attrs, attribute.String("network.transport", transport), attribute.String("aegis.durability", ss.durability))
+		p.str("network.transport", transport)
+		p.str("aegis.durability", ss.durability)
 		if ss.name != "" {
-			attrs = append(attrs, attribute.String("aegis.server", ss.name))
+			p.str("aegis.server", ss.name)
 		}
 		if d.principal == "" {
 			d.principal = ss.principal
 		}
 	}
 	if d.principal != "" {
-		attrs = append(attrs, attribute.String("aegis.principal", d.principal))
+		p.str("aegis.principal", d.principal)
 	}
 	if len(d.rounds) > 1 || d.roundsMore > 0 {
-		attrs = append(attrs, attribute.Int("aegis.rounds", len(d.rounds)+d.roundsMore))
+		p.int("aegis.rounds", int64(len(d.rounds)+d.roundsMore))
 	}
-	et := errorType(c.Status)
-	if et != "" {
-		attrs = append(attrs, attribute.String("error.type", et))
+	if et := errorType(c.Status); et != "" {
+		p.str("error.type", et)
+		p.fail(c.Status)
 	}
-	sc := b.spanContext(d.parent)
-	children := 0
-	if len(d.rounds) > 1 {
-		for _, r := range d.rounds {
-			b.roundSpan(sc, name, r)
-			children++
-		}
-	}
-	if d.taskID != "" {
-		b.taskSpan(sc, name, d)
-		children++
-	}
-	b.out(tracetest.SpanStub{Name: name, SpanContext: sc, Parent: d.parent, SpanKind: trace.SpanKindServer,
-		StartTime: first.ts, EndTime: end, Attributes: attrs, Status: spanStatus(et, c.Status),
-		ChildSpanCount: children, Resource: b.res, InstrumentationScope: b.scope}.Snapshot())
+	b.proc.OnEnd(p)
 	b.meters.call(d, c, end.Sub(first.ts))
+}
+
+// maxNames bounds the span names a builder keeps, by tool.
+const maxNames = 1024
+
+// spanName is the name of the span of a call of tool: made once per
+// tool, as tools repeat.
+func (b *builder) spanName(tool string) string {
+	if tool == "" {
+		return Method
+	}
+	if n, ok := b.names[tool]; ok {
+		return n
+	}
+	n := Method + " " + tool
+	if len(b.names) < maxNames {
+		b.names[tool] = n
+	}
+	return n
+}
+
+// digests are the digests of a and, when it is ok, z, as spans say
+// them ("sha256:" and hex), made as one string.
+func (b *builder) digests(a, z mark) (string, string) {
+	const prefix = "sha256:"
+	buf := hex.AppendEncode(append(b.hex[:0], prefix...), a.digest[:])
+	n := len(buf)
+	if z.ok {
+		buf = hex.AppendEncode(append(buf, prefix...), z.digest[:])
+	}
+	b.hex = buf
+	t := string(buf)
+	return t[:n], t[n:]
 }
 
 // spanContext is a new span's: a child's of parent when it is valid
@@ -366,59 +390,60 @@ func (b *builder) spanContext(parent trace.SpanContext) trace.SpanContext {
 	return trace.NewSpanContext(cfg)
 }
 
-// spanStatus is the status of a span whose error.type is et.
-func spanStatus(et, status string) sdktrace.Status {
-	if et == "" {
-		return sdktrace.Status{}
-	}
-	return sdktrace.Status{Code: codes.Error, Description: status}
-}
-
 // roundSpan is one round's child span of the call's span parent.
 func (b *builder) roundSpan(parent trace.SpanContext, name string, r round) {
-	attrs := []attribute.KeyValue{
-		attribute.Int("aegis.round.n", r.n),
-		attribute.Int64("aegis.record.seq", int64(r.intent.seq)),
-		attribute.String("aegis.record.digest", r.intent.digestText()),
-	}
-	if r.by != "" {
-		attrs = append(attrs, attribute.String("aegis.round.by", r.by))
-	}
 	end := r.intent.ts
 	if r.outcome.ok {
 		end = r.outcome.ts
-		attrs = append(attrs, attribute.Int64("aegis.outcome.seq", int64(r.outcome.seq)),
-			attribute.String("aegis.outcome.digest", r.outcome.digestText()), attribute.String("aegis.status", r.status))
 	}
-	et := errorType(r.status)
-	if et != "" {
-		attrs = append(attrs, attribute.String("error.type", et))
+	intentDigest, outcomeDigest := b.digests(r.intent, r.outcome)
+	p := b.proc.get()
+	p.begin(b.spanContext(parent), parent, tracepb.Span_SPAN_KIND_INTERNAL, name+" round "+strconv.Itoa(r.n),
+		r.intent.ts.UnixNano(), end.UnixNano())
+	p.int("aegis.round.n", int64(r.n))
+	p.int("aegis.record.seq", int64(r.intent.seq))
+	p.str("aegis.record.digest", intentDigest)
+	if r.by != "" {
+		p.str("aegis.round.by", r.by)
 	}
-	b.out(tracetest.SpanStub{Name: name + " round " + strconv.Itoa(r.n), SpanContext: b.spanContext(parent), Parent: parent,
-		SpanKind: trace.SpanKindInternal, StartTime: r.intent.ts, EndTime: end, Attributes: attrs,
-		Status: spanStatus(et, r.status), Resource: b.res, InstrumentationScope: b.scope}.Snapshot())
+	if r.outcome.ok {
+		p.int("aegis.outcome.seq", int64(r.outcome.seq))
+		p.str("aegis.outcome.digest", outcomeDigest)
+		p.str("aegis.status", r.status)
+	}
+	if et := errorType(r.status); et != "" {
+		p.str("error.type", et)
+		p.fail(r.status)
+	}
+	b.proc.OnEnd(p)
 }
 
 // taskSpan is the child span of the task a call became, from the
 // outcome that made it to its end, an event per task record.
 func (b *builder) taskSpan(parent trace.SpanContext, name string, d *callData) {
-	attrs := []attribute.KeyValue{
-		attribute.String("aegis.task.id", d.taskID),
-		attribute.Int64("aegis.record.seq", int64(d.taskStart.seq)),
-		attribute.String("aegis.record.digest", d.taskStart.digestText()),
-	}
 	end := d.taskStart.ts
-	status := ""
+	var last *taskEvent
 	if n := len(d.events); n > 0 && d.events[n-1].event == record.TaskEnd {
-		e := d.events[n-1]
-		end, status = e.ts, e.status
-		attrs = append(attrs, attribute.Int64("aegis.outcome.seq", int64(e.seq)),
-			attribute.String("aegis.outcome.digest", e.digestText()), attribute.String("aegis.status", status))
+		last = &d.events[n-1]
+		end = last.ts
+	}
+	p := b.proc.get()
+	p.begin(b.spanContext(parent), parent, tracepb.Span_SPAN_KIND_INTERNAL, "task "+name, d.taskStart.ts.UnixNano(), end.UnixNano())
+	p.str("aegis.task.id", d.taskID)
+	p.int("aegis.record.seq", int64(d.taskStart.seq))
+	p.str("aegis.record.digest", d.taskStart.digestText())
+	status := ""
+	if last != nil {
+		status = last.status
+		p.int("aegis.outcome.seq", int64(last.seq))
+		p.str("aegis.outcome.digest", last.digestText())
+		p.str("aegis.status", status)
 	}
 	if d.eventsMore > 0 {
-		attrs = append(attrs, attribute.Int("aegis.task.events.more", d.eventsMore))
+		p.int("aegis.task.events.more", int64(d.eventsMore))
 	}
-	events := make([]sdktrace.Event, 0, len(d.events))
+	// Tasks are rare: their events are made anew.
+	p.s.Events = make([]*tracepb.Span_Event, 0, len(d.events))
 	for _, e := range d.events {
 		ea := []attribute.KeyValue{attribute.Int64("aegis.record.seq", int64(e.seq)), attribute.String("aegis.record.digest", e.digestText())}
 		if e.via != "" {
@@ -427,15 +452,14 @@ func (b *builder) taskSpan(parent trace.SpanContext, name string, d *callData) {
 		if e.status != "" {
 			ea = append(ea, attribute.String("aegis.status", e.status))
 		}
-		events = append(events, sdktrace.Event{Name: e.event, Time: e.ts, Attributes: ea})
+		p.s.Events = append(p.s.Events, &tracepb.Span_Event{Name: e.event, TimeUnixNano: uint64(max(0, e.ts.UnixNano())),
+			Attributes: protoAttrs(ea...)})
 	}
-	et := errorType(status)
-	if et != "" {
-		attrs = append(attrs, attribute.String("error.type", et))
+	if et := errorType(status); et != "" {
+		p.str("error.type", et)
+		p.fail(status)
 	}
-	b.out(tracetest.SpanStub{Name: "task " + name, SpanContext: b.spanContext(parent), Parent: parent,
-		SpanKind: trace.SpanKindInternal, StartTime: d.taskStart.ts, EndTime: end, Attributes: attrs, Events: events,
-		Status: spanStatus(et, status), Resource: b.res, InstrumentationScope: b.scope}.Snapshot())
+	b.proc.OnEnd(p)
 }
 
 // errorType is error.type of a call of status: none for ok and the
