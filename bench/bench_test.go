@@ -112,6 +112,9 @@ func TestQuickRun(t *testing.T) {
 	if res.Durability == nil || len(res.Durability.Levels) != len(levels) {
 		t.Errorf("durability = %+v; want %d levels", res.Durability, len(levels))
 	}
+	if d := res.Durability; d != nil && (d.AfterHop.N == 0 || d.AfterHop.N != 2*(d.AfterHop.N/2) || math.IsNaN(float64(d.Levels[0].VsAfterHop))) {
+		t.Errorf("pre-zeroed floor after a hop: %d samples, strict ratio %v; want an even number > 0 and a ratio", d.AfterHop.N, d.Levels[0].VsAfterHop)
+	}
 	if got := len(res.InFlight); got != 4 {
 		t.Errorf("in-flight rows = %d; want 4", got)
 	}

@@ -70,6 +70,41 @@ func (s *syncFile) overwrite() (time.Duration, error) {
 	return time.Since(t0), err
 }
 
+// hopLine is the size of a record at strict: an intent or outcome of a
+// small tools/call (the journal's lines of the durability rounds are
+// 490–540 bytes).
+var hopLine = append(bytes.Repeat([]byte("x"), 511), '\n')
+
+// overwriteAfterHops is the pre-zeroed floor taken the way the journal
+// takes its syncs at strict: twice, a lock-step round trip through p (the
+// echo server alone, not counted), then a line written over synced zeros
+// and fdatasync'd. Each sync follows a hop
+// between processes, as each of the journal's does (the client's request
+// before the intent's, the child's answer before the outcome's), not
+// another sync: a floor sampled in bursts, sync after sync, meets a disk
+// and a thread still busy from the last one. It returns each sync's time.
+func (s *syncFile) overwriteAfterHops(p *proc) (d [2]time.Duration, err error) {
+	for k := range d {
+		if _, _, err = p.roundTrip(callReq); err != nil {
+			return d, err
+		}
+		if s.off+int64(len(hopLine)) > overwriteSize {
+			s.off = 0
+		}
+		t0 := time.Now()
+		if _, err = unix.Pwrite(s.ow, hopLine, s.off); err != nil {
+			return d, err
+		}
+		s.off += int64(len(hopLine))
+		err = fdatasync(s.ow)
+		d[k] = time.Since(t0)
+		if err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
 // sync appends one line and fdatasyncs it.
 func (s *syncFile) sync() (time.Duration, error) {
 	t0 := time.Now()
