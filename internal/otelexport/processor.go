@@ -9,6 +9,7 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // exportTimeout bounds one export: a collector that takes longer fails
@@ -18,12 +19,14 @@ const exportTimeout = 10 * time.Second
 // processor is an Exporter's queue of finished spans, exported in
 // batches by one goroutine with the SDK's OTLP client (otlptrace.Client:
 // the transport, retries and OTEL_* configuration of the SDK's
-// exporters, given the spans in OTLP's types). Unlike the SDK's batch
-// processor it counts what it drops and what the collector does not
-// take, for Close to say, and its goroutine wakes only when the
-// Exporter's reading goroutine has built a reading's spans (kick) or a
-// batch's worth is queued: never once per span. The spans of a batch
-// sent are kept, at most 2*batch of them, for the next spans built.
+// exporters). The spans are queued already written (pspan), and a batch
+// is sent as the bytes of its ScopeSpans' spans field, which the client
+// marshals as they are (the message's unknown fields: protobuf writes
+// them back unchanged). Unlike the SDK's batch processor it counts what
+// it drops and what the collector does not take, for Close to say, and
+// its goroutine wakes only when the Exporter's reading goroutine has
+// built a reading's spans (kick) or a batch's worth is queued: never
+// once per span.
 type processor struct {
 	client otlptrace.Client
 	max    int // spans queued at most
@@ -33,14 +36,13 @@ type processor struct {
 	stop   chan struct{} // closed by Shutdown: drain and return
 	done   chan struct{}
 	once   sync.Once
-	// rs is every export's request: the resource and scope, and the
-	// batch's spans (the goroutine's alone).
-	rs  []*tracepb.ResourceSpans
-	out []*tracepb.Span
+	// rs is every export's request: the resource and the scope, whose
+	// spans are the batch's bytes (the goroutine's alone).
+	rs []*tracepb.ResourceSpans
 
 	mu       sync.Mutex
-	q        []*pspan // spans waiting to be exported
-	free     []*pspan // spans sent, to build again
+	q        []byte // spans waiting to be exported, written
+	ends     []int  // where each span of q ends
 	spans    uint64
 	exported uint64
 	dropped  uint64
@@ -61,32 +63,19 @@ func newProcessor(client otlptrace.Client, res *resourcepb.Resource, schemaURL s
 	return p
 }
 
-// get returns a pspan to build a span in: one sent before, or a new
-// one.
-func (p *processor) get() *pspan {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.free); n > 0 {
-		s := p.free[n-1]
-		p.free = p.free[:n-1]
-		return s
-	}
-	return &pspan{}
-}
-
-// OnEnd queues s, built, or drops it if the queue is full; a batch's
-// worth queued wakes the exporting goroutine.
+// OnEnd queues a copy of the span s, or drops it if the queue is full;
+// a batch's worth queued wakes the exporting goroutine.
 func (p *processor) OnEnd(s *pspan) {
 	p.mu.Lock()
 	p.spans++
-	if len(p.q) >= p.max {
+	if len(p.ends) >= p.max {
 		p.dropped++
-		p.keep(s)
 		p.mu.Unlock()
 		return
 	}
-	p.q = append(p.q, s)
-	n := len(p.q)
+	p.q = s.appendTo(p.q)
+	p.ends = append(p.ends, len(p.q))
+	n := len(p.ends)
 	p.mu.Unlock()
 	if n == p.batch {
 		signal(p.wake)
@@ -100,30 +89,28 @@ func (p *processor) kick() { signal(p.wake) }
 // Shutdown; then what is left, while Shutdown's context allows.
 func (p *processor) run() {
 	defer close(p.done)
-	var spare []*pspan
+	var spare []byte
+	var spareEnds []int
 	for {
 		select {
 		case <-p.wake:
 		case <-p.stop:
 		}
 		p.mu.Lock()
-		q := p.q
-		p.q = spare[:0]
+		q, ends := p.q, p.ends
+		p.q, p.ends = spare[:0], spareEnds[:0]
 		p.mu.Unlock()
-		for i := 0; i < len(q) && p.ctx.Err() == nil; i += p.batch {
-			p.export(q[i:min(i+p.batch, len(q))])
+		start := 0
+		for i := 0; i < len(ends) && p.ctx.Err() == nil; i += p.batch {
+			last := min(i+p.batch, len(ends)) - 1
+			p.export(q[start:ends[last]], last+1-i)
+			start = ends[last]
 		}
-		p.mu.Lock()
-		for _, s := range q {
-			p.keep(s)
-		}
-		p.mu.Unlock()
-		clear(q)
-		spare = q
+		spare, spareEnds = q, ends
 		select {
 		case <-p.stop:
 			p.mu.Lock()
-			left := len(p.q)
+			left := len(p.ends)
 			p.mu.Unlock()
 			if left == 0 || p.ctx.Err() != nil {
 				return
@@ -133,41 +120,30 @@ func (p *processor) run() {
 	}
 }
 
-// keep keeps s, sent or dropped, to build again, unless 2*batch are
-// kept. Called with mu held.
-func (p *processor) keep(s *pspan) {
-	if len(p.free) < 2*p.batch {
-		p.free = append(p.free, s)
-	}
-}
-
-// export sends one batch, counting it as exported or failed.
-func (p *processor) export(buf []*pspan) {
-	p.out = p.out[:0]
-	for _, s := range buf {
-		p.out = append(p.out, &s.s)
-	}
-	p.rs[0].ScopeSpans[0].Spans = p.out
+// export sends one batch of n spans, written in raw, counting them as
+// exported or failed.
+func (p *processor) export(raw []byte, n int) {
+	ss := p.rs[0].ScopeSpans[0].ProtoReflect()
+	ss.SetUnknown(protoreflect.RawFields(raw))
 	ctx, cancel := context.WithTimeout(p.ctx, exportTimeout)
 	err := p.client.UploadTraces(ctx, p.rs)
 	cancel()
-	p.rs[0].ScopeSpans[0].Spans = nil
-	clear(p.out)
+	ss.SetUnknown(nil)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err == nil {
-		p.exported += uint64(len(buf))
+		p.exported += uint64(n)
 		if p.failing {
 			p.failing = false
 			p.logf("telemetry: the collector takes spans again")
 		}
 		return
 	}
-	p.failed += uint64(len(buf))
+	p.failed += uint64(n)
 	p.lastErr = err
 	if !p.failing {
 		p.failing = true
-		p.logf("telemetry: the collector did not take %d spans: %v; spans are dropped, and counted, while it fails", len(buf), err)
+		p.logf("telemetry: the collector did not take %d spans: %v; spans are dropped, and counted, while it fails", n, err)
 	}
 }
 

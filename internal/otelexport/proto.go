@@ -7,93 +7,172 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
-// spanAttrs is how many attributes a pspan holds without allocating:
-// a call's span has at most 23.
-const spanAttrs = 24
+// The field numbers of the OTLP messages a span is written with
+// (opentelemetry/proto/trace/v1/trace.proto and common/v1/common.proto;
+// protobuf never renumbers a field). TestWire checks them against the
+// generated types.
+const (
+	fieldScopeSpansSpans = 2
 
-// pspan is one span in OTLP's own message types (the official
-// generated ones the SDK's exporters send), with the storage of its
-// attributes, ids and status beside it, so that a span built again in
-// the same pspan allocates nothing: the processor hands pspans back once
-// their batch is sent. The SDK's own path (a read-only span, converted
-// at export into fresh messages, three or more per attribute) made the
-// garbage collections telemetry cost a call more than building the span.
+	fieldSpanTraceID      = 1
+	fieldSpanSpanID       = 2
+	fieldSpanTraceState   = 3
+	fieldSpanParentSpanID = 4
+	fieldSpanName         = 5
+	fieldSpanKind         = 6
+	fieldSpanStart        = 7
+	fieldSpanEnd          = 8
+	fieldSpanAttributes   = 9
+	fieldSpanEvents       = 11
+	fieldSpanStatus       = 15
+	fieldSpanFlags        = 16
+
+	fieldStatusMessage = 2
+	fieldStatusCode    = 3
+
+	fieldKeyValueKey   = 1
+	fieldKeyValueValue = 2
+
+	fieldAnyValueString = 1
+	fieldAnyValueInt    = 3
+)
+
+// pspan is one span being written in OTLP's protobuf encoding, with
+// protowire (the protobuf module's own wire encoder), as proto.Marshal
+// writes a tracepb.Span: a span costs a few appends to a buffer used
+// again for the next span. Built as messages, a span with its ~20
+// attributes is ~70 messages that proto.Marshal walks twice (sizes,
+// then bytes), which cost more than everything else of a call's
+// telemetry; and the SDK's own path (a read-only span converted at
+// export into fresh messages) made garbage whose collections cost as
+// much again.
 type pspan struct {
-	s      tracepb.Span
-	status tracepb.Status
-	ids    [32]byte // trace id, span id, parent span id
-	kvs    [spanAttrs]*commonpb.KeyValue
-	kv     [spanAttrs]commonpb.KeyValue
-	av     [spanAttrs]commonpb.AnyValue
-	sv     [spanAttrs]commonpb.AnyValue_StringValue
-	iv     [spanAttrs]commonpb.AnyValue_IntValue
+	body []byte // the span's fields so far
+	code tracepb.Status_StatusCode
+	msg  string
 }
 
-// begin empties p for a span of sc, a child of parent when parent is
-// valid, kind and name, from start to end (Unix ns).
+// begin starts p as a span of sc, a child of parent when parent is
+// valid, of kind and name, from start to end (Unix ns).
 func (p *pspan) begin(sc, parent trace.SpanContext, kind tracepb.Span_SpanKind, name string, start, end int64) {
-	s := &p.s
+	b := p.body[:0]
 	tid, sid := sc.TraceID(), sc.SpanID()
-	copy(p.ids[:16], tid[:])
-	copy(p.ids[16:24], sid[:])
-	s.TraceId, s.SpanId, s.ParentSpanId = p.ids[:16], p.ids[16:24], nil
-	s.TraceState = sc.TraceState().String()
+	b = appendBytes(b, fieldSpanTraceID, tid[:])
+	b = appendBytes(b, fieldSpanSpanID, sid[:])
+	if ts := sc.TraceState().String(); ts != "" {
+		b = appendString(b, fieldSpanTraceState, ts)
+	}
 	// As the SDK's exporter says it: the W3C flags, and whether the
 	// parent is remote (a client's span) is known.
-	s.Flags = uint32(sc.TraceFlags()) | uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK)
+	flags := uint32(sc.TraceFlags()) | uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK)
 	if parent.IsValid() {
 		psid := parent.SpanID()
-		copy(p.ids[24:], psid[:])
-		s.ParentSpanId = p.ids[24:]
+		b = appendBytes(b, fieldSpanParentSpanID, psid[:])
 		if parent.IsRemote() {
-			s.Flags |= uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK)
+			flags |= uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK)
 		}
 	}
-	s.Kind, s.Name = kind, name
-	s.StartTimeUnixNano, s.EndTimeUnixNano = uint64(max(0, start)), uint64(max(0, end))
-	s.Attributes = p.kvs[:0]
-	s.Events = nil
-	p.status.Code, p.status.Message = tracepb.Status_STATUS_CODE_UNSET, ""
-	s.Status = &p.status
+	if name != "" {
+		b = appendString(b, fieldSpanName, name)
+	}
+	if kind != 0 {
+		b = protowire.AppendTag(b, fieldSpanKind, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(kind))
+	}
+	if start > 0 {
+		b = protowire.AppendTag(b, fieldSpanStart, protowire.Fixed64Type)
+		b = protowire.AppendFixed64(b, uint64(start))
+	}
+	if end > 0 {
+		b = protowire.AppendTag(b, fieldSpanEnd, protowire.Fixed64Type)
+		b = protowire.AppendFixed64(b, uint64(end))
+	}
+	b = protowire.AppendTag(b, fieldSpanFlags, protowire.Fixed32Type)
+	p.body = protowire.AppendFixed32(b, flags)
+	p.code, p.msg = tracepb.Status_STATUS_CODE_UNSET, ""
 }
 
 // fail marks p's span an error, described by status.
 func (p *pspan) fail(status string) {
-	p.status.Code, p.status.Message = tracepb.Status_STATUS_CODE_ERROR, status
+	p.code, p.msg = tracepb.Status_STATUS_CODE_ERROR, status
 }
 
-// str adds a string attribute.
+// str adds a string attribute: a KeyValue whose AnyValue is a
+// string_value.
 func (p *pspan) str(k, v string) {
-	i := len(p.s.Attributes)
-	if i >= spanAttrs {
-		p.s.Attributes = append(p.s.Attributes, &commonpb.KeyValue{Key: k,
-			Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}})
-		return
-	}
-	p.sv[i].StringValue = v
-	p.av[i].Value = &p.sv[i]
-	p.add(i, k)
+	anyLen := protowire.SizeTag(fieldAnyValueString) + protowire.SizeBytes(len(v))
+	b := p.keyValue(k, anyLen)
+	b = appendString(b, fieldAnyValueString, v)
+	p.body = b
 }
 
-// int adds an integer attribute.
+// int adds an integer attribute: an AnyValue int_value.
 func (p *pspan) int(k string, v int64) {
-	i := len(p.s.Attributes)
-	if i >= spanAttrs {
-		p.s.Attributes = append(p.s.Attributes, &commonpb.KeyValue{Key: k,
-			Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: v}}})
-		return
-	}
-	p.iv[i].IntValue = v
-	p.av[i].Value = &p.iv[i]
-	p.add(i, k)
+	anyLen := protowire.SizeTag(fieldAnyValueInt) + protowire.SizeVarint(uint64(v))
+	b := p.keyValue(k, anyLen)
+	b = protowire.AppendTag(b, fieldAnyValueInt, protowire.VarintType)
+	p.body = protowire.AppendVarint(b, uint64(v))
 }
 
-func (p *pspan) add(i int, k string) {
-	p.kv[i].Key, p.kv[i].Value = k, &p.av[i]
-	p.kvs[i] = &p.kv[i]
-	p.s.Attributes = p.kvs[:i+1]
+// keyValue appends an attribute's KeyValue up to its AnyValue's
+// fields, which are anyLen bytes.
+func (p *pspan) keyValue(k string, anyLen int) []byte {
+	kvLen := protowire.SizeTag(fieldKeyValueValue) + protowire.SizeBytes(anyLen)
+	if k != "" {
+		kvLen += protowire.SizeTag(fieldKeyValueKey) + protowire.SizeBytes(len(k))
+	}
+	b := protowire.AppendTag(p.body, fieldSpanAttributes, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(kvLen))
+	if k != "" {
+		b = appendString(b, fieldKeyValueKey, k)
+	}
+	b = protowire.AppendTag(b, fieldKeyValueValue, protowire.BytesType)
+	return protowire.AppendVarint(b, uint64(anyLen))
+}
+
+// event adds an event, made with the generated types (task events are
+// rare).
+func (p *pspan) event(e *tracepb.Span_Event) {
+	raw, _ := proto.Marshal(e) // a message of the generated types marshals
+	p.body = appendBytes(p.body, fieldSpanEvents, raw)
+}
+
+// appendTo appends p's span to b as a ScopeSpans' spans field.
+func (p *pspan) appendTo(b []byte) []byte {
+	statusLen := 0
+	if p.msg != "" {
+		statusLen += protowire.SizeTag(fieldStatusMessage) + protowire.SizeBytes(len(p.msg))
+	}
+	if p.code != 0 {
+		statusLen += protowire.SizeTag(fieldStatusCode) + protowire.SizeVarint(uint64(p.code))
+	}
+	spanLen := len(p.body) + protowire.SizeTag(fieldSpanStatus) + protowire.SizeBytes(statusLen)
+	b = protowire.AppendTag(b, fieldScopeSpansSpans, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(spanLen))
+	b = append(b, p.body...)
+	// The SDK's exporter always sends a status, unset by default.
+	b = protowire.AppendTag(b, fieldSpanStatus, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(statusLen))
+	if p.msg != "" {
+		b = appendString(b, fieldStatusMessage, p.msg)
+	}
+	if p.code != 0 {
+		b = protowire.AppendTag(b, fieldStatusCode, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(p.code))
+	}
+	return b
+}
+
+func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), v)
+}
+
+func appendString(b []byte, num protowire.Number, v string) []byte {
+	return protowire.AppendString(protowire.AppendTag(b, num, protowire.BytesType), v)
 }
 
 // resourceProto is res in OTLP's types, made once.
@@ -138,7 +217,7 @@ func arrayValue[T any](vs []T, value func(T) attribute.Value) *commonpb.ArrayVal
 	return a
 }
 
-// protoAttrs is kvs in OTLP's types (task events, rare: not reused).
+// protoAttrs is kvs in OTLP's types (task events, rare).
 func protoAttrs(kvs ...attribute.KeyValue) []*commonpb.KeyValue {
 	out := make([]*commonpb.KeyValue, len(kvs))
 	for i, kv := range kvs {

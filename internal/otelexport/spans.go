@@ -97,6 +97,7 @@ type callData struct {
 // is never live.
 type builder struct {
 	proc   *processor
+	span   pspan             // the span being built, its buffer reused
 	names  map[string]string // span names by tool, at most maxNames
 	hex    []byte            // digests' text, reused
 	ids    *rand.ChaCha8
@@ -270,7 +271,7 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 		sid = hex.EncodeToString(s.SID[:])
 	}
 	firstDigest, finalDigest := b.digests(first, final)
-	p := b.proc.get()
+	p := &b.span
 	p.begin(sc, d.parent, tracepb.Span_SPAN_KIND_SERVER, name, first.ts.UnixNano(), end.UnixNano())
 	p.str("mcp.method.name", Method)
 	p.str("gen_ai.operation.name", "execute_tool")
@@ -397,7 +398,7 @@ func (b *builder) roundSpan(parent trace.SpanContext, name string, r round) {
 		end = r.outcome.ts
 	}
 	intentDigest, outcomeDigest := b.digests(r.intent, r.outcome)
-	p := b.proc.get()
+	p := &b.span
 	p.begin(b.spanContext(parent), parent, tracepb.Span_SPAN_KIND_INTERNAL, name+" round "+strconv.Itoa(r.n),
 		r.intent.ts.UnixNano(), end.UnixNano())
 	p.int("aegis.round.n", int64(r.n))
@@ -427,7 +428,7 @@ func (b *builder) taskSpan(parent trace.SpanContext, name string, d *callData) {
 		last = &d.events[n-1]
 		end = last.ts
 	}
-	p := b.proc.get()
+	p := &b.span
 	p.begin(b.spanContext(parent), parent, tracepb.Span_SPAN_KIND_INTERNAL, "task "+name, d.taskStart.ts.UnixNano(), end.UnixNano())
 	p.str("aegis.task.id", d.taskID)
 	p.int("aegis.record.seq", int64(d.taskStart.seq))
@@ -442,8 +443,6 @@ func (b *builder) taskSpan(parent trace.SpanContext, name string, d *callData) {
 	if d.eventsMore > 0 {
 		p.int("aegis.task.events.more", int64(d.eventsMore))
 	}
-	// Tasks are rare: their events are made anew.
-	p.s.Events = make([]*tracepb.Span_Event, 0, len(d.events))
 	for _, e := range d.events {
 		ea := []attribute.KeyValue{attribute.Int64("aegis.record.seq", int64(e.seq)), attribute.String("aegis.record.digest", e.digestText())}
 		if e.via != "" {
@@ -452,8 +451,7 @@ func (b *builder) taskSpan(parent trace.SpanContext, name string, d *callData) {
 		if e.status != "" {
 			ea = append(ea, attribute.String("aegis.status", e.status))
 		}
-		p.s.Events = append(p.s.Events, &tracepb.Span_Event{Name: e.event, TimeUnixNano: uint64(max(0, e.ts.UnixNano())),
-			Attributes: protoAttrs(ea...)})
+		p.event(&tracepb.Span_Event{Name: e.event, TimeUnixNano: uint64(max(0, e.ts.UnixNano())), Attributes: protoAttrs(ea...)})
 	}
 	if et := errorType(status); et != "" {
 		p.str("error.type", et)
