@@ -146,7 +146,9 @@ func (a *attester) run() {
 			a.hook(l)
 		}
 		msg = record.AppendAttestMessage(msg[:0], l.seq, l.hash)
+		mark(markSignStart)
 		sig := a.sign.Sign(msg)
+		mark(markSignEnd)
 		a.mu.Lock()
 		a.done, a.sig, a.signed = l, sig, true
 		a.signs++

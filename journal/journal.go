@@ -399,6 +399,7 @@ func (j *Journal) Append(b record.Body) (uint64, error) {
 // in a call, which lets the group commit wait for the records it makes
 // likely (linger.go). A wrong hint costs latency, never durability.
 func (j *Journal) AppendHint(b record.Body, h Hint) (uint64, error) {
+	mark(markAppend)
 	if s, ok := b.(*record.SessionStart); ok && s.Key == nil {
 		s.Key, s.Cert = j.session.pub, j.session.cert
 	}
@@ -431,6 +432,7 @@ func (j *Journal) AppendHint(b record.Body, h Hint) (uint64, error) {
 // journal's first I/O error, after which nothing more is ever written.
 // Waiting for a record waits for every record before it too.
 func (j *Journal) Wait(seq uint64, b Barrier) error {
+	mark(markWait)
 	sync := j.dur.needsSync(b)
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -442,6 +444,7 @@ func (j *Journal) Wait(seq uint64, b Barrier) error {
 			return j.err
 		}
 		if seq < j.synced || (!sync && seq < j.written) {
+			mark(markReturn)
 			return nil
 		}
 		if !j.flushing {
@@ -481,13 +484,16 @@ func (j *Journal) flush(sync bool) {
 	outcomes := j.calls.taken(j.nextSeq)
 	final := j.closed
 	j.mu.Unlock()
+	mark(markLead)
 
 	var err error
 	var n int
 	op := "write"
 	if len(q.recs) > 0 || len(j.lead) > 0 {
 		out := j.encode(&q, needSync, final)
+		mark(markEncoded)
 		n, err = j.f.Write(out)
+		mark(markWritten)
 		if err == nil && n < len(out) {
 			err = io.ErrShortWrite
 		}
@@ -496,6 +502,7 @@ func (j *Journal) flush(sync bool) {
 		op = "fdatasync"
 		t := time.Now()
 		err = j.f.Sync()
+		mark(markSynced)
 		if d := time.Since(t); j.syncCost == 0 {
 			j.syncCost = d
 		} else {
@@ -517,6 +524,7 @@ func (j *Journal) flush(sync bool) {
 	}
 
 	j.mu.Lock()
+	mark(markRelocked)
 	if err != nil {
 		if j.err == nil {
 			var ioe *IOError
@@ -566,6 +574,7 @@ func (j *Journal) encode(q *queue, synced, final bool) []byte {
 		start = r.end
 		if i == 0 && carry {
 			sig := j.att.wait(j.asked.seq)
+			mark(markCarried)
 			out = record.AppendAtt(out, j.asked.seq, sig[:])
 			j.attested, j.coveredEnd = j.asked.seq+1, j.asked.end
 		}
@@ -600,7 +609,9 @@ func (j *Journal) encode(q *queue, synced, final bool) []byte {
 	if n > 0 && j.attested <= j.head.Seq && (synced || !j.askedOK) {
 		j.asked = attestLine{seq: j.head.Seq, hash: j.prev, end: j.lineEnd}
 		j.askedOK, j.askedAt, j.askedUrgent = true, q.recs[n-1].ts, synced
+		mark(markAsk)
 		j.att.ask(j.asked)
+		mark(markAsked)
 	}
 	j.out = out
 	return out
@@ -673,6 +684,7 @@ func (j *Journal) Close() error {
 	if j.rot != nil {
 		j.rot.close()
 	}
+	dumpMarks()
 	err := j.Err()
 	if cerr := j.f.Close(); cerr != nil && err == nil {
 		err = &IOError{Op: "close", Path: j.path, Err: cerr}

@@ -206,7 +206,9 @@ func (z *zeroer) preZero(chunk int64) {
 // every later Sync: it may have taken the error of a record's page with
 // it (the kernel reports a writeback error once per open file).
 func (z *zeroer) extend(from, n int64) {
+	mark(markZeroStart)
 	done, err := z.f.Zero(from, n)
+	mark(markZeroEnd)
 	var serr error
 	if done == n && err != nil {
 		err, serr = nil, err
