@@ -56,12 +56,14 @@ func (c *Config) buffers() (session, total int) {
 }
 
 // budget counts bytes against a bound; a waiter watches wake, which is
-// closed (and replaced) whenever bytes are given back. Goroutine-safe.
+// closed (and replaced) whenever bytes are given back while it has been
+// handed to a waiter (waited). Goroutine-safe.
 type budget struct {
-	mu   sync.Mutex
-	used int
-	max  int
-	wake chan struct{}
+	mu     sync.Mutex
+	used   int
+	max    int
+	wake   chan struct{}
+	waited bool
 }
 
 // take counts n bytes if they fit, and reports whether they did.
@@ -82,8 +84,10 @@ func (b *budget) give(n int) {
 	}
 	b.mu.Lock()
 	b.used -= n
-	close(b.wake)
-	b.wake = make(chan struct{})
+	if b.waited {
+		close(b.wake)
+		b.wake, b.waited = make(chan struct{}), false
+	}
 	b.mu.Unlock()
 }
 
@@ -91,6 +95,7 @@ func (b *budget) give(n int) {
 func (b *budget) waiter() <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.waited = true
 	return b.wake
 }
 

@@ -284,8 +284,8 @@ func (s *Server) postModern(w http.ResponseWriter, r *http.Request, sse, jsonOK 
 	ss.use(+1)
 	defer ss.use(-1)
 	if m.Type != frame.Request {
-		err := ss.send(line)
-		bd.release()
+		owned = false
+		err := ss.send(line, bd.release) // given back once the relay has read it
 		if err != nil {
 			httpError(w, http.StatusServiceUnavailable, "the server ended; retry")
 			return
@@ -380,7 +380,7 @@ func (ss *session) cancel(st *stream, id []byte) {
 		line = append(line, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
 		line = append(line, id...)
 		line = append(line, `,"reason":"the client closed its response stream"}}`...)
-		ss.send(line)
+		ss.send(line, nil)
 	}
 	time.AfterFunc(cancelGrace, func() {
 		ss.mu.Lock()

@@ -509,8 +509,8 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	ss.use(+1)
 	defer ss.use(-1)
 	if m.Type != frame.Request {
-		err := ss.send(line)
-		bd.release() // the relay has taken the line
+		owned = false
+		err := ss.send(line, bd.release) // given back once the relay has read it
 		if err != nil {
 			httpError(w, http.StatusNotFound, "session ended")
 			return
@@ -694,7 +694,7 @@ func (s *Server) start(w http.ResponseWriter, c *Conn) *session {
 		<-done
 		// The caller writes no more: what it wrote is routed, then the
 		// session is gone (404) and its streams end.
-		ss.inR.CloseWithError(errEnded)
+		ss.lines.closeRead()
 		ss.out.close()
 		s.mu.Lock()
 		if s.sessions[id] == ss {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -21,10 +20,9 @@ type session struct {
 	srv  *Server
 	conn *Conn
 
-	inW *io.PipeWriter // the child's stdin side: POST bodies as lines
-	inR *io.PipeReader
-	out *router    // the child's stdout side: lines routed as written
-	wmu sync.Mutex // serialises lines written to inW, each with its route
+	lines *inbox     // the child's stdin side (Conn.In): POST bodies as lines
+	out   *router    // the child's stdout side: lines routed as written
+	wmu   sync.Mutex // serialises lines put in lines, each with its route
 	// in counts the session's POST bodies read and not yet taken by its
 	// relay (memory.go).
 	in *semaphore.Weighted
@@ -41,18 +39,21 @@ type session struct {
 	// pending holds, by route key, the one request in flight with that
 	// key: a request waits (request) while one of its keys is in flight.
 	pending map[string]*stream
-	// freed is closed, and replaced, when a request leaves pending.
-	freed      chan struct{}
-	progress   map[string]*stream // by progress token, the open SSE streams that asked for progress
-	streams    map[uint64]*stream // every stream a client may still resume
-	order      []*stream          // open SSE streams of POSTs, oldest first
-	get        *stream            // the standalone stream (GET)
-	nextStream uint64
-	answered   []uint64 // retired streams still kept, oldest first (retire)
-	lastUse    time.Time
-	busy       int  // requests being served
-	ended      bool // the child's session is over: nothing more comes
-	closing    bool // DELETE, idle or shutdown: stdin closed
+	// freed is closed, and replaced, when a request leaves pending and
+	// a request waits for it (freedWaited): a request with nothing to
+	// wait for makes no channel.
+	freed       chan struct{}
+	freedWaited bool
+	progress    map[string]*stream // by progress token, the open SSE streams that asked for progress
+	streams     map[uint64]*stream // every stream a client may still resume
+	order       []*stream          // open SSE streams of POSTs, oldest first
+	get         *stream            // the standalone stream (GET)
+	nextStream  uint64
+	answered    []uint64 // retired streams still kept, oldest first (retire)
+	lastUse     time.Time
+	busy        int  // requests being served
+	ended       bool // the child's session is over: nothing more comes
+	closing     bool // DELETE, idle or shutdown: stdin closed
 	// held is the bytes of the events in the session's streams, counted
 	// in the server's out budget too (memory.go).
 	held int
@@ -60,8 +61,10 @@ type session struct {
 	// tools/list answers listed, by tool (params.go).
 	decls map[string][]paramDecl
 	// drained is closed, and replaced, when a connection has sent events
-	// or events were let go: the router may find room.
-	drained chan struct{}
+	// or events were let go and the router waits for room
+	// (drainedWaited).
+	drained       chan struct{}
+	drainedWaited bool
 }
 
 // getStreamID is the standalone stream's id; POST streams count from 1.
@@ -72,30 +75,29 @@ func newSession(srv *Server, id string, c *Conn) *session {
 		pending: map[string]*stream{}, progress: map[string]*stream{}, streams: map[uint64]*stream{}, nextStream: 1, lastUse: time.Now(),
 		freed: make(chan struct{}), drained: make(chan struct{})}
 	s.in = semaphore.NewWeighted(int64(srv.memory().session))
-	s.inR, s.inW = io.Pipe()
+	s.lines = newInbox()
 	s.out = &router{s: s, replayMax: srv.cfg.Replay, maxFrame: srv.cfg.MaxFrame}
 	s.get = newStream(getStreamID, true, nil)
 	s.streams[getStreamID] = s.get
-	c.In, c.Out = s.inR, s.out
+	c.In, c.Out = s.lines, s.out
 	return s
 }
 
 // errEnded: the session's child is gone; a line cannot reach it.
 var errEnded = errors.New("httpfront: session ended")
 
-// send writes line, a message that is no request, to the child's stdin.
-// line must have room for its '\n' (readBody's buffer has it).
-func (s *session) send(line []byte) error {
+// send puts line, a message that is no request, on the child's stdin.
+// line must have room for its '\n' (readBody's buffer has it), and is
+// the session's from then on; taken (may be nil) is called once the
+// relay has read it, or it is dropped (inbox.put).
+func (s *session) send(line []byte, taken func()) error {
 	out := append(line, '\n')
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if _, err := s.inW.Write(out); err != nil {
-		return errEnded
-	}
-	return nil
+	return s.lines.put(out, taken)
 }
 
-// request writes line, a request's, to the child's stdin, with the stream
+// request puts line, a request's, on the child's stdin, with the stream
 // its answer goes to registered under keys in the same step: under wmu,
 // in the order the lines reach the child, so that no answer can come
 // before its route and routes are in the order of the lines.
@@ -107,13 +109,15 @@ func (s *session) send(line []byte) error {
 // with the same id: with one request per id in flight, every answer,
 // the child's or aegis's, names the one request the log pairs it with.
 // It returns errGone if ctx ends first. Once it returns an opened, the
-// line is being written; taken is called once the relay has taken it
-// (or the write failed), and the caller waits for it with session.wait.
+// line is put (or the session has ended: o.written says which), and is
+// the session's; taken is called once the relay has read it (or it is
+// dropped). The caller goes on with session.wait.
 func (s *session) request(ctx context.Context, line []byte, keys []string, sse bool, progress string, kind streamKind, taken func()) (*opened, error) {
 	out := append(line, '\n')
 	for {
 		s.mu.Lock()
 		busy, ch := s.inFlight(keys), s.freed
+		s.freedWaited = s.freedWaited || busy
 		s.mu.Unlock()
 		if busy {
 			select {
@@ -134,40 +138,35 @@ func (s *session) request(ctx context.Context, line []byte, keys []string, sse b
 		st.streamKind = kind
 		first := st.notify
 		s.mu.Unlock()
-		// The line is written on a goroutine of its own, still under
-		// wmu: the child may be writing lines, held back by the
-		// router, before it reads this one, and some of them may be
-		// routed to this request's stream, which then waits for its
-		// handler to send them. The handler waits for the write only
-		// until its stream has an event (session.wait).
+		// A put never waits for the relay to read (inbox): the child
+		// may be writing lines, held back by the router, before it
+		// reads this one, and some of them may be routed to this
+		// request's stream, which then waits for its handler to send
+		// them.
 		written := make(chan error, 1)
-		go func() {
-			_, err := s.inW.Write(out)
-			s.wmu.Unlock()
-			if err != nil {
-				err = errEnded
-				s.mu.Lock()
-				s.finish(st)
-				s.mu.Unlock()
-			}
-			taken()
-			written <- err
-		}()
+		err := s.lines.put(out, taken)
+		s.wmu.Unlock()
+		if err != nil {
+			s.mu.Lock()
+			s.finish(st)
+			s.mu.Unlock()
+		}
+		written <- err
 		return &opened{st: st, written: written, first: first}, nil
 	}
 }
 
-// opened is a request whose line is being written to the child.
+// opened is a request whose line is put for the child.
 type opened struct {
 	st      *stream
-	written <-chan error  // the write's result, once
+	written <-chan error  // the put's result, once
 	first   chan struct{} // the stream's notify as opened: its first event
 }
 
-// wait returns once the request's line is written (errEnded if the
-// session ended first), or its stream has an event to send, whichever
-// comes first; or errGone when ctx ends first, and then the stream is
-// one no connection writes.
+// wait returns once the request's line is put (errEnded if the session
+// ended first), or its stream has an event to send, whichever comes
+// first; or errGone when ctx ends first, and then the stream is one no
+// connection writes.
 func (s *session) wait(ctx context.Context, o *opened) error {
 	select {
 	case err := <-o.written:
@@ -384,7 +383,7 @@ func (rt *router) close() {
 	s.progress = map[string]*stream{}
 	s.order = nil
 	close(s.freed)
-	s.freed = make(chan struct{})
+	s.freed, s.freedWaited = make(chan struct{}), false
 	s.mu.Unlock()
 }
 
@@ -452,8 +451,10 @@ func (s *session) finish(st *stream) {
 			break
 		}
 	}
-	close(s.freed)
-	s.freed = make(chan struct{})
+	if s.freedWaited {
+		close(s.freed)
+		s.freed, s.freedWaited = make(chan struct{}), false
+	}
 }
 
 // free gives n bytes of events back to the session's and the server's
@@ -469,8 +470,10 @@ func (s *session) free(n int) {
 
 // wakeRouter wakes a router waiting for room. Called with mu held.
 func (s *session) wakeRouter() {
-	close(s.drained)
-	s.drained = make(chan struct{})
+	if s.drainedWaited {
+		close(s.drained)
+		s.drained, s.drainedWaited = make(chan struct{}), false
+	}
 }
 
 // room counts n bytes of an event for st in the session's out budget and
@@ -528,6 +531,7 @@ func (s *session) room(st *stream, n int) bool {
 			return false
 		}
 		ch1, ch2 := s.drained, m.out.waiter()
+		s.drainedWaited = true
 		s.mu.Unlock()
 		waitRoom(ch1, ch2, deadline)
 		s.mu.Lock()
@@ -621,6 +625,6 @@ func (s *session) closeWith(err error) {
 	s.closing = true
 	s.mu.Unlock()
 	if !already {
-		s.inW.CloseWithError(err) // safe beside a Write in progress (io.Pipe)
+		s.lines.closeWrite(err) // the relay reads what was put, then err
 	}
 }
