@@ -26,16 +26,26 @@ import (
 // sigChecker's workers. One pipeline spans every file of a set, so that
 // many small segments keep every core busy as well as one big file does.
 //
-// Memory: at most 4×workers chunks in flight, each about chunkSize bytes
-// of input and its decoded records, and the chunk the verifier holds
-// (take). A chunk is recycled with its buffers and the slots its lines
-// decode into, so that reading, decoding and judging a line allocates
-// nothing in steady state.
+// Memory: at most inFlight×workers chunks queued, one being read, one
+// being judged and the one the verifier holds (take), each about
+// chunkSize bytes of input and its decoded records. A chunk is recycled
+// with its buffers and the slots its lines decode into, so that reading,
+// decoding and judging a line allocates nothing in steady state.
+//
+// What the pipeline holds is most of what verify's process touches: a
+// line's decoded slot is about three times its bytes, and memory a
+// process touches first costs a page fault per page and the collector's
+// scans. So chunks are small and few are queued: enough that no core
+// waits for work, and no more.
 
 // chunkSize is the input cut into one decoder's task: large enough that
-// handing it over costs nothing next to decoding it, small enough that
-// every core gets work from a small file.
-const chunkSize = 256 << 10
+// handing it over (a channel send, perhaps a wake-up) costs little next
+// to decoding it, small enough that the chunks in flight stay few pages.
+const chunkSize = 32 << 10
+
+// inFlight is the chunks queued per worker: one queued while one is
+// decoded keeps a worker busy.
+const inFlight = 1
 
 // chunk is a run of whole lines and, once decoded, their records; or a
 // marker of where a file begins or ends. The records alias buf (slot), so
@@ -168,8 +178,8 @@ type begun struct {
 // goes on.
 func (v *verifier) run(srcs []source, pre *begun) error {
 	workers := v.opts.Workers
-	ordered := make(chan *chunk, 4*workers)
-	work := make(chan *chunk, 4*workers)
+	ordered := make(chan *chunk, inFlight*workers)
+	work := make(chan *chunk, inFlight*workers)
 	go func() {
 		defer close(work)
 		defer close(ordered)
@@ -455,6 +465,9 @@ type chunkReader struct {
 	lr  *segment.LineReader
 	lh  hash.Hash // the SHA-256 of the last line too long to hold
 	end readEnd   // how the input ended, once next has said so
+	// big: a chunk was cut at chunkSize, so the input is no small one
+	// and a new chunk's buffer is made whole at once, not grown.
+	big bool
 }
 
 // newChunkReader reads r's content: a NUL run at its end is pre-zeroed
@@ -471,12 +484,16 @@ func newChunkReader(r io.Reader) *chunkReader {
 // were any line that does not decode.
 func (cr *chunkReader) next() (*chunk, bool) {
 	c := newChunk()
+	if cr.big && cap(c.buf) == 0 {
+		c.buf = make([]byte, 0, chunkSize+chunkSize/8)
+	}
 	for {
 		line, err := cr.lr.Next()
 		if err == nil {
 			c.buf = append(c.buf, line...)
 			c.ends = append(c.ends, len(c.buf))
 			if len(c.buf) >= chunkSize {
+				cr.big = true
 				return c, true
 			}
 			continue
