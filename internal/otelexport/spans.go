@@ -76,6 +76,7 @@ type callData struct {
 	principal    string
 	revision     string
 	rounds       []round
+	first        [1]round // rounds' storage for a call of one round
 	roundsMore   int
 	taskID       string
 	taskStart    mark // the outcome that made the task
@@ -203,7 +204,8 @@ func (b *builder) line(line []byte) {
 
 func newCallData(in *record.Intent, m mark) *callData {
 	d := &callData{verdict: in.Verdict, rule: in.Rule, set: in.Set, policyReason: in.PolicyReason, principal: in.Principal,
-		rounds: []round{{intent: m, n: 1}}}
+		first: [1]round{{intent: m, n: 1}}}
+	d.rounds = d.first[:]
 	if d.verdict == "" {
 		d.verdict = record.VerdictPassThrough
 	}
