@@ -66,6 +66,15 @@
 // pay); the harness compiles it with gcc into its temporary directory, and
 // where gcc is missing says so and leaves the rows it floors unmeasured.
 //
+// The durability section times a recorded tools/call at each level
+// beside three sync floors: fdatasync after an append (the file grows);
+// over pre-zeroed space, sampled in bursts, sync after sync; and over
+// pre-zeroed space, each sync after a lock-step round trip to the echo
+// child (not counted), as each of the journal's syncs follows a hop
+// between processes. The last is the floor the strict and reply rows
+// are judged by. bench/cmd/syncpath draws a recorded call's path step by
+// step, from an aegis built with -tags aegispathtrace.
+//
 // The http section (http.go) is the harness as an HTTP client (net/http,
 // sending what a conforming MCP client sends) of four fronts to the echo
 // child, alive together and interleaved: httpfloor, aegis wrap --listen
