@@ -16,12 +16,19 @@
 // it is idle: it decodes the lines, follows the calls with the one
 // model of calls (package calls, Partial: the records before this run,
 // and any dropped, are missing), and builds a span for each call once
-// it is done, whole, from the times the log recorded (the SDK's
-// read-only span; no tracer keeps it live). Finished spans go to a
-// second queue of at most Config.QueueSpans spans, which one goroutine,
-// woken once per reading, exports in batches of Config.Batch with the
-// SDK's exporter; a span that does not fit is dropped, and a batch the
-// collector does not take is counted as failed. Nothing a peer or a
+// it is done, whole, from the times the log recorded (no tracer keeps
+// it live), written at once in OTLP's protobuf encoding (protowire, as
+// proto.Marshal writes a span of the generated types) into a buffer
+// reused for the next span. Finished spans go to a second queue of at
+// most Config.QueueSpans spans, which one goroutine, woken once per
+// reading, exports in batches of Config.Batch with the OTLP client of
+// the SDK's exporters (otlptrace.Client), the batch's written spans
+// being its ScopeSpans' spans field, which the client marshals as they
+// are (the message's unknown fields); a span that does not fit is
+// dropped, and a batch the collector does not take is counted as
+// failed. Neither the SDK's read-only spans nor its conversion of them
+// into fresh messages is used: their allocations, and the collections
+// they cause, cost a call more than everything else its telemetry does. Nothing a peer or a
 // collector does makes a call wait or fail, or makes the exporter hold
 // more than those two bounds and the calls the model holds (which the
 // relay's --max-pending bounds).
@@ -37,12 +44,13 @@
 // set, or with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none, it
 // returns a nil *Exporter, whose Tap is nil and whose Close does
 // nothing: no goroutine, no queue, no exporter is made. The exporters
-// themselves are the OpenTelemetry Go SDK's OTLP exporters, over
+// themselves are the OpenTelemetry Go SDK's OTLP exporters (for spans,
+// their clients, otlptracehttp.NewClient and otlptracegrpc.NewClient), over
 // OTLP/HTTP (http/protobuf, the specification's default) or OTLP/gRPC
 // (grpc), as OTEL_EXPORTER_OTLP_TRACES_PROTOCOL and
 // OTEL_EXPORTER_OTLP_METRICS_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
 // say for each signal (any other value fails Start with ErrProtocol);
-// they read the endpoint, headers, timeout, compression and TLS
+// they read the endpoint, headers, timeout, compression, retry and TLS
 // settings from the same variables; OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES name the resource (service.name aegis by
 // default).
