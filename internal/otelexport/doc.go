@@ -50,7 +50,7 @@
 // (grpc), as OTEL_EXPORTER_OTLP_TRACES_PROTOCOL and
 // OTEL_EXPORTER_OTLP_METRICS_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
 // say for each signal (any other value fails Start with ErrProtocol);
-// they read the endpoint, headers, timeout, compression, retry and TLS
+// they read the endpoint, headers, timeout, compression and TLS
 // settings from the same variables; OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES name the resource (service.name aegis by
 // default).

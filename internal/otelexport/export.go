@@ -169,9 +169,9 @@ func Start(cfg Config) (*Exporter, error) {
 			return nil, err
 		}
 		// The OTLP exporters' clients read their endpoint, headers,
-		// timeout, compression, retry and TLS settings from the
-		// OTEL_EXPORTER_OTLP_* variables; they dial nothing until the
-		// first export.
+		// timeout, compression and TLS settings from the
+		// OTEL_EXPORTER_OTLP_* variables, and retry as the exporters
+		// do; they dial nothing until the first export.
 		if proto == ProtocolGRPC {
 			client = otlptracegrpc.NewClient()
 		} else {
