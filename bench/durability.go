@@ -30,8 +30,14 @@ type DurabilityResult struct {
 	// after another sync (syncFile.overwriteAfterHops): the floor the
 	// strict and reply rows are judged by.
 	AfterHop Stats `json:"fdatasync_overwrite_after_hop"`
-	Write    Stats `json:"write"`     // a write of the same append, no sync
-	SignHash Stats `json:"sign_hash"` // ed25519.Sign + sha256 of one record
+	// HopAfterSync and HopAfterHop are a lock-step round trip to the
+	// echo server alone right after such a sync and right after another
+	// round trip: their difference is what a sync's idle costs the hop
+	// after it, in processes that are not aegis.
+	HopAfterSync Stats `json:"hop_after_sync"`
+	HopAfterHop  Stats `json:"hop_after_hop"`
+	Write        Stats `json:"write"`     // a write of the same append, no sync
+	SignHash     Stats `json:"sign_hash"` // ed25519.Sign + sha256 of one record
 	// ReplyShape is reply's sync without aegis: an append, a round trip
 	// to the echo server (not counted), another append, fdatasync.
 	ReplyShape Stats `json:"reply_shape"`
@@ -113,7 +119,7 @@ func (h *harness) durabilitySection(ctx context.Context) error {
 
 	block := max(2, min(h.it.block, 10))
 	calls := make([]samples, len(levels))
-	var unrec, syncs, overwrites, afterHops, writes, signs, shapes samples
+	var unrec, syncs, overwrites, afterHops, hopsAfterSync, hopsAfterHop, writes, signs, shapes samples
 	meters := meterAll(procs)
 	// One op kind per slot; the order rotates round by round.
 	slots := len(levels) + 7
@@ -144,9 +150,12 @@ func (h *harness) durabilitySection(ctx context.Context) error {
 					overwrites.add(d)
 				case i == len(levels)+5:
 					var two [2]time.Duration
-					two, err = sf.overwriteAfterHops(procs[len(levels)+1])
+					var hs, hh time.Duration
+					two, hs, hh, err = sf.overwriteAfterHops(procs[len(levels)+1])
 					afterHops.add(two[0])
 					afterHops.add(two[1])
+					hopsAfterSync.add(hs)
+					hopsAfterHop.add(hh)
 				default:
 					signs.add(sh.op(20))
 				}
@@ -170,7 +179,7 @@ func (h *harness) durabilitySection(ctx context.Context) error {
 		return err
 	}
 
-	r := &DurabilityResult{Unrecorded: unrec.stats(), Fsync: syncs.stats(), Overwrite: overwrites.stats(), AfterHop: afterHops.stats(), Write: writes.stats(), SignHash: signs.stats(), ReplyShape: shapes.stats(), UnrecordedCPU: cpu[len(levels)]}
+	r := &DurabilityResult{Unrecorded: unrec.stats(), Fsync: syncs.stats(), Overwrite: overwrites.stats(), AfterHop: afterHops.stats(), HopAfterSync: hopsAfterSync.stats(), HopAfterHop: hopsAfterHop.stats(), Write: writes.stats(), SignHash: signs.stats(), ReplyShape: shapes.stats(), UnrecordedCPU: cpu[len(levels)]}
 	r.Needed = 2 * (r.SignHash.Median + r.Write.Median)
 	fs := r.Fsync.Median
 	for i, lv := range levels {

@@ -77,32 +77,43 @@ var hopLine = append(bytes.Repeat([]byte("x"), 511), '\n')
 
 // overwriteAfterHops is the pre-zeroed floor taken the way the journal
 // takes its syncs at strict: twice, a lock-step round trip through p (the
-// echo server alone, not counted), then a line written over synced zeros
-// and fdatasync'd. Each sync follows a hop
-// between processes, as each of the journal's does (the client's request
-// before the intent's, the child's answer before the outcome's), not
-// another sync: a floor sampled in bursts, sync after sync, meets a disk
-// and a thread still busy from the last one. It returns each sync's time.
-func (s *syncFile) overwriteAfterHops(p *proc) (d [2]time.Duration, err error) {
+// echo server alone), then a line written over synced zeros and
+// fdatasync'd. Each sync follows a hop between processes, as each of the
+// journal's does (the client's request before the intent's, the child's
+// answer before the outcome's), not another sync: a floor sampled in
+// bursts, sync after sync, meets a disk and a thread still busy from the
+// last one. It returns each sync's time, and the time of the round trip
+// right after the first sync and of one right after another round trip
+// (two more at the end): what the idle of a sync costs the hop after it,
+// in processes that are not aegis.
+func (s *syncFile) overwriteAfterHops(p *proc) (d [2]time.Duration, afterSync, afterHop time.Duration, err error) {
 	for k := range d {
-		if _, _, err = p.roundTrip(callReq); err != nil {
-			return d, err
+		var rt time.Duration
+		if rt, _, err = p.roundTrip(callReq); err != nil {
+			return
+		}
+		if k == 1 {
+			afterSync = rt
 		}
 		if s.off+int64(len(hopLine)) > overwriteSize {
 			s.off = 0
 		}
 		t0 := time.Now()
 		if _, err = unix.Pwrite(s.ow, hopLine, s.off); err != nil {
-			return d, err
+			return
 		}
 		s.off += int64(len(hopLine))
 		err = fdatasync(s.ow)
 		d[k] = time.Since(t0)
 		if err != nil {
-			return d, err
+			return
 		}
 	}
-	return d, nil
+	if _, _, err = p.roundTrip(callReq); err != nil {
+		return
+	}
+	afterHop, _, err = p.roundTrip(callReq)
+	return
 }
 
 // sync appends one line and fdatasyncs it.

@@ -75,6 +75,7 @@ func (res *Results) WriteMarkdown(w io.Writer) {
 		p("\n## Recorded tools/call by durability (lock-step, pipes)\n\n")
 		p("Floors from the same rounds: fdatasync %s (p99 %s); fdatasync over pre-zeroed space %s (p99 %s), and each after a hop between processes, as the journal's are, %s (p99 %s); unrecorded ping through wrap %s (wrap's CPU %s); ", us(d.Fsync.Median), us(d.Fsync.P99), us(d.Overwrite.Median), us(d.Overwrite.P99), us(d.AfterHop.Median), us(d.AfterHop.P99), us(d.Unrecorded.Median), us(float64(d.UnrecordedCPU)))
 		p("write of a record %s; ed25519 sign + sha256 of a record %s; a call's two records need %s. ", us(d.Write.Median), us(d.SignHash.Median), us(d.Needed))
+		p("A round trip to the echo server alone right after such a sync %s, right after another round trip %s: a sync's idle costs the hop after it %s. ", us(d.HopAfterSync.Median), us(d.HopAfterHop.Median), us(d.HopAfterSync.Median-d.HopAfterHop.Median))
 		p("Reply's shape without aegis (append, a round trip to the echo server not counted, append, fdatasync): %s, %s of the fdatasync floor.\n\n", us(d.ReplyShape.Median), fx(ratio(d.ReplyShape.Median, d.Fsync.Median)))
 		p("| level | fdatasyncs on path | median | p99 | floor | ratio | p99 ratio | ÷ 1 fdatasync | over unrecorded | recording ÷ floor | recording ÷ pre-zeroed floor | recording ÷ pre-zeroed floor after a hop | rest | wrap CPU/call | CPU over unrecorded |\n|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, lv := range d.Levels {
