@@ -23,6 +23,7 @@ import (
 //	ask     asks the client (roots/list, id "s1"), waits for the
 //	        client's answer, then answers with it
 //	hold    answers once release is closed, after a notification
+//	quiet   answers once release is closed, writing nothing before
 //	raw     writes params.line as a line of its own, then answers
 //	progress writes a progress notification with the token params.of,
 //	        then answers
@@ -81,6 +82,11 @@ func (fc *fakeChild) run(c *Conn, done chan struct{}) {
 				<-fc.release
 				fmt.Fprintf(c.Out, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"n":2}}`+"\n")
 				fmt.Fprintf(c.Out, `{"jsonrpc":"2.0","id":%s,"result":{"held":true}}`+"\n", id)
+			}(m.ID)
+		case "quiet":
+			go func(id json.RawMessage) {
+				<-fc.release
+				fmt.Fprintf(c.Out, `{"jsonrpc":"2.0","id":%s,"result":{"quiet":true}}`+"\n", id)
 			}(m.ID)
 		case "raw":
 			var p struct{ Line string }
@@ -514,5 +520,49 @@ func TestProgressRouting(t *testing.T) {
 	}
 	if strings.Join(aData, "\n") != want+"\n"+`{"jsonrpc":"2.0","method":"notifications/progress","params":{"n":2}}`+"\n"+`{"jsonrpc":"2.0","id":"a","result":{"held":true}}` {
 		t.Errorf("A's stream after its first event = %q; want tok-a's progress, then its own", aData)
+	}
+}
+
+// TestPrimingWhileWaiting: a call the child has not answered still gets
+// its stream's priming event (the server's primer wakes its stream), each
+// of several waiting at once, and then its answer once the child gives
+// it; a call answered at once gets its priming event and answer together.
+func TestPrimingWhileWaiting(t *testing.T) {
+	f := newFront(t, Config{})
+	sid := f.initialize(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const waiting = 3
+	var readers []*bufio.Reader
+	for i := range waiting {
+		resp := f.do(t, ctx, "POST", sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"quiet"}`, 10+i))
+		defer resp.Body.Close()
+		readers = append(readers, bufio.NewReader(resp.Body))
+	}
+	// Nothing of the child's has come: each stream's first event is its
+	// priming event, read while the child still holds every answer.
+	for i, br := range readers {
+		ev, err := br.ReadString('\n')
+		for err == nil && !strings.HasSuffix(ev, "\n\n") {
+			var more string
+			more, err = br.ReadString('\n')
+			ev += more
+		}
+		if err != nil || !strings.HasPrefix(ev, "id: ") || !strings.Contains(ev, "\nretry: ") || !strings.HasSuffix(ev, "\ndata: \n\n") {
+			t.Fatalf("stream %d: first event %q, %v; want its priming event before the child answers", i, ev, err)
+		}
+	}
+	close(f.child.release)
+	for i, br := range readers {
+		rest, err := io.ReadAll(br)
+		want := fmt.Sprintf(`data: {"jsonrpc":"2.0","id":%d,"result":{"quiet":true}}`, 10+i)
+		if err != nil || !strings.Contains(string(rest), want) {
+			t.Errorf("stream %d after the release: %q, %v; want its answer", i, rest, err)
+		}
+	}
+	resp := f.do(t, ctx, "POST", sid, `{"jsonrpc":"2.0","id":20,"method":"echo","params":{}}`)
+	evs := readEvents(t, resp.Body)
+	if len(evs) != 2 || evs[0].retry == "" || evs[1].data != `{"jsonrpc":"2.0","id":20,"result":{}}` {
+		t.Errorf("an echo's stream = %+v; want its priming event and its answer", evs)
 	}
 }
