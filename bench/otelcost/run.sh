@@ -9,11 +9,16 @@
 # OTELCOL: the collector of interop/otelcol (cd interop/otelcol && go
 # build -o /tmp/otelcol .). PAIRS off/on runs (default 10) of CALLS
 # calls each (default 3000). The collector writes what it takes to
-# /dev/null: its own writes would share the disk the journal syncs to.
+# /dev/null, or, with OTELCOST_OUT=FILE, to FILE and FILE.metrics: a
+# collector writing to the disk the journal syncs to slows the syncs of
+# the runs with telemetry on, a cost of the collector's placement, not
+# of aegis's telemetry.
 set -euo pipefail
 aegis=$(realpath "$1") otelcol=$(realpath "$2") pairs=${3:-10} calls=${4:-3000}
 here=$(dirname "$(realpath "$0")")
 dir=$(mktemp -d)
+out=${OTELCOST_OUT:-/dev/null} mout=/dev/null
+[ -n "${OTELCOST_OUT:-}" ] && mout=$OTELCOST_OUT.metrics
 col=
 cleanup() { [ -n "$col" ] && kill "$col" 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT
@@ -32,9 +37,9 @@ receivers:
         endpoint: 127.0.0.1:$grpc
 exporters:
   file:
-    path: /dev/null
+    path: $out
   file/metrics:
-    path: /dev/null
+    path: $mout
 service:
   telemetry:
     metrics:
@@ -54,7 +59,7 @@ until grep -q "Everything is ready" "$dir/otelcol.log"; do
   sleep 0.1
 done
 "$aegis" keygen --out "$dir/key" >/dev/null 2>&1
-echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off then on; $(nproc) CPUs"
+echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off then on; $(nproc) CPUs; the collector writes to $out"
 echo "# pair mode load1 cpu_us/call wall_us/call aegis_loop_us/call"
 for i in $(seq "$pairs"); do
   for m in off "http://127.0.0.1:$http"; do
