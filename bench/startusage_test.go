@@ -1,0 +1,53 @@
+//go:build unix
+
+package bench
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+)
+
+// TestUsageHelperTouch is the process TestUsageOf runs: it touches each
+// page of a fresh mapping of the size the environment names, then exits.
+func TestUsageHelperTouch(t *testing.T) {
+	n, err := strconv.Atoi(os.Getenv("AEGIS_BENCH_TOUCH_PAGES"))
+	if err != nil {
+		return // a plain test run: only TestUsageOf's process touches pages
+	}
+	b := make([]byte, n*os.Getpagesize())
+	for i := 0; i < len(b); i += os.Getpagesize() {
+		b[i] = 1
+	}
+	os.Exit(int(b[len(b)-os.Getpagesize()]) - 1)
+}
+
+// TestUsageOf checks that usageOf reads what the kernel counted for the
+// process that ended: a process that touches a fresh page more per page
+// counts at least that many more faults, and some CPU.
+func TestUsageOf(t *testing.T) {
+	run := func(pages int) (int64, bool) {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestUsageHelperTouch$")
+		cmd.Env = append(os.Environ(), "AEGIS_BENCH_TOUCH_PAGES="+strconv.Itoa(pages))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("helper touching %d pages: %v\n%s", pages, err, out)
+		}
+		faults, cpu, ok := usageOf(cmd.ProcessState)
+		if ok && cpu <= 0 {
+			t.Errorf("helper touching %d pages: CPU %v; want > 0", pages, cpu)
+		}
+		return faults, ok
+	}
+	for _, tc := range []struct{ small, large int }{{1, 4096}, {16, 8192}} {
+		small, ok1 := run(tc.small)
+		large, ok2 := run(tc.large)
+		if !ok1 || !ok2 {
+			t.Fatalf("usageOf: no rusage for an ended process on a unix system")
+		}
+		if small <= 0 || large-small < int64(tc.large-tc.small) {
+			t.Errorf("faults: %d touching %d pages, %d touching %d; want > 0 and at least %d more", small, tc.small, large, tc.large, tc.large-tc.small)
+		}
+	}
+}
