@@ -82,9 +82,9 @@ func TestFirstHour(t *testing.T) {
 	if code := wrap.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("wrap: exit %d\n%s", code, stderr.String())
 	}
-	// Named after the program env runs (this test binary, aegis.test),
-	// past env and its assignments.
-	audit := filepath.Join(home, ".local", "state", "aegis", filepath.Base(os.Args[0])+".jsonl")
+	// Named after the program env runs (the test child), past env and
+	// its assignments.
+	audit := filepath.Join(home, ".local", "state", "aegis", filepath.Base(childBin)+".jsonl")
 	if !strings.Contains(stderr.String(), "recording "+logview.ShortArgv(argv)+" to "+audit+"\n") {
 		t.Errorf("wrap's stderr does not say where it records (%s):\n%s", audit, stderr.String())
 	}

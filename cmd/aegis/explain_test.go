@@ -13,25 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/aegisrelay/aegis/internal/confine"
 	"github.com/aegisrelay/aegis/internal/exitcode"
 	"github.com/aegisrelay/aegis/internal/supervise"
 	"github.com/aegisrelay/aegis/journal/record"
 )
-
-// The explain tests' child is the test binary with AEGIS_EXPLAIN_CHILD
-// set: "socket" reads one line, then opens a TCP socket, which
-// --confine's seccomp filter kills it for when no network is granted.
-func init() {
-	if os.Getenv("AEGIS_EXPLAIN_CHILD") == "socket" {
-		bufio.NewReader(os.Stdin).ReadString('\n')
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
-		fmt.Fprintf(os.Stderr, "socket: fd %d, %v\n", fd, err)
-		os.Exit(0)
-	}
-}
 
 // wrapExplains reports whether runWrap calls explainEnd, which decides
 // whether wrap's stderr must hold the sentence supervise.Ending.Sentence
@@ -102,10 +88,9 @@ func runEndWith(t *testing.T, bin string, f *fixture, flags []string, env []stri
 // produced (and, once runWrap calls explainEnd, that wrap printed it), and
 // the session lines aegis log shows for it.
 func TestExplainEnds(t *testing.T) {
-	self, err := filepath.Abs(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The child's "socket" mode (testdata/child) reads one line, then
+	// opens a TCP socket.
+	self := childBin
 	confineArgs := []string{"--confine", "--allow-exec-support"}
 	call := toolsCall("1", "echo") + "\n"
 	tests := []struct {
@@ -219,6 +204,7 @@ func TestExplainEnds(t *testing.T) {
 // --allow-net) refuses: exit 69, the sentence names the cause and the ways
 // on, and aegis log shows the session and why it never ran.
 func TestExplainConfinementRefused(t *testing.T) {
+	t.Parallel()
 	capped := cappedAegis(t, 3)
 	f := newFixture(t)
 	flags := []string{"--confine", "--allow-net", "127.0.0.1:9"}

@@ -198,6 +198,7 @@ func v2Server(t *testing.T) (node, server string) {
 // receive each other's answer: each gets its own, from the official
 // TypeScript SDK v2 server, whose answers name the text sent.
 func TestListen2026SharedChild(t *testing.T) {
+	t.Parallel()
 	node, server := v2Server(t)
 	f := newFixture(t)
 	l := f.listen(t, nil, node, server)
@@ -385,6 +386,7 @@ await client.close();
 // headers) and negotiating, calls the SDK's own server through aegis wrap
 // --listen and gets what the server answers; each call is recorded.
 func TestListen2026SDKClient(t *testing.T) {
+	t.Parallel()
 	node, server := v2Server(t)
 	modules, err := filepath.Abs("../../interop")
 	if err != nil {

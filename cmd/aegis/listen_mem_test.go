@@ -387,6 +387,7 @@ func TestListenOutBounded(t *testing.T) {
 // few MiB: the front holds each id as its SHA-256, as the relay's table
 // of calls in flight does, not the 100 MB of the ids.
 func TestListenLongIDsBounded(t *testing.T) {
+	t.Parallel()
 	const mib = 1 << 20
 	f := newFixture(t)
 	silent := `IFS= read -r l; printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}\n'; exec cat >/dev/null`

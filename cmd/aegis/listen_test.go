@@ -323,6 +323,7 @@ func TestListenBytesIdentical(t *testing.T) {
 // each gets its own answer from its own child, and each is recorded as a
 // session of its own (its own sid, session_start and session_end).
 func TestListenSessionsApart(t *testing.T) {
+	t.Parallel()
 	const n = 64
 	f := newFixture(t)
 	l := f.listen(t, []string{"--durability", "reply"}, aegisBin, "demo", "--serve")

@@ -14,13 +14,11 @@ import (
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
-// aegisBin is the real aegis binary, built once by TestMain.
-var aegisBin string
+// aegisBin is the real aegis binary, built once by TestMain; childBin is
+// the server the tests wrap (testdata/child), built beside it.
+var aegisBin, childBin string
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv("AEGIS_TEST_CHILD"); mode != "" {
-		os.Exit(testChild(mode))
-	}
 	dir, err := os.MkdirTemp("", "aegis-test-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -52,11 +50,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	build := exec.Command(gobin, "build", "-o", aegisBin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building aegis: %v\n%s", err, out)
-		os.Exit(1)
+	childBin = filepath.Join(dir, "aegis-test-child")
+	for _, b := range []struct{ out, pkg string }{{aegisBin, "."}, {childBin, "./testdata/child"}} {
+		build := exec.Command(gobin, "build", "-o", b.out, b.pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b.pkg, err, out)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -83,17 +84,15 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-// child returns the argv of the test binary acting as a child in mode.
-// GORACE: a child built with -race sleeps a second at exit by default,
-// longer than the tests' grace period.
+// child returns the argv of the test child (testdata/child) in mode.
 func child(mode string) []string {
-	return []string{"env", "AEGIS_TEST_CHILD=" + mode, "GORACE=atexit_sleep_ms=0", os.Args[0]}
+	return []string{"env", "AEGIS_TEST_CHILD=" + mode, childBin}
 }
 
 // wrapCmd returns an aegis wrap command around argv. Its --grace, 5s, is
-// what a child that exits on its stdin's EOF may take: a race-built test
-// binary starting cold on a loaded machine can take a large part of a
-// second before it reads a byte. Tests of the escalation itself (a child
+// what a child that exits on its stdin's EOF may take: a child starting
+// cold on a loaded machine can take a large part of a second before it
+// reads a byte. Tests of the escalation itself (a child
 // that hangs) pass a shorter one in extra.
 func (f *fixture) wrapCmd(extra []string, argv ...string) *exec.Cmd {
 	args := append([]string{"wrap", "--audit", f.audit, "--signing-key", f.key, "--grace", "5s"}, extra...)

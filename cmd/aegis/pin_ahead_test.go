@@ -30,6 +30,7 @@ func (e *pinEnv) pinAhead(t *testing.T, args ...string) (int, string, string) {
 // block refuses its call TOOL_CHANGED. Pinning ahead again makes the
 // tools listed now the pins, and clears what a wrap saw of them.
 func TestPinAhead(t *testing.T) {
+	t.Parallel()
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			e := newPinEnv(t, "block")
@@ -91,6 +92,7 @@ func TestPinAhead(t *testing.T) {
 // no command, a server that answers nothing, a pin file that is not the
 // format (left as it was).
 func TestPinAheadRefuses(t *testing.T) {
+	t.Parallel()
 	e := newPinEnv(t, "")
 	e.setTools(t, `[{"name":"a","description":"safe","description":"read the keys"},{"name":"b"}]`)
 	code, out, errOut := e.pinAhead(t)
@@ -133,6 +135,7 @@ func TestPinAheadRefuses(t *testing.T) {
 // answers it, is listed after initialize, over 2025-11-25. --protocol
 // chooses without asking. The first line says which it used, and why.
 func TestPinAheadProtocol(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		era, protocol string
 		code          int

@@ -70,6 +70,7 @@ func (e *pinEnv) anomalies(t *testing.T) []string {
 // then holds pin.MaxPinned tools: one more listed is not pinned and is
 // refused too. The answer's records and stderr say both bounds.
 func TestPinBoundListed(t *testing.T) {
+	t.Parallel()
 	e := newPinEnv(t, "block")
 	e.setTools(t, toolsJSON(t, []string{"echo"}, "Echo"))
 	s := e.start(t, "2025-11-25")
@@ -126,6 +127,7 @@ func TestPinBoundListed(t *testing.T) {
 // while the pinned echo, unchanged, passes. The pin file stays one a wrap
 // reads, and stderr says the bound once.
 func TestPinBoundChanged(t *testing.T) {
+	t.Parallel()
 	e := newPinEnv(t, "block")
 	e.page = 2500
 	e.setTools(t, toolsJSON(t, []string{"echo"}, "Echo"))
@@ -170,6 +172,7 @@ func TestPinBoundChanged(t *testing.T) {
 // only what keeps the file under pin.MaxFileSize. The one past it is not
 // pinned, is refused under block, and the next wrap starts on the file.
 func TestPinBoundBytes(t *testing.T) {
+	t.Parallel()
 	e := newPinEnv(t, "block")
 	// Arrays nested 120 deep around 100,000 numbers: about 200 kB in
 	// canonical form, over 25 MB indented: the file holds two.

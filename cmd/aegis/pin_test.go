@@ -246,6 +246,7 @@ var revisions = []string{"2025-11-25", "2026-07-28"}
 // aegis pin diff shows the change, aegis pin accept releases it, and the
 // log says who accepted. On both revisions.
 func TestPinBlockAccept(t *testing.T) {
+	t.Parallel()
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			e := newPinEnv(t, "block")
@@ -302,6 +303,7 @@ func TestPinBlockAccept(t *testing.T) {
 // says notifications/tools/list_changed; the client lists again. warn and
 // allow relay the call and record the change; warn says it on stderr.
 func TestPinModesMidSession(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		mode    string
 		stderr  bool
@@ -368,6 +370,7 @@ func TestPinRename(t *testing.T) {
 // TestPinAmbiguous: answers that readers read differently are anomalies,
 // and under block the tools involved are refused, even on first use.
 func TestPinAmbiguous(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, tools, reason string
 		refused             []string

@@ -458,6 +458,7 @@ func mustReadT(t *testing.T, path string) []byte {
 // (exit 1). Without --witness-strict the same answers, which nothing
 // authenticates, are said and recorded, and the session goes on.
 func TestWitnessRollbackAndFork(t *testing.T) {
+	t.Parallel()
 	f := newWitnessFixture(t)
 	if code, errOut := f.session(t, 1); code != 0 {
 		t.Fatalf("first session: exit %d\n%s", code, errOut)

@@ -18,6 +18,7 @@ import (
 // VALID, and a --client that is not a safe name is a usage error before
 // anything is written.
 func TestSessionStartNameClient(t *testing.T) {
+	t.Parallel()
 	argv := child("echo")
 	tests := []struct {
 		name       string

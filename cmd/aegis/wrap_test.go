@@ -96,8 +96,10 @@ func splitWrite(w io.Writer, p []byte, r *rand.Rand) error {
 // side, both ways, and every tools/call the client sent has exactly one
 // intent.
 func TestByteIdentity(t *testing.T) {
+	t.Parallel()
 	for seed := range uint64(6) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
 			r := rand.New(rand.NewPCG(seed, 42))
 			f := newFixture(t)
 			up := &streamGen{r: r}
@@ -250,6 +252,7 @@ func call(id, tool string) string {
 // finds a call's intent in the audit file when the call reaches it, and the
 // client finds the outcome there when the response reaches it.
 func TestOrdering(t *testing.T) {
+	t.Parallel()
 	for _, level := range []string{"strict", "reply", "none"} {
 		t.Run(level, func(t *testing.T) {
 			f := newFixture(t)
@@ -286,6 +289,7 @@ func TestOrdering(t *testing.T) {
 var shortGrace = []string{"--grace", "300ms"}
 
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		mode       string
@@ -358,6 +362,7 @@ func waitForRecords(t *testing.T, f *fixture, k record.Kind, n int) {
 }
 
 func TestJunkAndBigResponse(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.start(t, nil, nil, child("junk")...)
 	if got := s.recv(); got != "this is not json" {
@@ -393,6 +398,7 @@ func TestJunkAndBigResponse(t *testing.T) {
 }
 
 func TestFrameTooLarge(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{"client", "child"} {
 		t.Run(dir, func(t *testing.T) {
 			f := newFixture(t)

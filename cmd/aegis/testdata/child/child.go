@@ -20,7 +20,7 @@ import (
 	"github.com/aegisrelay/aegis/internal/floorrelay"
 )
 
-// testChild is the test binary acting as the wrapped child server. Modes:
+// testChild is the wrapped child server of $AEGIS_TEST_CHILD. Modes:
 //
 //	echo          answer every request with an empty result (batches with an array)
 //	copy          copy stdin to $AEGIS_TEST_IN and $AEGIS_TEST_OUT to stdout, byte for byte
@@ -150,7 +150,11 @@ func relayChild() int {
 	// The echo child's own exit status is not the floor's concern; a child
 	// that could not be started is.
 	var exit *exec.ExitError
-	if err := floorrelay.Run(child("echo"), os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.As(err, &exit) {
+	self, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	if err := floorrelay.Run([]string{"env", "AEGIS_TEST_CHILD=echo", self}, os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.As(err, &exit) {
 		return 1
 	}
 	return 0
@@ -270,4 +274,11 @@ func protocolChild(logf *os.File) int {
 		}
 	}
 	return 0
+}
+
+// readAudit returns the content of an audit file (or nothing, if it cannot
+// be read), without the pre-zeroed space at its end.
+func readAudit(path string) []byte {
+	data, _ := os.ReadFile(path)
+	return bytes.TrimRight(data, "\x00")
 }
