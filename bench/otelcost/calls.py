@@ -5,20 +5,22 @@
 # wall time per call of the calls' loop, and aegis's own CPU per call
 # within the loop (/proc/PID/stat, clock ticks).
 #
-#   python3 calls.py AEGIS N off|ENDPOINT DIR
+#   python3 calls.py AEGIS N off|ENDPOINT DIR [DURABILITY]
 #
 # ENDPOINT is OTEL_EXPORTER_OTLP_ENDPOINT (telemetry on); off runs with
 # no OTEL_* variable. DIR holds the signing key (DIR/key) and the logs.
+# DURABILITY is wrap's --durability (default strict, wrap's default).
 import json, os, resource, subprocess, sys, time
 
 aegis, n, endpoint, d = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+durability = sys.argv[5] if len(sys.argv) > 5 else "strict"
 env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
 if endpoint != "off":
     env["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
 audit = os.path.join(d, "audit-%d.jsonl" % time.time_ns())
 server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
 before = resource.getrusage(resource.RUSAGE_CHILDREN)
-p = subprocess.Popen([aegis, "wrap", "--audit", audit, "--signing-key", os.path.join(d, "key"), "--",
+p = subprocess.Popen([aegis, "wrap", "--durability", durability, "--audit", audit, "--signing-key", os.path.join(d, "key"), "--",
                       "/usr/bin/python3", server],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
 

@@ -12,12 +12,14 @@
 # /dev/null, or, with OTELCOST_OUT=FILE, to FILE and FILE.metrics: a
 # collector writing to the disk the journal syncs to slows the syncs of
 # the runs with telemetry on, a cost of the collector's placement, not
-# of aegis's telemetry.
+# of aegis's telemetry. OTELCOST_DURABILITY sets wrap's --durability
+# (default strict, wrap's default): none takes the syncs, and their
+# scatter, out of the calls, which leaves telemetry's own CPU per call.
 set -euo pipefail
 aegis=$(realpath "$1") otelcol=$(realpath "$2") pairs=${3:-10} calls=${4:-3000}
 here=$(dirname "$(realpath "$0")")
 dir=$(mktemp -d)
-out=${OTELCOST_OUT:-/dev/null} mout=/dev/null
+out=${OTELCOST_OUT:-/dev/null} mout=/dev/null durability=${OTELCOST_DURABILITY:-strict}
 [ -n "${OTELCOST_OUT:-}" ] && mout=$OTELCOST_OUT.metrics
 col=
 cleanup() { [ -n "$col" ] && kill "$col" 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"; }
@@ -59,12 +61,12 @@ until grep -q "Everything is ready" "$dir/otelcol.log"; do
   sleep 0.1
 done
 "$aegis" keygen --out "$dir/key" >/dev/null 2>&1
-echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off then on; $(nproc) CPUs; the collector writes to $out"
+echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off then on, durability $durability; $(nproc) CPUs; the collector writes to $out"
 echo "# pair mode load1 cpu_us/call wall_us/call aegis_loop_us/call"
 for i in $(seq "$pairs"); do
   for m in off "http://127.0.0.1:$http"; do
     load=$(cut -d' ' -f1 /proc/loadavg)
-    echo "$i $load $(python3 "$here/calls.py" "$aegis" "$calls" "$m" "$dir")"
+    echo "$i $load $(python3 "$here/calls.py" "$aegis" "$calls" "$m" "$dir" "$durability")"
   done
 done | tee "$dir/runs" | awk '{ m = $3; printf "%s %s %s %s %s %s\n", $1, m, $2, substr($4, 8), substr($5, 9), substr($6, 15) }'
 python3 - "$dir/runs" <<'PY'
