@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -16,7 +17,12 @@ func TestUsageHelperTouch(t *testing.T) {
 	if err != nil {
 		return // a plain test run: only TestUsageOf's process touches pages
 	}
-	b := make([]byte, n*os.Getpagesize())
+	// A mapping of its own: pages the Go heap may already hold would not
+	// fault.
+	b, err := syscall.Mmap(-1, 0, n*os.Getpagesize(), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < len(b); i += os.Getpagesize() {
 		b[i] = 1
 	}
@@ -24,8 +30,9 @@ func TestUsageHelperTouch(t *testing.T) {
 }
 
 // TestUsageOf checks that usageOf reads what the kernel counted for the
-// process that ended: a process that touches a fresh page more per page
-// counts at least that many more faults, and some CPU.
+// process that ended: a process that touches thousands of fresh pages
+// more counts nearly that many more faults (the rest of its start varies
+// by far less), and some CPU.
 func TestUsageOf(t *testing.T) {
 	run := func(pages int) (int64, bool) {
 		t.Helper()
@@ -46,8 +53,8 @@ func TestUsageOf(t *testing.T) {
 		if !ok1 || !ok2 {
 			t.Fatalf("usageOf: no rusage for an ended process on a unix system")
 		}
-		if small <= 0 || large-small < int64(tc.large-tc.small) {
-			t.Errorf("faults: %d touching %d pages, %d touching %d; want > 0 and at least %d more", small, tc.small, large, tc.large, tc.large-tc.small)
+		if want := int64(tc.large-tc.small) * 9 / 10; small <= 0 || large-small < want {
+			t.Errorf("faults: %d touching %d pages, %d touching %d; want > 0 and at least %d more", small, tc.small, large, tc.large, want)
 		}
 	}
 }
