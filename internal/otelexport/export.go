@@ -117,8 +117,12 @@ type Exporter struct {
 	b    *builder
 	m    *meters // nil: metrics off
 
-	mu      sync.Mutex
-	buf     []byte          // lines waiting to be read
+	mu sync.Mutex
+	// chunks hold the lines waiting to be read, queued bytes of them,
+	// whole groups in order; free holds chunks read, to fill again.
+	chunks  [][]byte
+	queued  int
+	free    [][]byte
 	dropped uint64          // records dropped with the line queue full
 	sizes   []int           // lines per tapped group, for the metrics; at most maxSizes
 	syncs   []time.Duration // fdatasync times (TapSync), for the metrics; at most maxSizes
@@ -218,7 +222,7 @@ func (e *Exporter) TapFunc() func([]byte) {
 // queue passes half its bound.
 func (e *Exporter) Tap(lines []byte) {
 	e.mu.Lock()
-	if e.closed || len(e.buf)+len(lines) > e.cfg.QueueBytes {
+	if e.closed || e.queued+len(lines) > e.cfg.QueueBytes {
 		e.dropped += uint64(bytes.Count(lines, []byte{'\n'}))
 		e.mu.Unlock()
 		return
@@ -230,8 +234,14 @@ func (e *Exporter) Tap(lines []byte) {
 			e.pointsDropped++
 		}
 	}
-	was := len(e.buf)
-	e.buf = append(e.buf, lines...)
+	was := e.queued
+	n := len(e.chunks)
+	if n == 0 || len(e.chunks[n-1])+len(lines) > cap(e.chunks[n-1]) {
+		e.chunks = append(e.chunks, e.chunk(len(lines)))
+		n++
+	}
+	e.chunks[n-1] = append(e.chunks[n-1], lines...)
+	e.queued += len(lines)
 	half := e.cfg.QueueBytes / 2
 	e.mu.Unlock()
 	switch {
@@ -240,6 +250,27 @@ func (e *Exporter) Tap(lines []byte) {
 	case was <= half && was+len(lines) > half:
 		signal(e.full)
 	}
+}
+
+// chunkSize is the size of the line queue's chunks: the queue grows
+// and empties by chunks used again, never by copying the lines into a
+// larger buffer (which, as a reading's lines grow, costs the journal's
+// writer copies, zeroing and page faults of fresh memory).
+const chunkSize = 64 << 10
+
+// chunk returns an empty chunk for a group of n bytes: one read
+// before, or a new one (of n bytes, for a group larger than a chunk).
+// Called with mu held.
+func (e *Exporter) chunk(n int) []byte {
+	if n > chunkSize {
+		return make([]byte, 0, n)
+	}
+	if k := len(e.free); k > 0 {
+		c := e.free[k-1]
+		e.free = e.free[:k-1]
+		return c
+	}
+	return make([]byte, 0, chunkSize)
 }
 
 // TapSyncFunc returns e.TapSync, or nil when e records no metrics: what
@@ -277,7 +308,7 @@ func signal(c chan struct{}) {
 // left; it hands the spans of each reading to the processor at once.
 func (e *Exporter) run() {
 	defer close(e.done)
-	var spare []byte
+	var spare [][]byte
 	var spareSizes []int
 	var spareSyncs []time.Duration
 	timer := time.NewTimer(linger)
@@ -291,16 +322,27 @@ func (e *Exporter) run() {
 			timer.Stop()
 		}
 		e.mu.Lock()
-		buf, closed, sizes, syncs := e.buf, e.closed, e.sizes, e.syncs
-		e.buf, e.sizes, e.syncs = spare[:0], spareSizes[:0], spareSyncs[:0]
+		chunks, closed, sizes, syncs := e.chunks, e.closed, e.sizes, e.syncs
+		e.chunks, e.queued, e.sizes, e.syncs = spare[:0], 0, spareSizes[:0], spareSyncs[:0]
 		e.mu.Unlock()
 		e.m.groups(sizes, syncs)
-		e.b.lines(buf)
+		for _, c := range chunks {
+			e.b.lines(c)
+		}
+		e.mu.Lock()
+		for _, c := range chunks {
+			// The chunks read are kept, up to a queue's worth.
+			if cap(c) == chunkSize && len(e.free)*chunkSize < e.cfg.QueueBytes {
+				e.free = append(e.free, c[:0])
+			}
+		}
+		e.mu.Unlock()
+		clear(chunks)
 		if closed {
 			e.b.close()
 		}
 		e.proc.kick()
-		spare, spareSizes, spareSyncs = buf, sizes, syncs
+		spare, spareSizes, spareSyncs = chunks, sizes, syncs
 		if closed {
 			return
 		}
