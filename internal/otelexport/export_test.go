@@ -333,3 +333,50 @@ func TestProtocol(t *testing.T) {
 		})
 	}
 }
+
+// TestChunks: the lines of one group larger than a queue chunk, and of
+// many groups filling several chunks, are read whole and in order:
+// the spans are those of the same lines tapped a few at a time.
+func TestChunks(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "journal", "record", "testdata", "decided.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat(b, 2*chunkSize/len(b)+1)
+	spans := func(groups [][]byte) uint64 {
+		e, err := Start(Config{Client: nopClient{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range groups {
+			e.Tap(g)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s := e.Stats()
+		if s.RecordsDropped != 0 || s.Exported != s.Spans {
+			t.Fatalf("Stats = %+v", s)
+		}
+		return s.Spans
+	}
+	files := func(big []byte, n int) (out [][]byte) {
+		for i := 0; i < len(big); i += n {
+			out = append(out, big[i:i+n])
+		}
+		return out
+	}
+	want := spans(bytes.SplitAfter(big, []byte("\n")))
+	if want == 0 {
+		t.Fatal("no spans")
+	}
+	for name, groups := range map[string][][]byte{
+		"one group":    {big},
+		"two groups":   {big[:len(b)], big[len(b):]},
+		"file by file": files(big, len(b)),
+	} {
+		if got := spans(groups); got != want {
+			t.Errorf("%s: %d spans; want %d", name, got, want)
+		}
+	}
+}
