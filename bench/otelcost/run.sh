@@ -61,10 +61,14 @@ until grep -q "Everything is ready" "$dir/otelcol.log"; do
   sleep 0.1
 done
 "$aegis" keygen --out "$dir/key" >/dev/null 2>&1
-echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off then on, durability $durability; $(nproc) CPUs; the collector writes to $out"
+echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off and on in turn first, durability $durability; $(nproc) CPUs; the collector writes to $out"
 echo "# pair mode load1 cpu_us/call wall_us/call aegis_loop_us/call"
+# Odd pairs run off first, even pairs on first: a run's place in the
+# sequence (the disk's writeback of the run before, say) falls on both.
 for i in $(seq "$pairs"); do
-  for m in off "http://127.0.0.1:$http"; do
+  order="off http://127.0.0.1:$http"
+  [ $((i % 2)) = 0 ] && order="http://127.0.0.1:$http off"
+  for m in $order; do
     load=$(cut -d' ' -f1 /proc/loadavg)
     echo "$i $load $(python3 "$here/calls.py" "$aegis" "$calls" "$m" "$dir" "$durability")"
   done
