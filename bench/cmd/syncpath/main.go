@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command syncpath draws the timeline of a lock-step tools/call through
 // aegis wrap, step by step: where a recorded call's time goes beyond its
 // fdatasyncs (the durability section's strict and reply rows). It drives
