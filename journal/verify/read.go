@@ -102,10 +102,33 @@ func (d *decoded) record() *record.Record {
 	return d.Record()
 }
 
-// chunkPool recycles chunks. A new chunk's buffer starts empty and grows:
-// a small log (most Verify calls in tests and fuzzing) never pays for a
-// whole chunkSize buffer.
-var chunkPool = sync.Pool{New: func() any { return &chunk{} }}
+// freeChunks recycles chunks: at most cap(freeChunks) wait to be used
+// again, enough for the chunks a verify keeps in flight, and a chunk put
+// when it is full is left to the collector. A channel rather than a
+// sync.Pool, which may drop what is put (it does so at random under the
+// race detector, and at every collection): what verify allocates stays
+// the few chunks in flight, whatever the log's length (TestVerifyFootprint).
+// A new chunk's buffer starts empty and grows: a small log (most Verify
+// calls in tests and fuzzing) never pays for a whole chunkSize buffer.
+var freeChunks = make(chan *chunk, 16)
+
+// getChunk returns a recycled chunk, or a new one.
+func getChunk() *chunk {
+	select {
+	case c := <-freeChunks:
+		return c
+	default:
+		return &chunk{}
+	}
+}
+
+// putChunk recycles c, whose lines are all judged.
+func putChunk(c *chunk) {
+	select {
+	case freeChunks <- c:
+	default:
+	}
+}
 
 // readEnd is how the input ended.
 type readEnd struct {
@@ -282,7 +305,7 @@ func (v *verifier) take(c *chunk) {
 		v.judge(line, &c.recs[i])
 	}
 	if len(c.ends) == 0 {
-		chunkPool.Put(c)
+		putChunk(c)
 		return
 	}
 	v.release()
@@ -294,7 +317,7 @@ func (v *verifier) take(c *chunk) {
 // endFile once the last line is.
 func (v *verifier) release() {
 	if v.in.held != nil {
-		chunkPool.Put(v.in.held)
+		putChunk(v.in.held)
 		v.in.held = nil
 	}
 }
@@ -518,7 +541,7 @@ func (cr *chunkReader) next() (*chunk, bool) {
 
 // newChunk returns an empty data chunk, recycled if the pool has one.
 func newChunk() *chunk {
-	c := chunkPool.Get().(*chunk)
+	c := getChunk()
 	c.buf, c.ends, c.recs, c.long = c.buf[:0], c.ends[:0], c.recs[:0], longLine{}
 	c.ready, c.mark = make(chan struct{}), markData
 	return c

@@ -168,7 +168,7 @@ func TestVerifyHoldsChunk(t *testing.T) {
 		b.decode(&v.dec)
 		v.take(a)
 		for range 4 {
-			c := chunkPool.Get().(*chunk)
+			c := getChunk()
 			for k := range c.buf {
 				c.buf[k] = 'x'
 			}
