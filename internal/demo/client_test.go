@@ -44,7 +44,7 @@ func TestDriveServe(t *testing.T) {
 		t.Errorf("Serve = %v; want nil at EOF", serveErr)
 	}
 	for _, want := range []string{
-		"→ initialize", "aegis-demo 1.0.0, protocol 2025-06-18",
+		"→ initialize", "aegis-demo 1.0.0, protocol 2025-11-25",
 		"→ notifications/initialized",
 		"← echo, add, slow, fail",
 		`→ tools/call echo {"text":"hello, aegis"}`,
@@ -95,7 +95,7 @@ func TestDriveCatchesBadServers(t *testing.T) {
 		{"silent", func(r io.Reader, w io.Writer) { io.Copy(io.Discard, r) }, ErrTimeout},
 		{"closes its output at once", func(r io.Reader, w io.Writer) {}, ErrClosed},
 		{"answers initialize with an unknown version", mutate(func(l string) string {
-			return strings.Replace(l, `"2025-06-18"`, `"2030-01-01"`, 1)
+			return strings.Replace(l, `"`+ProtocolVersion+`"`, `"2030-01-01"`, 1)
 		}), ErrAnswer},
 		{"adds wrong", mutate(func(l string) string {
 			return strings.Replace(l, `"text":"5"`, `"text":"6"`, 1)

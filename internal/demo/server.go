@@ -15,7 +15,7 @@ const (
 	ServerVersion = "1.0.0"
 	// ProtocolVersion is the MCP revision Serve implements and answers with
 	// when the client asks for one it does not know.
-	ProtocolVersion = "2025-06-18"
+	ProtocolVersion = "2025-11-25"
 )
 
 // knownVersions are the MCP revisions whose wire is the same as

@@ -47,7 +47,7 @@ func TestServe(t *testing.T) {
 		{
 			name:  "initialize with an unknown version",
 			input: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2031-01-01"}}` + "\n",
-			want:  []string{`{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"tools":{}},"protocolVersion":"2025-06-18","serverInfo":{"name":"aegis-demo","version":"1.0.0"}}}`},
+			want:  []string{`{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"tools":{}},"protocolVersion":"2025-11-25","serverInfo":{"name":"aegis-demo","version":"1.0.0"}}}`},
 		},
 		{
 			name:  "notifications get no answer",
