@@ -35,6 +35,10 @@ type inLine struct {
 	taken func() // may be nil
 }
 
+// compactAt is how many lines read whole segs keeps before it moves the
+// rest down: the lines held are then at most twice those not yet read.
+const compactAt = 64
+
 func newInbox() *inbox { return &inbox{ready: make(chan struct{}, 1)} }
 
 // put queues b for the reader; taken (if not nil) is called once the
@@ -92,8 +96,16 @@ func (in *inbox) Read(p []byte) (int, error) {
 				in.segs[i] = inLine{}
 			}
 			in.first = done
-			if in.first == len(in.segs) {
+			switch {
+			case in.first == len(in.segs):
 				in.segs, in.first = in.segs[:0], 0
+			case in.first >= compactAt && 2*in.first >= len(in.segs):
+				// A reader that never quite catches up (a client that
+				// keeps lines coming) would otherwise grow segs by the
+				// lines it has read: keep only those not read whole.
+				n := copy(in.segs, in.segs[in.first:])
+				clear(in.segs[n:])
+				in.segs, in.first = in.segs[:n], 0
 			}
 			in.mu.Unlock()
 			return n, nil

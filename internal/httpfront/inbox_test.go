@@ -117,3 +117,31 @@ func TestInboxWakes(t *testing.T) {
 		t.Fatalf("a Read waiting as the reader's side closed: %q; want %v", s, io.ErrClosedPipe)
 	}
 }
+
+// TestInboxBoundedBehind: a reader that reads part of a line each time,
+// so that the inbox never empties, while lines keep being put, holds no
+// more lines than twice those it has not read (and compactAt).
+func TestInboxBoundedBehind(t *testing.T) {
+	in := newInbox()
+	line := []byte("0123456789\n")
+	buf := make([]byte, len(line)-1) // never a whole line's worth: the inbox never drains
+	for i := range 10000 {
+		if err := in.put(line, nil); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if err := in.put(line, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := in.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+		in.mu.Lock()
+		held, unread := len(in.segs), len(in.segs)-in.first
+		in.mu.Unlock()
+		if held > 2*unread+compactAt {
+			t.Fatalf("after %d puts: %d lines held for %d not read whole; want at most %d", i, held, unread, 2*unread+compactAt)
+		}
+	}
+}
