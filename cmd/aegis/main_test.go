@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -174,10 +176,52 @@ func runBounded(t *testing.T, cmd *exec.Cmd, d time.Duration) {
 	select {
 	case <-done:
 	case <-time.After(d):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("%v hung for %v", cmd.Args, d)
+		// Where each process of the tree waits, then a goroutine dump
+		// (SIGQUIT) from aegis before it is killed: a hang in a CI run
+		// says where it is.
+		tree := processTree(cmd.Process.Pid)
+		cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		var stderr string
+		if b, ok := cmd.Stderr.(*bytes.Buffer); ok {
+			stderr = b.String()
+		}
+		var stdin string
+		if r, ok := cmd.Stdin.(*strings.Reader); ok && r.Size() <= 4096 {
+			in := make([]byte, r.Size())
+			r.ReadAt(in, 0)
+			stdin = string(in)
+		}
+		t.Fatalf("%v hung for %v\nstdin: %q\nprocesses:\n%s\nstderr:\n%s", cmd.Args, d, stdin, tree, stderr)
 	}
+}
+
+// processTree lists pid and its descendants with their state, the kernel
+// function each waits in and its threads' count.
+func processTree(pid int) string {
+	var b strings.Builder
+	var walk func(pid int, depth int)
+	walk = func(pid int, depth int) {
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		wchan, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid))
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		fmt.Fprintf(&b, "%s%s wchan=%s threads=%d\n", strings.Repeat("  ", depth), strings.TrimSpace(string(stat)), wchan, len(tasks))
+		for _, task := range tasks {
+			children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+			for _, c := range strings.Fields(string(children)) {
+				if n, err := strconv.Atoi(c); err == nil {
+					walk(n, depth+1)
+				}
+			}
+		}
+	}
+	walk(pid, 0)
+	return b.String()
 }
 
 func TestVerifyExitCodes(t *testing.T) {
