@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,11 @@ type handLog struct {
 	out  []byte
 	seq  uint64
 	prev record.Digest
+	// w, if set, takes each line as it is written, and out holds only
+	// the line being written: a log of many long lines is never held
+	// whole. werr is the first error w returned.
+	w    io.Writer
+	werr error
 }
 
 func (h *handLog) add(sid byte, k record.Kind, fields []byte) {
@@ -38,6 +44,12 @@ func (h *handLog) add(sid byte, k record.Kind, fields []byte) {
 	h.prev = sha256.Sum256(h.out[start:])
 	h.out = append(h.out, '\n')
 	h.seq++
+	if h.w != nil {
+		if _, err := h.w.Write(h.out); err != nil && h.werr == nil {
+			h.werr = err
+		}
+		h.out = h.out[:0]
+	}
 }
 
 func (h *handLog) body(sid byte, b record.Body) { h.add(sid, b.Kind(), b.AppendFields(nil)) }
@@ -157,14 +169,32 @@ func TestVerifyReadsOnAfterLongLine(t *testing.T) {
 // TestVerifyLongLineProblemsCapped: a log of many long lines is read to
 // its end; the problems reported are capped, and the rest counted.
 func TestVerifyLongLineProblemsCapped(t *testing.T) {
-	h := &handLog{key: testKey(t)}
-	h.body(0xa0, &record.SessionStart{Key: h.key.Public().(ed25519.PublicKey), Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: record.PassThroughSet})
+	// The log, of more than a hundred lines of MaxLine bytes, is
+	// streamed to Stream as it is signed: held whole, growing it and
+	// copying it cost many times what verifying it does.
+	pr, pw := io.Pipe()
+	h := &handLog{key: testKey(t), w: pw}
 	const n = maxProblems + 20
-	for range n {
-		h.add(0xa0, record.KindPolicyReload, []byte(`,"set":"sha256:00","status":"`+strings.Repeat("v", record.MaxLine)+`"`))
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		h.body(0xa0, &record.SessionStart{Key: h.key.Public().(ed25519.PublicKey), Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: record.PassThroughSet})
+		long := []byte(`,"set":"sha256:00","status":"` + strings.Repeat("v", record.MaxLine) + `"`)
+		for range n {
+			h.add(0xa0, record.KindPolicyReload, long)
+		}
+		h.body(0xa0, &record.SessionEnd{Reason: record.EndClientEOF})
+		pw.Close()
+	}()
+	rep, err := Stream(pr, Options{})
+	pr.Close() // a writer not yet done (Stream failed) stops
+	<-written
+	if err != nil {
+		t.Fatal(err)
 	}
-	h.body(0xa0, &record.SessionEnd{Reason: record.EndClientEOF})
-	rep := verifyBytes(t, h.out, Options{})
+	if h.werr != nil {
+		t.Fatalf("writing the log to Stream: %v", h.werr)
+	}
 	if rep.Status != Invalid || len(rep.Problems) != maxProblems || rep.Dropped != n-maxProblems || rep.Records != n+2 {
 		t.Errorf("Verify = %v, %d problems, %d more, %d records; want invalid, %d, %d, %d",
 			rep.Status, len(rep.Problems), rep.Dropped, rep.Records, maxProblems, n-maxProblems, n+2)
