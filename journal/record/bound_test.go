@@ -213,8 +213,17 @@ func checkBounded(t *testing.T, sc *boundScratch, b Body, wire bool) {
 // by field holds v, and whether every long value in it is one the
 // encoder abbreviates (a client's or a child's).
 func bodyWith(which, field uint8, v string) (Body, bool) {
-	vs := []string{v, v + "2"}
-	bv := BoundedOf([]byte(v))
+	// vs and bv copy v (of up to megabytes): made only for the fields
+	// that hold them, bv once for all of them.
+	vs := func() []string { return []string{v, v + "2"} }
+	var bounded *Bounded
+	bv := func() Bounded {
+		if bounded == nil {
+			b := BoundedOf([]byte(v))
+			bounded = &b
+		}
+		return *bounded
+	}
 	switch which % 12 {
 	case 0:
 		s := &SessionStart{Key: make([]byte, 32), Aegis: "test", Argv: []string{"server"}, Durability: "strict", PolicySet: PassThroughSet,
@@ -224,19 +233,19 @@ func bodyWith(which, field uint8, v string) (Body, bool) {
 		case 0:
 			s.Aegis = v
 		case 1:
-			s.Argv = vs
+			s.Argv = vs()
 		case 2:
 			s.Durability = v
 		case 3:
 			s.PolicySet = v
 		case 4:
-			s.Confine.Read = vs
+			s.Confine.Read = vs()
 		case 5:
-			s.Confine.Write = vs
+			s.Confine.Write = vs()
 		case 6:
-			s.Confine.Net = vs
+			s.Confine.Net = vs()
 		case 7:
-			s.Env = vs
+			s.Env = vs()
 		}
 		return s, false
 	case 1:
@@ -245,25 +254,25 @@ func bodyWith(which, field uint8, v string) (Body, bool) {
 		case 0:
 			e.FS[0].Path = v
 		case 1:
-			e.FS[0].Access = vs
+			e.FS[0].Access = vs()
 		case 2:
 			e.TCP, e.UDP = v, v
 		case 3:
-			e.Scopes = vs
+			e.Scopes = vs()
 		case 4:
-			e.Dropped = vs
+			e.Dropped = vs()
 		case 5:
-			e.NotCovered = vs
+			e.NotCovered = vs()
 		case 6:
-			e.FS = append(e.FS, FSRule{Path: v, Access: vs})
+			e.FS = append(e.FS, FSRule{Path: v, Access: vs()})
 		}
 		return e, false
 	case 2:
 		in := &Intent{Call: Call{Type: IDString, Text: []byte(v)}, Tool: []byte(v), HasTool: true, Rule: v, BatchSize: 2}
 		switch field % 8 {
 		case 5:
-			in.Revision, in.HasRevision = bv, true
-			in.InputResponses = []InputResponse{{Key: bv, Action: ActionAccept}, {Key: bv}}
+			in.Revision, in.HasRevision = bv(), true
+			in.InputResponses = []InputResponse{{Key: bv(), Action: ActionAccept}, {Key: bv()}}
 		case 6:
 			in.Principal = v
 			return in, false
@@ -289,9 +298,9 @@ func bodyWith(which, field uint8, v string) (Body, bool) {
 		o := &Outcome{Call: Call{Type: IDString, Text: []byte(v)}, HasResponse: true, Status: StatusOK}
 		switch field % 5 {
 		case 3:
-			o.ResultType, o.HasResultType, o.TaskID, o.HasTaskID = bv, true, bv, true
+			o.ResultType, o.HasResultType, o.TaskID, o.HasTaskID = bv(), true, bv(), true
 		case 4:
-			o.InputRequests = []InputRequest{{Key: bv, Method: bv, HasMethod: true}, {Key: bv}}
+			o.InputRequests = []InputRequest{{Key: bv(), Method: bv(), HasMethod: true}, {Key: bv()}}
 		case 0:
 			o.Call = number(len(v))
 		case 1:
@@ -312,14 +321,14 @@ func bodyWith(which, field uint8, v string) (Body, bool) {
 	case 6:
 		return &Recovery{TornBytes: len(v)}, true
 	case 8:
-		return &Protocol{Revision: bv}, true
+		return &Protocol{Revision: bv()}, true
 	case 9:
-		tk := &Task{TaskID: bv, Event: TaskEnd, Via: "tasks/get"}
+		tk := &Task{TaskID: bv(), Event: TaskEnd, Via: "tasks/get"}
 		switch field % 5 {
 		case 1:
-			tk.Event, tk.InputRequests = TaskInputRequired, []InputRequest{{Key: bv, Method: bv, HasMethod: true}}
+			tk.Event, tk.InputRequests = TaskInputRequired, []InputRequest{{Key: bv(), Method: bv(), HasMethod: true}}
 		case 2:
-			tk.Event, tk.InputResponses = TaskUpdate, []InputResponse{{Key: bv}}
+			tk.Event, tk.InputResponses = TaskUpdate, []InputResponse{{Key: bv()}}
 		case 3:
 			tk.Status = v
 			return tk, false
@@ -329,7 +338,7 @@ func bodyWith(which, field uint8, v string) (Body, bool) {
 		}
 		return tk, true
 	case 10:
-		return &ServerRequest{Call: Call{Type: IDString, Text: []byte(v)}, Method: bv, Calls: []uint64{1, 2}}, true
+		return &ServerRequest{Call: Call{Type: IDString, Text: []byte(v)}, Method: bv(), Calls: []uint64{1, 2}}, true
 	case 11:
 		if field%2 == 0 {
 			return &ClientAnswer{Call: Call{Type: IDString, Text: []byte(v)}, Status: StatusOK}, true
@@ -375,12 +384,21 @@ func TestBoundedBodies(t *testing.T) {
 		"b":    {maxFields/2 - 100, maxFields/2 + 1, maxFields - 200, 3 << 20}}
 	// The fields bodyWith sets, per kind.
 	fields := [12]uint8{8, 7, 8, 5, 1, 2, 1, 3, 1, 5, 1, 2}
+	// Each value is made once, not once per kind and field: the largest
+	// are megabytes, and a fresh copy of each per case is most of what
+	// the test costs under the race detector.
+	values := make(map[string][]string, len(cases))
+	for p, sizes := range cases {
+		for _, n := range sizes {
+			values[p] = append(values[p], fill([]byte(p), n))
+		}
+	}
 	var sc boundScratch
 	for which := range uint8(12) {
 		for field := range fields[which] {
-			for p, sizes := range cases {
-				for _, n := range sizes {
-					b, wire := bodyWith(which, field, fill([]byte(p), n))
+			for _, vs := range values {
+				for _, v := range vs {
+					b, wire := bodyWith(which, field, v)
 					checkBounded(t, &sc, b, wire)
 				}
 			}
