@@ -20,15 +20,18 @@
 // it live), written at once in OTLP's protobuf encoding (protowire, as
 // proto.Marshal writes a span of the generated types) into a buffer
 // reused for the next span. Finished spans go to a second queue of at
-// most Config.QueueSpans spans, which one goroutine, woken once per
-// reading, exports in batches of Config.Batch with the OTLP client of
-// the SDK's exporters (otlptrace.Client), the batch's written spans
-// being its ScopeSpans' spans field, which the client marshals as they
-// are (the message's unknown fields); a span that does not fit is
-// dropped, and a batch the collector does not take is counted as
-// failed. Neither the SDK's read-only spans nor its conversion of them
-// into fresh messages is used: their allocations, and the collections
-// they cause, cost a call more than everything else its telemetry does. Nothing a peer or a
+// most Config.QueueSpans spans, held in chunks of 128 KiB used again,
+// which one goroutine, woken once per reading, exports in batches of at
+// most Config.Batch spans and one chunk with the OTLP client of the
+// SDK's exporters (otlptrace.Client), the batch's written spans being
+// its ScopeSpans' spans field, which the client marshals as they are
+// (the message's unknown fields); a span that does not fit is dropped,
+// and a batch the collector does not take is counted as failed. Neither
+// the SDK's read-only spans nor its conversion of them into fresh
+// messages is used: their allocations, and the collections they cause,
+// cost a call more than everything else its telemetry does; and a
+// call's own data, once its spans are built and the model of calls has
+// forgotten it, is used again for a later call. Nothing a peer or a
 // collector does makes a call wait or fail, or makes the exporter hold
 // more than those two bounds and the calls the model holds (which the
 // relay's --max-pending bounds).

@@ -63,7 +63,15 @@ type meters struct {
 	// sets caches the attribute sets the calls are recorded under, by
 	// their values, at most MaxSeries of them: building a set sorts and
 	// allocates, and a log's calls repeat a few tools and statuses.
-	sets map[setKey]metric.MeasurementOption
+	sets map[setKey]setOpts
+}
+
+// setOpts are one attribute set's option, as the slices Record and Add
+// take: passed whole (opts...), they are not copied into a new slice
+// at each measurement.
+type setOpts struct {
+	rec []metric.RecordOption
+	add []metric.AddOption
 }
 
 // setKey names one attribute set of meters.sets: which instrument's
@@ -73,13 +81,14 @@ type setKey struct {
 	tool, et string
 }
 
-// opt returns the cached option of k's attribute set, making it with
-// attrs the first time.
-func (m *meters) opt(k setKey, attrs func() []attribute.KeyValue) metric.MeasurementOption {
+// opt returns the cached options of k's attribute set, making them
+// with attrs the first time.
+func (m *meters) opt(k setKey, attrs func() []attribute.KeyValue) setOpts {
 	if o, ok := m.sets[k]; ok {
 		return o
 	}
-	o := metric.WithAttributeSet(attribute.NewSet(attrs()...))
+	w := metric.WithAttributeSet(attribute.NewSet(attrs()...))
+	o := setOpts{rec: []metric.RecordOption{w}, add: []metric.AddOption{w}}
 	if len(m.sets) < 3*MaxSeries {
 		m.sets[k] = o
 	}
@@ -119,7 +128,7 @@ func newMeters(cfg Config, res *resource.Resource) (*meters, error) {
 		cexp = &countingExporter{Exporter: exp, logf: cfg.Logf}
 		reader = sdkmetric.NewPeriodicReader(cexp)
 	}
-	m := &meters{exp: cexp, sets: map[setKey]metric.MeasurementOption{}, mp: sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader),
+	m := &meters{exp: cexp, sets: map[setKey]setOpts{}, mp: sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader),
 		sdkmetric.WithCardinalityLimit(MaxSeries))}
 	meter := m.mp.Meter(scopeName)
 	var err error
@@ -190,14 +199,14 @@ func (m *meters) call(d *callData, c *calls.Call[*callData], dur time.Duration) 
 			attrs = append(attrs, attribute.String("error.type", et))
 		}
 		return attrs
-	}))
+	}).rec...)
 	m.calls.Add(ctx, 1, m.opt(setKey{'c', "", c.Status}, func() []attribute.KeyValue {
 		return []attribute.KeyValue{attribute.String("aegis.status", c.Status)}
-	}))
+	}).add...)
 	if code := refusalCode(d, c); code != "" {
 		m.refusals.Add(ctx, 1, m.opt(setKey{'r', "", code}, func() []attribute.KeyValue {
 			return []attribute.KeyValue{attribute.String("aegis.refusal.code", code)}
-		}))
+		}).add...)
 	}
 }
 

@@ -40,9 +40,12 @@ type processor struct {
 	// spans are the batch's bytes (the goroutine's alone).
 	rs []*tracepb.ResourceSpans
 
-	mu       sync.Mutex
-	q        []byte // spans waiting to be exported, written
-	ends     []int  // where each span of q ends
+	mu sync.Mutex
+	// q holds the spans waiting to be exported, written, in chunks
+	// filled in turn; free holds chunks exported, to fill again.
+	q        []*spanChunk
+	queued   int // spans in q
+	free     []*spanChunk
 	spans    uint64
 	exported uint64
 	dropped  uint64
@@ -63,23 +66,65 @@ func newProcessor(client otlptrace.Client, res *resourcepb.Resource, schemaURL s
 	return p
 }
 
+// spanChunk is one chunk of the span queue: whole spans, written, and
+// where each ends.
+type spanChunk struct {
+	b    []byte
+	ends []int
+}
+
+// spanChunkSize is the size of the span queue's chunks, and so the most
+// one export sends (but for a span larger than a chunk, which has one
+// of its own): the queue grows and empties by chunks used again, never
+// by copying its spans into a larger buffer, whose fresh memory (and
+// the copies) cost more than writing the spans; and the request the
+// OTLP client marshals for a chunk is small enough for the heap to
+// serve from memory it has used before.
+const spanChunkSize = 128 << 10
+
+// maxFreeChunks bounds the chunks kept to fill again.
+const maxFreeChunks = 32
+
 // OnEnd queues a copy of the span s, or drops it if the queue is full;
 // a batch's worth queued wakes the exporting goroutine.
 func (p *processor) OnEnd(s *pspan) {
 	p.mu.Lock()
 	p.spans++
-	if len(p.ends) >= p.max {
+	if p.queued >= p.max {
 		p.dropped++
 		p.mu.Unlock()
 		return
 	}
-	p.q = s.appendTo(p.q)
-	p.ends = append(p.ends, len(p.q))
-	n := len(p.ends)
+	n := s.size()
+	k := len(p.q)
+	if k == 0 || len(p.q[k-1].b)+n > cap(p.q[k-1].b) {
+		p.q = append(p.q, p.chunk(n))
+		k++
+	}
+	c := p.q[k-1]
+	c.b = s.appendTo(c.b)
+	c.ends = append(c.ends, len(c.b))
+	p.queued++
+	queued := p.queued
 	p.mu.Unlock()
-	if n == p.batch {
+	if queued == p.batch {
 		signal(p.wake)
 	}
+}
+
+// chunk returns an empty chunk for a span of n bytes: one exported
+// before, or a new one (of n bytes, for a span larger than a chunk).
+// Called with mu held.
+func (p *processor) chunk(n int) *spanChunk {
+	if n > spanChunkSize {
+		return &spanChunk{b: make([]byte, 0, n)}
+	}
+	if k := len(p.free); k > 0 {
+		c := p.free[k-1]
+		p.free = p.free[:k-1]
+		return c
+	}
+	return &spanChunk{b: make([]byte, 0, spanChunkSize)}
 }
 
 // kick wakes the exporting goroutine for what is queued.
@@ -89,28 +134,38 @@ func (p *processor) kick() { signal(p.wake) }
 // Shutdown; then what is left, while Shutdown's context allows.
 func (p *processor) run() {
 	defer close(p.done)
-	var spare []byte
-	var spareEnds []int
+	var spare []*spanChunk
 	for {
 		select {
 		case <-p.wake:
 		case <-p.stop:
 		}
 		p.mu.Lock()
-		q, ends := p.q, p.ends
-		p.q, p.ends = spare[:0], spareEnds[:0]
+		q := p.q
+		p.q, p.queued = spare[:0], 0
 		p.mu.Unlock()
-		start := 0
-		for i := 0; i < len(ends) && p.ctx.Err() == nil; i += p.batch {
-			last := min(i+p.batch, len(ends)) - 1
-			p.export(q[start:ends[last]], last+1-i)
-			start = ends[last]
+		for _, c := range q {
+			start := 0
+			for i := 0; i < len(c.ends) && p.ctx.Err() == nil; i += p.batch {
+				last := min(i+p.batch, len(c.ends)) - 1
+				p.export(c.b[start:c.ends[last]], last+1-i)
+				start = c.ends[last]
+			}
 		}
-		spare, spareEnds = q, ends
+		p.mu.Lock()
+		for _, c := range q {
+			if cap(c.b) == spanChunkSize && len(p.free) < maxFreeChunks {
+				c.b, c.ends = c.b[:0], c.ends[:0]
+				p.free = append(p.free, c)
+			}
+		}
+		p.mu.Unlock()
+		clear(q)
+		spare = q
 		select {
 		case <-p.stop:
 			p.mu.Lock()
-			left := len(p.ends)
+			left := p.queued
 			p.mu.Unlock()
 			if left == 0 || p.ctx.Err() != nil {
 				return

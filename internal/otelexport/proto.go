@@ -1,6 +1,8 @@
 package otelexport
 
 import (
+	"encoding/hex"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 	"go.opentelemetry.io/otel/trace"
@@ -110,6 +112,31 @@ func (p *pspan) str(k, v string) {
 	p.body = b
 }
 
+// bytes adds a string attribute whose value is v's bytes, as str of
+// string(v) does.
+func (p *pspan) bytes(k string, v []byte) {
+	anyLen := protowire.SizeTag(fieldAnyValueString) + protowire.SizeBytes(len(v))
+	b := p.keyValue(k, anyLen)
+	p.body = appendBytes(b, fieldAnyValueString, v)
+}
+
+// digestPrefix starts a digest's text, as spans say it: "sha256:" and
+// the hex of the SHA-256.
+const digestPrefix = "sha256:"
+
+// digest adds a digest attribute, its text (digestPrefix and hex)
+// written straight into the span: what str of the text writes, with no
+// string made for it.
+func (p *pspan) digest(k string, d *[32]byte) {
+	const n = len(digestPrefix) + 2*len(d)
+	anyLen := protowire.SizeTag(fieldAnyValueString) + protowire.SizeBytes(n)
+	b := p.keyValue(k, anyLen)
+	b = protowire.AppendTag(b, fieldAnyValueString, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(n))
+	b = append(b, digestPrefix...)
+	p.body = hex.AppendEncode(b, d[:])
+}
+
 // int adds an integer attribute: an AnyValue int_value.
 func (p *pspan) int(k string, v int64) {
 	anyLen := protowire.SizeTag(fieldAnyValueInt) + protowire.SizeVarint(uint64(v))
@@ -141,16 +168,26 @@ func (p *pspan) event(e *tracepb.Span_Event) {
 	p.body = appendBytes(p.body, fieldSpanEvents, raw)
 }
 
-// appendTo appends p's span to b as a ScopeSpans' spans field.
-func (p *pspan) appendTo(b []byte) []byte {
-	statusLen := 0
+// lens are the lengths of p's status and of its span.
+func (p *pspan) lens() (statusLen, spanLen int) {
 	if p.msg != "" {
 		statusLen += protowire.SizeTag(fieldStatusMessage) + protowire.SizeBytes(len(p.msg))
 	}
 	if p.code != 0 {
 		statusLen += protowire.SizeTag(fieldStatusCode) + protowire.SizeVarint(uint64(p.code))
 	}
-	spanLen := len(p.body) + protowire.SizeTag(fieldSpanStatus) + protowire.SizeBytes(statusLen)
+	return statusLen, len(p.body) + protowire.SizeTag(fieldSpanStatus) + protowire.SizeBytes(statusLen)
+}
+
+// size is how many bytes appendTo appends.
+func (p *pspan) size() int {
+	_, spanLen := p.lens()
+	return protowire.SizeTag(fieldScopeSpansSpans) + protowire.SizeBytes(spanLen)
+}
+
+// appendTo appends p's span to b as a ScopeSpans' spans field.
+func (p *pspan) appendTo(b []byte) []byte {
+	statusLen, spanLen := p.lens()
 	b = protowire.AppendTag(b, fieldScopeSpansSpans, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(spanLen))
 	b = append(b, p.body...)

@@ -47,7 +47,7 @@ type mark struct {
 	ok     bool
 }
 
-func (m mark) digestText() string { return "sha256:" + hex.EncodeToString(m.digest[:]) }
+func (m mark) digestText() string { return digestPrefix + hex.EncodeToString(m.digest[:]) }
 
 // round is one round of a call: its intent and outcome.
 type round struct {
@@ -67,7 +67,7 @@ type taskEvent struct {
 // Call.Data).
 type callData struct {
 	tool         string
-	id           string
+	id           []byte // jsonrpc.request.id; its storage used again with the call data
 	hasID        bool
 	verdict      string
 	rule         string
@@ -100,7 +100,8 @@ type builder struct {
 	proc   *processor
 	span   pspan             // the span being built, its buffer reused
 	names  map[string]string // span names by tool, at most maxNames
-	hex    []byte            // digests' text, reused
+	tools  map[string]string // tool names, at most maxNames: a call's tool is kept without a copy of its own
+	free   []*callData       // the data of calls done and forgotten, at most maxFree, to use again
 	ids    *rand.ChaCha8
 	origin string
 	dec    record.Decoder
@@ -115,7 +116,7 @@ const scopeName = "github.com/aegisrelay/aegis/internal/otelexport"
 func newBuilder(proc *processor, origin string, m *meters) *builder {
 	var seed [32]byte
 	crand.Read(seed[:]) // never fails (crypto/rand)
-	b := &builder{proc: proc, names: map[string]string{}, ids: rand.NewChaCha8(seed), origin: origin, meters: m}
+	b := &builder{proc: proc, names: map[string]string{}, tools: map[string]string{}, ids: rand.NewChaCha8(seed), origin: origin, meters: m}
 	// Partial: the records before this run are not read, and a group
 	// the queue dropped is missing.
 	b.book = calls.New[*session, *callData](calls.Options{Partial: true})
@@ -159,10 +160,11 @@ func (b *builder) line(line []byte) {
 	}
 	var data *callData
 	if in, ok := r.Body.(*record.Intent); ok {
-		data = newCallData(in, m)
+		data = b.newCallData(in, m)
 	}
 	s := b.book.Enter(r)
 	if s == nil {
+		b.recycle(data)
 		return
 	}
 	if st, ok := r.Body.(*record.SessionStart); ok {
@@ -197,23 +199,54 @@ func (b *builder) line(line []byte) {
 		}
 		if c.Done {
 			b.emit(s, c)
+			if len(d.rounds) == 1 && d.roundsMore == 0 && d.taskID == "" && len(d.events) == 0 {
+				// A call of one round and no task, done: the model
+				// forgets it (it keeps only the calls a retry or a task
+				// record can still reach), so its data is no one's.
+				b.recycle(d)
+			}
 		}
+	}
+	if in, ok := r.Body.(*record.Intent); ok && (in.Call.Type == record.IDNull || c != nil && c.Data != data) {
+		// An intent with no id opens no call, and a retry continues its
+		// call, whose data is the first intent's: the model keeps none
+		// of this intent's data.
+		b.recycle(data)
 	}
 	b.book.Settle()
 }
 
-func newCallData(in *record.Intent, m mark) *callData {
-	d := &callData{verdict: in.Verdict, rule: in.Rule, set: in.Set, policyReason: in.PolicyReason, principal: in.Principal,
+// maxFree bounds the call data a builder keeps to use again: calls are
+// done in about the order they open, so a few cover a busy log.
+const maxFree = 256
+
+// recycle keeps d, which no call refers to, for a later intent's
+// call: a call's data is the largest allocation of its telemetry, and
+// the collections its garbage causes cost more than making it.
+func (b *builder) recycle(d *callData) {
+	if d != nil && len(b.free) < maxFree {
+		b.free = append(b.free, d)
+	}
+}
+
+// newCallData is the data of the call intent in opens, in storage used
+// again when there is some.
+func (b *builder) newCallData(in *record.Intent, m mark) *callData {
+	var d *callData
+	if n := len(b.free); n > 0 {
+		d, b.free = b.free[n-1], b.free[:n-1]
+	} else {
+		d = new(callData)
+	}
+	id := d.id[:0]
+	*d = callData{id: id, verdict: in.Verdict, rule: in.Rule, set: in.Set, policyReason: in.PolicyReason, principal: in.Principal,
 		first: [1]round{{intent: m, n: 1}}}
 	d.rounds = d.first[:]
 	if d.verdict == "" {
 		d.verdict = record.VerdictPassThrough
 	}
 	if in.HasTool {
-		d.tool = string(in.Tool)
-		if in.ToolLen > 0 {
-			d.tool += "…"
-		}
+		d.tool = b.toolName(in.Tool, in.ToolLen > 0)
 	}
 	if in.RuleLen > 0 {
 		d.rule += "…"
@@ -230,9 +263,9 @@ func newCallData(in *record.Intent, m mark) *callData {
 	}
 	switch in.Call.Type {
 	case record.IDNumber, record.IDString:
-		d.id, d.hasID = string(in.Call.Text), true
+		d.id, d.hasID = append(d.id, in.Call.Text...), true
 		if in.Call.Len > 0 {
-			d.id += "…"
+			d.id = append(d.id, "…"...)
 		}
 	}
 	return d
@@ -272,21 +305,20 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 	} else {
 		sid = hex.EncodeToString(s.SID[:])
 	}
-	firstDigest, finalDigest := b.digests(first, final)
 	p := &b.span
 	p.begin(sc, d.parent, tracepb.Span_SPAN_KIND_SERVER, name, first.ts.UnixNano(), end.UnixNano())
 	p.str("mcp.method.name", Method)
 	p.str("gen_ai.operation.name", "execute_tool")
 	p.str("aegis.session", sid)
 	p.int("aegis.record.seq", int64(first.seq))
-	p.str("aegis.record.digest", firstDigest)
+	p.digest("aegis.record.digest", &first.digest)
 	p.str("aegis.status", c.Status)
 	p.str("aegis.policy.verdict", d.verdict)
 	if d.tool != "" {
 		p.str("gen_ai.tool.name", d.tool)
 	}
 	if d.hasID {
-		p.str("jsonrpc.request.id", d.id)
+		p.bytes("jsonrpc.request.id", d.id)
 	}
 	rev := d.revision
 	if rev == "" {
@@ -297,7 +329,7 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 	}
 	if final.ok {
 		p.int("aegis.outcome.seq", int64(final.seq))
-		p.str("aegis.outcome.digest", finalDigest)
+		p.digest("aegis.outcome.digest", &final.digest)
 	}
 	if c.Reason != "" {
 		p.str("aegis.reason", c.Reason)
@@ -340,8 +372,26 @@ func (b *builder) emit(s *calls.Session[*session, *callData], c *calls.Call[*cal
 	b.meters.call(d, c, end.Sub(first.ts))
 }
 
-// maxNames bounds the span names a builder keeps, by tool.
+// maxNames bounds the span names, and the tool names, a builder keeps.
 const maxNames = 1024
+
+// toolName is tool as a string, "…" after it when it is abbreviated:
+// made once per tool, as tools repeat.
+func (b *builder) toolName(tool []byte, abbreviated bool) string {
+	if !abbreviated {
+		if t, ok := b.tools[string(tool)]; ok {
+			return t
+		}
+	}
+	t := string(tool)
+	if abbreviated {
+		return t + "…"
+	}
+	if len(b.tools) < maxNames {
+		b.tools[t] = t
+	}
+	return t
+}
 
 // spanName is the name of the span of a call of tool: made once per
 // tool, as tools repeat.
@@ -357,20 +407,6 @@ func (b *builder) spanName(tool string) string {
 		b.names[tool] = n
 	}
 	return n
-}
-
-// digests are the digests of a and, when it is ok, z, as spans say
-// them ("sha256:" and hex), made as one string.
-func (b *builder) digests(a, z mark) (string, string) {
-	const prefix = "sha256:"
-	buf := hex.AppendEncode(append(b.hex[:0], prefix...), a.digest[:])
-	n := len(buf)
-	if z.ok {
-		buf = hex.AppendEncode(append(buf, prefix...), z.digest[:])
-	}
-	b.hex = buf
-	t := string(buf)
-	return t[:n], t[n:]
 }
 
 // spanContext is a new span's: a child's of parent when it is valid
@@ -399,19 +435,18 @@ func (b *builder) roundSpan(parent trace.SpanContext, name string, r round) {
 	if r.outcome.ok {
 		end = r.outcome.ts
 	}
-	intentDigest, outcomeDigest := b.digests(r.intent, r.outcome)
 	p := &b.span
 	p.begin(b.spanContext(parent), parent, tracepb.Span_SPAN_KIND_INTERNAL, name+" round "+strconv.Itoa(r.n),
 		r.intent.ts.UnixNano(), end.UnixNano())
 	p.int("aegis.round.n", int64(r.n))
 	p.int("aegis.record.seq", int64(r.intent.seq))
-	p.str("aegis.record.digest", intentDigest)
+	p.digest("aegis.record.digest", &r.intent.digest)
 	if r.by != "" {
 		p.str("aegis.round.by", r.by)
 	}
 	if r.outcome.ok {
 		p.int("aegis.outcome.seq", int64(r.outcome.seq))
-		p.str("aegis.outcome.digest", outcomeDigest)
+		p.digest("aegis.outcome.digest", &r.outcome.digest)
 		p.str("aegis.status", r.status)
 	}
 	if et := errorType(r.status); et != "" {
