@@ -177,6 +177,7 @@ func (l *connLimit) admit(c net.Conn, k peerKey) (lc, victim *limitedConn) {
 	pc.n++
 	l.seq++
 	lc = &limitedConn{Conn: c, l: l, k: k, seq: l.seq}
+	lc.rd.set, lc.wd.set = c.SetReadDeadline, c.SetWriteDeadline
 	lc.elem = pc.unproven.PushBack(lc)
 	return lc, victim
 }
@@ -294,9 +295,11 @@ func outOfDescriptors(err error) bool {
 
 // limitedConn is a connection counted against the bounds; it is counted
 // out once, at its first Close or when another takes its place. Its
-// fields but Conn are under l.mu.
+// fields but Conn, rd and wd are under l.mu. Its deadlines are rd and wd
+// (deadline.go).
 type limitedConn struct {
 	net.Conn
+	rd, wd   deadline
 	l        *connLimit
 	k        peerKey
 	seq      uint64
