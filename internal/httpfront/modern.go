@@ -1,6 +1,7 @@
 package httpfront
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -47,11 +49,22 @@ const (
 	maxCancelID = 4096
 )
 
+// firstEventTimers are stopped timers for the wait of firstEventWait,
+// kept for the next request (a stopped timer's channel holds nothing).
+var firstEventTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
+
 // errorStatus is the HTTP status of a stateless request's answer that is
 // the whole response: for a JSON-RPC error, the status the transport
 // gives its code (400 for a request the server refuses as it stands, 404
 // for a method it does not serve); 200 otherwise.
 func errorStatus(answer []byte) int {
+	if !mayHoldError(answer) {
+		return http.StatusOK
+	}
 	var m struct {
 		Error *struct {
 			Code json.Number `json:"code"`
@@ -67,6 +80,24 @@ func errorStatus(answer []byte) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
+}
+
+// mayHoldError reports whether encoding/json could read an "error"
+// member in answer: it matches member names without case (and no letter
+// outside ASCII folds to e, r or o), and only an escape spells a name
+// otherwise. An answer without either is read as no error without being
+// decoded, which most answers are.
+func mayHoldError(answer []byte) bool {
+	if bytes.IndexByte(answer, '\\') >= 0 {
+		return true
+	}
+	for i := 0; i+5 <= len(answer); i++ {
+		if answer[i]|0x20 == 'e' && answer[i+1]|0x20 == 'r' && answer[i+2]|0x20 == 'r' &&
+			answer[i+3]|0x20 == 'o' && answer[i+4]|0x20 == 'r' {
+			return true
+		}
+	}
+	return false
 }
 
 // rpcErrorID answers status with a JSON-RPC error of code naming the
@@ -324,13 +355,15 @@ func (s *Server) postModern(w http.ResponseWriter, r *http.Request, sse, jsonOK 
 		ready := st.complete || len(st.events) > 0
 		ss.mu.Unlock()
 		if !ready {
-			t := time.NewTimer(firstEventWait)
+			t := firstEventTimers.Get().(*time.Timer)
+			t.Reset(firstEventWait)
 			select {
 			case <-o.first:
 			case <-t.C:
 			case <-r.Context().Done():
 			}
 			t.Stop()
+			firstEventTimers.Put(t)
 		}
 		ss.mu.Lock()
 		whole := st.complete && len(st.events) == 1 && st.sent == 1

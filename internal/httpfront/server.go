@@ -535,7 +535,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := o.st
-	w.Header().Set("Mcp-Session-Id", ss.id)
+	w.Header()["Mcp-Session-Id"] = ss.idHeader
 	if sse {
 		ss.serveStream(w, r, st, 1, false)
 		return

@@ -19,6 +19,10 @@ type session struct {
 	id   string
 	srv  *Server
 	conn *Conn
+	// idHeader is the Mcp-Session-Id header's value, shared by the
+	// session's responses and never modified (net/http copies a header
+	// as it writes it).
+	idHeader []string
 
 	lines *inbox     // the child's stdin side (Conn.In): POST bodies as lines
 	out   *router    // the child's stdout side: lines routed as written
@@ -71,7 +75,7 @@ type session struct {
 const getStreamID = 0
 
 func newSession(srv *Server, id string, c *Conn) *session {
-	s := &session{id: id, srv: srv, conn: c, done: make(chan struct{}), started: make(chan struct{}),
+	s := &session{id: id, idHeader: []string{id}, srv: srv, conn: c, done: make(chan struct{}), started: make(chan struct{}),
 		pending: map[string]*stream{}, progress: map[string]*stream{}, streams: map[uint64]*stream{}, nextStream: 1, lastUse: time.Now(),
 		freed: make(chan struct{}), drained: make(chan struct{})}
 	s.in = semaphore.NewWeighted(int64(srv.memory().session))

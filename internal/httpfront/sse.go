@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -57,16 +58,19 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 	// request a keep-alive connection carries.
 	defer rc.SetWriteDeadline(time.Time{})
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+	// The values are shared, never modified: net/http copies the header
+	// as the response is written.
+	h["Content-Type"] = sseContentType
+	h["Cache-Control"] = sseCacheControl
+	h["X-Accel-Buffering"] = sseAccelBuffering
 	w.WriteHeader(http.StatusOK)
-	sw := &sseWriter{w: w, cut: cut, timeout: ss.srv.cfg.WriteTimeout, buf: make([]byte, 0, 512)}
+	sw := newSSEWriter(w, cut, ss.srv.cfg.WriteTimeout)
+	defer sw.release()
 	if !st.modern {
 		// The priming event says where a resumption starts; the
 		// stateless revision has none.
 		sw.buf = append(sw.buf, "id: "...)
-		sw.buf = append(sw.buf, eventID(st.id, from-1)...)
+		sw.buf = appendEventID(sw.buf, st.id, from-1)
 		sw.buf = append(sw.buf, "\nretry: "...)
 		sw.buf = strconv.AppendInt(sw.buf, DefaultRetry, 10)
 		sw.buf = append(sw.buf, "\ndata: \n\n"...)
@@ -82,7 +86,8 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 			ss.mu.Unlock()
 			return
 		}
-		evs, more := st.from(from, sseChunk)
+		evs, more := st.from(sw.evs, from, sseChunk)
+		sw.evs = evs
 		complete := st.complete && !more
 		ss.mu.Unlock()
 		for _, e := range evs {
@@ -91,6 +96,9 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 			}
 			from = e.n + 1
 		}
+		// What is written is no longer held here: an event let go while
+		// the stream waits is memory no more.
+		clear(evs)
 		if err := sw.flushBuf(); err != nil {
 			return
 		}
@@ -110,7 +118,7 @@ func (ss *session) serveStream(w http.ResponseWriter, r *http.Request, st *strea
 			continue
 		}
 		if wait > 0 && len(evs) == 0 {
-			t := time.NewTimer(wait)
+			t := sw.timer(wait)
 			wait = 0
 			select {
 			case <-notify:
@@ -144,6 +152,55 @@ type sseWriter struct {
 	cut     *cutter
 	timeout time.Duration
 	buf     []byte
+	// evs holds the events taken from the stream for one write
+	// (stream.from), and t is the priming event's timer, made the first
+	// time a stream waits: both kept with buf for the next stream.
+	evs []event
+	t   *time.Timer
+}
+
+// The header values of SSE and JSON responses, shared by every response.
+var (
+	sseContentType    = []string{"text/event-stream"}
+	sseCacheControl   = []string{"no-cache"}
+	sseAccelBuffering = []string{"no"}
+	jsonContentType   = []string{"application/json"}
+)
+
+// sseWriters keeps the buffers of streams written, for the next: a
+// stream costs no allocation of its own for them.
+var sseWriters = sync.Pool{New: func() any { return &sseWriter{buf: make([]byte, 0, 512)} }}
+
+// maxKeptBuf is the largest buffer an sseWriter keeps for the next
+// stream: one that grew to write long events is let go with its stream.
+const maxKeptBuf = 4 << 10
+
+func newSSEWriter(w http.ResponseWriter, cut *cutter, timeout time.Duration) *sseWriter {
+	sw := sseWriters.Get().(*sseWriter)
+	sw.w, sw.cut, sw.timeout = w, cut, timeout
+	return sw
+}
+
+// release puts sw back for another stream, once its stream is written.
+func (sw *sseWriter) release() {
+	if cap(sw.buf) > maxKeptBuf {
+		sw.buf = make([]byte, 0, 512)
+	}
+	clear(sw.evs[:cap(sw.evs)]) // no event's data stays reachable from the pool
+	sw.buf, sw.evs = sw.buf[:0], sw.evs[:0]
+	sw.w, sw.cut = nil, nil
+	sseWriters.Put(sw)
+}
+
+// timer returns sw's timer set to fire after d: every stream it served
+// before stopped it or took its tick.
+func (sw *sseWriter) timer(d time.Duration) *time.Timer {
+	if sw.t == nil {
+		sw.t = time.NewTimer(d)
+	} else {
+		sw.t.Reset(d)
+	}
+	return sw.t
 }
 
 // cutter ends, from another goroutine, the connection a handler writes a
@@ -187,7 +244,7 @@ const sseChunk = 32 << 10
 // field, which a reader joins with "\n": white space still.
 func (sw *sseWriter) event(sid uint64, e event) error {
 	sw.buf = append(sw.buf, "id: "...)
-	sw.buf = append(sw.buf, eventID(sid, e.n)...)
+	sw.buf = appendEventID(sw.buf, sid, e.n)
 	sw.buf = append(sw.buf, "\ndata: "...)
 	data := e.data
 	for {
@@ -284,7 +341,7 @@ func (ss *session) serveJSON(w http.ResponseWriter, r *http.Request, st *stream)
 			if st.modern {
 				status = errorStatus(answer)
 			}
-			w.Header().Set("Content-Type", "application/json")
+			w.Header()["Content-Type"] = jsonContentType
 			w.WriteHeader(status)
 			cut.write(w, answer, ss.srv.cfg.WriteTimeout)
 			ss.mu.Lock()

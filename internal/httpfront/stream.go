@@ -129,12 +129,13 @@ func (st *stream) wake() {
 }
 
 // from returns the events numbered n and after, as many as make limit
-// bytes of data (one at least), and whether more follow; the slice is
-// the caller's, the data shared (never modified). A writer takes a
+// bytes of data (one at least), and whether more follow, in dst's array
+// when it has room; the slice is the caller's, the data shared (never
+// modified). A writer takes a
 // bounded part of a stream at a time: events that the front lets go
 // while a writer holds them (a standalone stream's oldest, beyond
 // Replay) are memory beyond the count until that writer is done.
-func (st *stream) from(n uint64, limit int) (evs []event, more bool) {
+func (st *stream) from(dst []event, n uint64, limit int) (evs []event, more bool) {
 	i := 0
 	for i < len(st.events) && st.events[i].n < n {
 		i++
@@ -144,7 +145,7 @@ func (st *stream) from(n uint64, limit int) (evs []event, more bool) {
 		size += len(st.events[j].data)
 		j++
 	}
-	return append([]event(nil), st.events[i:j]...), j < len(st.events)
+	return append(dst[:0], st.events[i:j]...), j < len(st.events)
 }
 
 // endConn ends the connection writing st, if one is: the write in
@@ -163,7 +164,14 @@ func (st *stream) endConn() {
 // eventID is the SSE id of event n of stream s: the stream is named in it,
 // so that Last-Event-ID says which stream to resume and where.
 func eventID(s, n uint64) string {
-	return strconv.FormatUint(s, 10) + "-" + strconv.FormatUint(n, 10)
+	return string(appendEventID(nil, s, n))
+}
+
+// appendEventID appends eventID(s, n) to b.
+func appendEventID(b []byte, s, n uint64) []byte {
+	b = strconv.AppendUint(b, s, 10)
+	b = append(b, '-')
+	return strconv.AppendUint(b, n, 10)
 }
 
 // parseEventID reads an id eventID wrote.

@@ -2,6 +2,7 @@ package httpfront
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -121,6 +122,15 @@ func TestErrorStatus(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"m"}}`, 400},
 		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"m"}}`, 200},
 		{`{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}`, 200},
+		// The member as encoding/json reads it: its name in any case, or
+		// spelled with escapes; and the word elsewhere, which is no error.
+		{`{"jsonrpc":"2.0","id":1,"ERROR":{"code":-32601,"message":"m"}}`, 404},
+		{`{"jsonrpc":"2.0","id":1,"eRrOr":{"code":-32602,"message":"m"}}`, 400},
+		{`{"jsonrpc":"2.0","id":1,"\u0065rror":{"code":-32601,"message":"m"}}`, 404},
+		{`{"jsonrpc":"2.0","id":1,"\u0045\u0052\u0052\u004f\u0052":{"code":-32601,"message":"m"}}`, 404},
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"error -32601"}]}}`, 200},
+		{`{"jsonrpc":"2.0","id":1,"result":{"text":"a \"quoted\" word"}}`, 200},
+		{`{"jsonrpc":"2.0","id":1,"result":{}}` + strings.Repeat(" ", 1<<16), 200},
 	}
 	for _, tt := range tests {
 		if got := errorStatus([]byte(tt.answer)); got != tt.want {
