@@ -3,12 +3,17 @@
 # with telemetry off (no OTEL_*) and on (OTLP/HTTP to a live collector,
 # spans and metrics), alternated, and the table of CPU and wall per call.
 #
-#   bench/otelcost/run.sh AEGIS OTELCOL [PAIRS [CALLS]]
+#   bench/otelcost/run.sh AEGIS OTELCOL [PAIRS [CALLS[,CALLS2]]]
 #
 # AEGIS: the binary (CGO_ENABLED=0 go build -trimpath ./cmd/aegis);
 # OTELCOL: the collector of interop/otelcol (cd interop/otelcol && go
 # build -o /tmp/otelcol .). PAIRS off/on runs (default 10) of CALLS
-# calls each (default 3000). The collector writes what it takes to
+# calls each (default 3000). With two lengths (3000,12000), each pair
+# runs both, and the table adds the marginal cost of a call: on minus
+# off over the longer runs less the same over the shorter, divided by
+# the calls between them, which takes out what a run costs once (the
+# exporter's start, its first connection, its last export at Close).
+# The collector writes what it takes to
 # /dev/null, or, with OTELCOST_OUT=FILE, to FILE and FILE.metrics: a
 # collector writing to the disk the journal syncs to slows the syncs of
 # the runs with telemetry on, a cost of the collector's placement, not
@@ -61,31 +66,54 @@ until grep -q "Everything is ready" "$dir/otelcol.log"; do
   sleep 0.1
 done
 "$aegis" keygen --out "$dir/key" >/dev/null 2>&1
-echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off and on in turn first, durability $durability; $(nproc) CPUs; the collector writes to $out"
-echo "# pair mode load1 cpu_us/call wall_us/call aegis_loop_us/call"
+echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off and on in turn first, durability $durability; $(nproc) CPUs; the collector writes to $out; $(uptime)"
+echo "# pair calls mode load1 cpu_us/call wall_us/call aegis_loop_us/call"
 # Odd pairs run off first, even pairs on first: a run's place in the
 # sequence (the disk's writeback of the run before, say) falls on both.
 for i in $(seq "$pairs"); do
   order="off http://127.0.0.1:$http"
   [ $((i % 2)) = 0 ] && order="http://127.0.0.1:$http off"
-  for m in $order; do
-    load=$(cut -d' ' -f1 /proc/loadavg)
-    echo "$i $load $(python3 "$here/calls.py" "$aegis" "$calls" "$m" "$dir" "$durability")"
+  for n in ${calls//,/ }; do
+    for m in $order; do
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      echo "$i $n $load $(python3 "$here/calls.py" "$aegis" "$n" "$m" "$dir" "$durability")"
+    done
   done
-done | tee "$dir/runs" | awk '{ m = $3; printf "%s %s %s %s %s %s\n", $1, m, $2, substr($4, 8), substr($5, 9), substr($6, 15) }'
+done | tee "$dir/runs" | awk '{ printf "%s %s %s %s %s %s %s\n", $1, $2, $4, $3, substr($5, 8), substr($6, 9), substr($7, 15) }'
 python3 - "$dir/runs" <<'PY'
 import sys, statistics as st
-runs = {}
+byn = {}
 for line in open(sys.argv[1]):
     f = line.split()
-    v = {k: float(x) for k, x in (kv.split("=") for kv in f[3:])}
-    v["load"] = float(f[1])
-    runs.setdefault(int(f[0]), {})[f[2]] = v
-pairs = [r for r in runs.values() if "on" in r and "off" in r]
-for key, what in (("cpu_us", "CPU per call (aegis + server)"), ("wall_us", "wall per call"), ("aegis_loop_us", "aegis's own CPU per call in the loop")):
+    v = {k: float(x) for k, x in (kv.split("=") for kv in f[4:])}
+    v["load"] = float(f[2])
+    byn.setdefault(int(f[1]), {}).setdefault(int(f[0]), {})[f[3]] = v
+ns = sorted(byn)
+for n in ns:
+  runs = byn[n]
+  pairs = [r for r in runs.values() if "on" in r and "off" in r]
+  if len(ns) > 1:
+    print("# runs of %d calls" % n)
+  for key, what in (("cpu_us", "CPU per call (aegis + server)"), ("wall_us", "wall per call"), ("aegis_loop_us", "aegis's own CPU per call in the loop")):
     ratios = [r["on"][key] / r["off"][key] for r in pairs]
     on, off = sum(r["on"][key] for r in pairs), sum(r["off"][key] for r in pairs)
     print("# %s, on/off: sums %.1f / %.1f us = %.3fx; median of pairs %.3fx; pairs %s" % (
         what, on, off, on / off, st.median(ratios), " ".join("%.2f" % x for x in ratios)))
-print("# CPU ratio by pair with its mean load: " + ", ".join("%.2f@%.1f" % (r["on"]["cpu_us"] / r["off"]["cpu_us"], (r["on"]["load"] + r["off"]["load"]) / 2) for r in pairs))
+  print("# CPU ratio by pair with its mean load: " + ", ".join("%.2f@%.1f" % (r["on"]["cpu_us"] / r["off"]["cpu_us"], (r["on"]["load"] + r["off"]["load"]) / 2) for r in pairs))
+if len(ns) == 2:
+  # The marginal call: per pair, (on - off) of the long runs' CPU less
+  # the same of the short runs', over the calls between them; against
+  # the off runs' marginal call, (off long - off short) / calls.
+  a, z = ns
+  for key, what in (("cpu_us", "CPU (aegis + server)"), ("aegis_loop_us", "aegis's own CPU in the loop")):
+    ext, base = [], []
+    for i in sorted(byn[a]):
+      s, l = byn[a].get(i, {}), byn[z].get(i, {})
+      if not all(m in r for r in (s, l) for m in ("on", "off")):
+        continue
+      ext.append(((l["on"][key] - l["off"][key]) * z - (s["on"][key] - s["off"][key]) * a) / (z - a))
+      base.append((l["off"][key] * z - s["off"][key] * a) / (z - a))
+    if ext:
+      print("# marginal call, %s: telemetry adds %.1f us by the median of pairs (mean of pairs %.1f us), pairs %s; the off runs' marginal call %.1f us (median); ratio of medians %.3fx" % (
+          what, st.median(ext), sum(ext) / len(ext), " ".join("%.0f" % x for x in ext), st.median(base), (st.median(base) + st.median(ext)) / st.median(base)))
 PY
