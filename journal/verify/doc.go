@@ -57,8 +57,8 @@
 // A line that holds a NUL, or that ends a file without its '\n', is the
 // start of torn bytes: answered by a recovery record (torn_bytes,
 // torn_digest) within 2 MiB, or at the end of the log, with no signature
-// in its lines, a torn write (Incomplete, as a cut tail is); otherwise
-// Invalid.
+// at or after its first NUL (one before it reached the disk with all it
+// covers), a torn write (Incomplete, as a cut tail is); otherwise Invalid.
 //
 // # Long lines
 //

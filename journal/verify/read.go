@@ -426,7 +426,7 @@ type tornRun struct {
 	line   uint64 // its first line
 	n      int64
 	h      hash.Hash
-	signed bool // a line of it carries a signature
+	signed bool // a signature at or after the hole (start)
 }
 
 // start begins a run at line, line n of its file.
@@ -436,7 +436,13 @@ func (t *tornRun) start(line []byte, n uint64) {
 	}
 	t.h.Reset()
 	t.h.Write(line)
-	t.on, t.line, t.n, t.signed = true, n, int64(len(line)), bytes.Contains(line, []byte(record.SigField))
+	// A signature before the line's first NUL byte (an att its record
+	// carries, or its own sig with the line's end torn off) reached the
+	// disk with what it covers, all of it before the hole: the hole hides
+	// nothing a cut there would not. One at or after the hole is what
+	// torn bytes must never pass off.
+	hole := max(bytes.IndexByte(line, 0), 0)
+	t.on, t.line, t.n, t.signed = true, n, int64(len(line)), bytes.Contains(line[hole:], []byte(record.SigField))
 }
 
 // add adds the next line; false if the run is then too long to be torn.
