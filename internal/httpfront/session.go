@@ -172,6 +172,15 @@ type opened struct {
 // first; or errGone when ctx ends first, and then the stream is one no
 // connection writes.
 func (s *session) wait(ctx context.Context, o *opened) error {
+	// The put's result first when it is in (request gives it before it
+	// returns): a put that failed finished the stream, which wakes first
+	// too, and a select choosing at random between the two would answer a
+	// request to an ended session with an empty stream half the time.
+	select {
+	case err := <-o.written:
+		return err
+	default:
+	}
 	select {
 	case err := <-o.written:
 		return err
