@@ -14,7 +14,7 @@ import (
 func (e *pinEnv) pinAhead(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	if args == nil {
-		args = []string{"pin", "toolsrv", "--", "python3", "testdata/pin/toolserver.py"}
+		args = append([]string{"pin", "toolsrv", "--"}, toolServer(t)...)
 	}
 	cmd := exec.Command(aegisBin, args...)
 	cmd.Env = e.env()
@@ -113,7 +113,7 @@ func TestPinAheadRefuses(t *testing.T) {
 		{"no command, no --", []string{"pin", "toolsrv"}, "no command to list the tools of"},
 		{"server answers nothing", []string{"pin", "toolsrv", "--", "true"}, "server/discover: the server closed its"},
 		{"no such command", []string{"pin", "toolsrv", "--", filepath.Join(e.f.dir, "none")}, "cannot start"},
-		{"pin file not the format", []string{"pin", "--pins", bad, "toolsrv", "--", "python3", "testdata/pin/toolserver.py"}, bad},
+		{"pin file not the format", append([]string{"pin", "--pins", bad, "toolsrv", "--"}, toolServer(t)...), bad},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := e.pinAhead(t, tt.args...)
@@ -154,12 +154,12 @@ func TestPinAheadProtocol(t *testing.T) {
 			e := newPinEnv(t, "")
 			e.era = tt.era
 			e.setTools(t, toolsV1)
-			args := []string{"pin", "toolsrv", "--", "python3", "testdata/pin/toolserver.py"}
+			args := append([]string{"pin", "toolsrv", "--"}, toolServer(t)...)
 			switch {
 			case tt.protocol != "" && tt.era == "modern": // the flag after SERVER
-				args = []string{"pin", "toolsrv", "--protocol", tt.protocol, "--", "python3", "testdata/pin/toolserver.py"}
+				args = append([]string{"pin", "toolsrv", "--protocol", tt.protocol, "--"}, toolServer(t)...)
 			case tt.protocol != "":
-				args = []string{"pin", "--protocol", tt.protocol, "toolsrv", "--", "python3", "testdata/pin/toolserver.py"}
+				args = append([]string{"pin", "--protocol", tt.protocol, "toolsrv", "--"}, toolServer(t)...)
 			}
 			code, out, errOut := e.pinAhead(t, args...)
 			if code != tt.code || !strings.Contains(out+errOut, tt.want) {

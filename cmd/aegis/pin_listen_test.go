@@ -90,7 +90,7 @@ func TestPinListen(t *testing.T) {
 			e := newPinEnv(t, "block")
 			e.setTools(t, toolsV1)
 			under := append([]string{"env"}, e.vars()...)
-			l := e.f.listenUnder(t, under, []string{"--name", "toolsrv", "--policy", e.policy}, "python3", "testdata/pin/toolserver.py")
+			l := e.f.listenUnder(t, under, []string{"--name", "toolsrv", "--policy", e.policy}, toolServer(t)...)
 
 			c := &pinHTTP{l: l, rev: rev}
 			c.open(t)
