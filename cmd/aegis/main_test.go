@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aegisrelay/aegis/internal/userfiles"
 	"github.com/aegisrelay/aegis/journal/record"
 )
 
@@ -78,11 +79,17 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{dir: dir, key: filepath.Join(dir, "signing.key"), audit: filepath.Join(dir, "audit.jsonl")}
-	out, err := exec.Command(aegisBin, "keygen", "--out", f.key).Output()
+	// A fresh key, written as aegis keygen writes it (the same functions):
+	// the fixture's tests are not about keygen, whose own tests start the
+	// binary (script/keygen.txtar, TestFirstHour), and a start of aegis per
+	// fixture is most of what a fixture costs.
+	key, err := record.GenerateKey()
 	if err != nil {
 		t.Fatalf("keygen: %v", err)
 	}
-	f.pub = strings.TrimSpace(string(out))
+	if f.pub, err = userfiles.WriteKey(f.key, key, false); err != nil {
+		t.Fatalf("keygen: %v", err)
+	}
 	return f
 }
 
