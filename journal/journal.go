@@ -503,13 +503,14 @@ func (j *Journal) flush(sync bool) {
 		t := time.Now()
 		err = j.f.Sync()
 		mark(markSynced)
-		if d := time.Since(t); j.syncCost == 0 {
+		d := time.Since(t)
+		if j.syncCost == 0 {
 			j.syncCost = d
 		} else {
 			j.syncCost += (d - j.syncCost) / 8
 		}
 		if j.tapSync != nil && err == nil {
-			j.tapSync(time.Since(t))
+			j.tapSync(d)
 		}
 	}
 	if err == nil && j.tap != nil && n > 0 {

@@ -123,6 +123,8 @@
 // how many readings it did not take and how many measurements were
 // dropped (Stats).
 //
-// An Exporter's methods are safe for concurrent use; Tap and TapSync
-// are called by the journal's writer alone.
+// An Exporter's methods are safe for concurrent use but Tap and
+// TapSync, which the journal's writer alone calls, one at a time:
+// TapSync keeps the time it is given, unlocked, for the Tap that follows
+// it to queue with its group.
 package otelexport

@@ -129,10 +129,15 @@ type Exporter struct {
 	// pointsDropped counts group sizes and sync times not recorded, with
 	// maxSizes of them waiting.
 	pointsDropped uint64
-	closed        bool
-	wake          chan struct{} // the first group into an empty queue, and Close
-	full          chan struct{} // the queue past half of QueueBytes, and Close
-	done          chan struct{}
+	// synced is the last TapSync's time, not yet queued with its group
+	// (hasSynced): the journal's writer alone reads and writes them,
+	// and Tap queues it under the lock it takes for the group.
+	synced    time.Duration
+	hasSynced bool
+	closed    bool
+	wake      chan struct{} // the first group into an empty queue, and Close
+	full      chan struct{} // the queue past half of QueueBytes, and Close
+	done      chan struct{}
 }
 
 // linger is how long run gathers groups after the first one into an
@@ -222,6 +227,7 @@ func (e *Exporter) TapFunc() func([]byte) {
 // queue passes half its bound.
 func (e *Exporter) Tap(lines []byte) {
 	e.mu.Lock()
+	e.queueSync()
 	if e.closed || e.queued+len(lines) > e.cfg.QueueBytes {
 		e.dropped += uint64(bytes.Count(lines, []byte{'\n'}))
 		e.mu.Unlock()
@@ -283,16 +289,34 @@ func (e *Exporter) TapSyncFunc() func(time.Duration) {
 }
 
 // TapSync notes how long one fdatasync of a group took, for the fsync
-// latency histogram, or counts it as dropped with maxSizes waiting. The
-// group's Tap, which follows, wakes the reading goroutine.
+// latency histogram. It takes no lock: the group's Tap, which follows on
+// the same writer, queues the time with the group (or counts it as
+// dropped with maxSizes waiting) under the lock it takes anyway, and
+// wakes the reading goroutine.
 func (e *Exporter) TapSync(d time.Duration) {
-	e.mu.Lock()
+	if e.hasSynced {
+		// A sync with no group after it (nothing written since): its
+		// time is queued now.
+		e.mu.Lock()
+		e.queueSync()
+		e.mu.Unlock()
+	}
+	e.synced, e.hasSynced = d, true
+}
+
+// queueSync queues the time TapSync noted, if any, or counts it as
+// dropped with maxSizes waiting or the exporter closed. Called with mu
+// held, by the journal's writer or, once it is done, by Close.
+func (e *Exporter) queueSync() {
+	if !e.hasSynced {
+		return
+	}
+	e.hasSynced = false
 	if !e.closed && len(e.syncs) < maxSizes {
-		e.syncs = append(e.syncs, d)
+		e.syncs = append(e.syncs, e.synced)
 	} else {
 		e.pointsDropped++
 	}
-	e.mu.Unlock()
 }
 
 // signal wakes the goroutine waiting on c, if it is not woken already.
@@ -389,6 +413,7 @@ func (e *Exporter) Close() error {
 		e.mu.Unlock()
 		return nil
 	}
+	e.queueSync()
 	e.closed = true
 	e.mu.Unlock()
 	signal(e.wake)
