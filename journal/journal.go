@@ -78,6 +78,14 @@ type Options struct {
 	// took, on the writer's path, before Tap is given the group; like
 	// Tap it returns at once (otelexport's fsync latency). Default: none.
 	TapSync func(time.Duration)
+	// TapLines, when set, is given what Tap is given, with the SHA-256
+	// of each of its lines but an empty one (a torn line's ending), in
+	// order: the digest the next line's prev names, which the journal
+	// computes for the chain, so that a tap that names lines by their
+	// digest (otelexport's aegis.record.digest) does not hash them
+	// again. The digests, like the lines, are valid only until it
+	// returns. Default: none.
+	TapLines func(lines []byte, digests [][32]byte)
 
 	// onStep, set only by tests, is called at each step of sealing and
 	// compressing (rotate.go's step names): the crash tests SIGKILL their
@@ -165,6 +173,11 @@ type log struct {
 	heads *headWriter  // nil unless Options.HeadFile
 
 	tapSync func(time.Duration) // Options.TapSync; called by the leader only
+	// tapLines is Options.TapLines, called by the leader only; digests
+	// holds the SHA-256 of each line of the group encode made last, for
+	// it (nil without it).
+	tapLines func([]byte, [][32]byte)
+	digests  [][32]byte
 
 	// Checkpoints (checkpoint.go), nil unless Options.Checkpoint.File:
 	// the tree of every record written (owned by the leader) and the
@@ -252,6 +265,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		tap:  opts.Tap,
 	}}
 	j.tapSync = opts.TapSync
+	j.tapLines = opts.TapLines
 	hex.Encode(j.sid[:], opts.SID[:])
 	j.cond.L = &j.mu
 	live, err := segment.ReadTail(f, path, true)
@@ -516,6 +530,9 @@ func (j *Journal) flush(sync bool) {
 	if err == nil && j.tap != nil && n > 0 {
 		j.tap(j.out[:n])
 	}
+	if err == nil && j.tapLines != nil && n > 0 {
+		j.tapLines(j.out[:n], j.digests)
+	}
 	if err == nil && j.rot != nil && n > 0 {
 		// Rotation: between two groups the leader may swap in a new live
 		// file (one rename; rotate.go). It never waits for the sealer.
@@ -561,6 +578,9 @@ func (j *Journal) flush(sync bool) {
 func (j *Journal) encode(q *queue, synced, final bool) []byte {
 	out := append(j.out[:0], j.lead...)
 	j.lead = nil
+	if j.tapLines != nil {
+		j.digests = j.digests[:0]
+	}
 	start := 0
 	n := len(q.recs)
 	carry := false
@@ -590,6 +610,9 @@ func (j *Journal) encode(q *queue, synced, final bool) []byte {
 			out = append(out, '}')
 		}
 		j.prev = sha256.Sum256(out[line:])
+		if j.tapLines != nil {
+			j.digests = append(j.digests, j.prev)
+		}
 		if j.tree != nil {
 			if r.seq == 0 {
 				j.origin = tlog.Origin(out[line:])

@@ -5,10 +5,14 @@
 // # Off the calls' path
 //
 // Spans are built from the log's own lines, never from the frames: the
-// journal hands each group of lines to Exporter.Tap once it is written
-// (and synced, when the durability level syncs it; journal.Options.Tap),
-// so that a span says only what the log holds, after the log holds it.
-// Tap copies the group into a queue of at most Config.QueueBytes and
+// journal hands each group of lines to Exporter.TapLines once it is
+// written (and synced, when the durability level syncs it;
+// journal.Options.TapLines), with the SHA-256 of each line its chain
+// computed, so that a span says only what the log holds, after the log
+// holds it, and names each record by the digest the next line's prev
+// names without hashing the line again (Exporter.Tap takes the lines
+// alone, and they are hashed as they are read). TapLines copies the
+// group and its digests into a queue of at most Config.QueueBytes and
 // returns; a group that does not fit is dropped whole, its records
 // counted. One goroutine reads the queue, 200ms after the first group
 // into an empty queue (or at once when it is half full), so that it
@@ -123,8 +127,8 @@
 // how many readings it did not take and how many measurements were
 // dropped (Stats).
 //
-// An Exporter's methods are safe for concurrent use but Tap and
-// TapSync, which the journal's writer alone calls, one at a time:
-// TapSync keeps the time it is given, unlocked, for the Tap that follows
-// it to queue with its group.
+// An Exporter's methods are safe for concurrent use but Tap, TapLines
+// and TapSync, which the journal's writer alone calls, one at a time:
+// TapSync keeps the time it is given, unlocked, for the Tap or TapLines
+// that follows it to queue with its group.
 package otelexport

@@ -124,6 +124,7 @@ type Exporter struct {
 	queued  int
 	free    [][]byte
 	dropped uint64          // records dropped with the line queue full
+	digests [][32]byte      // the SHA-256 of each queued line, in order (TapLines; none with Tap)
 	sizes   []int           // lines per tapped group, for the metrics; at most maxSizes
 	syncs   []time.Duration // fdatasync times (TapSync), for the metrics; at most maxSizes
 	// pointsDropped counts group sizes and sync times not recorded, with
@@ -220,12 +221,33 @@ func (e *Exporter) TapFunc() func([]byte) {
 	return e.Tap
 }
 
+// TapLinesFunc returns e.TapLines, or nil for a nil e: what
+// journal.Options.TapLines takes.
+func (e *Exporter) TapLinesFunc() func([]byte, [][32]byte) {
+	if e == nil {
+		return nil
+	}
+	return e.TapLines
+}
+
 // Tap queues a group of whole lines the journal wrote: a copy, or, if
 // the queue cannot take it, nothing (its records counted as dropped). It
 // never blocks on anything but the queue's lock, and wakes the reading
 // goroutine only for the first group into an empty queue and when the
-// queue passes half its bound.
-func (e *Exporter) Tap(lines []byte) {
+// queue passes half its bound. The reading goroutine computes each
+// line's SHA-256 (aegis.record.digest).
+func (e *Exporter) Tap(lines []byte) { e.tap(lines, nil) }
+
+// TapLines is Tap given the SHA-256 of each line but an empty one, in
+// order, as the journal computes them for its chain
+// (journal.Options.TapLines): they are queued with the lines, and the
+// reading goroutine names the lines by them instead of hashing the
+// lines again. An Exporter is given its groups by one of Tap and
+// TapLines, never both.
+func (e *Exporter) TapLines(lines []byte, digests [][32]byte) { e.tap(lines, digests) }
+
+// tap is Tap given the lines' digests, if any.
+func (e *Exporter) tap(lines []byte, digests [][32]byte) {
 	e.mu.Lock()
 	e.queueSync()
 	if e.closed || e.queued+len(lines) > e.cfg.QueueBytes {
@@ -247,6 +269,7 @@ func (e *Exporter) Tap(lines []byte) {
 		n++
 	}
 	e.chunks[n-1] = append(e.chunks[n-1], lines...)
+	e.digests = append(e.digests, digests...)
 	e.queued += len(lines)
 	half := e.cfg.QueueBytes / 2
 	e.mu.Unlock()
@@ -335,6 +358,7 @@ func (e *Exporter) run() {
 	var spare [][]byte
 	var spareSizes []int
 	var spareSyncs []time.Duration
+	var spareDigests [][32]byte
 	timer := time.NewTimer(linger)
 	timer.Stop()
 	for {
@@ -346,13 +370,15 @@ func (e *Exporter) run() {
 			timer.Stop()
 		}
 		e.mu.Lock()
-		chunks, closed, sizes, syncs := e.chunks, e.closed, e.sizes, e.syncs
-		e.chunks, e.queued, e.sizes, e.syncs = spare[:0], 0, spareSizes[:0], spareSyncs[:0]
+		chunks, closed, sizes, syncs, digests := e.chunks, e.closed, e.sizes, e.syncs, e.digests
+		e.chunks, e.queued, e.sizes, e.syncs, e.digests = spare[:0], 0, spareSizes[:0], spareSyncs[:0], spareDigests[:0]
 		e.mu.Unlock()
 		e.m.groups(sizes, syncs)
+		e.b.digests = digests
 		for _, c := range chunks {
 			e.b.lines(c)
 		}
+		e.b.digests = nil
 		e.mu.Lock()
 		for _, c := range chunks {
 			// The chunks read are kept, up to a queue's worth.
@@ -366,7 +392,7 @@ func (e *Exporter) run() {
 			e.b.close()
 		}
 		e.proc.kick()
-		spare, spareSizes, spareSyncs = chunks, sizes, syncs
+		spare, spareSizes, spareSyncs, spareDigests = chunks, sizes, syncs, digests
 		if closed {
 			return
 		}

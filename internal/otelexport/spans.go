@@ -104,10 +104,14 @@ type builder struct {
 	free   []*callData       // the data of calls done and forgotten, at most maxFree, to use again
 	ids    *rand.ChaCha8
 	origin string
-	dec    record.Decoder
-	slot   record.Slot // each line decodes into it: no allocation for intents and outcomes
-	book   *calls.Book[*session, *callData]
-	meters *meters // nil: no metrics
+	// digests are the SHA-256 of the lines being read, in order, as
+	// the journal handed them (Exporter.TapLines): each line read takes
+	// the first, or, with none left (Exporter.Tap), is hashed.
+	digests [][32]byte
+	dec     record.Decoder
+	slot    record.Slot // each line decodes into it: no allocation for intents and outcomes
+	book    *calls.Book[*session, *callData]
+	meters  *meters // nil: no metrics
 }
 
 // scopeName is the instrumentation scope of every span and metric.
@@ -148,13 +152,20 @@ func (b *builder) close() { b.book.Close() }
 
 // line counts one record and emits the spans of the call it finishes.
 func (b *builder) line(line []byte) {
+	digest, hashed := [32]byte{}, len(b.digests) > 0
+	if hashed {
+		digest, b.digests = b.digests[0], b.digests[1:]
+	}
 	// The record aliases line and the slot until the next line: what a
 	// call keeps is copied out (newCallData; the model copies its ids).
 	if err := b.dec.DecodeInto(&b.slot, line); err != nil {
 		return // the journal's own line: it decodes
 	}
+	if !hashed {
+		digest = sha256.Sum256(line)
+	}
 	r := b.slot.Record()
-	m := mark{seq: r.Seq, ts: r.TS, digest: sha256.Sum256(line), ok: true}
+	m := mark{seq: r.Seq, ts: r.TS, digest: digest, ok: true}
 	if r.Seq == 0 && b.origin == "" {
 		b.origin = tlog.Origin(line)
 	}
