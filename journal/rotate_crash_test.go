@@ -38,7 +38,27 @@ func rotateChild(path string) {
 	nth, _ := strconv.Atoi(os.Getenv("JOURNAL_ROTATE_NTH"))
 	var mu sync.Mutex
 	seen := 0
+	// With a step to reach, appends wait while two segments swapped out
+	// are not yet compressed and removed: unpaced, the appenders outrun
+	// the race-built compressor by thousands of records before a third
+	// compression, each then signed, verified twice and compressed on
+	// recovery, none of it reaching a step the test does not already.
+	// Records are still appended while every step runs.
+	var (
+		pace             = sync.NewCond(new(sync.Mutex))
+		swapped, removed int
+	)
 	onStep := func(s string) {
+		if step != "" && (s == stepSwap || s == stepZstRemoved) {
+			pace.L.Lock()
+			if s == stepSwap {
+				swapped++
+			} else {
+				removed++
+				pace.Broadcast()
+			}
+			pace.L.Unlock()
+		}
 		if s != step {
 			return
 		}
@@ -80,6 +100,11 @@ func rotateChild(path string) {
 		go func() {
 			defer wg.Done()
 			for i := 0; step == "" || time.Now().Before(deadline); i++ {
+				pace.L.Lock()
+				for swapped-removed >= 2 {
+					pace.Wait()
+				}
+				pace.L.Unlock()
 				seq, err := j.Append(&record.Intent{RequestDigest: record.Digest{byte(w), byte(i)}})
 				if err == nil {
 					err = j.Wait(seq, BeforeRequest)
