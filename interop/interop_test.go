@@ -64,11 +64,13 @@ func TestEverythingThroughWrap(t *testing.T) {
 	checkAudit(t, audit, pub, wrapped)
 }
 
-// TestMain removes the aegis binary the tests share (built).
+// TestMain removes the binaries the tests share (built, goReader).
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
+	for _, dir := range []string{built.dir, goReader.dir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -93,15 +94,99 @@ func lookPath(t *testing.T, name string) string {
 	return p
 }
 
+// python3 is the Python interpreter the readers and clients run on: the
+// one `python3` on PATH starts, asked once for its own path
+// (sys.executable). Where python3 on PATH is a version manager's shim
+// (pyenv's is a bash script that runs bash, readlink and pyenv's version
+// lookups before it starts Python), each start through the shim costs
+// several times the Python it starts, and chooses the same interpreter
+// every time.
+var python3 struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// python3Path returns the interpreter python3 on PATH runs, failing the
+// test (never skipping it) when there is none.
+func python3Path(t *testing.T) string {
+	t.Helper()
+	python3.once.Do(func() {
+		shim, err := exec.LookPath("python3")
+		if err != nil {
+			python3.err = err
+			return
+		}
+		out, err := exec.Command(shim, "-c", "import sys; print(sys.executable)").Output()
+		if err != nil {
+			python3.err = fmt.Errorf("%s -c 'import sys; print(sys.executable)': %w", shim, err)
+			return
+		}
+		python3.path = strings.TrimSpace(string(out))
+		if !filepath.IsAbs(python3.path) {
+			python3.err = fmt.Errorf("%s says its interpreter is %q, not an absolute path", shim, python3.path)
+		}
+	})
+	if python3.err != nil {
+		t.Fatalf("python3 is not on PATH or does not run (%v): the reader tests need it", python3.err)
+	}
+	return python3.path
+}
+
+// goReader is the Go readers' program (testdata/readers/goreader), built
+// once per test binary without the race detector: it runs as a child
+// over a hundred times, and the race detector would guard none of
+// aegis's code in it, only add to each start.
+var goReader struct {
+	once      sync.Once
+	dir, path string
+	out       []byte
+	err       error
+}
+
+func goReaderPath(t *testing.T) string {
+	t.Helper()
+	goReader.once.Do(func() {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			goReader.err = fmt.Errorf("go is not on PATH: %w", err)
+			return
+		}
+		if goReader.dir, goReader.err = os.MkdirTemp("", "aegis-interop-goreader-"); goReader.err != nil {
+			return
+		}
+		goReader.path = filepath.Join(goReader.dir, "goreader")
+		cmd := exec.Command(goBin, "build", "-o", goReader.path, "./testdata/readers/goreader")
+		if goReader.out, goReader.err = cmd.CombinedOutput(); goReader.err != nil {
+			goReader.err = fmt.Errorf("go build ./testdata/readers/goreader: %w", goReader.err)
+		}
+	})
+	if goReader.err != nil {
+		t.Fatalf("%v\n%s", goReader.err, goReader.out)
+	}
+	return goReader.path
+}
+
+// goReaderChild runs the Go reader name ($AEGIS_READER_CHILD).
 func goReaderChild(name string) func(*testing.T, string) []string {
 	return func(t *testing.T, execPath string) []string {
-		return []string{"env", "READER_EXEC=" + execPath, "AEGIS_READER_CHILD=" + name, "GORACE=atexit_sleep_ms=0", os.Args[0]}
+		return []string{"env", "READER_EXEC=" + execPath, "AEGIS_READER_CHILD=" + name, goReaderPath(t)}
 	}
 }
 
+// execRecord is a line of $READER_EXEC: a tools/call a reader executed
+// (testdata/readers/goreader says how each reader writes them).
+type execRecord struct {
+	Reader string          `json:"reader"`
+	ID     json.RawMessage `json:"id"`
+	Tool   string          `json:"tool"`
+}
+
+func (x execRecord) String() string { return string(x.ID) + " " + x.Tool }
+
 var readers = []reader{
 	{name: "python", argv: func(t *testing.T, execPath string) []string {
-		return []string{"env", "READER_EXEC=" + execPath, lookPath(t, "python3"), filepath.Join(readersDir(t), "reader.py")}
+		return []string{"env", "READER_EXEC=" + execPath, python3Path(t), filepath.Join(readersDir(t), "reader.py")}
 	}},
 	{name: "node-readline", argv: func(t *testing.T, execPath string) []string {
 		return []string{"env", "READER_EXEC=" + execPath, lookPath(t, "node"), filepath.Join(readersDir(t), "readline.mjs")}

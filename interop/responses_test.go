@@ -91,7 +91,7 @@ type respSession struct {
 
 func (e *readersEnv) respSessions(t *testing.T, forms []respForm) []respSession {
 	t.Helper()
-	python := lookPath(t, "python3")
+	python := python3Path(t)
 	child, err := filepath.Abs(filepath.Join("testdata", "responses", "child.py"))
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +203,11 @@ func runClient(t *testing.T, interpreter, script string, sessions []respSession)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, lookPath(t, interpreter), path)
+	bin := python3Path(t)
+	if interpreter != "python3" {
+		bin = lookPath(t, interpreter)
+	}
+	cmd := exec.CommandContext(ctx, bin, path)
 	cmd.Env = append(os.Environ(), "RESP_SESSIONS="+string(js))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

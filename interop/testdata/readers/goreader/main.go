@@ -1,19 +1,6 @@
-package interop
-
-import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
-
-// The Go readers of TestReaders are this test binary, run with
-// $AEGIS_READER_CHILD set to the reader's name:
+// Command goreader is TestReaders' Go readers (interop/readers_test.go):
+// one child server per way a Go server reads its stdin, chosen by
+// $AEGIS_READER_CHILD:
 //
 //	go-scanner    bufio.Scanner (ScanLines: lines end at "\n", one "\r"
 //	              before it is dropped); each line decoded with
@@ -34,11 +21,25 @@ import (
 // line {"reader":…,"id":<id>,"tool":<name>}, before it is answered. The
 // Go SDK hands a tool no JSON-RPC id, so its tools record the id the
 // tests put in every call's arguments ({"id":<the call's id>}).
-func init() {
+//
+// The test builds it without the race detector, which would guard none of
+// aegis's code here: the readers run as children, over a hundred times.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
 	mode := os.Getenv("AEGIS_READER_CHILD")
-	if mode == "" {
-		return
-	}
 	execLog, err := os.OpenFile(os.Getenv("READER_EXEC"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reader child:", err)
@@ -94,8 +95,6 @@ type execRecord struct {
 	ID     json.RawMessage `json:"id"`
 	Tool   string          `json:"tool"`
 }
-
-func (x execRecord) String() string { return string(x.ID) + " " + x.Tool }
 
 func (c *goReader) serveValue(v []byte, recursive bool, depth int) {
 	v = bytes.TrimSpace(v)
