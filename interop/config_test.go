@@ -203,18 +203,13 @@ func quoteJSON(s string) string {
 }
 
 // installAegis installs aegis into gobin the way README says, from this
-// clone: CGO_ENABLED=0 go install ./cmd/aegis.
+// clone: CGO_ENABLED=0 go install ./cmd/aegis. The install runs once per
+// test binary (installOnce, which every test's aegis comes from); each
+// new user's gobin holds what it installed.
 func installAegis(t *testing.T, gobin string) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go is not on PATH: %v", err)
+	if err := os.MkdirAll(gobin, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	cmd := exec.Command(goBin, "install", "./cmd/aegis")
-	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOBIN="+gobin)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go install ./cmd/aegis: %v\n%s", err, out)
-	}
-	return filepath.Join(gobin, "aegis")
+	return buildAegis(t, gobin)
 }

@@ -75,8 +75,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// built is the aegis binary, built once per test binary, as a release is
-// built; out is the build's output when it failed.
+// built is the aegis binary, built once per test binary by README's
+// install (CGO_ENABLED=0 go install ./cmd/aegis, a release's build) into
+// a folder of its own; out is the build's output when it failed. Every
+// test, the new users' among them, runs a link to it: a build of its own
+// links the same bytes again.
 var built struct {
 	once     sync.Once
 	dir, bin string
@@ -84,10 +87,9 @@ var built struct {
 	err      error
 }
 
-// buildAegis puts the aegis binary at dir/aegis (a hard link to the one
-// built for every test, or a copy where a link cannot be made) and
-// returns its path.
-func buildAegis(t *testing.T, dir string) string {
+// installOnce runs README's install, once per test binary, and fails the
+// test if it failed.
+func installOnce(t *testing.T) {
 	t.Helper()
 	built.once.Do(func() {
 		goBin, err := exec.LookPath("go")
@@ -99,15 +101,24 @@ func buildAegis(t *testing.T, dir string) string {
 			return
 		}
 		built.bin = filepath.Join(built.dir, "aegis")
-		cmd := exec.Command(goBin, "build", "-o", built.bin, "github.com/aegisrelay/aegis/cmd/aegis")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd := exec.Command(goBin, "install", "./cmd/aegis")
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOBIN="+built.dir)
 		if built.out, built.err = cmd.CombinedOutput(); built.err != nil {
-			built.err = fmt.Errorf("go build cmd/aegis: %w", built.err)
+			built.err = fmt.Errorf("CGO_ENABLED=0 go install ./cmd/aegis: %w", built.err)
 		}
 	})
 	if built.err != nil {
 		t.Fatalf("%v\n%s", built.err, built.out)
 	}
+}
+
+// buildAegis puts the aegis binary at dir/aegis (a hard link to the one
+// built for every test, or a copy where a link cannot be made) and
+// returns its path.
+func buildAegis(t *testing.T, dir string) string {
+	t.Helper()
+	installOnce(t)
 	bin := filepath.Join(dir, "aegis")
 	if err := os.Link(built.bin, bin); err != nil {
 		data, err := os.ReadFile(built.bin)
