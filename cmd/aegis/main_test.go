@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -127,9 +128,50 @@ func (f *fixture) mustVerify(t *testing.T, want int) {
 // readAudit returns the content of an audit file (or nothing, if it cannot
 // be read): what a live file holds, without the pre-zeroed space at its end
 // (journal/prezero.go).
+//
+// Tests call it often, some every few milliseconds while they wait for a
+// record, on files that end in up to a MiB of zeros. Under the race
+// detector a fresh buffer of that size (os.ReadFile's) and a byte-by-byte
+// trim of the zeros cost tens of milliseconds a call, so the file is read
+// into a buffer kept for the next call, the zeros found by the assembly
+// IndexByte and Count, and only what precedes them copied out.
 func readAudit(path string) []byte {
-	data, _ := os.ReadFile(path)
-	return bytes.TrimRight(data, "\x00")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	bp := auditBufs.Get().(*[]byte)
+	defer auditBufs.Put(bp)
+	buf := (*bp)[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			break
+		}
+	}
+	*bp = buf
+	return bytes.Clone(trimNULs(buf))
+}
+
+var auditBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// trimNULs is bytes.TrimRight(b, "\x00"): where b's first NUL begins a run
+// to its end (the pre-zeroed space), b up to it; otherwise (NULs inside
+// what was written) TrimRight itself.
+func trimNULs(b []byte) []byte {
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return b
+	}
+	if bytes.Count(b[i:], []byte{0}) == len(b)-i {
+		return b[:i]
+	}
+	return bytes.TrimRight(b, "\x00")
 }
 
 // records decodes the audit file.
