@@ -183,7 +183,7 @@ func runWrap(args []string) int {
 		return fail(exitcode.Usage, "wrap: telemetry: %v", err)
 	}
 	defer tel.Close()
-	jopts.Tap, jopts.TapSync = tel.TapFunc(), tel.TapSyncFunc()
+	jopts.TapLines, jopts.TapSync = tel.TapLinesFunc(), tel.TapSyncFunc()
 
 	// Signals: SIGINT/SIGTERM/SIGHUP go to the child. SIGPIPE is caught so
 	// that a client gone away shows up as EPIPE on write, not as aegis's
