@@ -139,7 +139,10 @@ func runRotateChild(t *testing.T, path string, keyPEM []byte, durability, step s
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	forkMu.Lock()
+	err := cmd.Start()
+	forkMu.Unlock()
+	if err != nil {
 		t.Fatal(err)
 	}
 	first := make(chan struct{})
@@ -181,12 +184,21 @@ func runRotateChild(t *testing.T, path string, keyPEM []byte, durability, step s
 		<-done
 		t.Fatalf("step %s #%d: child neither died nor finished in 60s: %s", step, nth, stderr.String())
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); killAfter == 0 && !unreached && (!ok || st.Signal() != syscall.SIGKILL) {
 		t.Fatalf("step %s #%d: child ended with %v, not by its SIGKILL: %s", step, nth, err, stderr.String())
 	}
 	return acked, unreached
 }
+
+// forkMu keeps a child from starting while a parallel subtest's own
+// journals are open (held for reading there, for writing by
+// runRotateChild's Start). A journal's lock is a flock, held by an open
+// file, and a child forked while the test holds one shares that open
+// file until it execs: closed by the test then, the file stays locked,
+// and the test's next Open of it, a moment later, was refused as in use
+// by another process (seen once on a loaded machine).
+var forkMu sync.RWMutex
 
 // checkSet verifies the log at path as a set, pinned, and checks that
 // every acknowledged seq is in it exactly once and that its seqs run
@@ -262,6 +274,15 @@ func TestRotateCrashSteps(t *testing.T) {
 					// The next Open finishes what the crash interrupted, with or
 					// without rotation; one with compression compresses what is
 					// left.
+					forkMu.RLock()
+					locked := true
+					unlock := func() {
+						if locked {
+							locked = false
+							forkMu.RUnlock()
+						}
+					}
+					defer unlock()
 					session(t, path, key, 3)
 					j, err := Open(path, Options{Durability: mustDurability(t, "none"), Key: key, MaxSize: 2048, Compress: true})
 					if err != nil {
@@ -279,6 +300,7 @@ func TestRotateCrashSteps(t *testing.T) {
 					if err := j.Close(); err != nil {
 						t.Fatalf("%s: Close: %v", name, err)
 					}
+					unlock()
 					rep := checkSet(t, name+" after recovery", path, pub, acked)
 					// The killed session has no session_end; and, as the
 					// signing rule allows a crash to leave (journal/doc.go,
