@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -32,18 +33,14 @@ func runInspectorEnv(t *testing.T, env []string, args ...string) string {
 	if _, err := os.Stat(cli); err != nil {
 		t.Fatalf("the MCP Inspector CLI is not installed (%v): run `npm ci` in interop/", err)
 	}
-	cmd := exec.Command("node", append([]string{cli, "--cli"}, args...)...)
+	// The bound kills the Inspector through the command's context, which
+	// os/exec orders after Start: a goroutine of our own reading
+	// cmd.Process when its timer fires races with Start's write of it.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{cli, "--cli"}, args...)...)
 	cmd.Env = env
 	cmd.WaitDelay = 5 * time.Second
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-done:
-		case <-time.After(90 * time.Second):
-			cmd.Process.Kill()
-		}
-	}()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("inspector --cli %s: %v\n%s", strings.Join(args, " "), err, out)
