@@ -22,3 +22,17 @@ func growPipe(f *os.File) {
 		rc.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
 	}
 }
+
+// pipeCapacity is the most f's pipe can hold (F_GETPIPE_SZ), or pipeSize
+// where it cannot tell.
+func pipeCapacity(f *os.File) int {
+	n := pipeSize
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) {
+			if c, err := unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0); err == nil && c > 0 {
+				n = c
+			}
+		})
+	}
+	return n
+}

@@ -98,10 +98,10 @@ func (s *Session) Run() Result {
 // child is a started child and aegis's ends of its pipes.
 type child struct {
 	cmd     *exec.Cmd
-	stdin   *os.File // the write end of the child's stdin
-	stdout  *os.File // the read end of the child's stdout
-	seccomp bool     // a seccomp filter was applied to it (Report.Seccomp)
-	sidecar Sidecar  // started once the enforcement is durable (Report.Sidecar), or nil
+	stdin   *os.File     // the write end of the child's stdin
+	stdout  *drainReader // the read end of the child's stdout
+	seccomp bool         // a seccomp filter was applied to it (Report.Seccomp)
+	sidecar Sidecar      // started once the enforcement is durable (Report.Sidecar), or nil
 }
 
 // closePipes closes aegis's ends of the child's pipes.
@@ -165,7 +165,7 @@ func (s *Session) startChild() (c *child, res Result, ok bool) {
 	}
 	inR.Close()
 	outW.Close()
-	c = &child{cmd: cmd, stdin: inW, stdout: outR}
+	c = &child{cmd: cmd, stdin: inW, stdout: &drainReader{File: outR}}
 	if launch != nil {
 		launch.Started()
 		if res, c.seccomp, ok = s.enforce(c, launch); !ok {
@@ -344,7 +344,8 @@ func (sv *supervisor) signalled(sig os.Signal) {
 func (sv *supervisor) graceOver() {
 	switch {
 	case sv.draining:
-		sv.c.stdout.Close() // unblocks Downstream's read
+		sv.logf("the child has exited, and its output did not end within the grace period (%v): what it wrote until now is relayed, nothing after", sv.grace)
+		sv.c.stdout.cut()
 		sv.draining = false
 		sv.timer = nil
 	case sv.stage == stdinClosed:

@@ -33,6 +33,7 @@ import (
 //	relay         the benchmarks' floor relay: start an echo child and copy bytes both ways
 //	roots         answer tools/call with a roots/list request of the same id first
 //	protocol      a server of both revisions, rounds and tasks (protocolChild)
+//	orphan        start a grandchild that holds stdout open ($AEGIS_TEST_IN gets its pid), write a line, exit
 //
 // Every mode appends the lines it reads to $AEGIS_TEST_LOG when set.
 func testChild(mode string) int {
@@ -65,6 +66,15 @@ func testChild(mode string) int {
 		in, _ := io.ReadAll(os.Stdin)
 		os.WriteFile(os.Getenv("AEGIS_TEST_IN"), in, 0o600)
 		wg.Wait()
+		return 0
+	case "orphan":
+		gc := exec.Command("sleep", "120")
+		gc.Stdout = os.Stdout
+		if err := gc.Start(); err != nil {
+			return 1
+		}
+		os.WriteFile(os.Getenv("AEGIS_TEST_IN"), []byte(strconv.Itoa(gc.Process.Pid)), 0o600)
+		write([]byte(`{"jsonrpc":"2.0","method":"notifications/orphaned"}`))
 		return 0
 	case "hang", "hang-noterm":
 		if mode == "hang-noterm" {
