@@ -75,42 +75,57 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// built is the aegis binary, built once per test binary by README's
-// install (CGO_ENABLED=0 go install ./cmd/aegis, a release's build) into
-// a folder of its own; out is the build's output when it failed. Every
-// test, the new users' among them, runs a link to it: a build of its own
-// links the same bytes again.
-var built struct {
+// sharedBuild is a program the tests build once per test binary, into a
+// folder of its own that TestMain removes.
+type sharedBuild struct {
 	once     sync.Once
 	dir, bin string
-	out      []byte
+	out      []byte // the go command's output, when it failed
 	err      error
 }
 
-// installOnce runs README's install, once per test binary, and fails the
-// test if it failed.
-func installOnce(t *testing.T) {
+// get builds b once, as name in its folder, with the go command goCmd
+// makes (given the go binary and the folder), and returns its path,
+// failing the test if the build failed.
+func (b *sharedBuild) get(t *testing.T, name string, goCmd func(goBin, dir string) *exec.Cmd) string {
 	t.Helper()
-	built.once.Do(func() {
+	b.once.Do(func() {
 		goBin, err := exec.LookPath("go")
 		if err != nil {
-			built.err = fmt.Errorf("go is not on PATH: %w", err)
+			b.err = fmt.Errorf("go is not on PATH: %w", err)
 			return
 		}
-		if built.dir, built.err = os.MkdirTemp("", "aegis-interop-bin-"); built.err != nil {
+		if b.dir, b.err = os.MkdirTemp("", "aegis-interop-"+name+"-"); b.err != nil {
 			return
 		}
-		built.bin = filepath.Join(built.dir, "aegis")
-		cmd := exec.Command(goBin, "install", "./cmd/aegis")
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOBIN="+built.dir)
-		if built.out, built.err = cmd.CombinedOutput(); built.err != nil {
-			built.err = fmt.Errorf("CGO_ENABLED=0 go install ./cmd/aegis: %w", built.err)
+		b.bin = filepath.Join(b.dir, name)
+		cmd := goCmd(goBin, b.dir)
+		if b.out, b.err = cmd.CombinedOutput(); b.err != nil {
+			b.err = fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), b.err)
 		}
 	})
-	if built.err != nil {
-		t.Fatalf("%v\n%s", built.err, built.out)
+	if b.err != nil {
+		t.Fatalf("%v\n%s", b.err, b.out)
 	}
+	return b.bin
+}
+
+// built is the aegis binary, built by README's install (CGO_ENABLED=0 go
+// install ./cmd/aegis, a release's build). Every test, the new users'
+// among them, runs a link to it: a build of its own links the same bytes
+// again.
+var built sharedBuild
+
+// installOnce runs README's install, once per test binary, and returns
+// the binary it installed.
+func installOnce(t *testing.T) string {
+	t.Helper()
+	return built.get(t, "aegis", func(goBin, dir string) *exec.Cmd {
+		cmd := exec.Command(goBin, "install", "./cmd/aegis")
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOBIN="+dir)
+		return cmd
+	})
 }
 
 // buildAegis puts the aegis binary at dir/aegis (a hard link to the one
@@ -118,10 +133,10 @@ func installOnce(t *testing.T) {
 // returns its path.
 func buildAegis(t *testing.T, dir string) string {
 	t.Helper()
-	installOnce(t)
+	installed := installOnce(t)
 	bin := filepath.Join(dir, "aegis")
-	if err := os.Link(built.bin, bin); err != nil {
-		data, err := os.ReadFile(built.bin)
+	if err := os.Link(installed, bin); err != nil {
+		data, err := os.ReadFile(installed)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -137,34 +137,13 @@ func python3Path(t *testing.T) string {
 // once per test binary without the race detector: it runs as a child
 // over a hundred times, and the race detector would guard none of
 // aegis's code in it, only add to each start.
-var goReader struct {
-	once      sync.Once
-	dir, path string
-	out       []byte
-	err       error
-}
+var goReader sharedBuild
 
 func goReaderPath(t *testing.T) string {
 	t.Helper()
-	goReader.once.Do(func() {
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			goReader.err = fmt.Errorf("go is not on PATH: %w", err)
-			return
-		}
-		if goReader.dir, goReader.err = os.MkdirTemp("", "aegis-interop-goreader-"); goReader.err != nil {
-			return
-		}
-		goReader.path = filepath.Join(goReader.dir, "goreader")
-		cmd := exec.Command(goBin, "build", "-o", goReader.path, "./testdata/readers/goreader")
-		if goReader.out, goReader.err = cmd.CombinedOutput(); goReader.err != nil {
-			goReader.err = fmt.Errorf("go build ./testdata/readers/goreader: %w", goReader.err)
-		}
+	return goReader.get(t, "goreader", func(goBin, dir string) *exec.Cmd {
+		return exec.Command(goBin, "build", "-o", filepath.Join(dir, "goreader"), "./testdata/readers/goreader")
 	})
-	if goReader.err != nil {
-		t.Fatalf("%v\n%s", goReader.err, goReader.out)
-	}
-	return goReader.path
 }
 
 // goReaderChild runs the Go reader name ($AEGIS_READER_CHILD).
