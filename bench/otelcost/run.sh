@@ -20,6 +20,12 @@
 # of aegis's telemetry. OTELCOST_DURABILITY sets wrap's --durability
 # (default strict, wrap's default): none takes the syncs, and their
 # scatter, out of the calls, which leaves telemetry's own CPU per call.
+# OTELCOST_PIN=1 runs the collector on the last CPU and the calls (the
+# driver, aegis and the server) on the others (taskset): on a machine of
+# two, a collector sharing the calls' cores takes them from the calls
+# while it reads and writes what they export, which the runs with
+# telemetry on pay in the CPU time of their own threads (migrations,
+# caches), a cost of where the collector runs rather than of aegis.
 set -euo pipefail
 aegis=$(realpath "$1") otelcol=$(realpath "$2") pairs=${3:-10} calls=${4:-3000}
 here=$(dirname "$(realpath "$0")")
@@ -59,14 +65,20 @@ service:
       receivers: [otlp]
       exporters: [file/metrics]
 YAML
-"$otelcol" --config "$dir/otelcol.yaml" >"$dir/otelcol.log" 2>&1 &
+colpin=() callpin=()
+if [ -n "${OTELCOST_PIN:-}" ]; then
+  last=$(($(nproc) - 1))
+  [ "$last" -ge 1 ] || { echo "OTELCOST_PIN needs two CPUs or more" >&2; exit 2; }
+  colpin=(taskset -c "$last") callpin=(taskset -c "0-$((last - 1))")
+fi
+"${colpin[@]}" "$otelcol" --config "$dir/otelcol.yaml" >"$dir/otelcol.log" 2>&1 &
 col=$!
 until grep -q "Everything is ready" "$dir/otelcol.log"; do
   kill -0 "$col" || { cat "$dir/otelcol.log"; exit 1; }
   sleep 0.1
 done
 "$aegis" keygen --out "$dir/key" >/dev/null 2>&1
-echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off and on in turn first, durability $durability; $(nproc) CPUs; the collector writes to $out; $(uptime)"
+echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off and on in turn first, durability $durability; $(nproc) CPUs${OTELCOST_PIN:+, the collector on CPU $last and the calls on CPUs 0-$((last - 1))}; the collector writes to $out; $(uptime)"
 echo "# pair calls mode load1 cpu_us/call wall_us/call aegis_loop_us/call"
 # Odd pairs run off first, even pairs on first: a run's place in the
 # sequence (the disk's writeback of the run before, say) falls on both.
@@ -76,7 +88,7 @@ for i in $(seq "$pairs"); do
   for n in ${calls//,/ }; do
     for m in $order; do
       load=$(cut -d' ' -f1 /proc/loadavg)
-      echo "$i $n $load $(python3 "$here/calls.py" "$aegis" "$n" "$m" "$dir" "$durability")"
+      echo "$i $n $load $("${callpin[@]}" python3 "$here/calls.py" "$aegis" "$n" "$m" "$dir" "$durability")"
     done
   done
 done | tee "$dir/runs" | awk '{ printf "%s %s %s %s %s %s %s\n", $1, $2, $4, $3, substr($5, 8), substr($6, 9), substr($7, 15) }'
