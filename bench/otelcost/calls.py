@@ -7,8 +7,9 @@
 #
 #   python3 calls.py AEGIS N off|ENDPOINT DIR [DURABILITY]
 #
-# ENDPOINT is OTEL_EXPORTER_OTLP_ENDPOINT (telemetry on); off runs with
-# no OTEL_* variable. DIR holds the signing key (DIR/key) and the logs.
+# ENDPOINT is OTEL_EXPORTER_OTLP_ENDPOINT (telemetry on), over the OTLP
+# protocol OTELCOST_PROTOCOL names (OTEL_EXPORTER_OTLP_PROTOCOL; unset:
+# the exporter's default, http/protobuf); off runs with no OTEL_* variable. DIR holds the signing key (DIR/key) and the logs.
 # DURABILITY is wrap's --durability (default strict, wrap's default).
 import json, os, resource, subprocess, sys, time
 
@@ -17,6 +18,8 @@ durability = sys.argv[5] if len(sys.argv) > 5 else "strict"
 env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
 if endpoint != "off":
     env["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
+    if os.environ.get("OTELCOST_PROTOCOL"):
+        env["OTEL_EXPORTER_OTLP_PROTOCOL"] = os.environ["OTELCOST_PROTOCOL"]
 audit = os.path.join(d, "audit-%d.jsonl" % time.time_ns())
 server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
 before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -20,7 +20,9 @@
 # of aegis's telemetry. OTELCOST_DURABILITY sets wrap's --durability
 # (default strict, wrap's default): none takes the syncs, and their
 # scatter, out of the calls, which leaves telemetry's own CPU per call.
-# OTELCOST_PIN=1 runs the collector on the last CPU and the calls (the
+# OTELCOST_PROTOCOL=grpc exports over OTLP/gRPC to the collector's gRPC
+# port (default http/protobuf, the specification's default, to its
+# HTTP port). OTELCOST_PIN=1 runs the collector on the last CPU and the calls (the
 # driver, aegis and the server) on the others (taskset): on a machine of
 # two, a collector sharing the calls' cores takes them from the calls
 # while it reads and writes what they export, which the runs with
@@ -31,6 +33,11 @@ aegis=$(realpath "$1") otelcol=$(realpath "$2") pairs=${3:-10} calls=${4:-3000}
 here=$(dirname "$(realpath "$0")")
 dir=$(mktemp -d)
 out=${OTELCOST_OUT:-/dev/null} mout=/dev/null durability=${OTELCOST_DURABILITY:-strict}
+export OTELCOST_PROTOCOL=${OTELCOST_PROTOCOL:-http/protobuf}
+case $OTELCOST_PROTOCOL in
+  http/protobuf|grpc) ;;
+  *) echo "OTELCOST_PROTOCOL: $OTELCOST_PROTOCOL: want http/protobuf or grpc" >&2; exit 2 ;;
+esac
 [ -n "${OTELCOST_OUT:-}" ] && mout=$OTELCOST_OUT.metrics
 col=
 cleanup() { [ -n "$col" ] && kill "$col" 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"; }
@@ -78,13 +85,15 @@ until grep -q "Everything is ready" "$dir/otelcol.log"; do
   sleep 0.1
 done
 "$aegis" keygen --out "$dir/key" >/dev/null 2>&1
-echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off and on in turn first, durability $durability; $(nproc) CPUs${OTELCOST_PIN:+, the collector on CPU $last and the calls on CPUs 0-$((last - 1))}; the collector writes to $out; $(uptime)"
+echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off and on in turn first, durability $durability; OTLP $OTELCOST_PROTOCOL; $(nproc) CPUs${OTELCOST_PIN:+, the collector on CPU $last and the calls on CPUs 0-$((last - 1))}; the collector writes to $out; $(uptime)"
 echo "# pair calls mode load1 cpu_us/call wall_us/call aegis_loop_us/call"
 # Odd pairs run off first, even pairs on first: a run's place in the
 # sequence (the disk's writeback of the run before, say) falls on both.
 for i in $(seq "$pairs"); do
-  order="off http://127.0.0.1:$http"
-  [ $((i % 2)) = 0 ] && order="http://127.0.0.1:$http off"
+  port=$http
+  [ "$OTELCOST_PROTOCOL" = grpc ] && port=$grpc
+  order="off http://127.0.0.1:$port"
+  [ $((i % 2)) = 0 ] && order="http://127.0.0.1:$port off"
   for n in ${calls//,/ }; do
     for m in $order; do
       load=$(cut -d' ' -f1 /proc/loadavg)
