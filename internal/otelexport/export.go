@@ -212,15 +212,6 @@ func Start(cfg Config) (*Exporter, error) {
 	return e, nil
 }
 
-// TapFunc returns e.Tap, or nil for a nil e: what journal.Options.Tap
-// takes.
-func (e *Exporter) TapFunc() func([]byte) {
-	if e == nil {
-		return nil
-	}
-	return e.Tap
-}
-
 // TapLinesFunc returns e.TapLines, or nil for a nil e: what
 // journal.Options.TapLines takes.
 func (e *Exporter) TapLinesFunc() func([]byte, [][32]byte) {

@@ -278,7 +278,7 @@ func TestDisabled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (e != nil) != tc.want || (e.TapFunc() != nil) != tc.want {
+			if (e != nil) != tc.want || (e.TapLinesFunc() != nil) != tc.want {
 				t.Fatalf("Start = %v; want one: %v", e, tc.want)
 			}
 			if err := e.Close(); err != nil {
