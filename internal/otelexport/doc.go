@@ -14,10 +14,12 @@
 // alone, and they are hashed as they are read). TapLines copies the
 // group and its digests into a queue of at most Config.QueueBytes and
 // returns; a group that does not fit is dropped whole, its records
-// counted. One goroutine reads the queue, 200ms after the first group
-// into an empty queue (or at once when it is half full), so that it
-// wakes at most twice per 200ms however busy the log, and never while
-// it is idle: it decodes the lines, follows the calls with the one
+// counted. One goroutine reads the queue, Config.Delay after the first
+// group into an empty queue (OTEL_BSP_SCHEDULE_DELAY, 5 s by default,
+// as for the SDK's batch span processor), or at once when it is half
+// full, so that it wakes at most twice per delay however busy the log,
+// and never while it is idle; what a reading and its exports cost once
+// is shared by the calls of a delay: it decodes the lines, follows the calls with the one
 // model of calls (package calls, Partial: the records before this run,
 // and any dropped, are missing), and builds a span for each call once
 // it is done, whole, from the times the log recorded (no tracer keeps
@@ -58,7 +60,12 @@
 // OTEL_EXPORTER_OTLP_METRICS_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
 // say for each signal (any other value fails Start with ErrProtocol);
 // they read the endpoint, headers, timeout, compression and TLS
-// settings from the same variables; OTEL_SERVICE_NAME and
+// settings from the same variables; the batch span processor's
+// variables, OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_EXPORT_TIMEOUT,
+// OTEL_BSP_MAX_QUEUE_SIZE and OTEL_BSP_MAX_EXPORT_BATCH_SIZE, set the
+// reading's delay, one export's bound, the span queue and the batch
+// (a value that is not a whole number in range fails Start with
+// ErrBatchSetting); OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES name the resource (service.name aegis by
 // default).
 //

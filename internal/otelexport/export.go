@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,14 +26,24 @@ var (
 	// variant) names a protocol this build does not export with (it
 	// exports with grpc and http/protobuf).
 	ErrProtocol = errors.New("otelexport: unsupported OTLP protocol")
+	// ErrBatchSetting: an OTEL_BSP_* variable is not a whole number in
+	// its range.
+	ErrBatchSetting = errors.New("otelexport: bad batch setting")
 )
 
 // Defaults of Config.
 const (
-	DefaultQueueBytes   = 4 << 20
-	DefaultQueueSpans   = 4096
-	DefaultBatch        = 512
-	DefaultCloseTimeout = 3 * time.Second
+	DefaultQueueBytes = 4 << 20
+	DefaultQueueSpans = 4096
+	DefaultBatch      = 512
+	// DefaultDelay is the OpenTelemetry specification's default batch
+	// delay (OTEL_BSP_SCHEDULE_DELAY): the time a reading waits for more
+	// lines. What a reading and its exports cost once is shared by the
+	// calls of the delay: at a few calls a second, a shorter delay
+	// costs each call about an export request of its own.
+	DefaultDelay         = 5 * time.Second
+	DefaultExportTimeout = 10 * time.Second
+	DefaultCloseTimeout  = 3 * time.Second
 )
 
 // Config configures Start. The zero value, with the environment asking
@@ -48,8 +60,16 @@ type Config struct {
 	// QueueBytes bounds the lines waiting to be read (default
 	// DefaultQueueBytes), QueueSpans the spans waiting to be exported
 	// (default DefaultQueueSpans); Batch is the most spans one export
-	// sends (default DefaultBatch).
+	// sends (default DefaultBatch). With QueueSpans or Batch zero, the
+	// environment's OTEL_BSP_MAX_QUEUE_SIZE or
+	// OTEL_BSP_MAX_EXPORT_BATCH_SIZE sets it, if set; a batch larger
+	// than the queue is the queue.
 	QueueBytes, QueueSpans, Batch int
+	// Delay is how long a reading waits, after the first group into an
+	// empty queue, for more (default OTEL_BSP_SCHEDULE_DELAY, else
+	// DefaultDelay); ExportTimeout bounds one export (default
+	// OTEL_BSP_EXPORT_TIMEOUT, else DefaultExportTimeout).
+	Delay, ExportTimeout time.Duration
 	// CloseTimeout bounds what Close waits for the collector (default
 	// DefaultCloseTimeout).
 	CloseTimeout time.Duration
@@ -141,12 +161,54 @@ type Exporter struct {
 	done      chan struct{}
 }
 
-// linger is how long run gathers groups after the first one into an
-// empty queue before it reads them: waking a goroutine for each group
-// (a call or two) costs more CPU than building the call's span, so the
-// reading goroutine wakes at most twice per linger (the first group, the
-// timer) however busy the log is, and not at all while it is idle.
-const linger = 200 * time.Millisecond
+// batchSettings fills cfg's span queue, batch, delay and export
+// timeout: each as cfg sets it, else as the OTEL_BSP_* variable of the
+// SDK's batch span processor says (whole numbers; times in ms), else
+// its default.
+func batchSettings(cfg *Config) error {
+	// env reads the variable name: a whole number from min to 2^31-1,
+	// or def if it is unset.
+	env := func(name string, min, def int) (int, error) {
+		v := strings.TrimSpace(cfg.Getenv(name))
+		if v == "" {
+			return def, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < int64(min) {
+			return 0, fmt.Errorf("%w: %s=%q: want a whole number from %d to %d", ErrBatchSetting, name, v, min, math.MaxInt32)
+		}
+		return int(n), nil
+	}
+	ms := func(d time.Duration) int { return int(d / time.Millisecond) }
+	var err error
+	if cfg.QueueSpans <= 0 {
+		if cfg.QueueSpans, err = env("OTEL_BSP_MAX_QUEUE_SIZE", 1, DefaultQueueSpans); err != nil {
+			return err
+		}
+	}
+	if cfg.Batch <= 0 {
+		if cfg.Batch, err = env("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 1, DefaultBatch); err != nil {
+			return err
+		}
+	}
+	cfg.Batch = min(cfg.Batch, cfg.QueueSpans)
+	if cfg.Delay <= 0 {
+		// Zero, from the environment, reads at once.
+		n, err := env("OTEL_BSP_SCHEDULE_DELAY", 0, ms(DefaultDelay))
+		if err != nil {
+			return err
+		}
+		cfg.Delay = time.Duration(n) * time.Millisecond
+	}
+	if cfg.ExportTimeout <= 0 {
+		n, err := env("OTEL_BSP_EXPORT_TIMEOUT", 1, ms(DefaultExportTimeout))
+		if err != nil {
+			return err
+		}
+		cfg.ExportTimeout = time.Duration(n) * time.Millisecond
+	}
+	return nil
+}
 
 // Start returns the Exporter the environment asks for, running, or nil
 // when it asks for none (Enabled).
@@ -160,11 +222,8 @@ func Start(cfg Config) (*Exporter, error) {
 	if cfg.QueueBytes <= 0 {
 		cfg.QueueBytes = DefaultQueueBytes
 	}
-	if cfg.QueueSpans <= 0 {
-		cfg.QueueSpans = DefaultQueueSpans
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = DefaultBatch
+	if err := batchSettings(&cfg); err != nil {
+		return nil, err
 	}
 	if cfg.CloseTimeout <= 0 {
 		cfg.CloseTimeout = DefaultCloseTimeout
@@ -206,7 +265,7 @@ func Start(cfg Config) (*Exporter, error) {
 			return nil, err
 		}
 	}
-	e.proc = newProcessor(client, resourceProto(res), res.SchemaURL(), cfg.QueueSpans, cfg.Batch, cfg.Logf)
+	e.proc = newProcessor(client, resourceProto(res), res.SchemaURL(), cfg.QueueSpans, cfg.Batch, cfg.ExportTimeout, cfg.Logf)
 	e.b = newBuilder(e.proc, cfg.Origin, e.m)
 	go e.run()
 	return e, nil
@@ -341,20 +400,24 @@ func signal(c chan struct{}) {
 	}
 }
 
-// run reads the queued lines, linger after the first of a run of groups
-// (or at once when the queue is half full), until Close, then what is
-// left; it hands the spans of each reading to the processor at once.
+// run reads the queued lines, Config.Delay after the first of a run of
+// groups (or at once when the queue is half full), until Close, then
+// what is left; it hands the spans of each reading to the processor at
+// once. Waking a goroutine for each group (a call or two) costs more
+// CPU than building the call's span, so it wakes at most twice per
+// delay (the first group, the timer) however busy the log is, and not
+// at all while it is idle.
 func (e *Exporter) run() {
 	defer close(e.done)
 	var spare [][]byte
 	var spareSizes []int
 	var spareSyncs []time.Duration
 	var spareDigests [][32]byte
-	timer := time.NewTimer(linger)
+	timer := time.NewTimer(e.cfg.Delay)
 	timer.Stop()
 	for {
 		<-e.wake
-		timer.Reset(linger)
+		timer.Reset(e.cfg.Delay)
 		select {
 		case <-timer.C:
 		case <-e.full:

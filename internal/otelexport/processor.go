@@ -12,10 +12,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// exportTimeout bounds one export: a collector that takes longer fails
-// the batch, which is counted, and the next batch is tried.
-const exportTimeout = 10 * time.Second
-
 // processor is an Exporter's queue of finished spans, exported in
 // batches by one goroutine with the SDK's OTLP client (otlptrace.Client:
 // the transport, retries and OTEL_* configuration of the SDK's
@@ -31,11 +27,14 @@ type processor struct {
 	client otlptrace.Client
 	max    int // spans queued at most
 	batch  int
-	logf   func(string, ...any)
-	wake   chan struct{}
-	stop   chan struct{} // closed by Shutdown: drain and return
-	done   chan struct{}
-	once   sync.Once
+	// timeout bounds one export: a collector that takes longer fails
+	// the batch, which is counted, and the next batch is tried.
+	timeout time.Duration
+	logf    func(string, ...any)
+	wake    chan struct{}
+	stop    chan struct{} // closed by Shutdown: drain and return
+	done    chan struct{}
+	once    sync.Once
 	// rs is every export's request: the resource and the scope, whose
 	// spans are the batch's bytes (the goroutine's alone).
 	rs []*tracepb.ResourceSpans
@@ -56,8 +55,8 @@ type processor struct {
 	cancel   context.CancelFunc
 }
 
-func newProcessor(client otlptrace.Client, res *resourcepb.Resource, schemaURL string, queue, batch int, logf func(string, ...any)) *processor {
-	p := &processor{client: client, max: queue, batch: batch, logf: logf,
+func newProcessor(client otlptrace.Client, res *resourcepb.Resource, schemaURL string, queue, batch int, timeout time.Duration, logf func(string, ...any)) *processor {
+	p := &processor{client: client, max: queue, batch: batch, timeout: timeout, logf: logf,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	p.rs = []*tracepb.ResourceSpans{{Resource: res, SchemaUrl: schemaURL,
 		ScopeSpans: []*tracepb.ScopeSpans{{Scope: &commonpb.InstrumentationScope{Name: scopeName}}}}}
@@ -180,7 +179,7 @@ func (p *processor) run() {
 func (p *processor) export(raw []byte, n int) {
 	ss := p.rs[0].ScopeSpans[0].ProtoReflect()
 	ss.SetUnknown(protoreflect.RawFields(raw))
-	ctx, cancel := context.WithTimeout(p.ctx, exportTimeout)
+	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
 	err := p.client.UploadTraces(ctx, p.rs)
 	cancel()
 	ss.SetUnknown(nil)
