@@ -9,13 +9,15 @@
 #
 # ENDPOINT is OTEL_EXPORTER_OTLP_ENDPOINT (telemetry on), over the OTLP
 # protocol OTELCOST_PROTOCOL names (OTEL_EXPORTER_OTLP_PROTOCOL; unset:
-# the exporter's default, http/protobuf); off runs with no OTEL_* variable. DIR holds the signing key (DIR/key) and the logs.
+# the exporter's default, http/protobuf); off runs with no OTEL_* variable but OTEL_BSP_*. DIR holds the signing key (DIR/key) and the logs.
 # DURABILITY is wrap's --durability (default strict, wrap's default).
 import json, os, resource, subprocess, sys, time
 
 aegis, n, endpoint, d = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 durability = sys.argv[5] if len(sys.argv) > 5 else "strict"
-env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+# Of the OTEL_* variables, only the batch span processor's (OTEL_BSP_*)
+# are passed on: inert with telemetry off, they set its delay and bounds.
+env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_") or k.startswith("OTEL_BSP_")}
 if endpoint != "off":
     env["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
     if os.environ.get("OTELCOST_PROTOCOL"):
@@ -45,9 +47,14 @@ def selfcpu():
 rt({"jsonrpc": "2.0", "id": 0, "method": "initialize",
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}})
 p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+# OTELCOST_PACE (seconds) waits between calls: an agent's calls come
+# seconds or milliseconds apart, not back to back.
+pace = float(os.environ.get("OTELCOST_PACE", "0"))
 a0 = selfcpu()
 t0 = time.perf_counter()
 for i in range(1, n + 1):
+    if pace:
+        time.sleep(pace)
     rt({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "echo", "arguments": {"i": i}}})
 wall = time.perf_counter() - t0
 a1 = selfcpu()

@@ -28,6 +28,9 @@
 # while it reads and writes what they export, which the runs with
 # telemetry on pay in the CPU time of their own threads (migrations,
 # caches), a cost of where the collector runs rather than of aegis.
+# OTELCOST_PACE=SECONDS waits that long before each call (calls.py), as
+# an agent's calls come apart: the wait is in the wall per call, and
+# what a reading costs once is shared by the calls of its delay.
 set -euo pipefail
 aegis=$(realpath "$1") otelcol=$(realpath "$2") pairs=${3:-10} calls=${4:-3000}
 here=$(dirname "$(realpath "$0")")
@@ -85,7 +88,7 @@ until grep -q "Everything is ready" "$dir/otelcol.log"; do
   sleep 0.1
 done
 "$aegis" keygen --out "$dir/key" >/dev/null 2>&1
-echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off and on in turn first, durability $durability; OTLP $OTELCOST_PROTOCOL; $(nproc) CPUs${OTELCOST_PIN:+, the collector on CPU $last and the calls on CPUs 0-$((last - 1))}; the collector writes to $out; $(uptime)"
+echo "# aegis: $aegis ($(sha256sum "$aegis" | cut -c1-12)); $pairs pairs of $calls calls, off and on in turn first, durability $durability; OTLP $OTELCOST_PROTOCOL;${OTELCOST_PACE:+ $OTELCOST_PACE s before each call;} $(nproc) CPUs${OTELCOST_PIN:+, the collector on CPU $last and the calls on CPUs 0-$((last - 1))}; the collector writes to $out; $(uptime)"
 echo "# pair calls mode load1 cpu_us/call wall_us/call aegis_loop_us/call"
 # Odd pairs run off first, even pairs on first: a run's place in the
 # sequence (the disk's writeback of the run before, say) falls on both.
