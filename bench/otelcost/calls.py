@@ -9,7 +9,9 @@
 #
 # ENDPOINT is OTEL_EXPORTER_OTLP_ENDPOINT (telemetry on), over the OTLP
 # protocol OTELCOST_PROTOCOL names (OTEL_EXPORTER_OTLP_PROTOCOL; unset:
-# the exporter's default, http/protobuf); off runs with no OTEL_* variable but OTEL_BSP_*. DIR holds the signing key (DIR/key) and the logs.
+# the exporter's default, http/protobuf); off runs with no OTEL_*
+# variable but OTEL_BSP_*. DIR holds the signing key (DIR/key) and the
+# logs.
 # DURABILITY is wrap's --durability (default strict, wrap's default).
 import json, os, resource, subprocess, sys, time
 

@@ -22,8 +22,8 @@
 # scatter, out of the calls, which leaves telemetry's own CPU per call.
 # OTELCOST_PROTOCOL=grpc exports over OTLP/gRPC to the collector's gRPC
 # port (default http/protobuf, the specification's default, to its
-# HTTP port). OTELCOST_PIN=1 runs the collector on the last CPU and the calls (the
-# driver, aegis and the server) on the others (taskset): on a machine of
+# HTTP port). OTELCOST_PIN=1 runs the collector on the last CPU and the
+# calls (the driver, aegis and the server) on the others (taskset): on a machine of
 # two, a collector sharing the calls' cores takes them from the calls
 # while it reads and writes what they export, which the runs with
 # telemetry on pay in the CPU time of their own threads (migrations,

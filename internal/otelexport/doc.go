@@ -18,9 +18,9 @@
 // group into an empty queue (OTEL_BSP_SCHEDULE_DELAY, 5 s by default,
 // as for the SDK's batch span processor), or at once when it is half
 // full, so that it wakes at most twice per delay however busy the log,
-// and never while it is idle; what a reading and its exports cost once
-// is shared by the calls of a delay: it decodes the lines, follows the calls with the one
-// model of calls (package calls, Partial: the records before this run,
+// and never while it is idle, and the calls of a delay share what a
+// reading and its exports cost once. It decodes the lines, follows the
+// calls with the one model of calls (package calls, Partial: the records before this run,
 // and any dropped, are missing), and builds a span for each call once
 // it is done, whole, from the times the log recorded (no tracer keeps
 // it live), written at once in OTLP's protobuf encoding (protowire, as

@@ -179,7 +179,6 @@ func batchSettings(cfg *Config) error {
 		}
 		return int(n), nil
 	}
-	ms := func(d time.Duration) int { return int(d / time.Millisecond) }
 	var err error
 	if cfg.QueueSpans <= 0 {
 		if cfg.QueueSpans, err = env("OTEL_BSP_MAX_QUEUE_SIZE", 1, DefaultQueueSpans); err != nil {
@@ -194,14 +193,14 @@ func batchSettings(cfg *Config) error {
 	cfg.Batch = min(cfg.Batch, cfg.QueueSpans)
 	if cfg.Delay <= 0 {
 		// Zero, from the environment, reads at once.
-		n, err := env("OTEL_BSP_SCHEDULE_DELAY", 0, ms(DefaultDelay))
+		n, err := env("OTEL_BSP_SCHEDULE_DELAY", 0, int(DefaultDelay.Milliseconds()))
 		if err != nil {
 			return err
 		}
 		cfg.Delay = time.Duration(n) * time.Millisecond
 	}
 	if cfg.ExportTimeout <= 0 {
-		n, err := env("OTEL_BSP_EXPORT_TIMEOUT", 1, ms(DefaultExportTimeout))
+		n, err := env("OTEL_BSP_EXPORT_TIMEOUT", 1, int(DefaultExportTimeout.Milliseconds()))
 		if err != nil {
 			return err
 		}
